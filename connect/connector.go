@@ -1,0 +1,106 @@
+package connect
+
+import (
+	"context"
+	"time"
+)
+
+// Versioned plugins report a version shown by /connector-plugins.
+type Versioned interface{ Version() string }
+
+// Configurable plugins describe their configuration; the definition drives validation and
+// GET /connector-plugins/{p}/config.
+type Configurable interface{ ConfigDef() *ConfigDef }
+
+// ConnectorContext is the runtime seen from a connector instance.
+type ConnectorContext interface {
+	// RequestTaskReconfiguration asks the runtime to call TaskConfigs again and restart the tasks if changed.
+	RequestTaskReconfiguration()
+	// RaiseError fails the connector with err (status FAILED with its trace).
+	RaiseError(err error)
+}
+
+// Connector is a connector instance: it validates and splits its configuration into task configurations.
+// The runtime calls Initialize, then Start, then TaskConfigs (again after RequestTaskReconfiguration), then Stop.
+type Connector interface {
+	Versioned
+	Configurable
+	Initialize(ctx ConnectorContext)
+	Start(props map[string]string) error
+	// TaskConfigs returns at most maxTasks task configurations.
+	TaskConfigs(maxTasks int) ([]map[string]string, error)
+	Stop() error
+}
+
+// SinkConnector is a connector whose tasks consume from Kafka.
+type SinkConnector interface {
+	Connector
+	// NewTask creates an unstarted task instance (the JVM's taskClass()).
+	NewTask() SinkTask
+}
+
+// ConfigValidator is implemented by connectors that validate more than their ConfigDef can express
+// (the JVM's Connector.validate); the result is merged into the ConfigDef's own validation.
+type ConfigValidator interface {
+	Validate(props map[string]string) []ConfigValue
+}
+
+// OffsetAlterer is implemented by sink connectors that keep offsets outside Kafka (the JVM's
+// SinkConnector.alterOffsets). A nil offset means reset. Returning true means the connector altered its
+// own offsets too, which changes the REST message.
+type OffsetAlterer interface {
+	AlterOffsets(props map[string]string, offsets map[TopicPartition]*int64) (bool, error)
+}
+
+// SinkTask receives records from the runtime and writes them to the external system.
+//
+// Lifecycle: Initialize, Start, then Open/Put/PreCommit/Close as partitions come and go, then Stop. All
+// methods are called from the task's own goroutine, never concurrently.
+type SinkTask interface {
+	Versioned
+	Initialize(ctx SinkTaskContext)
+	Start(props map[string]string) error
+	// Put delivers a batch. A RetriableError gets the same batch redelivered; any other error fails the task.
+	// The batch slice and its records may be reused after Put returns: copy what must be kept.
+	Put(ctx context.Context, records []*SinkRecord) error
+	// Flush writes out everything Put so far, before the runtime commits currentOffsets.
+	Flush(ctx context.Context, currentOffsets map[TopicPartition]OffsetAndMetadata) error
+	// Open is called with newly assigned partitions, before any of their records are put.
+	Open(partitions []TopicPartition) error
+	// Close is called with partitions being revoked, after the last commit for them.
+	Close(partitions []TopicPartition) error
+	Stop() error
+}
+
+// PreCommitter is implemented by tasks that decide themselves which offsets are safe to commit (the JVM's
+// SinkTask.preCommit). Without it the runtime calls Flush and commits currentOffsets. Returning an empty map
+// commits nothing; offsets for unassigned partitions or beyond what was consumed are ignored.
+type PreCommitter interface {
+	PreCommit(ctx context.Context, currentOffsets map[TopicPartition]OffsetAndMetadata) (map[TopicPartition]OffsetAndMetadata, error)
+}
+
+// SinkTaskContext is the runtime seen from a sink task.
+type SinkTaskContext interface {
+	// Configs is the task's configuration.
+	Configs() map[string]string
+	// Offset asks the runtime to rewind or skip partitions to the given next offsets.
+	Offset(offsets map[TopicPartition]int64)
+	// Timeout asks for Put to be called again after d even if no record arrives (after a RetriableError).
+	Timeout(d time.Duration)
+	// Assignment is the set of partitions currently assigned to the task.
+	Assignment() []TopicPartition
+	// Pause stops consumption from partitions until Resume; it survives rebalances.
+	Pause(partitions ...TopicPartition)
+	Resume(partitions ...TopicPartition)
+	// RequestCommit asks for an offset commit as soon as possible.
+	RequestCommit()
+	// ErrantRecordReporter reports records that cannot be written, to the connector's error handling (log,
+	// dead-letter queue) with stage TASK_PUT. Nil when the connector has no error tolerance configured.
+	ErrantRecordReporter() ErrantRecordReporter
+}
+
+// ErrantRecordReporter sends a failed record to the error handler. It returns an error when the record
+// cannot be tolerated (errors.tolerance=none), in which case the task should fail with it.
+type ErrantRecordReporter interface {
+	Report(ctx context.Context, record *SinkRecord, err error) error
+}
