@@ -9,37 +9,33 @@ import (
 	"fmt"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/internal/state"
 )
 
 // TargetState is what the user asked a connector to be (config topic `state.v2`).
-type TargetState string
+type TargetState = state.Target
 
 const (
-	TargetStarted TargetState = "STARTED"
-	TargetPaused  TargetState = "PAUSED"
-	TargetStopped TargetState = "STOPPED"
+	TargetStarted = state.Started
+	TargetPaused  = state.Paused
+	TargetStopped = state.Stopped
 )
 
 // State is a reported connector or task state.
-type State string
+type State = state.State
 
 const (
-	StateUnassigned State = "UNASSIGNED"
-	StateRunning    State = "RUNNING"
-	StatePaused     State = "PAUSED"
-	StateFailed     State = "FAILED"
-	StateRestarting State = "RESTARTING"
-	StateStopped    State = "STOPPED"
-	StateDestroyed  State = "DESTROYED"
+	StateUnassigned = state.Unassigned
+	StateRunning    = state.Running
+	StatePaused     = state.PausedS
+	StateFailed     = state.Failed
+	StateRestarting = state.Restarting
+	StateStopped    = state.StoppedS
+	StateDestroyed  = state.Destroyed
 )
 
 // ConnectorTaskID names a task, JSON as {"connector":"n","task":0}.
-type ConnectorTaskID struct {
-	Connector string `json:"connector"`
-	Task      int    `json:"task"`
-}
-
-func (id ConnectorTaskID) String() string { return fmt.Sprintf("%s-%d", id.Connector, id.Task) }
+type ConnectorTaskID = state.TaskID
 
 // ConnectorInfo is the JVM's ConnectorInfo body.
 type ConnectorInfo struct {
