@@ -191,7 +191,12 @@ var (
 // missing). An empty dataPath makes a temporary directory that Close removes.
 // libchdb.so must have been loaded with Load. All sessions of a process must use
 // the same data path while any is open.
-func Open(dataPath string) (*Session, error) {
+func Open(dataPath string) (*Session, error) { return OpenWith(dataPath) }
+
+// OpenWith is Open with extra engine arguments; arguments naming a query-level
+// setting ("--insert_deduplication_token=x", "--max_threads=2") apply to this
+// connection only, as if it had run SET.
+func OpenWith(dataPath string, extraArgs ...string) (*Session, error) {
 	if fnConnect == nil {
 		if loadErr != nil {
 			return nil, loadErr
@@ -213,7 +218,7 @@ func Open(dataPath string) (*Session, error) {
 	if openSession > 0 && enginePath != dataPath {
 		return nil, fmt.Errorf("chdb: engine already open on %s; one data path per process", enginePath)
 	}
-	args := []string{"clickhouse", "--path=" + dataPath}
+	args := append([]string{"clickhouse", "--path=" + dataPath}, extraArgs...)
 	cargs := make([][]byte, len(args))
 	ptrs := make([]*byte, len(args)+1)
 	for i, a := range args {
