@@ -56,13 +56,32 @@ type Server struct {
 
 	closed atomic.Bool
 
-	// BeforeInsert, if set, runs after an INSERT's data was received and before
-	// it is executed. Returning ErrDropConnection closes the connection without
-	// an answer (a network fault); another error is sent as an exception.
-	BeforeInsert func(q QueryInfo) error
-	// AfterInsert, if set, runs after an INSERT was executed and before the
-	// client is answered; ErrDropConnection simulates a lost acknowledgement.
-	AfterInsert func(q QueryInfo) error
+	beforeInsert, afterInsert func(q QueryInfo) error
+}
+
+// SetBeforeInsert installs a hook that runs after an INSERT's data was received
+// and before it is executed. Returning ErrDropConnection closes the connection
+// without an answer (a network fault); another error is sent as an exception.
+// nil removes it.
+func (s *Server) SetBeforeInsert(f func(q QueryInfo) error) {
+	s.mu.Lock()
+	s.beforeInsert = f
+	s.mu.Unlock()
+}
+
+// SetAfterInsert installs a hook that runs after an INSERT was executed and
+// before the client is answered; ErrDropConnection simulates a lost
+// acknowledgement.
+func (s *Server) SetAfterInsert(f func(q QueryInfo) error) {
+	s.mu.Lock()
+	s.afterInsert = f
+	s.mu.Unlock()
+}
+
+func (s *Server) hooks() (before, after func(QueryInfo) error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.beforeInsert, s.afterInsert
 }
 
 // ErrDropConnection makes a hook close the client connection abruptly.
@@ -400,7 +419,8 @@ func (c *serverConn) handleInsert(q proto.Query, info QueryInfo, args []string, 
 		chunks = append(chunks, blk.Buf)
 	}
 	c.srv.record(info)
-	if f := c.srv.BeforeInsert; f != nil {
+	before, after := c.srv.hooks()
+	if f := before; f != nil {
 		if err := f(info); err != nil {
 			if errors.Is(err, ErrDropConnection) {
 				return err
@@ -417,7 +437,7 @@ func (c *serverConn) handleInsert(q proto.Query, info QueryInfo, args []string, 
 			return c.exception(err)
 		}
 	}
-	if f := c.srv.AfterInsert; f != nil {
+	if f := after; f != nil {
 		if err := f(info); err != nil {
 			if errors.Is(err, ErrDropConnection) {
 				return err

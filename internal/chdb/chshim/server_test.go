@@ -148,7 +148,7 @@ func TestShimInsertTypesAndDedup(t *testing.T) {
 		rarr = new(proto.ColStr).Array()
 	)
 	require.NoError(t, c.Do(ctx, ch.Query{
-		Body:   "SELECT id, s, ts, arr FROM ev WHERE id < 3 ORDER BY id LIMIT 3",
+		Body:   "SELECT id, s, ts, arr FROM ev WHERE id < 3 ORDER BY id LIMIT 1 BY id",
 		Result: proto.Results{{Name: "id", Data: &rid}, {Name: "s", Data: rs}, {Name: "ts", Data: rts}, {Name: "arr", Data: rarr}},
 	}))
 	require.Equal(t, 3, rid.Rows())
@@ -167,21 +167,21 @@ func TestShimFaultHooks(t *testing.T) {
 	id.Append(1)
 	input := proto.Input{{Name: "id", Data: &id}}
 
-	srv.BeforeInsert = func(chshim.QueryInfo) error {
+	srv.SetBeforeInsert(func(chshim.QueryInfo) error {
 		return &chshim.Exception{Code: 252, Name: "DB::Exception", Message: "Too many parts (test)"}
-	}
+	})
 	err := c.Do(ctx, ch.Query{Body: input.Into("f"), Input: input})
 	ex, ok := ch.AsException(err)
 	require.True(t, ok, "%v", err)
 	require.Equal(t, proto.ErrTooManyParts, ex.Code)
 
-	srv.BeforeInsert = nil
-	srv.AfterInsert = func(chshim.QueryInfo) error { return chshim.ErrDropConnection }
+	srv.SetBeforeInsert(nil)
+	srv.SetAfterInsert(func(chshim.QueryInfo) error { return chshim.ErrDropConnection })
 	err = c.Do(ctx, ch.Query{Body: input.Into("f"), Input: input})
 	require.Error(t, err)
 	_, isEx := ch.AsException(err)
 	require.False(t, isEx)
-	srv.AfterInsert = nil
+	srv.SetAfterInsert(nil)
 	// The insert happened although the acknowledgement was lost.
 	require.Equal(t, "1", chdbtest.MustQuery(t, chdbtest.Session(t), "SELECT count() FROM "+db+".f"))
 }
