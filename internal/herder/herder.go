@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/internal/state"
@@ -229,3 +230,33 @@ func (e *NotLeaderError) Error() string {
 
 // PluginLister is served by the REST layer for /connector-plugins; it reads the registry directly.
 var _ = connect.DefaultRegistry
+
+// Optional interfaces a Herder may implement; the REST layer checks for them with a type assertion.
+
+// TaskConfigPutter accepts task configs sent by another worker (internal POST /connectors/{n}/tasks). Only the
+// distributed herder implements it; without it the REST layer answers 500 like the JVM's standalone herder.
+// Return *NotLeaderError when this worker is not the leader.
+type TaskConfigPutter interface {
+	PutTaskConfigs(ctx context.Context, name string, configs []map[string]string) error
+}
+
+// SessionKeySource gives the REST layer what it needs to verify internal request signatures
+// (X-Connect-Authorization, HMAC over the raw body). required=false (connect.protocol below sessioned) turns the
+// check off; key is nil until a session key was read from the config topic; algorithms are the accepted
+// verification algorithms (inter.worker.verification.algorithms, e.g. ["HmacSHA256"]).
+type SessionKeySource interface {
+	SessionKey() (key []byte, algorithms []string, required bool)
+}
+
+// ClusterLoggerSetter writes a cluster-wide logger level (PUT /admin/loggers/{l}?scope=cluster), i.e. the
+// `logger-cluster-<ns>` config-topic record. Without it the level is applied to this worker only (standalone).
+type ClusterLoggerSetter interface {
+	SetClusterLoggerLevel(ctx context.Context, namespace, level string) error
+}
+
+// StageReporter describes what the herder thread is doing, for the JVM's timeout messages
+// ("Request timed out. The worker is currently <description>, which began at <started>.").
+// completed is zero while the stage runs. ok=false when nothing is known.
+type StageReporter interface {
+	CurrentStage() (description string, started, completed time.Time, ok bool)
+}
