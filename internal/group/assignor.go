@@ -32,12 +32,6 @@ func (s ConfigSnapshot) Tasks() []TaskID {
 	return out
 }
 
-// Member is one member of a JoinGroup response as the leader sees it.
-type Member struct {
-	ID    string
-	State WorkerState
-}
-
 // MemberAssignment is what the leader sends one member, before serialization.
 type MemberAssignment struct {
 	Assigned ConnectorsAndTasks // V0: the full set; V1+: only new work
@@ -52,7 +46,7 @@ type Result struct {
 	Delay time.Duration
 }
 
-// Assign serializes r for every member with the group's header fields.
+// Serialize encodes r for every member with the group's header fields.
 func (r *Result) Serialize(version int16, errCode int16, leader, leaderURL string, offset int64) map[string][]byte {
 	out := make(map[string][]byte, len(r.Assignments))
 	for m, a := range r.Assignments {

@@ -39,3 +39,8 @@ type Listener interface {
 	ConnectorState(name string, s State, trace string)
 	TaskState(id TaskID, s State, trace string)
 }
+
+// TopicListener is told when a connector's task first consumes from a topic (topic tracking, KIP-558).
+type TopicListener interface {
+	TopicActive(connector, topic string, task int)
+}

@@ -1,0 +1,419 @@
+package group
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/IBM/sarama"
+)
+
+// Handler is the herder side of membership. All calls come from the member's goroutine, one at a time.
+type Handler interface {
+	// State is this worker's advertised REST URL and the next config-topic offset it has read (-1 if none).
+	State() (url string, configOffset int64)
+	// LeaderSnapshot is called on the leader: the config snapshot read to at least maxOffset. ok=false when the
+	// leader cannot catch up (members then get CONFIG_MISMATCH and rejoin).
+	LeaderSnapshot(maxOffset int64) (snap ConfigSnapshot, ok bool)
+	// CatchUp reads the config topic to at least offset; false if it could not within the sync timeout.
+	CatchUp(offset int64) bool
+	// Revoke must stop the given work before returning (before rejoining, in eager mode everything).
+	Revoke(ConnectorsAndTasks)
+	// Assigned is called after every successful rebalance with the raw assignment and the member's complete
+	// assignment after it (previous + assigned - revoked; in eager mode the assigned set).
+	Assigned(a *Assignment, full ConnectorsAndTasks, generation int32, isLeader bool)
+}
+
+// Config configures a Member. Durations are the JVM worker keys of the same meaning.
+type Config struct {
+	GroupID           string
+	SessionTimeout    time.Duration // session.timeout.ms
+	RebalanceTimeout  time.Duration // rebalance.timeout.ms
+	HeartbeatInterval time.Duration // heartbeat.interval.ms
+	MaxDelay          time.Duration // scheduled.rebalance.max.delay.ms
+	UnsyncBackoff     time.Duration // worker.unsync.backoff.ms
+	Protocol          string        // connect.protocol: eager, compatible, sessioned
+	Logger            *slog.Logger
+}
+
+// Member is one worker's membership in the Connect group.
+type Member struct {
+	cfg      Config
+	client   sarama.Client
+	h        Handler
+	versions []int16
+	log      *slog.Logger
+
+	memberID   string
+	generation int32
+	current    ConnectorsAndTasks // full current assignment
+	rejoin     chan struct{}
+
+	leaderAssignor      *IncrementalAssignor
+	lastCompletedGen    int32
+	mu                  sync.Mutex
+	leaderID, leaderURL string
+	protocolVersion     int16
+	isLeader            bool
+}
+
+// NewMember prepares a member; client must have Net.ReadTimeout above RebalanceTimeout (JoinGroup blocks).
+func NewMember(client sarama.Client, cfg Config, h Handler) (*Member, error) {
+	vs, err := ProtocolsFor(cfg.Protocol)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.GroupID == "" {
+		return nil, errors.New("group: group.id is required")
+	}
+	if cfg.SessionTimeout == 0 {
+		cfg.SessionTimeout = 10 * time.Second
+	}
+	if cfg.RebalanceTimeout == 0 {
+		cfg.RebalanceTimeout = 60 * time.Second
+	}
+	if cfg.HeartbeatInterval == 0 {
+		cfg.HeartbeatInterval = time.Second
+	}
+	if cfg.UnsyncBackoff == 0 {
+		cfg.UnsyncBackoff = 5 * time.Second
+	}
+	lg := cfg.Logger
+	if lg == nil {
+		lg = slog.Default()
+	}
+	return &Member{cfg: cfg, client: client, h: h, versions: vs, log: lg.With("group", cfg.GroupID),
+		rejoin: make(chan struct{}, 1), leaderAssignor: NewIncrementalAssignor(cfg.MaxDelay), lastCompletedGen: -1}, nil
+}
+
+// RequestRejoin asks for a rebalance (after config changes that alter the set of connectors or tasks).
+func (m *Member) RequestRejoin() {
+	select {
+	case m.rejoin <- struct{}{}:
+	default:
+	}
+}
+
+// Leader returns the current leader's member id and URL, and whether this member is the leader.
+func (m *Member) Leader() (id, url string, self bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.leaderID, m.leaderURL, m.isLeader
+}
+
+// MemberID is this member's id in the current generation.
+func (m *Member) MemberID() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.memberID
+}
+
+// ProtocolVersion is the sub-protocol the group settled on.
+func (m *Member) ProtocolVersion() int16 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.protocolVersion
+}
+
+var errRejoin = errors.New("group: rejoin needed")
+
+// Run keeps the member in the group until ctx ends, then leaves the group. Work is revoked through the handler
+// whenever membership is lost.
+func (m *Member) Run(ctx context.Context) error {
+	defer m.leave()
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		delay, err := m.joinAndSync(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			m.log.Info("rebalance failed, retrying", "err", err)
+			if sleep(ctx, backoff) != nil {
+				break
+			}
+			if backoff < 2*time.Second {
+				backoff *= 2
+			}
+			continue
+		}
+		backoff = 100 * time.Millisecond
+		m.heartbeatUntilRejoin(ctx, delay)
+	}
+	return nil
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func (m *Member) coordinator() (*sarama.Broker, error) {
+	b, err := m.client.Coordinator(m.cfg.GroupID)
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+func (m *Member) resetGeneration() {
+	m.mu.Lock()
+	m.memberID = ""
+	m.generation = -1
+	m.isLeader = false
+	m.mu.Unlock()
+	if !m.current.IsEmpty() {
+		m.h.Revoke(m.current)
+		m.current = ConnectorsAndTasks{}
+	}
+}
+
+// joinAndSync does one JoinGroup + SyncGroup round and applies the assignment; it returns the rejoin delay.
+func (m *Member) joinAndSync(ctx context.Context) (time.Duration, error) {
+	coord, err := m.coordinator()
+	if err != nil {
+		return 0, err
+	}
+	url, offset := m.h.State()
+	if len(m.versions) == 1 && !m.current.IsEmpty() { // eager: give everything back before joining
+		m.h.Revoke(m.current)
+		m.current = ConnectorsAndTasks{}
+	}
+	req := &sarama.JoinGroupRequest{Version: 5, GroupId: m.cfg.GroupID, SessionTimeout: int32(m.cfg.SessionTimeout / time.Millisecond),
+		RebalanceTimeout: int32(m.cfg.RebalanceTimeout / time.Millisecond), MemberId: m.MemberID(), ProtocolType: ProtocolType}
+	for _, v := range m.versions {
+		ws := WorkerState{Version: v, URL: url, Offset: offset}
+		if v >= V1 {
+			cur := &Assignment{Version: v, Connectors: m.current.Connectors, Tasks: m.current.Tasks, Offset: offset,
+				Leader: m.leaderIDOr(), LeaderURL: m.leaderURLOr()}
+			ws.Assignment = cur
+		}
+		req.OrderedGroupProtocols = append(req.OrderedGroupProtocols, &sarama.GroupProtocol{Name: ProtocolName(v), Metadata: EncodeMetadata(ws)})
+	}
+	resp, err := coord.JoinGroup(req)
+	if err != nil {
+		_ = coord.Close()
+		return 0, err
+	}
+	switch resp.Err {
+	case sarama.ErrNoError:
+	case sarama.ErrMemberIdRequired:
+		m.mu.Lock()
+		m.memberID = resp.MemberId
+		m.mu.Unlock()
+		return m.joinAndSync(ctx)
+	case sarama.ErrUnknownMemberId, sarama.ErrIllegalGeneration:
+		m.resetGeneration()
+		return 0, resp.Err
+	case sarama.ErrNotCoordinatorForConsumer, sarama.ErrConsumerCoordinatorNotAvailable:
+		_ = m.client.RefreshCoordinator(m.cfg.GroupID)
+		return 0, resp.Err
+	default:
+		return 0, resp.Err
+	}
+	version, err := ProtocolVersion(resp.GroupProtocol)
+	if err != nil {
+		return 0, err
+	}
+	m.mu.Lock()
+	m.memberID = resp.MemberId
+	m.generation = resp.GenerationId
+	m.protocolVersion = version
+	m.isLeader = resp.LeaderId == resp.MemberId
+	isLeader := m.isLeader
+	gen := resp.GenerationId
+	m.mu.Unlock()
+
+	sync := &sarama.SyncGroupRequest{Version: 3, GroupId: m.cfg.GroupID, GenerationId: gen, MemberId: resp.MemberId}
+	if isLeader {
+		assignments, err := m.performAssignment(resp, version)
+		if err != nil {
+			return 0, err
+		}
+		for id, b := range assignments {
+			sync.GroupAssignments = append(sync.GroupAssignments, sarama.SyncGroupRequestAssignment{MemberId: id, Assignment: b})
+		}
+	}
+	sresp, err := coord.SyncGroup(sync)
+	if err != nil {
+		_ = coord.Close()
+		return 0, err
+	}
+	switch sresp.Err {
+	case sarama.ErrNoError:
+	case sarama.ErrUnknownMemberId, sarama.ErrIllegalGeneration:
+		m.resetGeneration()
+		return 0, sresp.Err
+	default:
+		return 0, sresp.Err
+	}
+	a, err := DecodeAssignment(sresp.MemberAssignment)
+	if err != nil {
+		return 0, err
+	}
+	m.mu.Lock()
+	m.leaderID, m.leaderURL = a.Leader, a.LeaderURL
+	m.mu.Unlock()
+	if a.Error == ConfigMismatch {
+		// the leader could not reach the newest config: catch up ourselves and rejoin
+		m.h.CatchUp(a.Offset)
+		return 0, fmt.Errorf("group: config mismatch at offset %d", a.Offset)
+	}
+	if isLeader {
+		m.lastCompletedGen = gen
+	}
+	if !m.h.CatchUp(a.Offset) {
+		m.log.Warn("could not read the config topic to the assignment's offset; leaving the group", "offset", a.Offset)
+		m.leave()
+		m.resetGeneration()
+		_ = sleep(ctx, m.cfg.UnsyncBackoff)
+		return 0, errors.New("group: config sync timeout")
+	}
+	var full ConnectorsAndTasks
+	if a.Version == V0 {
+		full = ConnectorsAndTasks{Connectors: a.Connectors, Tasks: a.Tasks}
+	} else {
+		revoked := ConnectorsAndTasks{Connectors: a.RevokedConnectors, Tasks: a.RevokedTasks}
+		if !revoked.IsEmpty() {
+			m.h.Revoke(revoked)
+		}
+		cur := fromPublic(m.current)
+		cur.removeAll(fromPublic(revoked))
+		cur.addAll(fromPublic(ConnectorsAndTasks{Connectors: a.Connectors, Tasks: a.Tasks}))
+		full = cur.public()
+	}
+	m.current = full
+	m.h.Assigned(a, full, gen, isLeader)
+	if len(a.RevokedConnectors)+len(a.RevokedTasks) > 0 {
+		m.RequestRejoin() // the JVM rejoins at once after a revocation so the work can be reassigned
+	}
+	return time.Duration(a.Delay) * time.Millisecond, nil
+}
+
+func (m *Member) leaderIDOr() string  { id, _, _ := m.Leader(); return id }
+func (m *Member) leaderURLOr() string { _, u, _ := m.Leader(); return u }
+
+func (m *Member) performAssignment(resp *sarama.JoinGroupResponse, version int16) (map[string][]byte, error) {
+	states := map[string]*WorkerState{}
+	maxOffset := int64(-1)
+	var ids []string
+	for _, mem := range resp.Members {
+		ws, err := DecodeMetadata(mem.Metadata)
+		if err != nil {
+			return nil, fmt.Errorf("group: member %s metadata: %w", mem.MemberId, err)
+		}
+		states[mem.MemberId] = ws
+		ids = append(ids, mem.MemberId)
+		if ws.Offset > maxOffset {
+			maxOffset = ws.Offset
+		}
+	}
+	leaderURL := states[resp.LeaderId].URL
+	snap, ok := m.h.LeaderSnapshot(maxOffset)
+	if !ok {
+		res := &Result{Assignments: map[string]MemberAssignment{}}
+		for _, id := range ids {
+			res.Assignments[id] = MemberAssignment{}
+		}
+		return res.Serialize(version, ConfigMismatch, resp.LeaderId, leaderURL, maxOffset), nil
+	}
+	off := maxOffset
+	if snap.Offset > off {
+		off = snap.Offset
+	}
+	var res *Result
+	if version == V0 {
+		res = EagerAssign(snap, ids)
+	} else {
+		cur := map[string]ConnectorsAndTasks{}
+		for id, ws := range states {
+			if ws.Assignment != nil {
+				cur[id] = ConnectorsAndTasks{Connectors: ws.Assignment.Connectors, Tasks: ws.Assignment.Tasks}
+			} else {
+				cur[id] = ConnectorsAndTasks{}
+			}
+		}
+		res = m.leaderAssignor.Assign(snap, m.lastCompletedGen, resp.GenerationId, cur)
+	}
+	return res.Serialize(version, NoError, resp.LeaderId, leaderURL, off), nil
+}
+
+// heartbeatUntilRejoin heartbeats until a rebalance is needed: the coordinator says so, a rejoin is requested,
+// the scheduled delay passes, or ctx ends.
+func (m *Member) heartbeatUntilRejoin(ctx context.Context, delay time.Duration) {
+	tick := time.NewTicker(m.cfg.HeartbeatInterval)
+	defer tick.Stop()
+	var delayC <-chan time.Time
+	if delay > 0 {
+		t := time.NewTimer(delay)
+		defer t.Stop()
+		delayC = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-m.rejoin:
+			return
+		case <-delayC:
+			return
+		case <-tick.C:
+			if err := m.heartbeat(); err != nil {
+				if !errors.Is(err, sarama.ErrRebalanceInProgress) {
+					m.log.Info("heartbeat failed", "err", err)
+				}
+				return
+			}
+		}
+	}
+}
+
+func (m *Member) heartbeat() error {
+	coord, err := m.coordinator()
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	req := &sarama.HeartbeatRequest{Version: 3, GroupId: m.cfg.GroupID, GenerationId: m.generation, MemberId: m.memberID}
+	m.mu.Unlock()
+	resp, err := coord.Heartbeat(req)
+	if err != nil {
+		_ = coord.Close()
+		_ = m.client.RefreshCoordinator(m.cfg.GroupID)
+		return err
+	}
+	switch resp.Err {
+	case sarama.ErrNoError:
+		return nil
+	case sarama.ErrUnknownMemberId, sarama.ErrIllegalGeneration, sarama.ErrFencedInstancedId:
+		m.resetGeneration()
+	case sarama.ErrNotCoordinatorForConsumer, sarama.ErrConsumerCoordinatorNotAvailable:
+		_ = m.client.RefreshCoordinator(m.cfg.GroupID)
+	}
+	return resp.Err
+}
+
+func (m *Member) leave() {
+	id := m.MemberID()
+	if id == "" {
+		return
+	}
+	coord, err := m.coordinator()
+	if err != nil {
+		return
+	}
+	_, _ = coord.LeaveGroup(&sarama.LeaveGroupRequest{Version: 3, GroupId: m.cfg.GroupID,
+		Members: []sarama.MemberIdentity{{MemberId: id}}})
+	m.mu.Lock()
+	m.memberID = ""
+	m.mu.Unlock()
+}

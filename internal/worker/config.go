@@ -1,0 +1,112 @@
+package worker
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/connectd/connectd/connect"
+)
+
+// WorkerConfigDef lists the worker keys we read, with the JVM's defaults.
+func WorkerConfigDef() *connect.ConfigDef {
+	return connect.NewConfigDef().
+		Define(connect.ConfigKey{Name: "bootstrap.servers", Type: connect.ConfigList, Default: "localhost:9092", Importance: connect.High}).
+		Define(connect.ConfigKey{Name: "key.converter", Type: connect.ConfigClass, Default: connect.NoDefault, Importance: connect.High}).
+		Define(connect.ConfigKey{Name: "value.converter", Type: connect.ConfigClass, Default: connect.NoDefault, Importance: connect.High}).
+		Define(connect.ConfigKey{Name: "header.converter", Type: connect.ConfigClass, Default: "org.apache.kafka.connect.storage.SimpleHeaderConverter", Importance: connect.Low}).
+		Define(connect.ConfigKey{Name: "offset.flush.interval.ms", Type: connect.ConfigLong, Default: int64(60000), Importance: connect.Low}).
+		Define(connect.ConfigKey{Name: "offset.flush.timeout.ms", Type: connect.ConfigLong, Default: int64(5000), Importance: connect.Low}).
+		Define(connect.ConfigKey{Name: "task.shutdown.graceful.timeout.ms", Type: connect.ConfigLong, Default: int64(5000), Importance: connect.Low}).
+		Define(connect.ConfigKey{Name: "listeners", Type: connect.ConfigList, Default: "http://:8083", Importance: connect.Low}).
+		Define(connect.ConfigKey{Name: "rest.advertised.host.name", Type: connect.ConfigString, Default: "", Importance: connect.Low}).
+		Define(connect.ConfigKey{Name: "rest.advertised.port", Type: connect.ConfigInt, Default: nil, Importance: connect.Low}).
+		Define(connect.ConfigKey{Name: "rest.advertised.listener", Type: connect.ConfigString, Default: "", Importance: connect.Low}).
+		Define(connect.ConfigKey{Name: "connector.client.config.override.policy", Type: connect.ConfigString, Default: "All", Validator: connect.In("All", "None", "Principal"), Importance: connect.Medium}).
+		Define(connect.ConfigKey{Name: "topic.tracking.enable", Type: connect.ConfigBoolean, Default: true, Importance: connect.Low}).
+		Define(connect.ConfigKey{Name: "topic.tracking.allow.reset", Type: connect.ConfigBoolean, Default: true, Importance: connect.Low}).
+		Define(connect.ConfigKey{Name: "offset.storage.file.filename", Type: connect.ConfigString, Default: "", Importance: connect.Low}).
+		Define(connect.ConfigKey{Name: "group.id", Type: connect.ConfigString, Default: "", Importance: connect.High})
+}
+
+// Config is a parsed worker configuration.
+type Config struct {
+	Props                  map[string]string
+	OffsetFlushInterval    time.Duration
+	OffsetFlushTimeout     time.Duration
+	GracefulShutdown       time.Duration
+	OverridePolicy         string
+	TopicTracking          bool
+	TopicTrackingReset     bool
+	Listeners              []string
+	AdvertisedHost         string
+	AdvertisedPort         int
+	AdvertisedListenerType string
+}
+
+// ParseConfig validates worker properties.
+func ParseConfig(props map[string]string) (*Config, error) {
+	c, err := WorkerConfigDef().Parse(props)
+	if err != nil {
+		return nil, err
+	}
+	wc := &Config{
+		Props:                  props,
+		OffsetFlushInterval:    time.Duration(c.Long("offset.flush.interval.ms")) * time.Millisecond,
+		OffsetFlushTimeout:     time.Duration(c.Long("offset.flush.timeout.ms")) * time.Millisecond,
+		GracefulShutdown:       time.Duration(c.Long("task.shutdown.graceful.timeout.ms")) * time.Millisecond,
+		OverridePolicy:         c.String("connector.client.config.override.policy"),
+		TopicTracking:          c.Bool("topic.tracking.enable"),
+		TopicTrackingReset:     c.Bool("topic.tracking.allow.reset"),
+		Listeners:              c.List("listeners"),
+		AdvertisedHost:         c.String("rest.advertised.host.name"),
+		AdvertisedListenerType: c.String("rest.advertised.listener"),
+	}
+	if p, ok := c.Get("rest.advertised.port").(int); ok {
+		wc.AdvertisedPort = p
+	}
+	return wc, nil
+}
+
+// ClientProps returns the worker-level properties for one client role: the bare connection keys
+// (bootstrap.servers, security.*, sasl.*, ssl.*) overlaid with "<role>." prefixed keys.
+func (c *Config) ClientProps(role string) map[string]string {
+	out := map[string]string{}
+	for k, v := range c.Props {
+		if k == "bootstrap.servers" || strings.HasPrefix(k, "security.") || strings.HasPrefix(k, "sasl.") ||
+			strings.HasPrefix(k, "ssl.") || k == "client.dns.lookup" || k == "metadata.max.age.ms" || k == "request.timeout.ms" {
+			out[k] = v
+		}
+	}
+	for k, v := range connect.WithPrefix(c.Props, role+".") {
+		out[k] = v
+	}
+	return out
+}
+
+// WorkerID is the advertised host:port of the REST listener, as the JVM reports in status.
+func (c *Config) WorkerID() string {
+	host, port := c.AdvertisedHost, c.AdvertisedPort
+	l := "http://:8083"
+	if len(c.Listeners) > 0 {
+		l = c.Listeners[0]
+	}
+	l = l[strings.Index(l, "://")+3:]
+	lh, lp := l, "8083"
+	if i := strings.LastIndexByte(l, ':'); i >= 0 {
+		lh, lp = l[:i], l[i+1:]
+	}
+	if host == "" {
+		host = lh
+	}
+	if host == "" || host == "0.0.0.0" {
+		if h, err := os.Hostname(); err == nil {
+			host = h
+		}
+	}
+	if port == 0 {
+		return host + ":" + lp
+	}
+	return fmt.Sprintf("%s:%d", host, port)
+}

@@ -1,0 +1,422 @@
+// Package worker runs what the herder assigns: connector instances and sink tasks (the JVM's Worker and
+// WorkerSinkTask). It holds no cluster state: the herder tells it what to start, stop, pause and resume.
+package worker
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/internal/state"
+)
+
+// Worker runs connectors and tasks on this process.
+type Worker struct {
+	cfg      *Config
+	reg      *connect.Registry
+	listener state.Listener
+	id       string
+
+	mu         sync.Mutex
+	connectors map[string]*connectorRunner
+	tasks      map[state.TaskID]*sinkTask
+}
+
+// New creates a worker. The listener receives every connector and task state change.
+func New(cfg *Config, reg *connect.Registry, listener state.Listener) *Worker {
+	return &Worker{cfg: cfg, reg: reg, listener: listener, id: cfg.WorkerID(),
+		connectors: map[string]*connectorRunner{}, tasks: map[state.TaskID]*sinkTask{}}
+}
+
+// ID is the worker id shown in status (advertised host:port).
+func (w *Worker) ID() string { return w.id }
+
+// Config is the worker configuration.
+func (w *Worker) Config() *Config { return w.cfg }
+
+// Registry is the plugin registry the worker instantiates from.
+func (w *Worker) Registry() *connect.Registry { return w.reg }
+
+type connectorRunner struct {
+	name      string
+	conn      connect.SinkConnector
+	plugin    *connect.Plugin
+	props     map[string]string
+	target    state.Target
+	started   bool
+	onReconf  func()
+	failedErr error
+}
+
+type connectorCtx struct {
+	w *Worker
+	r *connectorRunner
+}
+
+func (c *connectorCtx) RequestTaskReconfiguration() {
+	if c.r.onReconf != nil {
+		go c.r.onReconf()
+	}
+}
+
+func (c *connectorCtx) RaiseError(err error) {
+	c.w.listener.ConnectorState(c.r.name, state.Failed, Trace(err))
+}
+
+// StartConnector starts (or, for PAUSED/STOPPED targets, only records) a connector instance. onReconfigure
+// is called when the connector asks for its task configs to be regenerated.
+func (w *Worker) StartConnector(name string, props map[string]string, target state.Target, onReconfigure func()) error {
+	w.mu.Lock()
+	if _, ok := w.connectors[name]; ok {
+		w.mu.Unlock()
+		return fmt.Errorf("connector %s is already running on this worker", name)
+	}
+	conn, plugin, err := w.reg.NewSinkConnector(props["connector.class"])
+	if err != nil {
+		w.mu.Unlock()
+		w.listener.ConnectorState(name, state.Failed, Trace(err))
+		return err
+	}
+	r := &connectorRunner{name: name, conn: conn, plugin: plugin, props: props, target: target, onReconf: onReconfigure}
+	w.connectors[name] = r
+	w.mu.Unlock()
+	conn.Initialize(&connectorCtx{w: w, r: r})
+	return w.applyConnectorTarget(r, target)
+}
+
+func (w *Worker) applyConnectorTarget(r *connectorRunner, target state.Target) error {
+	r.target = target
+	switch target {
+	case state.Stopped:
+		if r.started {
+			r.started = false
+			if err := r.conn.Stop(); err != nil {
+				slog.Warn("stopping connector", "connector", r.name, "error", err)
+			}
+		}
+		w.listener.ConnectorState(r.name, state.StoppedS, "")
+		return nil
+	default:
+		if !r.started {
+			if err := r.conn.Start(r.props); err != nil {
+				r.failedErr = err
+				w.listener.ConnectorState(r.name, state.Failed, Trace(fmt.Errorf("Failed to start connector %s: %w", r.name, err)))
+				return err
+			}
+			r.started, r.failedErr = true, nil
+		}
+		if target == state.Paused {
+			w.listener.ConnectorState(r.name, state.PausedS, "")
+		} else {
+			w.listener.ConnectorState(r.name, state.Running, "")
+		}
+	}
+	return nil
+}
+
+// ConnectorTaskConfigs asks a started connector for its task configs; each gets task.class and the topics
+// keys, as the JVM adds them.
+func (w *Worker) ConnectorTaskConfigs(name string, maxTasks int) ([]map[string]string, error) {
+	w.mu.Lock()
+	r := w.connectors[name]
+	w.mu.Unlock()
+	if r == nil {
+		return nil, fmt.Errorf("connector %s is not running on this worker", name)
+	}
+	if !r.started {
+		if r.failedErr != nil {
+			return nil, r.failedErr
+		}
+		return nil, nil
+	}
+	cfgs, err := r.conn.TaskConfigs(maxTasks)
+	if err != nil {
+		return nil, err
+	}
+	if len(cfgs) > maxTasks {
+		return nil, fmt.Errorf("connector %s generated %d task configs, more than tasks.max=%d", name, len(cfgs), maxTasks)
+	}
+	out := make([]map[string]string, len(cfgs))
+	for i, c := range cfgs {
+		m := make(map[string]string, len(c)+2)
+		for k, v := range c {
+			m[k] = v
+		}
+		m["task.class"] = r.plugin.Class + "$Task"
+		if v, ok := r.props["topics"]; ok {
+			m["topics"] = v
+		}
+		if v, ok := r.props["topics.regex"]; ok {
+			m["topics.regex"] = v
+		}
+		out[i] = m
+	}
+	return out, nil
+}
+
+// StopConnector stops and forgets a connector instance (its tasks are stopped separately).
+func (w *Worker) StopConnector(name string) {
+	w.mu.Lock()
+	r := w.connectors[name]
+	delete(w.connectors, name)
+	w.mu.Unlock()
+	if r != nil && r.started {
+		if err := r.conn.Stop(); err != nil {
+			slog.Warn("stopping connector", "connector", name, "error", err)
+		}
+	}
+}
+
+// SetTargetState pauses, resumes or stops a connector and pauses or resumes its tasks.
+func (w *Worker) SetTargetState(name string, target state.Target) {
+	w.mu.Lock()
+	r := w.connectors[name]
+	var ts []*sinkTask
+	for id, t := range w.tasks {
+		if id.Connector == name {
+			ts = append(ts, t)
+		}
+	}
+	w.mu.Unlock()
+	if r != nil && r.target != target {
+		_ = w.applyConnectorTarget(r, target)
+	}
+	if target == state.Stopped {
+		return // the herder stops the tasks
+	}
+	for _, t := range ts {
+		select {
+		case t.targetCh <- target:
+		case <-t.done:
+		}
+	}
+}
+
+// StartTask starts a sink task with its connector's and its own config.
+func (w *Worker) StartTask(id state.TaskID, connProps, taskProps map[string]string, target state.Target) error {
+	st, err := w.newSinkTask(id, connProps, taskProps, target)
+	if err != nil {
+		w.listener.TaskState(id, state.Failed, Trace(err))
+		return err
+	}
+	w.mu.Lock()
+	if _, dup := w.tasks[id]; dup {
+		w.mu.Unlock()
+		return fmt.Errorf("task %s is already running on this worker", id)
+	}
+	w.tasks[id] = st
+	w.mu.Unlock()
+	ctx, cancel := context.WithCancel(context.Background())
+	st.cancel = cancel
+	go st.run(ctx)
+	return nil
+}
+
+func (w *Worker) newSinkTask(id state.TaskID, connProps, taskProps map[string]string, target state.Target) (*sinkTask, error) {
+	conn, plugin, err := w.reg.NewSinkConnector(connProps["connector.class"])
+	if err != nil {
+		return nil, err
+	}
+	st := &sinkTask{
+		id: id, w: w, task: conn.NewTask(), taskProps: taskProps, connProps: connProps,
+		taskClass: plugin.Class + "$Task",
+		log:       slog.With("connector", id.Connector, "task", id.Task),
+		targetCh:  make(chan state.Target), commitReq: make(chan struct{}, 1),
+		events: make(chan groupEvent), batches: make(chan *batch), done: make(chan struct{}),
+		cancelled: make(chan struct{}), restartCh: make(chan struct{}, 1),
+		assignment: map[connect.TopicPartition]bool{}, current: map[connect.TopicPartition]int64{},
+		lastCommitted: map[connect.TopicPartition]int64{}, taskPaused: map[connect.TopicPartition]bool{},
+		stashed: map[connect.TopicPartition][]*batch{}, pendingSeeks: map[connect.TopicPartition]int64{},
+		raw: map[rawKey]*sarama.ConsumerMessage{}, target: target,
+	}
+	if w.cfg.TopicTracking {
+		st.activeTopics = map[string]bool{}
+	}
+	if st.keyConv, err = w.converter(connProps, "key.converter", true); err != nil {
+		return nil, err
+	}
+	if st.valConv, err = w.converter(connProps, "value.converter", false); err != nil {
+		return nil, err
+	}
+	if st.hdrConv, err = w.headerConverter(connProps); err != nil {
+		return nil, err
+	}
+	if st.chain, err = buildTransformChain(w.reg, connProps); err != nil {
+		return nil, err
+	}
+	if st.errs, err = newErrorHandler(id.Connector, id.Task, connProps, w.cfg.ClientProps("producer")); err != nil {
+		return nil, err
+	}
+	topics := taskProps["topics"]
+	if topics == "" {
+		topics = connProps["topics"]
+	}
+	st.topics = splitList(topics)
+	if re := firstNonEmpty(taskProps["topics.regex"], connProps["topics.regex"]); re != "" {
+		if st.topicsRegex, err = regexp.Compile("^(?:" + re + ")$"); err != nil {
+			return nil, fmt.Errorf("invalid topics.regex %q: %w", re, err)
+		}
+	}
+	if len(st.topics) == 0 && st.topicsRegex == nil {
+		return nil, &connect.ConfigError{Message: "Must configure one of topics or topics.regex"}
+	}
+	return st, nil
+}
+
+func firstNonEmpty(a ...string) string {
+	for _, s := range a {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// converter instantiates the connector's converter if it names one, else the worker's (JVM precedence).
+func (w *Worker) converter(connProps map[string]string, key string, isKey bool) (connect.Converter, error) {
+	class, props := connProps[key], connect.WithPrefix(connProps, key+".")
+	if class == "" {
+		class, props = w.cfg.Props[key], connect.WithPrefix(w.cfg.Props, key+".")
+	}
+	if class == "" {
+		return nil, &connect.ConfigError{Message: fmt.Sprintf("Missing required configuration \"%s\" which has no default value.", key)}
+	}
+	c, err := w.reg.NewConverter(class)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Configure(props, isKey); err != nil {
+		return nil, fmt.Errorf("configuring %s %s: %w", key, class, err)
+	}
+	return c, nil
+}
+
+func (w *Worker) headerConverter(connProps map[string]string) (connect.HeaderConverter, error) {
+	class, props := connProps["header.converter"], connect.WithPrefix(connProps, "header.converter.")
+	if class == "" {
+		class, props = w.cfg.Props["header.converter"], connect.WithPrefix(w.cfg.Props, "header.converter.")
+	}
+	if class == "" {
+		class = "org.apache.kafka.connect.storage.SimpleHeaderConverter"
+	}
+	c, err := w.reg.NewHeaderConverter(class)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Configure(props); err != nil {
+		return nil, fmt.Errorf("configuring header.converter %s: %w", class, err)
+	}
+	return c, nil
+}
+
+// StopTasks stops tasks concurrently with one graceful deadline for all (task.shutdown.graceful.timeout.ms);
+// tasks still running then are cancelled (their final commit skipped) and abandoned.
+func (w *Worker) StopTasks(ids []state.TaskID) {
+	w.mu.Lock()
+	var ts []*sinkTask
+	for _, id := range ids {
+		if t, ok := w.tasks[id]; ok {
+			ts = append(ts, t)
+			delete(w.tasks, id)
+		}
+	}
+	w.mu.Unlock()
+	for _, t := range ts {
+		t.cancel()
+	}
+	deadline := time.After(w.cfg.GracefulShutdown)
+	for _, t := range ts {
+		select {
+		case <-t.done:
+		case <-deadline:
+			for _, t2 := range ts {
+				select {
+				case <-t2.done:
+				default:
+					close(t2.cancelled)
+					slog.Warn("graceful stop of task timed out; cancelling it", "task", t2.id.String())
+				}
+			}
+			return
+		}
+	}
+}
+
+// Tasks lists the ids of tasks running here, sorted.
+func (w *Worker) Tasks() []state.TaskID {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]state.TaskID, 0, len(w.tasks))
+	for id := range w.tasks {
+		out = append(out, id)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Connector != out[j].Connector {
+			return out[i].Connector < out[j].Connector
+		}
+		return out[i].Task < out[j].Task
+	})
+	return out
+}
+
+// TasksOf lists the ids of a connector's tasks running here.
+func (w *Worker) TasksOf(name string) []state.TaskID {
+	var out []state.TaskID
+	for _, id := range w.Tasks() {
+		if id.Connector == name {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// Connectors lists the connectors instantiated here.
+func (w *Worker) Connectors() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]string, 0, len(w.connectors))
+	for n := range w.connectors {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Stop stops everything (tasks with the graceful deadline, then connectors).
+func (w *Worker) Stop() {
+	w.StopTasks(w.Tasks())
+	for _, n := range w.Connectors() {
+		w.StopConnector(n)
+	}
+}
+
+func (w *Worker) topicActive(connector, topic string, task int) {
+	if tl, ok := w.listener.(state.TopicListener); ok {
+		tl.TopicActive(connector, topic, task)
+	}
+}
+
+// ConsumerGroup is the sink connector's consumer group (consumer.override.group.id wins, then the worker's
+// consumer.group.id, else connect-<name>).
+func (w *Worker) ConsumerGroup(name string, connProps map[string]string) string {
+	if g := connProps["consumer.override.group.id"]; g != "" {
+		return g
+	}
+	if g := w.cfg.Props["consumer.group.id"]; g != "" {
+		return g
+	}
+	return "connect-" + name
+}
+
+// IsSinkConnector reports whether the class names a sink connector this runtime can run.
+func (w *Worker) IsSinkConnector(class string) bool {
+	p, ok := w.reg.Lookup(class)
+	return ok && p.Type == connect.PluginSink
+}
