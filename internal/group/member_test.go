@@ -1,0 +1,125 @@
+package group
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+	"github.com/stretchr/testify/require"
+)
+
+type fakeHandler struct {
+	mu      sync.Mutex
+	url     string
+	snap    ConfigSnapshot
+	full    ConnectorsAndTasks
+	revoked []ConnectorsAndTasks
+	gens    int
+}
+
+func (h *fakeHandler) State() (string, int64) { return h.url, h.snap.Offset }
+func (h *fakeHandler) LeaderSnapshot(max int64) (ConfigSnapshot, bool) {
+	return h.snap, h.snap.Offset >= max
+}
+func (h *fakeHandler) CatchUp(int64) bool { return true }
+func (h *fakeHandler) Revoke(c ConnectorsAndTasks) {
+	h.mu.Lock()
+	h.revoked = append(h.revoked, c)
+	h.mu.Unlock()
+}
+func (h *fakeHandler) Assigned(a *Assignment, full ConnectorsAndTasks, gen int32, leader bool) {
+	h.mu.Lock()
+	h.full = full
+	h.gens++
+	h.mu.Unlock()
+}
+func (h *fakeHandler) tasks() []TaskID {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]TaskID(nil), h.full.Tasks...)
+}
+
+func newClient(t *testing.T, addr string) sarama.Client {
+	c := sarama.NewConfig()
+	c.Version = sarama.V3_6_0_0
+	c.Net.ReadTimeout = 70 * time.Second
+	cl, err := sarama.NewClient([]string{addr}, c)
+	require.NoError(t, err)
+	t.Cleanup(func() { cl.Close() })
+	return cl
+}
+
+func TestMembersOnBroker(t *testing.T) {
+	addr := bootstrap(t)
+	group := fmt.Sprintf("connect-group-test-%d", time.Now().UnixNano())
+	snap := ConfigSnapshot{Offset: 3, TaskCounts: map[string]int{"c": 6}}
+	type run struct {
+		h      *fakeHandler
+		cancel context.CancelFunc
+		done   chan struct{}
+	}
+	start := func(i int, protocol string) *run {
+		h := &fakeHandler{url: fmt.Sprintf("http://w%d/", i), snap: snap}
+		m, err := NewMember(newClient(t, addr), Config{GroupID: group, SessionTimeout: 6 * time.Second,
+			HeartbeatInterval: 500 * time.Millisecond, RebalanceTimeout: 20 * time.Second, MaxDelay: time.Second, Protocol: protocol}, h)
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(context.Background())
+		r := &run{h: h, cancel: cancel, done: make(chan struct{})}
+		go func() { _ = m.Run(ctx); close(r.done) }()
+		t.Cleanup(func() { cancel(); <-r.done })
+		return r
+	}
+	spread := func(rs []*run, want []int) {
+		require.Eventually(t, func() bool {
+			owners := map[TaskID]int{}
+			var counts []int
+			for _, r := range rs {
+				ts := r.h.tasks()
+				counts = append(counts, len(ts))
+				for _, tk := range ts {
+					owners[tk]++
+				}
+			}
+			if len(owners) != 6 {
+				return false
+			}
+			for _, n := range owners {
+				if n != 1 {
+					return false
+				}
+			}
+			for i := range want {
+				if counts[i] != want[i] {
+					return false
+				}
+			}
+			return true
+		}, 40*time.Second, 100*time.Millisecond)
+	}
+	rs := []*run{start(1, "sessioned"), start(2, "sessioned"), start(3, "compatible")}
+	spread(rs, []int{2, 2, 2})
+	before := map[TaskID]bool{}
+	for _, tk := range rs[0].h.tasks() {
+		before[tk] = true
+	}
+	// a member leaves: after the scheduled delay its tasks go to the survivors; w1 keeps its own tasks
+	rs[2].cancel()
+	<-rs[2].done
+	spread(rs[:2], []int{3, 3})
+	for tk := range before {
+		require.Contains(t, rs[0].h.tasks(), tk)
+	}
+	rs[0].h.mu.Lock()
+	for _, r := range rs[0].h.revoked {
+		for _, tk := range r.Tasks {
+			require.False(t, before[tk], "task %s of a surviving worker was revoked", tk)
+		}
+	}
+	rs[0].h.mu.Unlock()
+	// a new member takes a share
+	rs = append(rs[:2], start(4, "sessioned"))
+	spread(rs, []int{2, 2, 2})
+}
