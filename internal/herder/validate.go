@@ -1,0 +1,337 @@
+package herder
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/connectd/connectd/connect"
+)
+
+// ConnectorConfigDef is the JVM's ConnectorConfig + SinkConnectorConfig: keys every sink connector has.
+func ConnectorConfigDef() *connect.ConfigDef {
+	const common, tr, pr, eh = "Common", "Transforms", "Predicates", "Error Handling"
+	return connect.NewConfigDef().
+		Define(connect.ConfigKey{Name: "name", Type: connect.ConfigString, Default: connect.NoDefault, Validator: connect.NonEmptyString(), Importance: connect.High, Group: common, OrderInGroup: 1, Width: connect.WidthMedium, DisplayName: "Connector name", Doc: "Globally unique name to use for this connector."}).
+		Define(connect.ConfigKey{Name: "connector.class", Type: connect.ConfigString, Default: connect.NoDefault, Importance: connect.High, Group: common, OrderInGroup: 2, Width: connect.WidthLong, DisplayName: "Connector class", Doc: "Name or alias of the class for this connector. Must be a subclass of org.apache.kafka.connect.connector.Connector. If the connector is org.apache.kafka.connect.file.FileStreamSinkConnector, you can either specify this full name,  or use \"FileStreamSink\" or \"FileStreamSinkConnector\" to make the configuration a bit shorter"}).
+		Define(connect.ConfigKey{Name: "tasks.max", Type: connect.ConfigInt, Default: 1, Validator: connect.AtLeast(1), Importance: connect.High, Group: common, OrderInGroup: 3, Width: connect.WidthShort, DisplayName: "Tasks max", Doc: "Maximum number of tasks to use for this connector."}).
+		Define(connect.ConfigKey{Name: "tasks.max.enforce", Type: connect.ConfigBoolean, Default: true, Importance: connect.Low, Group: common, OrderInGroup: 4, Width: connect.WidthShort, DisplayName: "Enforce tasks max", Doc: "(Deprecated) Whether to enforce that the tasks.max property is respected by the connector."}).
+		Define(connect.ConfigKey{Name: "key.converter", Type: connect.ConfigClass, Default: nil, Importance: connect.Low, Group: common, OrderInGroup: 5, Width: connect.WidthShort, DisplayName: "Key converter class", Doc: "Converter class used to convert between Kafka Connect format and the serialized form that is written to Kafka. This controls the format of the keys in messages written to or read from Kafka."}).
+		Define(connect.ConfigKey{Name: "value.converter", Type: connect.ConfigClass, Default: nil, Importance: connect.Low, Group: common, OrderInGroup: 6, Width: connect.WidthShort, DisplayName: "Value converter class", Doc: "Converter class used to convert between Kafka Connect format and the serialized form that is written to Kafka. This controls the format of the values in messages written to or read from Kafka."}).
+		Define(connect.ConfigKey{Name: "header.converter", Type: connect.ConfigClass, Default: nil, Importance: connect.Low, Group: common, OrderInGroup: 7, Width: connect.WidthShort, DisplayName: "Header converter class", Doc: "HeaderConverter class used to convert between Kafka Connect format and the serialized form that is written to Kafka."}).
+		Define(connect.ConfigKey{Name: "config.action.reload", Type: connect.ConfigString, Default: "restart", Validator: connect.InIgnoreCase("none", "restart"), Importance: connect.Low, Group: common, OrderInGroup: 8, Width: connect.WidthMedium, DisplayName: "Reload Action", Doc: "The action that Connect should take on the connector when changes in external configuration providers result in a change in the connector's configuration properties."}).
+		Define(connect.ConfigKey{Name: "topics", Type: connect.ConfigList, Default: "", Importance: connect.High, Group: common, OrderInGroup: 9, Width: connect.WidthLong, DisplayName: "Topics", Doc: "List of topics to consume, separated by commas"}).
+		Define(connect.ConfigKey{Name: "topics.regex", Type: connect.ConfigString, Default: "", Validator: connect.ValidRegex(), Importance: connect.High, Group: common, OrderInGroup: 10, Width: connect.WidthLong, DisplayName: "Topics regex", Doc: "Regular expression giving topics to consume. Under the hood, the regex is compiled to a <code>java.util.regex.Pattern</code>. Only one of topics or topics.regex should be specified."}).
+		Define(connect.ConfigKey{Name: "transforms", Type: connect.ConfigList, Default: "", Importance: connect.Low, Group: tr, OrderInGroup: 0, Width: connect.WidthLong, DisplayName: "Transforms", Doc: "Aliases for the transformations to be applied to records."}).
+		Define(connect.ConfigKey{Name: "predicates", Type: connect.ConfigList, Default: "", Importance: connect.Low, Group: pr, OrderInGroup: 0, Width: connect.WidthLong, DisplayName: "Predicates", Doc: "Aliases for the predicates used by transformations."}).
+		Merge(errorsKeys(eh))
+}
+
+func errorsKeys(group string) *connect.ConfigDef {
+	// Mirrors internal/worker's error handling keys; kept here so validation needs no worker.
+	return connect.NewConfigDef().
+		Define(connect.ConfigKey{Name: "errors.retry.timeout", Type: connect.ConfigLong, Default: int64(0), Group: group, OrderInGroup: 1, Width: connect.WidthMedium, DisplayName: "Retry Timeout for Errors", Doc: "The maximum duration in milliseconds that a failed operation will be reattempted. The default is 0, which means no retries will be attempted. Use -1 for infinite retries."}).
+		Define(connect.ConfigKey{Name: "errors.retry.delay.max.ms", Type: connect.ConfigLong, Default: int64(60000), Group: group, OrderInGroup: 2, Width: connect.WidthMedium, DisplayName: "Maximum Delay Between Retries for Errors", Doc: "The maximum duration in milliseconds between consecutive retry attempts. Jitter will be added to the delay once this limit is reached to prevent thundering herd issues."}).
+		Define(connect.ConfigKey{Name: "errors.tolerance", Type: connect.ConfigString, Default: "none", Validator: connect.InIgnoreCase("none", "all"), Group: group, OrderInGroup: 3, Width: connect.WidthShort, DisplayName: "Error Tolerance", Doc: "Behavior for tolerating errors during connector operation. 'none' is the default value and signals that any error will result in an immediate connector task failure; 'all' changes the behavior to skip over problematic records."}).
+		Define(connect.ConfigKey{Name: "errors.log.enable", Type: connect.ConfigBoolean, Default: false, Group: group, OrderInGroup: 4, Width: connect.WidthShort, DisplayName: "Log Errors", Doc: "If true, write each error and the details of the failed operation and problematic record to the Connect application log. This is 'false' by default, so that only errors that are not tolerated are reported."}).
+		Define(connect.ConfigKey{Name: "errors.log.include.messages", Type: connect.ConfigBoolean, Default: false, Group: group, OrderInGroup: 5, Width: connect.WidthShort, DisplayName: "Log Error Details", Doc: "Whether to include in the log the Connect record that resulted in a failure. For sink records, the topic, partition, offset, and timestamp will be logged. This is 'false' by default, which will prevent record keys, values, and headers from being written to log files."}).
+		Define(connect.ConfigKey{Name: "errors.deadletterqueue.topic.name", Type: connect.ConfigString, Default: "", Group: group, OrderInGroup: 6, Width: connect.WidthMedium, DisplayName: "Dead Letter Queue Topic Name", Doc: "The name of the topic to be used as the dead letter queue (DLQ) for messages that result in an error when processed by this sink connector, or its transformations or converters. The topic name is blank by default, which means that no messages are to be recorded in the DLQ."}).
+		Define(connect.ConfigKey{Name: "errors.deadletterqueue.topic.replication.factor", Type: connect.ConfigShort, Default: 3, Group: group, OrderInGroup: 7, Width: connect.WidthMedium, DisplayName: "Dead Letter Queue Topic Replication Factor", Doc: "Replication factor used to create the dead letter queue topic when it doesn't already exist."}).
+		Define(connect.ConfigKey{Name: "errors.deadletterqueue.context.headers.enable", Type: connect.ConfigBoolean, Default: false, Group: group, OrderInGroup: 8, Width: connect.WidthMedium, DisplayName: "Enable Error Context Headers", Doc: "If true, add headers containing error context to the messages written to the dead letter queue. To avoid clashing with headers from the original record, all error context header keys, all error context header keys will start with <code>__connect.errors.</code>"})
+}
+
+// Validator validates connector configs against the registry (shared by the standalone and distributed herders).
+type Validator struct {
+	Registry       *connect.Registry
+	OverridePolicy string // All, None, Principal
+	WorkerGroupID  string
+}
+
+// Validate returns the JVM's ConfigInfos for a connector config. An unknown connector class is an error
+// (500 with the JVM's message), not a validation result.
+func (v *Validator) Validate(config map[string]string) (*ConfigInfos, error) {
+	class := config["connector.class"]
+	if class == "" {
+		return nil, BadRequest("Connector config %s contains no connector type", formatJavaMap(config))
+	}
+	plugin, ok := v.Registry.Lookup(class)
+	if !ok || (plugin.Type != connect.PluginSink && plugin.Type != connect.PluginSource) {
+		return nil, &connect.PluginNotFoundError{Name: class, Kind: "Connector"}
+	}
+	if plugin.Type == connect.PluginSource {
+		return nil, BadRequest("Source connectors are not supported by this runtime (sink-only): %s", class)
+	}
+	conn := plugin.New().(connect.SinkConnector)
+	def := ConnectorConfigDef()
+	values := def.Validate(config)
+	byName := map[string]*connect.ConfigValue{}
+	for i := range values {
+		byName[values[i].Name] = &values[i]
+	}
+	addErr := func(name, msg string) {
+		if cv, ok := byName[name]; ok {
+			cv.Errors = append(cv.Errors, msg)
+		}
+	}
+	// Sink rules (SinkConnectorConfig.validate).
+	topics, regex := strings.TrimSpace(config["topics"]), strings.TrimSpace(config["topics.regex"])
+	switch {
+	case topics != "" && regex != "":
+		msg := "topics and topics.regex are mutually exclusive options, but both are set."
+		addErr("topics", msg)
+		addErr("topics.regex", msg)
+	case topics == "" && regex == "":
+		msg := "Must configure one of topics or topics.regex"
+		addErr("topics", msg)
+		addErr("topics.regex", msg)
+	}
+	if dlq := strings.TrimSpace(config["errors.deadletterqueue.topic.name"]); dlq != "" {
+		for _, t := range strings.Split(topics, ",") {
+			if strings.TrimSpace(t) == dlq {
+				addErr("errors.deadletterqueue.topic.name", fmt.Sprintf("The DLQ topic '%s' may not be included in the list of topics ('topics=%s') to be consumed.", dlq, topics))
+			}
+		}
+		if regex != "" {
+			if re, err := regexp.Compile("^(?:" + regex + ")$"); err == nil && re.MatchString(dlq) {
+				addErr("errors.deadletterqueue.topic.name", fmt.Sprintf("The DLQ topic '%s' may not be included in the regex matching the topics ('topics.regex=%s') to be consumed.", dlq, regex))
+			}
+		}
+	}
+	if v.WorkerGroupID != "" && "connect-"+config["name"] == v.WorkerGroupID {
+		addErr("name", fmt.Sprintf("Consumer group connect-%s conflicts with Connect worker group %s", config["name"], v.WorkerGroupID))
+	}
+	// Converters named must exist.
+	for _, k := range []string{"key.converter", "value.converter"} {
+		if c := config[k]; c != "" {
+			if _, ok := v.Registry.LookupType(c, connect.PluginConverter); !ok {
+				addErr(k, fmt.Sprintf("Class %s could not be found.", c))
+			}
+		}
+	}
+	if c := config["header.converter"]; c != "" {
+		if _, ok := v.Registry.LookupType(c, connect.PluginHeaderConverter, connect.PluginConverter); !ok {
+			addErr("header.converter", fmt.Sprintf("Class %s could not be found.", c))
+		}
+	}
+	// Client override policy.
+	overrideErrs := v.overrideErrors(config)
+
+	// Transforms and predicates: their keys and the plugins' own definitions.
+	extra := connect.NewConfigDef()
+	for _, kind := range []struct{ list, typ string }{{"transforms", "transformation"}, {"predicates", "predicate"}} {
+		for _, alias := range splitList(config[kind.list]) {
+			prefix := kind.list + "." + alias + "."
+			group := "Transforms: " + alias
+			if kind.list == "predicates" {
+				group = "Predicates: " + alias
+			}
+			extra.Define(connect.ConfigKey{Name: prefix + "type", Type: connect.ConfigClass, Default: connect.NoDefault, Importance: connect.High, Group: group, OrderInGroup: 0, Width: connect.WidthLong, DisplayName: "Transformation type for " + alias, Doc: "Class for the '" + alias + "' " + kind.typ + "."})
+			if kind.list == "transforms" {
+				extra.Define(connect.ConfigKey{Name: prefix + "negate", Type: connect.ConfigBoolean, Default: false, Importance: connect.Medium, Group: group, OrderInGroup: 0, Width: connect.WidthShort, DisplayName: "Negate", Doc: "Whether the configured predicate should be negated."})
+				extra.Define(connect.ConfigKey{Name: prefix + "predicate", Type: connect.ConfigString, Default: "", Importance: connect.Medium, Group: group, OrderInGroup: 0, Width: connect.WidthLong, DisplayName: "Predicate", Doc: "The alias of a predicate used to determine whether to apply this transformation."})
+			}
+			cls := config[prefix+"type"]
+			if cls == "" {
+				continue
+			}
+			pt := connect.PluginTransformation
+			if kind.list == "predicates" {
+				pt = connect.PluginPredicate
+			}
+			p, ok := v.Registry.LookupType(cls, pt)
+			if !ok {
+				continue // reported below as the type key's error
+			}
+			if c, ok := p.New().(connect.Configurable); ok && c.ConfigDef() != nil {
+				extra = extra.Merge(c.ConfigDef().WithPrefix(prefix, group))
+			}
+		}
+	}
+	extraVals := extra.Validate(config)
+	for i := range extraVals {
+		k := extraVals[i].Name
+		if strings.HasSuffix(k, ".type") {
+			cls := config[k]
+			pt := connect.PluginTransformation
+			if strings.HasPrefix(k, "predicates.") {
+				pt = connect.PluginPredicate
+			}
+			if cls != "" {
+				if _, ok := v.Registry.LookupType(cls, pt); !ok {
+					extraVals[i].Errors = append(extraVals[i].Errors, fmt.Sprintf("Invalid value %s for configuration %s: Class %s could not be found.", cls, k, cls))
+				}
+			}
+		}
+		if strings.HasSuffix(k, ".predicate") && config[k] != "" {
+			found := false
+			for _, p := range splitList(config["predicates"]) {
+				found = found || p == config[k]
+			}
+			if !found {
+				extraVals[i].Errors = append(extraVals[i].Errors, fmt.Sprintf("Invalid value %s for configuration %s: Undefined predicate", config[k], k))
+			}
+		}
+	}
+
+	// The connector's own definition, and its custom validation.
+	connDef := conn.ConfigDef()
+	var connVals []connect.ConfigValue
+	if connDef != nil {
+		var own []*connect.ConfigKey
+		for _, k := range connDef.Keys() {
+			if _, dup := def.Key(k.Name); !dup {
+				own = append(own, k)
+			}
+		}
+		od := connect.NewConfigDef()
+		for _, k := range own {
+			od.Define(*k)
+		}
+		connVals = od.Validate(config)
+		def = def.Merge(od)
+	}
+	if cv, ok := conn.(connect.ConfigValidator); ok {
+		for _, r := range cv.Validate(config) {
+			for i := range connVals {
+				if connVals[i].Name == r.Name {
+					connVals[i].Errors = append(connVals[i].Errors, r.Errors...)
+				}
+			}
+			if b, ok := byName[r.Name]; ok {
+				b.Errors = append(b.Errors, r.Errors...)
+			}
+		}
+	}
+	def = def.Merge(extra)
+	all := append(append(values, connVals...), extraVals...)
+	infos := &ConfigInfos{Name: plugin.Class, Groups: def.Groups()}
+	if infos.Groups == nil {
+		infos.Groups = []string{}
+	}
+	for _, cv := range all {
+		k, _ := def.Key(cv.Name)
+		if k == nil {
+			continue
+		}
+		infos.Configs = append(infos.Configs, ConfigInfo{Definition: ConfigKeyInfoOf(k), Value: configValueInfo(cv)})
+		infos.ErrorCount += len(cv.Errors)
+	}
+	for _, oe := range overrideErrs {
+		infos.Configs = append(infos.Configs, ConfigInfo{
+			Definition: ConfigKeyInfo{Name: oe.Name, Type: "STRING", Importance: "LOW", Width: "NONE", Order: -1, DisplayName: oe.Name, Dependents: []string{}},
+			Value:      configValueInfo(oe),
+		})
+		infos.ErrorCount += len(oe.Errors)
+	}
+	return infos, nil
+}
+
+func (v *Validator) overrideErrors(config map[string]string) []connect.ConfigValue {
+	policy := v.OverridePolicy
+	if policy == "" || policy == "All" {
+		return nil
+	}
+	var out []connect.ConfigValue
+	keys := connect.SortedStrings(config)
+	for _, k := range keys {
+		for _, prefix := range []string{"consumer.override.", "producer.override.", "admin.override."} {
+			if !strings.HasPrefix(k, prefix) {
+				continue
+			}
+			key := strings.TrimPrefix(k, prefix)
+			if policy == "Principal" && (key == "sasl.jaas.config" || key == "sasl.mechanism" || key == "security.protocol") {
+				continue
+			}
+			val := config[k]
+			out = append(out, connect.ConfigValue{Name: k, Value: val, Visible: true,
+				Errors: []string{fmt.Sprintf("The '%s' policy does not allow '%s' to be overridden in the connector configuration.", policy, key)}})
+		}
+	}
+	return out
+}
+
+// ValidationError renders the JVM's "Connector configuration is invalid" message, or nil when valid.
+func ValidationError(infos *ConfigInfos) error {
+	if infos.ErrorCount == 0 {
+		return nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Connector configuration is invalid and contains the following %d error(s):\n", infos.ErrorCount)
+	for _, c := range infos.Configs {
+		for _, e := range c.Value.Errors {
+			b.WriteString(e)
+			b.WriteByte('\n')
+		}
+	}
+	b.WriteString("You can also find the above list of errors at the endpoint `/connector-plugins/{connectorType}/config/validate`")
+	return &RestError{Status: 400, Message: b.String(), Kind: ErrBadRequest}
+}
+
+// ConfigKeyInfoOf renders a key definition as the REST ConfigKeyInfo.
+func ConfigKeyInfoOf(k *connect.ConfigKey) ConfigKeyInfo {
+	info := ConfigKeyInfo{
+		Name: k.Name, Type: string(k.Type), Required: !k.HasDefault(), Importance: string(k.Importance),
+		Documentation: k.Doc, Order: k.OrderInGroup, Width: string(k.Width), DisplayName: k.DisplayName,
+		Dependents: k.Dependents,
+	}
+	if k.HasDefault() {
+		info.DefaultValue = connect.FormatConfigValue(k.Default)
+	}
+	if k.Group != "" {
+		g := k.Group
+		info.Group = &g
+	}
+	if info.Dependents == nil {
+		info.Dependents = []string{}
+	}
+	return info
+}
+
+func configValueInfo(cv connect.ConfigValue) ConfigValueInfo {
+	out := ConfigValueInfo{Name: cv.Name, Visible: cv.Visible, Errors: cv.Errors, RecommendedValues: []string{}}
+	if s, ok := cv.Value.(string); ok {
+		out.Value = &s
+	}
+	for _, r := range cv.RecommendedValues {
+		out.RecommendedValues = append(out.RecommendedValues, fmt.Sprint(r))
+	}
+	if out.Errors == nil {
+		out.Errors = []string{}
+	}
+	return out
+}
+
+// formatJavaMap renders a map as Java's HashMap.toString would ({a=1, b=2}), sorted for determinism.
+func formatJavaMap(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + m[k]
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// TasksMax parses tasks.max (validated already).
+func TasksMax(config map[string]string) int {
+	n, err := strconv.Atoi(strings.TrimSpace(config["tasks.max"]))
+	if err != nil || n < 1 {
+		return 1
+	}
+	return n
+}
