@@ -1,0 +1,128 @@
+// Package file is the JVM's example sink, FileStreamSinkConnector: each record's value, one line per record,
+// appended to a file (or stdout when `file` is unset).
+package file
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/connectd/connectd/connect"
+)
+
+// Class is the JVM class name users put in configs.
+const Class = "org.apache.kafka.connect.file.FileStreamSinkConnector"
+
+func init() {
+	connect.Register(connect.Plugin{Class: Class, Type: connect.PluginSink, New: func() any { return &Connector{} }})
+}
+
+func configDef() *connect.ConfigDef {
+	return connect.NewConfigDef().
+		Define(connect.ConfigKey{Name: "file", Type: connect.ConfigString, Default: nil, Importance: connect.High,
+			Doc: "Destination filename. If not specified, the standard output will be used"})
+}
+
+// Connector is FileStreamSinkConnector.
+type Connector struct {
+	connect.ConnectorBase
+	props map[string]string
+}
+
+func (c *Connector) ConfigDef() *connect.ConfigDef { return configDef() }
+func (c *Connector) Start(props map[string]string) error {
+	if _, err := configDef().Parse(props); err != nil {
+		return err
+	}
+	c.props = props
+	return nil
+}
+func (c *Connector) TaskConfigs(maxTasks int) ([]map[string]string, error) {
+	// Like the JVM's: every task appends to the same file.
+	return connect.ReplicateTaskConfigs(c.props, maxTasks), nil
+}
+func (c *Connector) Stop() error               { return nil }
+func (c *Connector) NewTask() connect.SinkTask { return &Task{} }
+
+// Task is FileStreamSinkTask.
+type Task struct {
+	connect.SinkTaskBase
+	filename string
+	f        *os.File
+	w        *bufio.Writer
+}
+
+func (t *Task) Start(props map[string]string) error {
+	t.filename = props["file"]
+	if t.filename == "" {
+		t.w = bufio.NewWriter(os.Stdout)
+		return nil
+	}
+	f, err := os.OpenFile(t.filename, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("couldn't find or create file '%s' for FileStreamSinkTask: %w", t.filename, err)
+	}
+	t.f, t.w = f, bufio.NewWriterSize(f, 64<<10)
+	return nil
+}
+
+func (t *Task) Put(_ context.Context, records []*connect.SinkRecord) error {
+	for _, r := range records {
+		t.w.WriteString(JavaString(r.Value))
+		t.w.WriteByte('\n')
+	}
+	return nil
+}
+
+func (t *Task) Flush(context.Context, map[connect.TopicPartition]connect.OffsetAndMetadata) error {
+	if err := t.w.Flush(); err != nil {
+		return connect.Retriable(fmt.Errorf("flushing %s: %w", t.filename, err))
+	}
+	if t.f != nil {
+		return t.f.Sync()
+	}
+	return nil
+}
+
+func (t *Task) Stop() error {
+	if t.w != nil {
+		t.w.Flush()
+	}
+	if t.f != nil {
+		return t.f.Close()
+	}
+	return nil
+}
+
+// JavaString renders a Connect value as Java's toString would (what the JVM file sink writes).
+func JavaString(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return x
+	case []byte:
+		return fmt.Sprintf("[B@%x", len(x))
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = k + "=" + JavaString(x[k])
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = JavaString(e)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	}
+	return fmt.Sprint(v)
+}
