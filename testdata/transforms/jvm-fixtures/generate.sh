@@ -1,0 +1,5 @@
+#!/usr/bin/env bash
+# Regenerates ../fixtures.json by running the JVM's own SMTs (needs JDK 17+ and Maven; fetches from Maven Central).
+set -euo pipefail
+cd "$(dirname "$0")"
+mvn -q -B compile exec:java -Dexec.args=../fixtures.json -Duser.timezone=UTC
