@@ -1,0 +1,273 @@
+// Package store keeps the distributed herder's state in the JVM's internal topics: a compacted-topic log
+// (KafkaBasedLog), the config store (KafkaConfigBackingStore) and the status store (KafkaStatusBackingStore),
+// with the JVM's keys and JSON values so a JVM Connect cluster's topics can be taken over and back.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/IBM/sarama"
+)
+
+// TopicSpec describes an internal topic as the JVM's worker keys do.
+type TopicSpec struct {
+	Name        string
+	Property    string // worker key that named it, for error messages (config.storage.topic, ...)
+	Partitions  int32  // -1: broker default
+	Replication int16  // -1: broker default
+	Configs     map[string]string
+	// SinglePartition refuses an existing topic with more than one partition (the config topic).
+	SinglePartition bool
+}
+
+// EnsureTopic creates the topic compacted if missing, and refuses an existing one whose cleanup.policy is not
+// exactly "compact" (or, for the config topic, that has more than one partition), as the JVM worker does.
+func EnsureTopic(admin sarama.ClusterAdmin, spec TopicSpec) error {
+	metas, err := admin.DescribeTopics([]string{spec.Name})
+	if err != nil {
+		return err
+	}
+	exists := len(metas) == 1 && !errors.Is(metas[0].Err, sarama.ErrUnknownTopicOrPartition) && metas[0].Err == sarama.ErrNoError
+	if !exists {
+		entries := map[string]*string{}
+		for k, v := range spec.Configs {
+			if k == "cleanup.policy" { // the JVM ignores a cleanup.policy given through <prefix>.*
+				continue
+			}
+			v := v
+			entries[k] = &v
+		}
+		compact := "compact"
+		entries["cleanup.policy"] = &compact
+		parts := spec.Partitions
+		if spec.SinglePartition {
+			parts = 1
+		}
+		err := admin.CreateTopic(spec.Name, &sarama.TopicDetail{NumPartitions: parts, ReplicationFactor: spec.Replication, ConfigEntries: entries}, false)
+		if err != nil && !errors.Is(err, sarama.ErrTopicAlreadyExists) {
+			var te *sarama.TopicError
+			if !errors.As(err, &te) || te.Err != sarama.ErrTopicAlreadyExists {
+				return fmt.Errorf("store: creating topic %s: %w", spec.Name, err)
+			}
+		}
+		if metas, err = admin.DescribeTopics([]string{spec.Name}); err != nil {
+			return err
+		}
+	}
+	if spec.SinglePartition && len(metas) == 1 && len(metas[0].Partitions) > 1 {
+		return fmt.Errorf("Topic '%s' supplied via the '%s' property is required to have a single partition in order to guarantee consistency of connector configurations, but found %d partitions.",
+			spec.Name, spec.Property, len(metas[0].Partitions))
+	}
+	cfg, err := admin.DescribeConfig(sarama.ConfigResource{Type: sarama.TopicResource, Name: spec.Name, ConfigNames: []string{"cleanup.policy"}})
+	if err != nil {
+		return fmt.Errorf("store: describing topic %s: %w", spec.Name, err)
+	}
+	policy := ""
+	for _, e := range cfg {
+		if e.Name == "cleanup.policy" {
+			policy = e.Value
+		}
+	}
+	if policy != "compact" {
+		return fmt.Errorf("Topic '%s' supplied via the '%s' property is required to have 'cleanup.policy=compact' to guarantee consistency and durability of connector configurations, but found the topic currently has 'cleanup.policy=%s'. Continuing would likely result in eventually losing connector configurations and problems restarting this Connect cluster in the future. Change the '%s' property in the Connect worker configurations to use a topic with 'cleanup.policy=compact'.",
+			spec.Name, spec.Property, policy, spec.Property)
+	}
+	return nil
+}
+
+// Record is one record read from a log.
+type Record struct {
+	Key       string
+	Value     []byte // nil = tombstone
+	Partition int32
+	Offset    int64
+	Timestamp time.Time
+}
+
+// Log is a KafkaBasedLog: it consumes every partition of a topic from the beginning, hands each record to
+// apply (serially, in offset order per partition), and produces with acks=all.
+type Log struct {
+	client   sarama.Client
+	topic    string
+	apply    func(Record)
+	producer sarama.SyncProducer
+	consumer sarama.Consumer
+
+	mu       sync.Mutex
+	cond     *sync.Cond
+	next     map[int32]int64 // next offset to read per partition
+	applyMu  sync.Mutex
+	stop     context.CancelFunc
+	wg       sync.WaitGroup
+	failures error
+}
+
+// NewLog prepares a log on topic with its own client built from brokers and base (cloned): producer acks=all,
+// one request in flight, no idempotence, and the Java client's murmur2 partitioner so keys land on the
+// partitions a JVM worker would use.
+func NewLog(brokers []string, base *sarama.Config, topic string, apply func(Record)) (*Log, error) {
+	c := *base
+	c.Producer.RequiredAcks = sarama.WaitForAll
+	c.Producer.Return.Successes = true
+	c.Producer.Return.Errors = true
+	c.Producer.Idempotent = false
+	c.Net.MaxOpenRequests = 1
+	c.Producer.Retry.Max = 10
+	c.Producer.Partitioner = sarama.NewReferenceHashPartitioner
+	c.Consumer.Offsets.AutoCommit.Enable = false
+	c.Consumer.Return.Errors = true
+	client, err := sarama.NewClient(brokers, &c)
+	if err != nil {
+		return nil, err
+	}
+	l := &Log{client: client, topic: topic, apply: apply, next: map[int32]int64{}}
+	l.cond = sync.NewCond(&l.mu)
+	return l, nil
+}
+
+// Client is the log's own client (for admin calls).
+func (l *Log) Client() sarama.Client { return l.client }
+
+// Start begins consuming every partition from the earliest offset and returns once everything present at
+// the start has been applied (read to end before serving).
+func (l *Log) Start(ctx context.Context) error {
+	parts, err := l.client.Partitions(l.topic)
+	if err != nil {
+		return err
+	}
+	if l.consumer, err = sarama.NewConsumerFromClient(l.client); err != nil {
+		return err
+	}
+	if l.producer, err = sarama.NewSyncProducerFromClient(l.client); err != nil {
+		return err
+	}
+	rctx, cancel := context.WithCancel(context.Background())
+	l.stop = cancel
+	for _, p := range parts {
+		pc, err := l.consumer.ConsumePartition(l.topic, p, sarama.OffsetOldest)
+		if err != nil {
+			cancel()
+			return err
+		}
+		l.mu.Lock()
+		l.next[p] = 0
+		l.mu.Unlock()
+		l.wg.Add(1)
+		go l.consume(rctx, p, pc)
+	}
+	return l.ReadToEnd(ctx)
+}
+
+func (l *Log) consume(ctx context.Context, p int32, pc sarama.PartitionConsumer) {
+	defer l.wg.Done()
+	defer pc.Close()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case err, ok := <-pc.Errors():
+			if !ok {
+				return
+			}
+			l.mu.Lock()
+			l.failures = err
+			l.mu.Unlock()
+		case m, ok := <-pc.Messages():
+			if !ok {
+				return
+			}
+			r := Record{Key: string(m.Key), Value: m.Value, Partition: m.Partition, Offset: m.Offset, Timestamp: m.Timestamp}
+			l.applyMu.Lock()
+			l.apply(r)
+			l.applyMu.Unlock()
+			l.mu.Lock()
+			l.next[p] = m.Offset + 1
+			l.cond.Broadcast()
+			l.mu.Unlock()
+		}
+	}
+}
+
+// ReadToEnd waits until every record written before the call has been applied.
+func (l *Log) ReadToEnd(ctx context.Context) error {
+	ends := map[int32]int64{}
+	l.mu.Lock()
+	parts := make([]int32, 0, len(l.next))
+	for p := range l.next {
+		parts = append(parts, p)
+	}
+	l.mu.Unlock()
+	for _, p := range parts {
+		off, err := l.client.GetOffset(l.topic, p, sarama.OffsetNewest)
+		if err != nil {
+			return err
+		}
+		ends[p] = off
+	}
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			l.mu.Lock()
+			l.cond.Broadcast()
+			l.mu.Unlock()
+		case <-done:
+		}
+	}()
+	defer close(done)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for {
+		caught := true
+		for p, end := range ends {
+			if l.next[p] < end {
+				caught = false
+			}
+		}
+		if caught {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		l.cond.Wait()
+	}
+}
+
+// Send writes key=value (nil value = tombstone) and waits for the broker's acknowledgement.
+func (l *Log) Send(key string, value []byte) (int32, int64, error) {
+	msg := &sarama.ProducerMessage{Topic: l.topic, Key: sarama.StringEncoder(key)}
+	if value != nil {
+		msg.Value = sarama.ByteEncoder(value)
+	}
+	return l.producer.SendMessage(msg)
+}
+
+// SendAll writes records in order (each acknowledged before the next, as with max.in.flight=1).
+func (l *Log) SendAll(recs []Record) error {
+	for _, r := range recs {
+		if _, _, err := l.Send(r.Key, r.Value); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Close stops consuming and closes the clients.
+func (l *Log) Close() error {
+	if l.stop != nil {
+		l.stop()
+	}
+	l.wg.Wait()
+	if l.producer != nil {
+		_ = l.producer.Close()
+	}
+	if l.consumer != nil {
+		_ = l.consumer.Close()
+	}
+	return l.client.Close()
+}
