@@ -88,7 +88,7 @@ func incompleteBacktick(path string, at int) error {
 	return &connect.ConfigError{Message: fmt.Sprintf("Incomplete backtick pair in path: [%s], consider adding a backslash before backtick at position %d to escape it", path, at)}
 }
 
-func (p fieldPath) last() string     { return p.steps[len(p.steps)-1] }
+func (p fieldPath) last() string      { return p.steps[len(p.steps)-1] }
 func (p fieldPath) parents() []string { return p.steps[:len(p.steps)-1] }
 
 func (p fieldPath) fieldFrom(s *connect.Schema) (connect.Field, bool) {
