@@ -387,7 +387,7 @@ func (t *MaskField) masked(v any) (any, error) {
 	}
 	rep := *t.replacement
 	bad := func() error {
-		return connect.DataErrorf("Unable to convert %s (class java.lang.String) to number", rep)
+		return connect.DataErrorf("Unable to convert %s (class java.lang.String) to a number", rep)
 	}
 	switch v.(type) {
 	case string:
@@ -399,7 +399,7 @@ func (t *MaskField) masked(v any) (any, error) {
 		}
 		l, ok := numberLong(sv.Value)
 		if !ok {
-			return nil, connect.DataErrorf("Unable to convert %s (class java.lang.String) to number", rep)
+			return nil, connect.DataErrorf("Unable to convert %s (class java.lang.String) to a number", rep)
 		}
 		switch v.(type) {
 		case int8:
@@ -426,7 +426,7 @@ func (t *MaskField) masked(v any) (any, error) {
 	case connect.Decimal:
 		d, err := connect.ParseDecimal(rep)
 		if err != nil {
-			return nil, connect.DataErrorf("Unable to convert %s (class java.lang.String) to number", rep)
+			return nil, connect.DataErrorf("Unable to convert %s (class java.lang.String) to a number", rep)
 		}
 		return d, nil
 	}
@@ -641,6 +641,10 @@ func (t *SetSchemaMetadata) Apply(r *connect.SinkRecord) (*connect.SinkRecord, e
 	}
 	if err := requireSchema(s, "updating schema metadata"); err != nil {
 		return nil, err
+	}
+	if s.Type != connect.TypeStruct {
+		// The JVM builds the new schema from schema.fields(), which fails for non-struct schemas.
+		return nil, connect.DataErrorf("Cannot list fields on non-struct type")
 	}
 	b := connect.BuilderFrom(s)
 	if t.name != nil {
