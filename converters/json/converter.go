@@ -1,0 +1,260 @@
+// Package json is org.apache.kafka.connect.json.JsonConverter: Connect data to and from JSON, with the
+// {"schema":...,"payload":...} envelope when schemas.enable is true.
+//
+// Known differences from the JVM (see also testdata/converters/README.md):
+//   - Schema parameters and map entries are written in sorted key order (Go maps keep no insertion order);
+//     the JVM writes a LinkedHashMap's insertion order and a HashMap's hash order.
+//   - Syntax error texts (the cause under "Converting byte[] to Kafka Connect data failed due to
+//     serialization error: ") are ours, not Jackson's.
+//   - Double.toString is the shortest representation (JDK 19+); JDK 17 prints a few values with extra digits.
+//   - Decoded schema'd maps are map[any]any; []byte keys become string and Decimal keys their string form
+//     (Go map keys must be comparable).
+package json
+
+import (
+	"container/list"
+	"strings"
+	"sync"
+
+	"github.com/connectd/connectd/connect"
+)
+
+const (
+	SchemasEnableConfig          = "schemas.enable"
+	SchemasCacheSizeConfig       = "schemas.cache.size"
+	DecimalFormatConfig          = "decimal.format"
+	ReplaceNullWithDefaultConfig = "replace.null.with.default"
+	ConverterTypeConfig          = "converter.type"
+	ClassName                    = "org.apache.kafka.connect.json.JsonConverter"
+	envelopeError                = "JsonConverter with schemas.enable requires \"schema\" and \"payload\" fields and may not contain additional fields. If you are trying to deserialize plain JSON data, set schemas.enable=false in your converter configuration."
+	serializationErrorPrefix     = "Converting byte[] to Kafka Connect data failed due to serialization error: "
+)
+
+// ConfigDef is JsonConverterConfig's definition.
+func ConfigDef() *connect.ConfigDef {
+	return connect.NewConfigDef().
+		Define(connect.ConfigKey{Name: ConverterTypeConfig, Type: connect.ConfigString, Default: nil,
+			Validator: connect.InIgnoreCase("key", "value", "header"), Importance: connect.Low,
+			Doc: "How this converter will be used."}).
+		Define(connect.ConfigKey{Name: SchemasEnableConfig, Type: connect.ConfigBoolean, Default: true, Importance: connect.High,
+			Doc: "Include schemas within each of the serialized values and keys.", Group: "Schemas", OrderInGroup: 1,
+			Width: connect.WidthMedium, DisplayName: "Enable Schemas"}).
+		Define(connect.ConfigKey{Name: SchemasCacheSizeConfig, Type: connect.ConfigInt, Default: 1000, Importance: connect.High,
+			Doc: "The maximum number of schemas that can be cached in this converter instance.", Group: "Schemas", OrderInGroup: 2,
+			Width: connect.WidthMedium, DisplayName: "Schema Cache Size"}).
+		Define(connect.ConfigKey{Name: DecimalFormatConfig, Type: connect.ConfigString, Default: "BASE64",
+			Validator: connect.InIgnoreCase("BASE64", "NUMERIC"), Importance: connect.Low,
+			Doc:   "Controls which format this converter will serialize decimals in. This value is case insensitive and can be either 'BASE64' (default) or 'NUMERIC'",
+			Group: "Schemas", OrderInGroup: 3, Width: connect.WidthMedium, DisplayName: "Decimal Format"}).
+		Define(connect.ConfigKey{Name: ReplaceNullWithDefaultConfig, Type: connect.ConfigBoolean, Default: true, Importance: connect.Low,
+			Doc:   "Whether to replace fields that have a default value and that are null to the default value. When set to true, the default value is used, otherwise null is used.",
+			Group: "Schemas", OrderInGroup: 4, Width: connect.WidthMedium, DisplayName: "Replace null with default"})
+}
+
+func init() {
+	connect.Register(connect.Plugin{Class: ClassName, Type: connect.PluginConverter, New: func() any { return New() }})
+}
+
+// Converter is the JsonConverter; it is also a HeaderConverter. Safe for concurrent use once configured.
+type Converter struct {
+	schemasEnabled bool
+	decimalNumeric bool
+	replaceNull    bool
+	toCache        *lru[string, *connect.Schema]
+	fromCache      *lru[*connect.Schema, []byte]
+}
+
+// New returns a converter with the default configuration (schemas enabled, BASE64 decimals).
+func New() *Converter {
+	c := &Converter{}
+	_ = c.configure(map[string]string{})
+	return c
+}
+
+func (c *Converter) configure(props map[string]string) error {
+	cfg, err := ConfigDef().Parse(props)
+	if err != nil {
+		return err
+	}
+	c.schemasEnabled = cfg.Bool(SchemasEnableConfig)
+	c.decimalNumeric = strings.EqualFold(cfg.String(DecimalFormatConfig), "NUMERIC")
+	c.replaceNull = cfg.Bool(ReplaceNullWithDefaultConfig)
+	size := cfg.Int(SchemasCacheSizeConfig)
+	c.toCache = newLRU[string, *connect.Schema](size)
+	c.fromCache = newLRU[*connect.Schema, []byte](size)
+	return nil
+}
+
+// Configure implements connect.Converter.
+func (c *Converter) Configure(configs map[string]string, isKey bool) error {
+	m := make(map[string]string, len(configs)+1)
+	for k, v := range configs {
+		m[k] = v
+	}
+	m[ConverterTypeConfig] = "value"
+	if isKey {
+		m[ConverterTypeConfig] = "key"
+	}
+	return c.configure(m)
+}
+
+// ToConnectData implements connect.Converter.
+func (c *Converter) ToConnectData(_ string, _ connect.Headers, value []byte) (connect.SchemaAndValue, error) {
+	if value == nil {
+		return connect.NullSchemaAndValue, nil
+	}
+	start, _, err := validate(value)
+	if err != nil {
+		return connect.SchemaAndValue{}, &connect.DataError{Err: &causeError{msg: serializationErrorPrefix, cause: err}}
+	}
+	if !c.schemasEnabled {
+		v, err := convertSchemaless(value, start)
+		if err != nil {
+			return connect.SchemaAndValue{}, err
+		}
+		return connect.SchemaAndValue{Value: v}, nil
+	}
+	if start < 0 || value[start] != '{' {
+		return connect.SchemaAndValue{}, dataErr(envelopeError)
+	}
+	si, pi := -1, -1
+	ok := true
+	objectFields(value, start, func(k []byte, v int) bool {
+		switch string(k) {
+		case "schema":
+			si = v
+		case "payload":
+			pi = v
+		default:
+			ok = false
+			return false
+		}
+		return true
+	})
+	if !ok || si < 0 || pi < 0 {
+		return connect.SchemaAndValue{}, dataErr(envelopeError)
+	}
+	var schema *connect.Schema
+	if !isNull(value, si) {
+		raw := value[si:skip(value, si)]
+		var hit bool
+		if schema, hit = c.toCache.get(string(raw)); !hit {
+			if schema, err = c.asConnectSchema(value, si); err != nil {
+				return connect.SchemaAndValue{}, err
+			}
+			c.toCache.put(string(raw), schema)
+		}
+	}
+	v, err := c.convert(value, schema, pi)
+	if err != nil {
+		return connect.SchemaAndValue{}, err
+	}
+	return connect.SchemaAndValue{Schema: schema, Value: v}, nil
+}
+
+// FromConnectData implements connect.Converter.
+func (c *Converter) FromConnectData(_ string, _ connect.Headers, schema *connect.Schema, value any) ([]byte, error) {
+	if schema == nil && value == nil {
+		return nil, nil
+	}
+	out := make([]byte, 0, 128)
+	var err error
+	if c.schemasEnabled {
+		out = append(out, `{"schema":`...)
+		if out, err = c.appendSchemaOrNull(out, schema); err != nil {
+			return nil, err
+		}
+		out = append(out, `,"payload":`...)
+		if out, err = c.appendValue(out, schema, value); err != nil {
+			return nil, err
+		}
+		return append(out, '}'), nil
+	}
+	return c.appendValue(out, schema, value)
+}
+
+// Configure as a header converter (connect.HeaderConverter has no isKey).
+type headerConverter struct{ *Converter }
+
+// AsHeaderConverter returns the converter in its HeaderConverter role.
+func (c *Converter) AsHeaderConverter() connect.HeaderConverter { return headerConverter{c} }
+
+func (h headerConverter) Configure(configs map[string]string) error {
+	m := make(map[string]string, len(configs)+1)
+	for k, v := range configs {
+		m[k] = v
+	}
+	if _, ok := m[ConverterTypeConfig]; !ok {
+		m[ConverterTypeConfig] = "header"
+	}
+	return h.configure(m)
+}
+
+// ToConnectHeader implements connect.HeaderConverter.
+func (c *Converter) ToConnectHeader(topic, _ string, value []byte) (connect.SchemaAndValue, error) {
+	return c.ToConnectData(topic, nil, value)
+}
+
+// FromConnectHeader implements connect.HeaderConverter.
+func (c *Converter) FromConnectHeader(topic, _ string, schema *connect.Schema, value any) ([]byte, error) {
+	return c.FromConnectData(topic, nil, schema, value)
+}
+
+// ---- a small synchronized LRU (the JVM's SynchronizedCache(LRUCache)) ----------------------------------
+
+type lru[K comparable, V any] struct {
+	mu    sync.Mutex
+	max   int
+	ll    *list.List
+	items map[K]*list.Element
+}
+
+type lruEntry[K comparable, V any] struct {
+	k K
+	v V
+}
+
+func newLRU[K comparable, V any](max int) *lru[K, V] {
+	return &lru[K, V]{max: max, ll: list.New(), items: map[K]*list.Element{}}
+}
+
+func (l *lru[K, V]) get(k K) (V, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if e, ok := l.items[k]; ok {
+		l.ll.MoveToFront(e)
+		return e.Value.(*lruEntry[K, V]).v, true
+	}
+	var zero V
+	return zero, false
+}
+
+func (l *lru[K, V]) put(k K, v V) {
+	if l.max <= 0 {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if e, ok := l.items[k]; ok {
+		e.Value.(*lruEntry[K, V]).v = v
+		l.ll.MoveToFront(e)
+		return
+	}
+	l.items[k] = l.ll.PushFront(&lruEntry[K, V]{k, v})
+	for l.ll.Len() > l.max {
+		last := l.ll.Back()
+		l.ll.Remove(last)
+		delete(l.items, last.Value.(*lruEntry[K, V]).k)
+	}
+}
+
+// Len reports the number of cached schemas in each direction (for tests).
+func (c *Converter) cacheSizes() (to, from int) {
+	c.toCache.mu.Lock()
+	to = c.toCache.ll.Len()
+	c.toCache.mu.Unlock()
+	c.fromCache.mu.Lock()
+	from = c.fromCache.ll.Len()
+	c.fromCache.mu.Unlock()
+	return
+}
