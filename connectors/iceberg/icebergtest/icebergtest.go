@@ -1,0 +1,163 @@
+// Package icebergtest holds test helpers for the Iceberg sink: the independent reader
+// (DuckDB + iceberg extension, from PyPI) and a real S3-compatible server (moto, from PyPI)
+// run as a separate process.
+package icebergtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+var (
+	setupOnce sync.Once
+	python    string
+	setupErr  error
+)
+
+// RepoRoot finds the module root (the directory holding go.mod).
+func RepoRoot() string {
+	dir, _ := os.Getwd()
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
+
+// Python returns the venv python with duckdb, its extensions and moto, installing on first use.
+func Python(t testing.TB) string {
+	t.Helper()
+	setupOnce.Do(func() {
+		cmd := exec.Command("bash", filepath.Join(RepoRoot(), "scripts", "iceberg-reader-setup.sh"))
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			setupErr = fmt.Errorf("iceberg-reader-setup.sh: %v: %s", err, stderr.String())
+			return
+		}
+		python = strings.TrimSpace(string(out))
+	})
+	if setupErr != nil {
+		t.Fatalf("independent reader unavailable: %v", setupErr)
+	}
+	return python
+}
+
+// S3 describes a running S3-compatible server.
+type S3 struct {
+	Endpoint, Key, Secret, Region string
+}
+
+// Result is what the reader returns.
+type Result struct {
+	Columns []string `json:"columns"`
+	Rows    [][]any  `json:"rows"`
+}
+
+// Maps returns rows as column->value maps.
+func (r Result) Maps() []map[string]any {
+	out := make([]map[string]any, len(r.Rows))
+	for i, row := range r.Rows {
+		m := make(map[string]any, len(row))
+		for j, c := range r.Columns {
+			m[c] = row[j]
+		}
+		out[i] = m
+	}
+	return out
+}
+
+// Read runs SQL (the table is `t`) over the Iceberg table at metadataLocation with DuckDB.
+func Read(t testing.TB, metadataLocation, query string, s3 *S3) Result {
+	t.Helper()
+	py := Python(t)
+	args := []string{filepath.Join(RepoRoot(), "testdata", "iceberg", "reader", "duckdb_read.py"), metadataLocation, "--query", query}
+	if s3 != nil {
+		args = append(args, "--s3-endpoint", s3.Endpoint, "--s3-key", s3.Key, "--s3-secret", s3.Secret, "--s3-region", s3.Region)
+	}
+	cmd := exec.Command(py, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("duckdb reader failed: %v\n%s", err, stderr.String())
+	}
+	var res Result
+	d := json.NewDecoder(bytes.NewReader(out))
+	d.UseNumber()
+	if err := d.Decode(&res); err != nil {
+		t.Fatalf("reader output: %v: %s", err, out)
+	}
+	return res
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// StartS3 starts a moto S3 server process on a loopback port, creates bucket, and stops it
+// at test cleanup.
+func StartS3(t testing.TB, bucket string) *S3 {
+	t.Helper()
+	py := Python(t)
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	moto := filepath.Join(filepath.Dir(py), "moto_server")
+	cmd := exec.Command(moto, "-H", "127.0.0.1", "-p", fmt.Sprint(port))
+	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test")
+	logf, _ := os.Create(filepath.Join(t.TempDir(), "moto.log"))
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start moto_server: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	ep := fmt.Sprintf("http://127.0.0.1:%d", port)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := http.Get(ep + "/")
+		if err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("moto_server did not start: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	req, _ := http.NewRequest(http.MethodPut, ep+"/"+bucket, nil)
+	resp, err := http.DefaultClient.Do(req) // moto accepts unsigned requests
+	if err != nil {
+		t.Fatalf("create bucket: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		t.Fatalf("create bucket: %s", resp.Status)
+	}
+	return &S3{Endpoint: ep, Key: "test", Secret: "test", Region: "us-east-1"}
+}

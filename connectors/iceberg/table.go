@@ -1,0 +1,795 @@
+package iceberg
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	ice "github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+)
+
+// Op is the change kind of one record in delta (upsert) mode.
+type Op byte
+
+const (
+	OpInsert Op = 'I'
+	OpUpdate Op = 'U'
+	OpDelete Op = 'D'
+)
+
+// TP identifies a Kafka topic-partition.
+type TP struct {
+	Topic     string
+	Partition int32
+}
+
+func (tp TP) String() string { return tp.Topic + "/" + strconv.Itoa(int(tp.Partition)) }
+
+// Rec is one record routed to one table.
+type Rec struct {
+	Op  Op
+	Row Row // full row; for deletes at least the id columns
+	// Schema is the record's own Iceberg struct (from its Connect schema, or inferred from
+	// schemaless JSON). It drives auto-create and schema evolution; nil means "use the table's".
+	Schema *ice.StructType
+	TP     TP
+	Offset int64
+}
+
+// TableOptions is the resolved per-table configuration.
+type TableOptions struct {
+	IDColumns       []string
+	PartitionBy     []string
+	CommitBranch    string
+	AutoCreate      bool
+	AutoCreateProps map[string]string
+	WriteProps      map[string]string
+	EvolveSchema    bool
+	ForceOptional   bool
+	CaseInsensitive bool
+	// UpsertMode treats every non-delete record as an update (delete key + insert).
+	UpsertMode bool
+	// DeltaMode is true when records carry CDC ops (cdc-field or Debezium) or upsert mode is on.
+	DeltaMode bool
+	// VersionColumn (extension iceberg.tables.upsert-version-column) orders versions of one key:
+	// within a commit the highest wins, and a record older than the committed row is dropped.
+	VersionColumn string
+	// OffsetsKey is the snapshot summary key holding per-partition next offsets.
+	OffsetsKey string
+	// TargetFileSize for data files (bytes); 0 = table default.
+	TargetFileSize int64
+}
+
+// Offsets are per topic-partition next offsets (the first offset NOT yet in the table).
+type Offsets map[TP]int64
+
+func (o Offsets) encode() string {
+	m := make(map[string]int64, len(o))
+	for tp, off := range o {
+		m[tp.String()] = off
+	}
+	b, _ := json.Marshal(m)
+	return string(b)
+}
+
+func decodeOffsets(s string) (Offsets, error) {
+	var m map[string]int64
+	if err := json.Unmarshal([]byte(s), &m); err != nil {
+		return nil, err
+	}
+	o := make(Offsets, len(m))
+	for k, v := range m {
+		i := strings.LastIndexByte(k, '/')
+		if i < 0 {
+			return nil, fmt.Errorf("bad offsets key %q", k)
+		}
+		p, err := strconv.Atoi(k[i+1:])
+		if err != nil {
+			return nil, fmt.Errorf("bad offsets key %q", k)
+		}
+		o[TP{Topic: k[:i], Partition: int32(p)}] = v
+	}
+	return o, nil
+}
+
+// Summary property keys written on every commit.
+const (
+	SummaryCommitID = "kafka.connect.commit-id"
+	SummaryVTTS     = "kafka.connect.vtts"
+	SummaryTaskID   = "kafka.connect.task-id"
+	offsetsPrefix   = "kafka.connect.offsets."
+)
+
+// OffsetsSummaryKey returns the snapshot summary key for a connector's consumer group.
+func OffsetsSummaryKey(groupID string) string { return offsetsPrefix + groupID }
+
+// CommittedOffsets reads the offsets recorded by groupID on the branch head of tbl. Offsets
+// are merged by max on every commit, so the head always holds the full picture.
+func CommittedOffsets(tbl *table.Table, branch, key string) (Offsets, error) {
+	snap := branchHead(tbl, branch)
+	if snap == nil || snap.Summary == nil {
+		return Offsets{}, nil
+	}
+	v, ok := snap.Summary.Properties[key]
+	if !ok {
+		// Walk back: a foreign commit (compaction, maintenance) may not carry our key.
+		for cur := snap; cur != nil && cur.ParentSnapshotID != nil; {
+			cur = tbl.SnapshotByID(*cur.ParentSnapshotID)
+			if cur != nil && cur.Summary != nil {
+				if v, ok = cur.Summary.Properties[key]; ok {
+					break
+				}
+			}
+		}
+		if !ok {
+			return Offsets{}, nil
+		}
+	}
+	return decodeOffsets(v)
+}
+
+func branchHead(tbl *table.Table, branch string) *table.Snapshot {
+	if branch == "" || branch == table.MainBranch {
+		return tbl.CurrentSnapshot()
+	}
+	return tbl.SnapshotByName(branch)
+}
+
+// ValidateIdentifierFields checks what Java's Schema constructor checks (iceberg-go does not):
+// identifier fields must exist, be required primitives, and not be float/double.
+func ValidateIdentifierFields(sc *ice.Schema, names []string) error {
+	for _, n := range names {
+		f, ok := sc.FindFieldByName(n)
+		if !ok {
+			return fmt.Errorf("identifier field %q not found in schema", n)
+		}
+		if !f.Required {
+			return fmt.Errorf("identifier field %q must be required (not optional)", n)
+		}
+		switch f.Type.(type) {
+		case ice.Float32Type, ice.Float64Type:
+			return fmt.Errorf("identifier field %q must not be a floating point type (%s)", n, f.Type)
+		case *ice.StructType, *ice.ListType, *ice.MapType:
+			return fmt.Errorf("identifier field %q must be a primitive type (%s)", n, f.Type)
+		}
+	}
+	return nil
+}
+
+// ParsePartitionBy splits "day(ts), bucket(id,16)" on commas outside parentheses.
+func ParsePartitionBy(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i, c := range s {
+		switch c {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ',':
+			if depth == 0 {
+				if p := strings.TrimSpace(s[start:i]); p != "" {
+					out = append(out, p)
+				}
+				start = i + 1
+			}
+		}
+	}
+	if p := strings.TrimSpace(s[start:]); p != "" {
+		out = append(out, p)
+	}
+	return out
+}
+
+// BuildPartitionSpec turns the Apache sink's partition-by terms into a spec:
+// year(s)/month(s)/day(s)/hour(s)(col), bucket(col,N), truncate(col,W), or a plain column.
+func BuildPartitionSpec(sc *ice.Schema, terms []string) (ice.PartitionSpec, error) {
+	var opts []ice.PartitionOption
+	for _, t := range terms {
+		t = strings.TrimSpace(t)
+		open := strings.IndexByte(t, '(')
+		if open < 0 {
+			opts = append(opts, ice.AddPartitionFieldByName(t, t, ice.IdentityTransform{}, sc, nil))
+			continue
+		}
+		if !strings.HasSuffix(t, ")") {
+			return ice.PartitionSpec{}, fmt.Errorf("bad partition term %q", t)
+		}
+		fn := strings.ToLower(strings.TrimSpace(t[:open]))
+		args := strings.Split(t[open+1:len(t)-1], ",")
+		for i := range args {
+			args[i] = strings.TrimSpace(args[i])
+		}
+		col := args[0]
+		var tr ice.Transform
+		name := col + "_" + fn
+		switch fn {
+		case "year", "years":
+			tr, name = ice.YearTransform{}, col+"_year"
+		case "month", "months":
+			tr, name = ice.MonthTransform{}, col+"_month"
+		case "day", "days":
+			tr, name = ice.DayTransform{}, col+"_day"
+		case "hour", "hours":
+			tr, name = ice.HourTransform{}, col+"_hour"
+		case "bucket", "truncate":
+			if len(args) != 2 {
+				return ice.PartitionSpec{}, fmt.Errorf("%s needs (col, N): %q", fn, t)
+			}
+			n, err := strconv.Atoi(args[1])
+			if err != nil {
+				// Java also accepts bucket(N, col)
+				if n2, err2 := strconv.Atoi(args[0]); err2 == nil {
+					n, col = n2, args[1]
+				} else {
+					return ice.PartitionSpec{}, fmt.Errorf("bad width in %q", t)
+				}
+			}
+			if fn == "bucket" {
+				tr, name = ice.BucketTransform{NumBuckets: n}, col+"_bucket"
+			} else {
+				tr, name = ice.TruncateTransform{Width: n}, col+"_trunc"
+			}
+		default:
+			return ice.PartitionSpec{}, fmt.Errorf("unknown partition transform %q", fn)
+		}
+		opts = append(opts, ice.AddPartitionFieldByName(col, name, tr, sc, nil))
+	}
+	return ice.NewPartitionSpecOpts(opts...)
+}
+
+// CreateTable auto-creates ident with the record schema, identifier fields and partition spec.
+func CreateTable(ctx context.Context, cat catalog.Catalog, ident table.Identifier, st *ice.StructType, opts TableOptions) (*table.Table, error) {
+	if st == nil {
+		return nil, errors.New("cannot auto-create a table without a record schema")
+	}
+	fields := slices.Clone(st.FieldList)
+	var ids []int
+	for _, idc := range opts.IDColumns {
+		found := false
+		for i := range fields {
+			if fields[i].Name == idc || (opts.CaseInsensitive && strings.EqualFold(fields[i].Name, idc)) {
+				fields[i].Required = true // identifier fields must be required
+				ids = append(ids, fields[i].ID)
+				found = true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("id column %q not in record schema for %s", idc, strings.Join(ident, "."))
+		}
+	}
+	if opts.ForceOptional {
+		for i := range fields {
+			if !slices.Contains(ids, fields[i].ID) {
+				fields[i].Required = false
+			}
+		}
+	}
+	sc := ice.NewSchemaWithIdentifiers(0, ids, fields...)
+	if err := ValidateIdentifierFields(sc, opts.IDColumns); err != nil {
+		return nil, err
+	}
+	spec, err := BuildPartitionSpec(sc, opts.PartitionBy)
+	if err != nil {
+		return nil, err
+	}
+	props := ice.Properties{"format-version": "2", "write.delete.mode": "merge-on-read", "write.update.mode": "merge-on-read"}
+	for k, v := range opts.AutoCreateProps {
+		props[k] = v
+	}
+	if ns := catalog.NamespaceFromIdent(ident); len(ns) > 0 {
+		if ok, err := cat.CheckNamespaceExists(ctx, ns); err == nil && !ok {
+			if err := cat.CreateNamespace(ctx, ns, nil); err != nil && !errors.Is(err, catalog.ErrNamespaceAlreadyExists) {
+				return nil, fmt.Errorf("create namespace: %w", err)
+			}
+		}
+	}
+	tbl, err := cat.CreateTable(ctx, ident, sc, catalog.WithPartitionSpec(&spec), catalog.WithProperties(props))
+	if err != nil {
+		if errors.Is(err, catalog.ErrTableAlreadyExists) {
+			return cat.LoadTable(ctx, ident)
+		}
+		return nil, err
+	}
+	return tbl, nil
+}
+
+// CommitStats describes one table commit.
+type CommitStats struct {
+	SnapshotID   int64
+	DataFiles    int
+	DeleteFiles  int
+	RowsWritten  int
+	RowsDeleted  int // equality-delete rows
+	Skipped      int // records at or below the committed offsets (replays)
+	StaleDropped int // records older (by version column) than the committed row
+	Collapsed    int // versions collapsed within the commit
+}
+
+// ErrFenced is returned when the table moved under a commit in a way that makes this
+// committer's view invalid: the caller must drop its buffers and re-read from the table.
+var ErrFenced = errors.New("iceberg commit fenced: table head moved")
+
+// Writer commits batches of records into one table. It holds no state between commits other
+// than the table handle; everything that matters lives in the table (offsets in the summary).
+type Writer struct {
+	Cat   catalog.Catalog
+	Ident table.Identifier
+	Opts  TableOptions
+	Tbl   *table.Table
+}
+
+// Load (re)loads the table; with auto-create it creates it from st when missing.
+func (w *Writer) Load(ctx context.Context, st *ice.StructType) error {
+	tbl, err := w.Cat.LoadTable(ctx, w.Ident)
+	if err != nil {
+		if errors.Is(err, catalog.ErrNoSuchTable) && w.Opts.AutoCreate && st != nil {
+			tbl, err = CreateTable(ctx, w.Cat, w.Ident, st, w.Opts)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	w.Tbl = tbl
+	return nil
+}
+
+func (w *Writer) idColumns() []string {
+	if len(w.Opts.IDColumns) > 0 {
+		return w.Opts.IDColumns
+	}
+	sc := w.Tbl.Schema()
+	var out []string
+	for _, id := range sc.IdentifierFieldIDs {
+		if n, ok := sc.FindColumnName(id); ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Commit writes recs and commits one snapshot carrying merged offsets. Records whose offset
+// is below the table's committed offset for their partition are skipped: this is what makes a
+// replay after a crash (or a zombie's late commit) idempotent, because the check runs against
+// the branch head that the compare-and-swap (AssertRefSnapshotID) then pins.
+func (w *Writer) Commit(ctx context.Context, recs []Rec, offsets Offsets, props map[string]string) (CommitStats, error) {
+	var st CommitStats
+	if w.Tbl == nil {
+		var rs *ice.StructType
+		if len(recs) > 0 {
+			rs = recs[len(recs)-1].Schema
+		}
+		if err := w.Load(ctx, rs); err != nil {
+			return st, err
+		}
+	}
+	if w.Opts.EvolveSchema {
+		if err := w.evolve(ctx, recs); err != nil {
+			return st, fmt.Errorf("schema evolution: %w", err)
+		}
+	}
+	tbl := w.Tbl
+	committed, err := CommittedOffsets(tbl, w.Opts.CommitBranch, w.Opts.OffsetsKey)
+	if err != nil {
+		return st, err
+	}
+	live := recs[:0:0]
+	for _, r := range recs {
+		if off, ok := committed[r.TP]; ok && r.Offset < off {
+			st.Skipped++
+			continue
+		}
+		live = append(live, r)
+	}
+	merged := Offsets{}
+	advanced := false
+	for tp, o := range committed {
+		merged[tp] = o
+	}
+	for tp, o := range offsets {
+		if o > merged[tp] {
+			merged[tp] = o
+			advanced = true
+		}
+	}
+	if len(live) == 0 && !advanced {
+		return st, nil
+	}
+
+	sprops := ice.Properties{}
+	for k, v := range props {
+		sprops[k] = v
+	}
+	if w.Opts.OffsetsKey != "" {
+		sprops[w.Opts.OffsetsKey] = merged.encode()
+	}
+
+	var tx *table.Transaction
+	if b := w.Opts.CommitBranch; b != "" && b != table.MainBranch {
+		tx = tbl.NewTransactionOnBranch(b)
+	} else {
+		tx = tbl.NewTransaction()
+	}
+	if err := tx.AssertRefSnapshotID(""); err != nil {
+		return st, err
+	}
+
+	ids := w.idColumns()
+	delta := w.Opts.DeltaMode && len(ids) > 0
+	var dataRows, delRows []Row
+	if delta {
+		dataRows, delRows, err = w.planDelta(ctx, live, ids, &st)
+		if err != nil {
+			return st, err
+		}
+	} else {
+		for _, r := range live {
+			if r.Op == OpDelete {
+				continue // append mode: deletes have no row to append (tombstones)
+			}
+			dataRows = append(dataRows, r.Row)
+		}
+	}
+
+	var dataFiles, delFiles []ice.DataFile
+	if len(dataRows) > 0 {
+		asc, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
+		if err != nil {
+			return st, err
+		}
+		var wopts []table.WriteRecordOption
+		if w.Opts.TargetFileSize > 0 {
+			wopts = append(wopts, table.WithTargetFileSize(w.Opts.TargetFileSize))
+		}
+		for df, err := range table.WriteRecords(ctx, tbl, asc, batches(asc, dataRows), wopts...) {
+			if err != nil {
+				return st, fmt.Errorf("write data files: %w", err)
+			}
+			dataFiles = append(dataFiles, df)
+		}
+		st.RowsWritten = len(dataRows)
+	}
+	if len(delRows) > 0 {
+		names, eqIDs, err := w.deleteColumns(ids)
+		if err != nil {
+			return st, err
+		}
+		dsc, err := tbl.Schema().Select(true, names...)
+		if err != nil {
+			return st, err
+		}
+		dasc, err := table.SchemaToArrowSchema(dsc, nil, true, false)
+		if err != nil {
+			return st, err
+		}
+		files, err := tx.WriteEqualityDeletes(ctx, eqIDs, batches(dasc, delRows))
+		if err != nil {
+			return st, fmt.Errorf("write equality deletes: %w", err)
+		}
+		delFiles = files
+		st.RowsDeleted = len(delRows)
+	}
+	st.DataFiles, st.DeleteFiles = len(dataFiles), len(delFiles)
+
+	if len(dataFiles) == 0 && len(delFiles) == 0 {
+		// Nothing to write (every record was a replay, a tombstone, or stale). No snapshot: the
+		// range is re-read and skipped again after a restart, which is harmless.
+		return st, nil
+	}
+	rd := tx.NewRowDelta(sprops)
+	rd.AddRows(dataFiles...)
+	rd.AddDeletes(delFiles...)
+	if err := rd.Commit(ctx); err != nil {
+		return st, err
+	}
+	ntbl, err := tx.Commit(ctx)
+	if err != nil {
+		if errors.Is(err, table.ErrCommitFailed) {
+			w.Tbl = nil // reload next time
+			return st, fmt.Errorf("%w: %v", ErrFenced, err)
+		}
+		w.Tbl = nil
+		return st, err
+	}
+	w.Tbl = ntbl
+	if s := branchHead(ntbl, w.Opts.CommitBranch); s != nil {
+		st.SnapshotID = s.SnapshotID
+	}
+	return st, nil
+}
+
+// deleteColumns returns the columns of equality-delete rows: the id columns followed by any
+// partition source columns that are not id columns (so the writer can route each delete to
+// the partition holding the row), and the equality field ids.
+func (w *Writer) deleteColumns(ids []string) ([]string, []int, error) {
+	sc := w.Tbl.Schema()
+	names := slices.Clone(ids)
+	var eq []int
+	for _, n := range ids {
+		f, ok := sc.FindFieldByName(n)
+		if !ok {
+			return nil, nil, fmt.Errorf("id column %q not in table schema", n)
+		}
+		eq = append(eq, f.ID)
+	}
+	spec := w.Tbl.Spec()
+	for _, pf := range spec.Fields() {
+		n, _ := sc.FindColumnName(pf.SourceID())
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	return names, eq, nil
+}
+
+// partitionMayMove reports whether a key's partition can change between versions: true when
+// some partition source column is not an id column. Then (and for key-only deletes in that
+// case) the current location of each key must be looked up before deleting.
+func (w *Writer) partitionMayMove(ids []string) bool {
+	sc := w.Tbl.Schema()
+	spec := w.Tbl.Spec()
+	for _, pf := range spec.Fields() {
+		n, _ := sc.FindColumnName(pf.SourceID())
+		if !slices.Contains(ids, n) {
+			return true
+		}
+	}
+	return false
+}
+
+func keyOf(r Row, ids []string) string {
+	var sb strings.Builder
+	for i, c := range ids {
+		if i > 0 {
+			sb.WriteByte(0)
+		}
+		v := r[c]
+		switch x := v.(type) {
+		case string:
+			sb.WriteString(x)
+		case nil:
+			sb.WriteString("\x01null")
+		default:
+			// normalise integer widths so 1 (int32) and 1 (int64) are one key
+			if n, err := toInt64(x); err == nil {
+				if _, isF := x.(float64); !isF {
+					sb.WriteString(strconv.FormatInt(n, 10))
+					continue
+				}
+			}
+			sb.WriteString(toString(x))
+		}
+	}
+	return sb.String()
+}
+
+func compareVersion(a, b any) int {
+	if a == nil || b == nil {
+		switch {
+		case a == nil && b == nil:
+			return 0
+		case a == nil:
+			return -1
+		}
+		return 1
+	}
+	if ia, err := toInt64(a); err == nil {
+		if ib, err := toInt64(b); err == nil {
+			switch {
+			case ia < ib:
+				return -1
+			case ia > ib:
+				return 1
+			}
+			return 0
+		}
+	}
+	if fa, err := toFloat64(a); err == nil {
+		if fb, err := toFloat64(b); err == nil {
+			switch {
+			case fa < fb:
+				return -1
+			case fa > fb:
+				return 1
+			}
+			return 0
+		}
+	}
+	return strings.Compare(toString(a), toString(b))
+}
+
+// planDelta collapses recs to one final state per key and returns the rows to insert and the
+// equality-delete rows. Within a commit the newest version of a key wins (by version column,
+// else by Kafka order: recs arrive in offset order per partition); equality deletes only reach
+// rows of earlier snapshots, so two versions of one key must never both be written.
+func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *CommitStats) (data, dels []Row, err error) {
+	type entry struct {
+		rec Rec
+		idx int
+	}
+	latest := make(map[string]entry, len(recs))
+	order := make([]string, 0, len(recs))
+	vc := w.Opts.VersionColumn
+	for i, r := range recs {
+		k := keyOf(r.Row, ids)
+		if prev, ok := latest[k]; ok {
+			st.Collapsed++
+			if vc != "" && compareVersion(r.Row[vc], prev.rec.Row[vc]) < 0 {
+				continue // an older version arriving later (redelivery): keep the newer one
+			}
+			latest[k] = entry{r, prev.idx}
+			continue
+		}
+		latest[k] = entry{r, i}
+		order = append(order, k)
+	}
+
+	lookup := vc != "" || w.partitionMayMove(ids)
+	var current map[string][]Row
+	if lookup && w.Tbl.CurrentSnapshot() != nil {
+		keys := make([]Row, 0, len(order))
+		for _, k := range order {
+			keys = append(keys, latest[k].rec.Row)
+		}
+		current, err = w.lookupCurrent(ctx, ids, keys)
+		if err != nil {
+			return nil, nil, fmt.Errorf("lookup current rows: %w", err)
+		}
+	}
+	names, _, err := w.deleteColumns(ids)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, k := range order {
+		r := latest[k].rec
+		cur := current[k]
+		if vc != "" && len(cur) > 0 && r.Op != OpDelete && compareVersion(r.Row[vc], cur[0][vc]) < 0 {
+			st.StaleDropped++
+			continue
+		}
+		if vc != "" && len(cur) > 0 && r.Op == OpDelete && r.Row[vc] != nil && compareVersion(r.Row[vc], cur[0][vc]) < 0 {
+			st.StaleDropped++
+			continue
+		}
+		if r.Op != OpDelete {
+			data = append(data, r.Row)
+		}
+		if lookup {
+			// delete the key wherever it currently lives (its old partition), and in the new
+			// row's partition too when that differs (a no-op delete is harmless).
+			seen := map[string]bool{}
+			for _, c := range cur {
+				d := project(c, names)
+				pk := keyOf(d, names)
+				if !seen[pk] {
+					seen[pk] = true
+					dels = append(dels, d)
+				}
+			}
+			continue
+		}
+		dels = append(dels, project(r.Row, names))
+	}
+	return data, dels, nil
+}
+
+func project(r Row, names []string) Row {
+	out := make(Row, len(names))
+	for _, n := range names {
+		out[n] = r[n]
+	}
+	return out
+}
+
+// lookupCurrent scans the live rows (deletes applied) for the given keys and returns, per key,
+// the id, partition-source and version columns of each live row.
+func (w *Writer) lookupCurrent(ctx context.Context, ids []string, keys []Row) (map[string][]Row, error) {
+	names, _, err := w.deleteColumns(ids)
+	if err != nil {
+		return nil, err
+	}
+	cols := slices.Clone(names)
+	if vc := w.Opts.VersionColumn; vc != "" && !slices.Contains(cols, vc) {
+		cols = append(cols, vc)
+	}
+	filter := keyFilter(w.Tbl.Schema(), ids[0], keys)
+	scan := w.Tbl.Scan(table.WithRowFilter(filter), table.WithSelectedFields(cols...))
+	if b := w.Opts.CommitBranch; b != "" && b != table.MainBranch {
+		if scan, err = scan.UseRef(b); err != nil {
+			return nil, err
+		}
+	}
+	_, it, err := scan.ToArrowRecords(ctx)
+	if err != nil {
+		return nil, err
+	}
+	want := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		want[keyOf(k, ids)] = true
+	}
+	out := map[string][]Row{}
+	for rec, err := range it {
+		if err != nil {
+			return nil, err
+		}
+		rows := recordToRows(rec)
+		rec.Release()
+		for _, r := range rows {
+			k := keyOf(r, ids)
+			if want[k] {
+				out[k] = append(out[k], r)
+			}
+		}
+	}
+	return out, nil
+}
+
+func keyFilter(sc *ice.Schema, col string, keys []Row) ice.BooleanExpression {
+	f, ok := sc.FindFieldByName(col)
+	if !ok || len(keys) == 0 || len(keys) > 50000 {
+		return ice.AlwaysTrue{}
+	}
+	lits := make([]ice.Literal, 0, len(keys))
+	for _, k := range keys {
+		v := k[col]
+		if v == nil {
+			return ice.AlwaysTrue{}
+		}
+		switch f.Type.(type) {
+		case ice.Int32Type:
+			n, err := toInt64(v)
+			if err != nil {
+				return ice.AlwaysTrue{}
+			}
+			lits = append(lits, ice.NewLiteral(int32(n)))
+		case ice.Int64Type:
+			n, err := toInt64(v)
+			if err != nil {
+				return ice.AlwaysTrue{}
+			}
+			lits = append(lits, ice.NewLiteral(n))
+		case ice.StringType:
+			lits = append(lits, ice.NewLiteral(toString(v)))
+		default:
+			return ice.AlwaysTrue{}
+		}
+	}
+	return ice.SetPredicate(ice.OpIn, ice.Reference(col), lits)
+}
+
+func batches(sc *arrow.Schema, rows []Row) iter.Seq2[arrow.RecordBatch, error] {
+	const chunk = 64 * 1024
+	return func(yield func(arrow.RecordBatch, error) bool) {
+		for i := 0; i < len(rows); i += chunk {
+			j := min(i+chunk, len(rows))
+			rec, err := buildRecord(sc, rows[i:j])
+			if !yield(rec, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+// sortedTPs is a helper for deterministic output.
+func sortedTPs(o Offsets) []TP {
+	out := make([]TP, 0, len(o))
+	for tp := range o {
+		out = append(out, tp)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Topic != out[j].Topic {
+			return out[i].Topic < out[j].Topic
+		}
+		return out[i].Partition < out[j].Partition
+	})
+	return out
+}
