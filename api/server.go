@@ -1,0 +1,621 @@
+// Package api is the worker's REST layer: the Kafka Connect 4.x REST API (paths, bodies, status codes and error
+// messages as the JVM worker answers them), forwarding to the leader in distributed mode, and the HTTP server.
+// It talks only to herder.Herder (plus the optional interfaces declared next to it).
+package api
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"regexp"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/internal/herder"
+	"github.com/connectd/connectd/internal/logging"
+)
+
+// Defaults as in the JVM's RestServer.
+const (
+	DefaultRequestTimeout     = 90 * time.Second
+	DefaultHealthCheckTimeout = 10 * time.Second
+	DefaultListener           = "http://:8083"
+	gracefulShutdownTimeout   = 60 * time.Second
+	maxBodyBytes              = 64 << 20
+)
+
+// Server serves the REST API for one worker.
+type Server struct {
+	h        herder.Herder
+	registry *connect.Registry
+	loggers  *logging.Registry
+	log      *slog.Logger
+
+	listeners      []string
+	adminListeners []string // nil: admin endpoints on the main listeners; empty: disabled
+	advHost        string
+	advPort        int
+	advProtocol    string
+	tlsConfig      *tls.Config
+	allowOrigin    string
+	allowMethods   string
+	headerRules    []headerRule
+	requestTimeout time.Duration
+	healthTimeout  time.Duration
+	rebalanceWait  time.Duration
+	version        string
+	commit         string
+	topicTracking  bool
+	topicReset     bool
+	client         *http.Client
+	baseSinkDef    *connect.ConfigDef
+	now            func() time.Time
+	optErr         error
+
+	mu        sync.Mutex
+	servers   []*http.Server
+	bound     []boundListener
+	advertise string
+	wg        sync.WaitGroup
+}
+
+type boundListener struct {
+	protocol string
+	host     string
+	port     int
+	admin    bool
+	addr     net.Addr
+}
+
+// Option configures a Server.
+type Option func(*Server)
+
+// WithListeners sets `listeners` (protocol://host:port, protocol http or https).
+func WithListeners(listeners ...string) Option {
+	return func(s *Server) { s.listeners = listeners }
+}
+
+// WithAdminListeners sets `admin.listeners`: nil serves /admin on the main listeners, an empty non-nil slice
+// disables /admin, otherwise /admin is served only on these.
+func WithAdminListeners(listeners []string) Option {
+	return func(s *Server) { s.adminListeners = listeners }
+}
+
+// WithAdvertised sets rest.advertised.host.name, rest.advertised.port (0 = unset) and rest.advertised.listener.
+func WithAdvertised(host string, port int, protocol string) Option {
+	return func(s *Server) { s.advHost, s.advPort, s.advProtocol = host, port, strings.ToLower(protocol) }
+}
+
+// WithTLS is used for https listeners and forwarding to https leaders.
+func WithTLS(cfg *tls.Config) Option { return func(s *Server) { s.tlsConfig = cfg } }
+
+// WithCORS sets access.control.allow.origin and access.control.allow.methods.
+func WithCORS(allowOrigin, allowMethods string) Option {
+	return func(s *Server) { s.allowOrigin, s.allowMethods = allowOrigin, allowMethods }
+}
+
+// WithResponseHeaders sets response.http.headers.config ("[action] [name]:[value]", comma separated; actions
+// set, add, setDate, addDate).
+func WithResponseHeaders(config string) Option {
+	return func(s *Server) {
+		rules, err := parseHeaderConfig(config)
+		if err != nil {
+			s.optErr = err
+		}
+		s.headerRules = rules
+	}
+}
+
+// WithRequestTimeout changes the 90 s herder request timeout.
+func WithRequestTimeout(d time.Duration) Option { return func(s *Server) { s.requestTimeout = d } }
+
+// WithHealthCheckTimeout changes the 10 s /health timeout.
+func WithHealthCheckTimeout(d time.Duration) Option { return func(s *Server) { s.healthTimeout = d } }
+
+// WithRebalanceRetry makes requests that fail with herder.ErrRebalancing wait and retry for up to d before
+// answering 409/500 (the JVM answers at once; 0 keeps that).
+func WithRebalanceRetry(d time.Duration) Option { return func(s *Server) { s.rebalanceWait = d } }
+
+// WithVersion sets what GET / reports.
+func WithVersion(version, commit string) Option {
+	return func(s *Server) { s.version, s.commit = version, commit }
+}
+
+// WithTopicTracking mirrors topic.tracking.enable and topic.tracking.allow.reset (both default true).
+func WithTopicTracking(enabled, allowReset bool) Option {
+	return func(s *Server) { s.topicTracking, s.topicReset = enabled, allowReset }
+}
+
+// WithRegistry replaces connect.DefaultRegistry for /connector-plugins.
+func WithRegistry(r *connect.Registry) Option { return func(s *Server) { s.registry = r } }
+
+// WithLoggers replaces logging.Default for /admin/loggers.
+func WithLoggers(l *logging.Registry) Option { return func(s *Server) { s.loggers = l } }
+
+// WithLogger sets the server's own logger.
+func WithLogger(l *slog.Logger) Option { return func(s *Server) { s.log = l } }
+
+// WithHTTPClient sets the client used to forward requests to the leader.
+func WithHTTPClient(c *http.Client) Option { return func(s *Server) { s.client = c } }
+
+// WithSinkConnectorConfigDef gives the framework's connector keys (the JVM's SinkConnectorConfig.configDef():
+// name, connector.class, tasks.max, topics, errors.*, transforms, ...) that GET /connector-plugins/{p}/config
+// appends to a sink connector's own keys.
+func WithSinkConnectorConfigDef(def *connect.ConfigDef) Option {
+	return func(s *Server) { s.baseSinkDef = def }
+}
+
+// NewServer builds a server; call Start to listen, or use Handler directly.
+func NewServer(h herder.Herder, opts ...Option) *Server {
+	s := &Server{
+		h:              h,
+		registry:       connect.DefaultRegistry,
+		loggers:        logging.Default,
+		listeners:      []string{DefaultListener},
+		requestTimeout: DefaultRequestTimeout,
+		healthTimeout:  DefaultHealthCheckTimeout,
+		version:        connect.DefaultPluginVersion,
+		commit:         buildCommit(),
+		topicTracking:  true,
+		topicReset:     true,
+		now:            time.Now,
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	if s.log == nil {
+		s.log = s.loggers.Logger("org.apache.kafka.connect.runtime.rest.RestServer")
+	}
+	if s.client == nil {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		if s.tlsConfig != nil {
+			tr.TLSClientConfig = s.tlsConfig
+		}
+		s.client = &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse // the JVM's client does not follow redirects
+		}}
+	}
+	return s
+}
+
+func buildCommit() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, kv := range bi.Settings {
+			if kv.Key == "vcs.revision" && len(kv.Value) >= 16 {
+				return kv.Value[:16]
+			}
+		}
+	}
+	return "unknown"
+}
+
+var listenerPattern = regexp.MustCompile(`^(.*)://\[?([0-9a-zA-Z\-%._:]*)\]?:(-?[0-9]+)`)
+
+func parseListener(l string) (protocol, host string, port int, err error) {
+	m := listenerPattern.FindStringSubmatch(l)
+	if m == nil || m[0] != l {
+		return "", "", 0, fmt.Errorf("Listener doesn't have the right format (protocol://hostname:port).")
+	}
+	protocol = strings.ToLower(m[1])
+	if protocol != "http" && protocol != "https" {
+		return "", "", 0, fmt.Errorf("Listener protocol must be either \"http\" or \"https\".")
+	}
+	port, err = strconv.Atoi(m[3])
+	if err != nil || port < 0 || port > 65535 {
+		return "", "", 0, fmt.Errorf("Listener doesn't have the right format (protocol://hostname:port).")
+	}
+	return protocol, m[2], port, nil
+}
+
+// Handler is the main listeners' handler (with /admin unless admin listeners are configured).
+func (s *Server) Handler() http.Handler {
+	return s.wrap(s.router(true, s.adminListeners == nil))
+}
+
+// AdminHandler serves only /admin (for separate admin listeners).
+func (s *Server) AdminHandler() http.Handler {
+	return s.wrap(s.router(false, true))
+}
+
+// Start binds every listener and serves in the background.
+func (s *Server) Start() error {
+	if s.optErr != nil {
+		return s.optErr
+	}
+	type spec struct {
+		l     string
+		admin bool
+	}
+	var specs []spec
+	for _, l := range s.listeners {
+		specs = append(specs, spec{l, false})
+	}
+	for _, l := range s.adminListeners {
+		specs = append(specs, spec{l, true})
+	}
+	main, admin := s.Handler(), s.AdminHandler()
+	for _, sp := range specs {
+		protocol, host, port, err := parseListener(sp.l)
+		if err != nil {
+			s.closeAll()
+			return err
+		}
+		if protocol == "https" && s.tlsConfig == nil {
+			s.closeAll()
+			return fmt.Errorf("listener %s: https needs a TLS configuration", sp.l)
+		}
+		ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+		if err != nil {
+			s.closeAll()
+			return fmt.Errorf("Unable to initialize REST server: %w", err)
+		}
+		if protocol == "https" {
+			ln = tls.NewListener(ln, s.tlsConfig)
+		}
+		h := main
+		if sp.admin {
+			h = admin
+		}
+		srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second}
+		s.mu.Lock()
+		s.servers = append(s.servers, srv)
+		s.bound = append(s.bound, boundListener{protocol: protocol, host: host, port: port, admin: sp.admin, addr: ln.Addr()})
+		s.mu.Unlock()
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				s.log.Error("REST listener failed", "listener", sp.l, "error", err)
+			}
+		}()
+	}
+	s.log.Info("REST server listening", "advertised", s.AdvertisedURL())
+	return nil
+}
+
+func (s *Server) closeAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, srv := range s.servers {
+		_ = srv.Close()
+	}
+	s.servers = nil
+}
+
+// Addrs lists the bound addresses of the main listeners (after Start).
+func (s *Server) Addrs() []net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []net.Addr
+	for _, b := range s.bound {
+		if !b.admin {
+			out = append(out, b.addr)
+		}
+	}
+	return out
+}
+
+// AdvertisedURL is the URL other workers use to reach this one, e.g. "http://10.0.0.1:8083/" (after Start).
+func (s *Server) AdvertisedURL() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	protocol := s.advProtocol
+	if protocol == "" {
+		protocol = "http"
+		joined := strings.ToLower(strings.Join(s.listeners, ","))
+		if !strings.Contains(joined, "http://") && strings.Contains(joined, "https://") {
+			protocol = "https"
+		}
+	}
+	var chosen *boundListener
+	for i := range s.bound {
+		if !s.bound[i].admin && s.bound[i].protocol == protocol {
+			chosen = &s.bound[i]
+			break
+		}
+	}
+	host, port := s.advHost, s.advPort
+	if host == "" && chosen != nil && chosen.host != "" {
+		host = chosen.host
+	}
+	if host == "" {
+		host = localAddress()
+	}
+	if port == 0 && chosen != nil {
+		port = chosen.port
+		if port == 0 {
+			if ta, ok := chosen.addr.(*net.TCPAddr); ok {
+				port = ta.Port
+			}
+		}
+	}
+	return fmt.Sprintf("%s://%s/", protocol, net.JoinHostPort(host, strconv.Itoa(port)))
+}
+
+// WorkerID is the advertised host:port, the JVM's worker id.
+func (s *Server) WorkerID() string {
+	u := strings.TrimSuffix(s.AdvertisedURL(), "/")
+	return u[strings.Index(u, "://")+3:]
+}
+
+func localAddress() string {
+	addrs, err := net.InterfaceAddrs()
+	if err == nil {
+		for _, a := range addrs {
+			if ipn, ok := a.(*net.IPNet); ok && !ipn.IP.IsLoopback() && ipn.IP.To4() != nil {
+				return ipn.IP.String()
+			}
+		}
+	}
+	return "localhost"
+}
+
+// Shutdown stops accepting requests and waits (at most 60 s, or until ctx ends) for running ones.
+func (s *Server) Shutdown(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, gracefulShutdownTimeout)
+	defer cancel()
+	s.mu.Lock()
+	servers := s.servers
+	s.servers = nil
+	s.mu.Unlock()
+	var errs []error
+	for _, srv := range servers {
+		if err := srv.Shutdown(ctx); err != nil {
+			errs = append(errs, err)
+			_ = srv.Close()
+		}
+	}
+	s.wg.Wait()
+	return errors.Join(errs...)
+}
+
+// ---- routing ----
+
+type route struct {
+	path     string
+	methods  []string
+	consumes bool // @Consumes(application/json)
+	handler  func(w http.ResponseWriter, r *http.Request)
+}
+
+func (s *Server) routes(main, admin bool) []route {
+	var rs []route
+	if main {
+		rs = append(rs,
+			route{"/", []string{"GET"}, false, s.serverInfo},
+			route{"/health", []string{"GET"}, false, s.health},
+			route{"/connectors", []string{"GET"}, true, s.listConnectors},
+			route{"/connectors", []string{"POST"}, true, s.createConnector},
+			route{"/connectors/{connector}", []string{"GET"}, true, s.getConnector},
+			route{"/connectors/{connector}", []string{"DELETE"}, true, s.deleteConnector},
+			route{"/connectors/{connector}/config", []string{"GET"}, true, s.getConnectorConfig},
+			route{"/connectors/{connector}/config", []string{"PUT"}, true, s.putConnectorConfig},
+			route{"/connectors/{connector}/config", []string{"PATCH"}, true, s.patchConnectorConfig},
+			route{"/connectors/{connector}/status", []string{"GET"}, true, s.connectorStatus},
+			route{"/connectors/{connector}/topics", []string{"GET"}, true, s.activeTopics},
+			route{"/connectors/{connector}/topics/reset", []string{"PUT"}, true, s.resetActiveTopics},
+			route{"/connectors/{connector}/restart", []string{"POST"}, true, s.restartConnector},
+			route{"/connectors/{connector}/stop", []string{"PUT"}, true, s.stopConnector},
+			route{"/connectors/{connector}/pause", []string{"PUT"}, true, s.pauseConnector},
+			route{"/connectors/{connector}/resume", []string{"PUT"}, true, s.resumeConnector},
+			route{"/connectors/{connector}/tasks", []string{"GET"}, true, s.taskConfigs},
+			route{"/connectors/{connector}/tasks", []string{"POST"}, false, s.putTaskConfigs},
+			route{"/connectors/{connector}/tasks/{task}/status", []string{"GET"}, true, s.taskStatus},
+			route{"/connectors/{connector}/tasks/{task}/restart", []string{"POST"}, true, s.restartTask},
+			route{"/connectors/{connector}/offsets", []string{"GET"}, true, s.getOffsets},
+			route{"/connectors/{connector}/offsets", []string{"PATCH"}, true, s.alterOffsets},
+			route{"/connectors/{connector}/offsets", []string{"DELETE"}, true, s.resetOffsets},
+			route{"/connector-plugins", []string{"GET"}, true, s.listPlugins},
+			route{"/connector-plugins/{plugin}/config", []string{"GET"}, true, s.pluginConfig},
+			route{"/connector-plugins/{plugin}/config/validate", []string{"PUT"}, true, s.validateConfig},
+		)
+	}
+	if admin {
+		rs = append(rs,
+			route{"/admin/loggers", []string{"GET"}, true, s.listLoggers},
+			route{"/admin/loggers/{logger}", []string{"GET"}, true, s.getLogger},
+			route{"/admin/loggers/{logger}", []string{"PUT"}, true, s.setLogger},
+		)
+	}
+	return rs
+}
+
+func (s *Server) router(main, admin bool) *mux.Router {
+	r := mux.NewRouter()
+	r.UseEncodedPath()
+	for _, rt := range s.routes(main, admin) {
+		rt := rt
+		methods := rt.methods
+		if len(methods) == 1 && methods[0] == "GET" {
+			methods = []string{"GET", "HEAD"}
+		}
+		r.Handle(rt.path, s.endpoint(rt)).Methods(methods...)
+	}
+	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		writeError(w, newRestError(404, msgNotFound))
+	})
+	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.Method == http.MethodOptions {
+			w.Header().Set("Allow", strings.Join(allowedMethods(r, req), ","))
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		writeError(w, newRestError(405, msgNotAllowed))
+	})
+	return r
+}
+
+func allowedMethods(r *mux.Router, req *http.Request) []string {
+	var out []string
+	for _, m := range []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"} {
+		probe := req.Clone(req.Context())
+		probe.Method = m
+		var match mux.RouteMatch
+		if r.Match(probe, &match) && match.MatchErr == nil {
+			out = append(out, m)
+		}
+	}
+	return append(out, "OPTIONS")
+}
+
+// endpoint applies Jersey's media-type checks before the resource method runs.
+func (s *Server) endpoint(rt route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rt.consumes {
+			if ct := r.Header.Get("Content-Type"); ct != "" && !isJSONMediaType(ct) {
+				writeError(w, newRestError(415, msgUnsupported))
+				return
+			}
+		}
+		if !acceptsJSON(r.Header.Values("Accept")) {
+			writeError(w, newRestError(406, msgNotAcceptable))
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
+		rt.handler(w, r)
+	})
+}
+
+func isJSONMediaType(ct string) bool {
+	mt := strings.ToLower(strings.TrimSpace(strings.SplitN(ct, ";", 2)[0]))
+	return mt == "application/json" || mt == "application/*" || mt == "*/*"
+}
+
+func acceptsJSON(values []string) bool {
+	if len(values) == 0 {
+		return true
+	}
+	for _, v := range values {
+		for _, part := range strings.Split(v, ",") {
+			mt := strings.ToLower(strings.TrimSpace(strings.SplitN(part, ";", 2)[0]))
+			switch mt {
+			case "", "*/*", "*", "application/*", "application/json":
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// wrap adds trailing-slash tolerance, CORS and configured response headers.
+func (s *Server) wrap(h http.Handler) http.Handler {
+	origins := splitTrim(s.allowOrigin)
+	methods := s.allowMethods
+	if strings.TrimSpace(methods) == "" {
+		methods = "GET,POST,HEAD"
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if len(r.URL.Path) > 1 && strings.HasSuffix(r.URL.Path, "/") {
+			r.URL.Path = strings.TrimRight(r.URL.Path, "/")
+			if r.URL.RawPath != "" {
+				r.URL.RawPath = strings.TrimRight(r.URL.RawPath, "/")
+			}
+			if r.URL.Path == "" {
+				r.URL.Path = "/"
+			}
+		}
+		applyHeaderRules(w.Header(), s.headerRules, s.now())
+		if len(origins) > 0 {
+			if origin := r.Header.Get("Origin"); origin != "" && originAllowed(origins, origin) {
+				w.Header().Set("Access-Control-Allow-Origin", origin)
+				w.Header().Set("Access-Control-Allow-Credentials", "true")
+				w.Header().Add("Vary", "Origin")
+				if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+					reqMethod := r.Header.Get("Access-Control-Request-Method")
+					if containsFold(splitTrim(methods), reqMethod) {
+						w.Header().Set("Access-Control-Allow-Methods", methods)
+						w.Header().Set("Access-Control-Allow-Headers", "X-Requested-With,Content-Type,Accept,Origin")
+						w.Header().Set("Access-Control-Max-Age", "1800")
+					}
+					w.WriteHeader(http.StatusOK)
+					return
+				}
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+func splitTrim(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func containsFold(list []string, v string) bool {
+	for _, x := range list {
+		if strings.EqualFold(x, v) {
+			return true
+		}
+	}
+	return false
+}
+
+// originAllowed follows Jetty's CrossOriginFilter: "*" allows any origin, and "*" inside an entry matches
+// any characters.
+func originAllowed(allowed []string, origin string) bool {
+	for _, a := range allowed {
+		if a == "*" || a == origin {
+			return true
+		}
+		if strings.Contains(a, "*") {
+			re := "^" + strings.ReplaceAll(regexp.QuoteMeta(a), `\*`, ".*") + "$"
+			if ok, _ := regexp.MatchString(re, origin); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+type headerRule struct {
+	action, name, value string
+}
+
+var headerActions = map[string]bool{"set": true, "add": true, "setDate": true, "addDate": true}
+
+func parseHeaderConfig(cfg string) ([]headerRule, error) {
+	var out []headerRule
+	for _, item := range splitTrim(cfg) {
+		parts := strings.SplitN(item, " ", 2)
+		if len(parts) != 2 || !headerActions[strings.TrimSpace(parts[0])] {
+			return nil, fmt.Errorf("Invalid header config '%s'", item)
+		}
+		nv := strings.SplitN(strings.TrimSpace(parts[1]), ":", 2)
+		if len(nv) != 2 || strings.TrimSpace(nv[0]) == "" {
+			return nil, fmt.Errorf("Invalid header config '%s'", item)
+		}
+		out = append(out, headerRule{action: strings.TrimSpace(parts[0]), name: strings.TrimSpace(nv[0]), value: strings.TrimSpace(nv[1])})
+	}
+	return out, nil
+}
+
+func applyHeaderRules(h http.Header, rules []headerRule, now time.Time) {
+	for _, r := range rules {
+		v := r.value
+		if r.action == "setDate" || r.action == "addDate" {
+			ms, _ := strconv.ParseInt(v, 10, 64)
+			v = now.Add(time.Duration(ms) * time.Millisecond).UTC().Format(http.TimeFormat)
+		}
+		switch r.action {
+		case "set", "setDate":
+			h.Set(r.name, v)
+		default:
+			h.Add(r.name, v)
+		}
+	}
+}
