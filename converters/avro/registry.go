@@ -1,0 +1,375 @@
+package avro
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/riferrei/srclient"
+
+	"github.com/connectd/connectd/connect"
+)
+
+// TLS keys (schema.registry.ssl.*). Only PEM material is supported: JKS and PKCS12 stores are rejected
+// with a ConfigError naming the key.
+const (
+	sslPrefix               = "schema.registry.ssl."
+	ConfigSSLTruststoreType = sslPrefix + "truststore.type"
+	ConfigSSLTruststoreLoc  = sslPrefix + "truststore.location"
+	ConfigSSLTruststoreCert = sslPrefix + "truststore.certificates"
+	ConfigSSLKeystoreType   = sslPrefix + "keystore.type"
+	ConfigSSLKeystoreLoc    = sslPrefix + "keystore.location"
+	ConfigSSLKeystoreChain  = sslPrefix + "keystore.certificate.chain"
+	ConfigSSLKeystoreKey    = sslPrefix + "keystore.key"
+	ConfigSSLKeyPassword    = sslPrefix + "key.password"
+	ConfigSSLEndpointAlgo   = sslPrefix + "endpoint.identification.algorithm"
+	ConfigSSLProtocol       = sslPrefix + "protocol"
+)
+
+func defineTLS(d *connect.ConfigDef) {
+	str := func(name, def, doc string) {
+		d.Define(connect.ConfigKey{Name: name, Type: connect.ConfigString, Default: def, Importance: connect.Medium, Doc: doc})
+	}
+	str(ConfigSSLTruststoreType, "PEM", "The file format of the trust store file (PEM only).")
+	str(ConfigSSLTruststoreLoc, "", "The location of the trust store file (PEM certificates).")
+	d.Define(connect.ConfigKey{Name: ConfigSSLTruststoreCert, Type: connect.ConfigPassword, Default: "", Importance: connect.Medium,
+		Doc: "Trusted certificates in PEM format."})
+	str(ConfigSSLKeystoreType, "PEM", "The file format of the key store file (PEM only).")
+	str(ConfigSSLKeystoreLoc, "", "The location of the key store file (PEM private key and certificate chain).")
+	d.Define(connect.ConfigKey{Name: ConfigSSLKeystoreChain, Type: connect.ConfigPassword, Default: "", Importance: connect.Medium,
+		Doc: "Certificate chain in PEM format."})
+	d.Define(connect.ConfigKey{Name: ConfigSSLKeystoreKey, Type: connect.ConfigPassword, Default: "", Importance: connect.Medium,
+		Doc: "Private key in PEM format (unencrypted)."})
+	d.Define(connect.ConfigKey{Name: ConfigSSLKeyPassword, Type: connect.ConfigPassword, Default: "", Importance: connect.Low,
+		Doc: "Not supported for PEM keys (must be unencrypted)."})
+	str(ConfigSSLEndpointAlgo, "https", "The endpoint identification algorithm; empty disables host name verification.")
+	str(ConfigSSLProtocol, "TLSv1.3", "Minimum TLS protocol (TLSv1.2 or TLSv1.3 accepted; TLSv1.2 is the floor used).")
+}
+
+// errRegistryAnswer marks an error response from the registry (a DataException in the JVM).
+var errRegistryAnswer = errors.New("schema registry error")
+
+// registryClient talks to one of several registry URLs, moving on to the next on network errors.
+type registryClient struct {
+	clients []*srclient.SchemaRegistryClient
+	http    *http.Client
+	urls    []string
+	auth    func(*http.Request)
+	cur     atomic.Int32
+
+	mu       sync.Mutex
+	versions map[string]int // subject|schema → version
+	ids      map[string]int // subject|schema → id (register / lookup)
+}
+
+func newRegistryClient(cfg *connect.Config, raw map[string]string) (*registryClient, error) {
+	urls := cfg.List(ConfigURL)
+	if len(urls) == 0 {
+		return nil, &connect.ConfigError{Name: ConfigURL, Value: "", Message: "Missing Schema Registry url!"}
+	}
+	tlsCfg, err := tlsConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = tlsCfg
+	hc := &http.Client{Timeout: 30 * time.Second, Transport: tr}
+	rc := &registryClient{http: hc, versions: map[string]int{}, ids: map[string]int{}}
+
+	var user, pass, bearer string
+	switch cfg.String(ConfigAuthSource) {
+	case "USER_INFO":
+		ui := cfg.Password(ConfigUserInfo)
+		if ui != "" {
+			i := strings.IndexByte(ui, ':')
+			if i < 0 {
+				return nil, &connect.ConfigError{Name: ConfigUserInfo, Value: "[hidden]", Message: "must be user:password"}
+			}
+			user, pass = ui[:i], ui[i+1:]
+		}
+	case "SASL_INHERIT":
+		return nil, &connect.ConfigError{Name: ConfigAuthSource, Value: "SASL_INHERIT", Message: "not supported"}
+	}
+	if _, set := raw[ConfigBearerToken]; set {
+		if cfg.String(ConfigBearerSource) != "STATIC_TOKEN" {
+			return nil, &connect.ConfigError{Name: ConfigBearerSource, Value: cfg.String(ConfigBearerSource), Message: "only STATIC_TOKEN is supported"}
+		}
+		bearer = cfg.Password(ConfigBearerToken)
+	}
+	for _, u := range urls {
+		u = strings.TrimRight(strings.TrimSpace(u), "/")
+		pu, err := url.Parse(u)
+		if err != nil || pu.Host == "" {
+			return nil, &connect.ConfigError{Name: ConfigURL, Value: u, Message: "invalid URL"}
+		}
+		cu, cp := user, pass
+		if cfg.String(ConfigAuthSource) == "URL" && pu.User != nil {
+			cu = pu.User.Username()
+			cp, _ = pu.User.Password()
+			pu.User = nil
+		}
+		base := pu.String()
+		c := srclient.NewSchemaRegistryClient(base, srclient.WithClient(hc))
+		if cu != "" || cp != "" {
+			c.SetCredentials(cu, cp)
+		} else if bearer != "" {
+			c.SetBearerToken(bearer)
+		}
+		rc.clients = append(rc.clients, c)
+		rc.urls = append(rc.urls, base)
+		if rc.auth == nil {
+			au, ap, bt := cu, cp, bearer
+			rc.auth = func(r *http.Request) {
+				if au != "" || ap != "" {
+					r.SetBasicAuth(au, ap)
+				} else if bt != "" {
+					r.Header.Set("Authorization", "Bearer "+bt)
+				}
+			}
+		}
+	}
+	return rc, nil
+}
+
+func tlsConfig(cfg *connect.Config) (*tls.Config, error) {
+	t := &tls.Config{MinVersion: tls.VersionTLS12}
+	if typ := strings.ToUpper(cfg.String(ConfigSSLTruststoreType)); typ != "PEM" && (cfg.String(ConfigSSLTruststoreLoc) != "" || cfg.Password(ConfigSSLTruststoreCert) != "") {
+		return nil, &connect.ConfigError{Name: ConfigSSLTruststoreType, Value: typ, Message: "only PEM trust stores are supported"}
+	}
+	var pemData []byte
+	if loc := cfg.String(ConfigSSLTruststoreLoc); loc != "" {
+		b, err := os.ReadFile(loc)
+		if err != nil {
+			return nil, &connect.ConfigError{Name: ConfigSSLTruststoreLoc, Value: loc, Message: err.Error()}
+		}
+		pemData = append(pemData, b...)
+	}
+	if inline := cfg.Password(ConfigSSLTruststoreCert); inline != "" {
+		pemData = append(pemData, []byte("\n"+inline)...)
+	}
+	if len(pemData) > 0 {
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pemData) {
+			return nil, &connect.ConfigError{Name: ConfigSSLTruststoreLoc, Value: cfg.String(ConfigSSLTruststoreLoc), Message: "no PEM certificates found"}
+		}
+		t.RootCAs = pool
+	}
+	ksLoc, ksChain, ksKey := cfg.String(ConfigSSLKeystoreLoc), cfg.Password(ConfigSSLKeystoreChain), cfg.Password(ConfigSSLKeystoreKey)
+	if ksLoc != "" || ksChain != "" {
+		if typ := strings.ToUpper(cfg.String(ConfigSSLKeystoreType)); typ != "PEM" {
+			return nil, &connect.ConfigError{Name: ConfigSSLKeystoreType, Value: typ, Message: "only PEM key stores are supported"}
+		}
+		var certPEM, keyPEM []byte
+		if ksLoc != "" {
+			b, err := os.ReadFile(ksLoc)
+			if err != nil {
+				return nil, &connect.ConfigError{Name: ConfigSSLKeystoreLoc, Value: ksLoc, Message: err.Error()}
+			}
+			certPEM, keyPEM = splitPEM(b)
+		} else {
+			certPEM, keyPEM = []byte(ksChain), []byte(ksKey)
+		}
+		cert, err := tls.X509KeyPair(certPEM, keyPEM)
+		if err != nil {
+			return nil, &connect.ConfigError{Name: ConfigSSLKeystoreLoc, Value: ksLoc, Message: err.Error()}
+		}
+		t.Certificates = []tls.Certificate{cert}
+	}
+	if cfg.String(ConfigSSLEndpointAlgo) == "" {
+		// Verify the chain but not the host name, as the JVM does with an empty algorithm.
+		roots := t.RootCAs
+		t.InsecureSkipVerify = true
+		t.VerifyPeerCertificate = func(raw [][]byte, _ [][]*x509.Certificate) error {
+			if len(raw) == 0 {
+				return errors.New("no server certificate")
+			}
+			certs := make([]*x509.Certificate, len(raw))
+			for i, r := range raw {
+				c, err := x509.ParseCertificate(r)
+				if err != nil {
+					return err
+				}
+				certs[i] = c
+			}
+			inter := x509.NewCertPool()
+			for _, c := range certs[1:] {
+				inter.AddCert(c)
+			}
+			_, err := certs[0].Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter})
+			return err
+		}
+	}
+	return t, nil
+}
+
+func splitPEM(b []byte) (certs, key []byte) {
+	for {
+		var blk *pem.Block
+		blk, b = pem.Decode(b)
+		if blk == nil {
+			return
+		}
+		if strings.Contains(blk.Type, "PRIVATE KEY") {
+			key = append(key, pem.EncodeToMemory(blk)...)
+		} else {
+			certs = append(certs, pem.EncodeToMemory(blk)...)
+		}
+	}
+}
+
+// try runs fn against the current URL, failing over to the others on network errors.
+func (rc *registryClient) try(fn func(i int) error) error {
+	start := int(rc.cur.Load())
+	var err error
+	for k := 0; k < len(rc.clients); k++ {
+		i := (start + k) % len(rc.clients)
+		err = fn(i)
+		if err == nil || isAnswer(err) {
+			if k > 0 {
+				rc.cur.Store(int32(i))
+			}
+			return err
+		}
+	}
+	return err
+}
+
+func isAnswer(err error) bool {
+	var se srclient.Error
+	return errors.As(err, &se) || errors.Is(err, errRegistryAnswer)
+}
+
+func (rc *registryClient) schemaByID(id int) (text, typ string, err error) {
+	err = rc.try(func(i int) error {
+		s, e := rc.clients[i].GetSchema(id)
+		if e != nil {
+			return e
+		}
+		text = s.Schema()
+		if t := s.SchemaType(); t != nil {
+			typ = string(*t)
+		}
+		return nil
+	})
+	return
+}
+
+func (rc *registryClient) lookupVersion(subject, schema string) (int, error) {
+	key := subject + "|" + schema
+	rc.mu.Lock()
+	v, ok := rc.versions[key]
+	rc.mu.Unlock()
+	if ok {
+		return v, nil
+	}
+	err := rc.try(func(i int) error {
+		s, e := rc.clients[i].LookupSchema(subject, schema, srclient.Avro)
+		if e != nil {
+			return e
+		}
+		v = s.Version()
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	rc.mu.Lock()
+	rc.versions[key] = v
+	rc.mu.Unlock()
+	return v, nil
+}
+
+func (rc *registryClient) lookupID(subject, schema string) (int, error) {
+	key := subject + "|" + schema
+	rc.mu.Lock()
+	id, ok := rc.ids[key]
+	rc.mu.Unlock()
+	if ok {
+		return id, nil
+	}
+	err := rc.try(func(i int) error {
+		s, e := rc.clients[i].LookupSchema(subject, schema, srclient.Avro)
+		if e != nil {
+			return e
+		}
+		id = s.ID()
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	rc.mu.Lock()
+	rc.ids[key] = id
+	rc.mu.Unlock()
+	return id, nil
+}
+
+// register posts the schema (POST /subjects/{s}/versions) and returns its id. srclient's CreateSchema
+// also fetches the schema back; a plain POST is enough here.
+func (rc *registryClient) register(subject, schema string) (int, error) {
+	key := subject + "|" + schema
+	rc.mu.Lock()
+	id, ok := rc.ids[key]
+	rc.mu.Unlock()
+	if ok {
+		return id, nil
+	}
+	body, _ := json.Marshal(map[string]any{"schema": schema})
+	err := rc.try(func(i int) error {
+		req, e := http.NewRequest(http.MethodPost, rc.urls[i]+"/subjects/"+url.PathEscape(subject)+"/versions", strings.NewReader(string(body)))
+		if e != nil {
+			return e
+		}
+		req.Header.Set("Content-Type", "application/vnd.schemaregistry.v1+json")
+		if rc.auth != nil {
+			rc.auth(req)
+		}
+		resp, e := rc.http.Do(req)
+		if e != nil {
+			return e
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		if resp.StatusCode/100 != 2 {
+			return fmt.Errorf("%w: %s: %s", errRegistryAnswer, resp.Status, strings.TrimSpace(string(b)))
+		}
+		var out struct {
+			ID int `json:"id"`
+		}
+		if e := json.Unmarshal(b, &out); e != nil {
+			return fmt.Errorf("%w: %v", errRegistryAnswer, e)
+		}
+		id = out.ID
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	rc.mu.Lock()
+	rc.ids[key] = id
+	rc.mu.Unlock()
+	return id, nil
+}
+
+func (rc *registryClient) latest(subject string) (text string, id int, err error) {
+	err = rc.try(func(i int) error {
+		s, e := rc.clients[i].GetLatestSchema(subject)
+		if e != nil {
+			return e
+		}
+		text, id = s.Schema(), s.ID()
+		return nil
+	})
+	return
+}

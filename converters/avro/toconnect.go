@@ -1,0 +1,602 @@
+package avro
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/connectd/connectd/connect"
+)
+
+// Names and properties, identical to Confluent's AvroData.
+const (
+	avroNamespace          = "io.confluent.connect.avro"
+	defaultSchemaName      = "ConnectDefault"
+	defaultSchemaFullName  = avroNamespace + "." + defaultSchemaName
+	mapEntryTypeName       = "MapEntry"
+	keyField               = "key"
+	valueField             = "value"
+	connectNameProp        = "connect.name"
+	connectDocProp         = "connect.doc"
+	connectVersionProp     = "connect.version"
+	connectDefaultProp     = "connect.default"
+	connectParametersProp  = "connect.parameters"
+	connectInternalType    = "connect.internal.type"
+	avroRecordDocProp      = avroNamespace + ".record.doc"
+	avroEnumDocPrefix      = avroNamespace + ".enum.doc."
+	avroFieldDocPrefix     = avroNamespace + ".field.doc."
+	avroFieldDefaultFlag   = avroNamespace + ".field.default"
+	avroEnumDefaultPrefix  = avroNamespace + ".enum.default."
+	connectTypeProp        = "connect.type"
+	avroTypeUnion          = avroNamespace + ".Union"
+	avroTypeEnum           = avroNamespace + ".Enum"
+	avroTypeAnything       = avroNamespace + ".Anything"
+	avroPropPrefix         = "avro"
+	logicalTypeProp        = "logicalType"
+	logicalTimestampMillis = "timestamp-millis"
+	logicalTimeMillis      = "time-millis"
+	logicalDate            = "date"
+	logicalDecimal         = "decimal"
+	fixedSizeParam         = "connect.fixed.size"
+	decimalPrecisionParam  = "connect.decimal.precision"
+	defaultDecimalPrec     = 64
+)
+
+// compiled is the Connect view of one Avro schema: its Connect schema and a decoder producing Connect
+// values straight from Avro binary.
+type compiled struct {
+	schema *connect.Schema
+	dec    decodeFn
+}
+
+// toConnect converts an Avro schema as AvroData.toConnectSchema does (connect.meta.data=true,
+// enhanced.avro.schema.support=false, generalized.sum.type.support=false, flatten.singleton.unions=true,
+// discard.type.doc.default=false) and builds the matching decoder. version, when non-nil, is the
+// registry version applied to the top-level schema when it carries no connect.version.
+func toConnect(n *node, version *int) (*compiled, error) {
+	c := &conv{inProgress: map[*node]bool{}}
+	return c.convert(n, false, nil, false, version)
+}
+
+type conv struct {
+	inProgress map[*node]bool
+}
+
+func (c *conv) convert(n *node, forceOptional bool, fieldDefault any, hasFieldDefault bool, version *int) (*compiled, error) {
+	var b *connect.SchemaBuilder
+	var mk func(s *connect.Schema) (decodeFn, error)
+	logical := n.logical
+	switch n.kind {
+	case kBoolean:
+		b = connect.BoolBuilder()
+		mk = func(*connect.Schema) (decodeFn, error) { return decBool, nil }
+	case kBytes, kFixed:
+		if strings.EqualFold(logical, logicalDecimal) {
+			scale := 0
+			if v, ok := n.propInt("scale"); ok {
+				scale = v
+			}
+			b = connect.DecimalBuilder(int32(scale))
+			if _, present := n.props["precision"]; present {
+				p, ok := n.props["precision"].(json.Number)
+				if !ok {
+					return nil, connect.DataErrorf("precision property must be a JSON Integer. https://avro.apache.org/docs/1.9.1/spec.html#Decimal")
+				}
+				pi, _ := n.propInt("precision")
+				_ = p
+				if pi != defaultDecimalPrec {
+					b.Parameter(decimalPrecisionParam, strconv.Itoa(pi))
+				}
+			}
+			mk = func(*connect.Schema) (decodeFn, error) { return decDecimal(n, int32(scale)), nil }
+		} else {
+			b = connect.BytesBuilder()
+			mk = func(*connect.Schema) (decodeFn, error) {
+				if n.kind == kFixed {
+					return decFixed(n.size), nil
+				}
+				return decBytes, nil
+			}
+		}
+		if n.kind == kFixed {
+			b.Parameter(fixedSizeParam, strconv.Itoa(n.size))
+		}
+	case kDouble:
+		b = connect.Float64Builder()
+		mk = func(*connect.Schema) (decodeFn, error) { return decDouble, nil }
+	case kFloat:
+		b = connect.Float32Builder()
+		mk = func(*connect.Schema) (decodeFn, error) { return decFloat, nil }
+	case kInt:
+		ct, hasCT := n.props[connectTypeProp].(string)
+		_, hasCTAny := n.props[connectTypeProp]
+		switch {
+		case !hasCTAny && logical == "":
+			b = connect.Int32Builder()
+			mk = func(*connect.Schema) (decodeFn, error) { return decInt, nil }
+		case logical != "":
+			switch {
+			case strings.EqualFold(logical, logicalDate):
+				b = connect.DateBuilder()
+				mk = func(*connect.Schema) (decodeFn, error) { return decDate, nil }
+			case strings.EqualFold(logical, logicalTimeMillis):
+				b = connect.TimeBuilder()
+				mk = func(*connect.Schema) (decodeFn, error) { return decTime, nil }
+			default:
+				b = connect.Int32Builder()
+				mk = func(*connect.Schema) (decodeFn, error) { return decInt, nil }
+			}
+		default:
+			switch {
+			case hasCT && ct == "int8":
+				b = connect.Int8Builder()
+				mk = func(*connect.Schema) (decodeFn, error) { return decInt8, nil }
+			case hasCT && ct == "int16":
+				b = connect.Int16Builder()
+				mk = func(*connect.Schema) (decodeFn, error) { return decInt16, nil }
+			default:
+				return nil, connect.DataErrorf("Connect type annotation for Avro int field is null")
+			}
+		}
+	case kLong:
+		if strings.EqualFold(logical, logicalTimestampMillis) {
+			b = connect.TimestampBuilder()
+			mk = func(*connect.Schema) (decodeFn, error) { return decTimestamp, nil }
+		} else {
+			b = connect.Int64Builder()
+			mk = func(*connect.Schema) (decodeFn, error) { return decLong, nil }
+		}
+	case kString:
+		b = connect.StringBuilder()
+		mk = func(*connect.Schema) (decodeFn, error) { return decString, nil }
+	case kArray:
+		el := n.items
+		if isMapEntry(el) {
+			if len(el.fields) != 2 || !hasField(el, keyField) || !hasField(el, valueField) {
+				return nil, connect.DataErrorf("Found map encoded as array of key-value pairs, but array elements do not match the expected format.")
+			}
+			kc, err := (&conv{inProgress: c.inProgress}).convert(el.fields[el.fieldIdx[keyField]].typ, false, nil, false, nil)
+			if err != nil {
+				return nil, err
+			}
+			vc, err := (&conv{inProgress: c.inProgress}).convert(el.fields[el.fieldIdx[valueField]].typ, false, nil, false, nil)
+			if err != nil {
+				return nil, err
+			}
+			b = connect.MapBuilder(kc.schema, vc.schema)
+			keyFirst := el.fieldIdx[keyField] == 0
+			mk = func(*connect.Schema) (decodeFn, error) {
+				return decMapEntries(kc.dec, vc.dec, keyFirst, minSize(el), kc.schema), nil
+			}
+		} else {
+			ec, err := c.convert(el, false, nil, false, nil)
+			if err != nil {
+				return nil, err
+			}
+			b = connect.ArrayBuilder(ec.schema)
+			mk = func(*connect.Schema) (decodeFn, error) { return decArray(ec.dec, minSize(el)), nil }
+		}
+	case kMap:
+		vc, err := c.convert(n.values, false, nil, false, nil)
+		if err != nil {
+			return nil, err
+		}
+		b = connect.MapBuilder(connect.StringSchema, vc.schema)
+		mk = func(*connect.Schema) (decodeFn, error) { return decMap(vc.dec, minSize(n.values)), nil }
+	case kRecord:
+		if c.inProgress[n] {
+			return nil, connect.DataErrorf("recursive Avro schema %s is not supported", n.fullName)
+		}
+		c.inProgress[n] = true
+		defer delete(c.inProgress, n)
+		b = connect.StructBuilder()
+		if n.doc != "" {
+			b.Parameter(avroRecordDocProp, n.doc)
+		}
+		decs := make([]decodeFn, len(n.fields))
+		for i, f := range n.fields {
+			if f.doc != "" {
+				b.Parameter(avroFieldDocPrefix+f.name, f.doc)
+			}
+			var def any
+			if f.hasDef {
+				def = f.def
+				if def == nil {
+					def = jsonNull{}
+				}
+			}
+			fc, err := c.convert(f.typ, false, def, f.hasDef, nil)
+			if err != nil {
+				return nil, err
+			}
+			fs := fc.schema
+			if fp, ok := f.props[connectParametersProp].(map[string]any); ok {
+				fs = applyFieldLevelParams(fs, fp)
+			}
+			b.Field(f.name, fs)
+			decs[i] = fc.dec
+		}
+		mk = func(s *connect.Schema) (decodeFn, error) { return decRecord(s, decs), nil }
+	case kEnum:
+		b = connect.StringBuilder()
+		if n.doc != "" {
+			b.Parameter(avroEnumDocPrefix+n.name, n.doc)
+		}
+		if n.enumDef != nil {
+			b.Parameter(avroEnumDefaultPrefix+n.name, *n.enumDef)
+		}
+		b.Parameter(avroTypeEnum, n.fullName)
+		for _, s := range n.symbols {
+			b.Parameter(avroTypeEnum+"."+s, s)
+		}
+		mk = func(*connect.Schema) (decodeFn, error) { return decEnum(n.symbols), nil }
+	case kUnion:
+		if len(n.branches) == 1 {
+			return c.convert(n.branches[0], false, nil, false, nil)
+		}
+		if len(n.branches) == 2 {
+			for i, m := range n.branches {
+				if m.kind == kNull {
+					other := n.branches[1-i]
+					oc, err := c.convert(other, true, nil, false, nil)
+					if err != nil {
+						return nil, err
+					}
+					return &compiled{schema: oc.schema, dec: decOptional(i, oc.dec)}, nil
+				}
+			}
+		}
+		b = connect.StructBuilder().Name(avroTypeUnion)
+		seen := map[string]bool{}
+		branchField := make([]int, len(n.branches))
+		branchDec := make([]decodeFn, len(n.branches))
+		fi := 0
+		for i, m := range n.branches {
+			if m.kind == kNull {
+				b.Optional()
+				branchField[i] = -1
+				continue
+			}
+			name := unionMemberFieldName(m)
+			if seen[name] {
+				return nil, connect.DataErrorf("Multiple union schemas map to the Connect union field name")
+			}
+			seen[name] = true
+			mc, err := c.convert(m, true, nil, false, nil)
+			if err != nil {
+				return nil, err
+			}
+			b.Field(name, mc.schema)
+			branchField[i] = fi
+			branchDec[i] = mc.dec
+			fi++
+		}
+		mk = func(s *connect.Schema) (decodeFn, error) { return decUnion(s, branchField, branchDec), nil }
+	case kNull:
+		return nil, connect.DataErrorf("Standalone null schemas are not supported by this converter")
+	default:
+		return nil, connect.DataErrorf("Couldn't translate unsupported schema type %s.", n.kind)
+	}
+
+	if d, ok := n.props[connectDocProp].(string); ok {
+		b.Doc(d)
+	}
+	versionInt := -1
+	if vn, present := n.props[connectVersionProp]; present {
+		num, ok := vn.(json.Number)
+		if !ok {
+			return nil, connect.DataErrorf("Invalid Connect version found: %v", vn)
+		}
+		v, _ := n.propInt(connectVersionProp)
+		_ = num
+		versionInt = v
+	} else if version != nil {
+		versionInt = *version
+	}
+	if versionInt >= 0 {
+		cur, _ := b.Build()
+		if cur != nil && cur.Version != nil {
+			if int(*cur.Version) != versionInt {
+				return nil, connect.DataErrorf("Mismatched versions: version already added to SchemaBuilder (%d) differs from version in source schema (%d)", *cur.Version, versionInt)
+			}
+		} else {
+			b.Version(int32(versionInt))
+		}
+	}
+	if ps, present := n.props[connectParametersProp]; present {
+		pm, ok := ps.(map[string]any)
+		if !ok {
+			return nil, connect.DataErrorf("Expected JSON object for schema parameters but found: %v", ps)
+		}
+		for k, v := range pm {
+			s, ok := v.(string)
+			if !ok {
+				return nil, connect.DataErrorf("Expected schema parameter values to be strings but found: %v", v)
+			}
+			b.Parameter(k, s)
+		}
+	}
+	for k, v := range n.props {
+		if strings.HasPrefix(k, avroPropPrefix) {
+			b.Parameter(k, jsonToString(v))
+		}
+	}
+	connectDefault, hasConnectDefault := n.props[connectDefaultProp]
+	if !hasFieldDefault {
+		if hasConnectDefault {
+			fieldDefault, hasFieldDefault = connectDefault, true
+		}
+	} else if !hasConnectDefault {
+		b.Parameter(avroFieldDefaultFlag, "true")
+	}
+
+	var name string
+	if cn, present := n.props[connectNameProp]; present {
+		s, ok := cn.(string)
+		if !ok {
+			return nil, connect.DataErrorf("Invalid schema name: %v", cn)
+		}
+		name = s
+	} else if n.kind == kRecord || n.kind == kEnum {
+		name = n.fullName
+	} else if n.kind == kFixed && !strings.EqualFold(logical, logicalDecimal) {
+		name = n.fullName
+	}
+	if name != "" && !strings.HasPrefix(name, defaultSchemaFullName) {
+		cur, _ := b.Build()
+		if cur != nil && cur.Name != "" {
+			if cur.Name != name {
+				return nil, connect.DataErrorf("Mismatched names: name already added to SchemaBuilder (%s) differs from name in source schema (%s)", cur.Name, name)
+			}
+		} else {
+			b.Name(name)
+		}
+	}
+	if forceOptional {
+		b.Optional()
+	}
+	s, err := b.Build()
+	if err != nil {
+		return nil, connect.DataErrorf("%v", err)
+	}
+	if hasFieldDefault {
+		if _, isNull := fieldDefault.(jsonNull); !isNull && fieldDefault != nil {
+			// Invalid defaults are ignored, as AvroData does (it logs a warning).
+			if dv, err := jsonToConnect(s, n, fieldDefault); err == nil && connect.ValidateValue(s, dv) == nil {
+				s.Default = dv
+			}
+		}
+	}
+	dec, err := mk(s)
+	if err != nil {
+		return nil, err
+	}
+	return &compiled{schema: s, dec: dec}, nil
+}
+
+// jsonNull marks an explicit JSON null default (Avro's JsonProperties.NULL_VALUE).
+type jsonNull struct{}
+
+func hasField(n *node, name string) bool { _, ok := n.fieldIdx[name]; return ok }
+
+func isMapEntry(n *node) bool {
+	if n.kind != kRecord {
+		return false
+	}
+	if n.namespace == avroNamespace && n.name == mapEntryTypeName {
+		return true
+	}
+	s, _ := n.props[connectInternalType].(string)
+	return s == mapEntryTypeName
+}
+
+func unionMemberFieldName(n *node) string {
+	switch n.kind {
+	case kRecord, kEnum, kFixed:
+		return n.name
+	}
+	return n.kind.String()
+}
+
+func jsonToString(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case json.Number:
+		return x.String()
+	case nil:
+		return "null"
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func applyFieldLevelParams(orig *connect.Schema, fp map[string]any) *connect.Schema {
+	same := true
+	for k, v := range fp {
+		if o, ok := orig.Parameters[k]; !ok || o != jsonToString(v) {
+			same = false
+			break
+		}
+	}
+	if same {
+		return orig
+	}
+	b := connect.BuilderFrom(orig)
+	for k, v := range fp {
+		b.Parameter(k, jsonToString(v))
+	}
+	b.DefaultValue(nil)
+	s, err := b.Build()
+	if err != nil {
+		return orig
+	}
+	s.Default = orig.Default
+	return s
+}
+
+// jsonToConnect converts a JSON default (Avro field default or connect.default) to a Connect value of s.
+func jsonToConnect(s *connect.Schema, n *node, v any) (any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	if _, ok := v.(jsonNull); ok {
+		return nil, nil
+	}
+	num := func() (json.Number, error) {
+		x, ok := v.(json.Number)
+		if !ok {
+			return "", fmt.Errorf("expected a number, got %T", v)
+		}
+		return x, nil
+	}
+	switch n.kind {
+	case kInt:
+		x, err := num()
+		if err != nil {
+			return nil, err
+		}
+		i, err := x.Int64()
+		if err != nil {
+			return nil, err
+		}
+		switch s.Name {
+		case connect.DateName:
+			return connect.DateFromDays(int32(i)), nil
+		case connect.TimeName:
+			return connect.TimeFromMillis(int32(i)), nil
+		}
+		switch s.Type {
+		case connect.TypeInt8:
+			return int8(i), nil
+		case connect.TypeInt16:
+			return int16(i), nil
+		case connect.TypeInt32:
+			return int32(i), nil
+		}
+		return nil, fmt.Errorf("bad int default")
+	case kLong:
+		x, err := num()
+		if err != nil {
+			return nil, err
+		}
+		i, err := x.Int64()
+		if err != nil {
+			return nil, err
+		}
+		if s.Name == connect.TimestampName {
+			return time.UnixMilli(i).UTC(), nil
+		}
+		return i, nil
+	case kFloat:
+		x, err := num()
+		if err != nil {
+			return nil, err
+		}
+		f, err := x.Float64()
+		return float32(f), err
+	case kDouble:
+		x, err := num()
+		if err != nil {
+			return nil, err
+		}
+		return x.Float64()
+	case kBoolean:
+		b, ok := v.(bool)
+		if !ok {
+			return nil, fmt.Errorf("expected boolean")
+		}
+		return b, nil
+	case kString, kEnum:
+		str, ok := v.(string)
+		if !ok {
+			return nil, fmt.Errorf("expected string")
+		}
+		return str, nil
+	case kBytes, kFixed:
+		str, ok := v.(string)
+		if !ok {
+			return nil, fmt.Errorf("expected string for bytes")
+		}
+		b := make([]byte, 0, len(str))
+		for _, r := range str {
+			b = append(b, byte(r))
+		}
+		if s.Name == connect.DecimalName {
+			scale, err := connect.DecimalScale(s)
+			if err != nil {
+				return nil, err
+			}
+			return connect.DecimalFromBytes(b, scale), nil
+		}
+		return b, nil
+	case kArray:
+		arr, ok := v.([]any)
+		if !ok || s.Type != connect.TypeArray {
+			return nil, fmt.Errorf("invalid JSON for array default value")
+		}
+		out := make([]any, len(arr))
+		for i, e := range arr {
+			x, err := jsonToConnect(s.ValueSchema(), n.items, e)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = x
+		}
+		return out, nil
+	case kMap:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("invalid JSON for map default value")
+		}
+		out := make(map[any]any, len(m))
+		for k, e := range m {
+			x, err := jsonToConnect(s.ValueSchema(), n.values, e)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = x
+		}
+		return out, nil
+	case kRecord:
+		m, ok := v.(map[string]any)
+		if !ok || s.Type != connect.TypeStruct {
+			return nil, fmt.Errorf("invalid JSON for record default value")
+		}
+		st := connect.NewStruct(s)
+		for i, f := range n.fields {
+			fv, present := m[f.name]
+			if !present && f.hasDef {
+				fv = f.def
+			}
+			x, err := jsonToConnect(s.Fields()[i].Schema, f.typ, fv)
+			if err != nil {
+				return nil, err
+			}
+			st.PutIndex(i, x)
+		}
+		return st, nil
+	case kUnion:
+		first := n.branches[0]
+		if first.kind == kNull {
+			return nil, nil
+		}
+		if s.Type == connect.TypeStruct && s.Name == avroTypeUnion {
+			f, ok := s.Field(unionMemberFieldName(first))
+			if !ok {
+				return nil, fmt.Errorf("no union field for default")
+			}
+			x, err := jsonToConnect(f.Schema, first, v)
+			if err != nil {
+				return nil, err
+			}
+			st := connect.NewStruct(s)
+			st.PutIndex(f.Index, x)
+			return st, nil
+		}
+		return jsonToConnect(s, first, v)
+	}
+	return nil, nil
+}
