@@ -1,0 +1,188 @@
+// Command connectd is a Kafka Connect-compatible sink worker. Subcommands mirror the JVM scripts:
+//
+//	connectd standalone worker.properties [connector.properties ...]
+//	connectd distributed worker.properties
+//	connectd dev
+//	connectd version
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/connectd/connectd/api"
+	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/internal/herder"
+	"github.com/connectd/connectd/internal/props"
+	"github.com/connectd/connectd/internal/worker"
+)
+
+// Version is set at build time (-ldflags "-X main.Version=...").
+var Version = "0.1.0-dev"
+
+const usage = `usage:
+  connectd standalone worker.properties [connector.properties ...]
+  connectd distributed worker.properties
+  connectd dev
+  connectd version`
+
+func main() {
+	setupLogging()
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, usage)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var err error
+	switch os.Args[1] {
+	case "standalone":
+		err = runStandalone(ctx, os.Args[2:])
+	case "distributed":
+		err = runDistributed(ctx, os.Args[2:])
+	case "dev":
+		err = runDev(ctx, os.Args[2:])
+	case "version", "--version", "-v":
+		fmt.Printf("connectd %s (Kafka Connect REST API 4.0 compatible)\n", Version)
+	default:
+		fmt.Fprintln(os.Stderr, usage)
+		os.Exit(2)
+	}
+	if err != nil && !errors.Is(err, context.Canceled) {
+		slog.Error("connectd failed", "error", err)
+		os.Exit(1)
+	}
+}
+
+func setupLogging() {
+	level := slog.LevelInfo
+	if v := os.Getenv("CONNECTD_LOG_LEVEL"); v != "" {
+		_ = level.UnmarshalText([]byte(v))
+	}
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
+}
+
+// loadWorkerProps reads the worker file and overlays CONNECT_* environment variables.
+func loadWorkerProps(path string) (map[string]string, error) {
+	p := map[string]string{}
+	if path != "" {
+		var err error
+		if p, err = props.Load(path); err != nil {
+			return nil, fmt.Errorf("reading worker config: %w", err)
+		}
+	}
+	for k, v := range props.FromEnv(os.Environ()) {
+		p[k] = v
+	}
+	return p, nil
+}
+
+// resolveListeners binds port 0 listeners to a concrete free port so that the worker id is known up front.
+func resolveListeners(p map[string]string) error {
+	ls := p["listeners"]
+	if ls == "" {
+		ls = "http://:8083"
+	}
+	var out []string
+	for _, l := range strings.Split(ls, ",") {
+		l = strings.TrimSpace(l)
+		if strings.HasSuffix(l, ":0") {
+			host := strings.TrimSuffix(l[strings.Index(l, "://")+3:], ":0")
+			lis, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+			if err != nil {
+				return fmt.Errorf("binding %s: %w", l, err)
+			}
+			port := lis.Addr().(*net.TCPAddr).Port
+			lis.Close()
+			l = strings.TrimSuffix(l, ":0") + ":" + strconv.Itoa(port)
+		}
+		out = append(out, l)
+	}
+	p["listeners"] = strings.Join(out, ",")
+	return nil
+}
+
+func restOptions(cfg *worker.Config) []api.Option {
+	return []api.Option{
+		api.WithListeners(cfg.Listeners...),
+		api.WithAdvertised(cfg.AdvertisedHost, cfg.AdvertisedPort, cfg.AdvertisedListenerType),
+		api.WithVersion("4.0.0", Version),
+		api.WithTopicTracking(cfg.TopicTracking, cfg.TopicTrackingReset),
+		api.WithRegistry(connect.DefaultRegistry),
+		api.WithCORS(cfg.Props["access.control.allow.origin"], cfg.Props["access.control.allow.methods"]),
+		api.WithResponseHeaders(cfg.Props["response.http.headers.config"]),
+		api.WithSinkConnectorConfigDef(herder.ConnectorConfigDef()),
+	}
+}
+
+func runStandalone(ctx context.Context, args []string) error {
+	if len(args) < 1 {
+		return fmt.Errorf("usage: connectd standalone worker.properties [connector.properties ...]")
+	}
+	wp, err := loadWorkerProps(args[0])
+	if err != nil {
+		return err
+	}
+	var connectorFiles []map[string]string
+	for _, f := range args[1:] {
+		cp, err := props.Load(f)
+		if err != nil {
+			return fmt.Errorf("reading connector config: %w", err)
+		}
+		connectorFiles = append(connectorFiles, cp)
+	}
+	return serveStandalone(ctx, wp, connectorFiles, nil)
+}
+
+// serveStandalone runs a standalone herder and REST server until ctx ends. ready, if set, is called once the
+// REST server answers.
+func serveStandalone(ctx context.Context, wp map[string]string, connectors []map[string]string, ready func(h *herder.Standalone, restURL string)) error {
+	start := time.Now()
+	if err := resolveListeners(wp); err != nil {
+		return err
+	}
+	cfg, err := worker.ParseConfig(wp)
+	if err != nil {
+		return fmt.Errorf("invalid worker config: %w", err)
+	}
+	status := herder.NewStatusTracker(cfg.WorkerID())
+	w := worker.New(cfg, connect.DefaultRegistry, status)
+	h := herder.NewStandalone(w, status)
+	srv := api.NewServer(h, restOptions(cfg)...)
+	if err := srv.Start(); err != nil {
+		return fmt.Errorf("starting REST server: %w", err)
+	}
+	if err := h.Start(ctx); err != nil {
+		return err
+	}
+	slog.Info("Kafka Connect started", "worker_id", cfg.WorkerID(), "rest", srv.AdvertisedURL(), "startup", time.Since(start).Round(time.Millisecond))
+	for _, cp := range connectors {
+		name := strings.TrimSpace(cp["name"])
+		if _, _, err := h.PutConnectorConfig(ctx, name, cp, "", true); err != nil {
+			srv.Shutdown(context.Background())
+			h.Stop()
+			return fmt.Errorf("creating connector %s: %w", name, err)
+		}
+		slog.Info("created connector", "name", name)
+	}
+	if ready != nil {
+		ready(h, srv.AdvertisedURL())
+	}
+	<-ctx.Done()
+	slog.Info("Kafka Connect stopping")
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	srv.Shutdown(sctx)
+	h.Stop()
+	slog.Info("Kafka Connect stopped")
+	return nil
+}

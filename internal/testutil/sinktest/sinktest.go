@@ -1,0 +1,187 @@
+// Package sinktest provides an in-memory sink connector for runtime tests: it records what it is given and
+// can be told to fail put() fatally or retriably.
+package sinktest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/connectd/connectd/connect"
+)
+
+// Class is the test connector's class name.
+const Class = "io.connectd.test.RecordingSinkConnector"
+
+// Bytes converter class used by runtime tests (passes bytes through as a string).
+const StringConverterClass = "io.connectd.test.TestStringConverter"
+
+func init() {
+	connect.Register(connect.Plugin{Class: Class, Type: connect.PluginSink, New: func() any { return &Connector{} }})
+	connect.Register(connect.Plugin{Class: StringConverterClass, Type: connect.PluginConverter, New: func() any { return stringConverter{} }})
+	connect.Register(connect.Plugin{Class: "io.connectd.test.TestHeaderConverter", Type: connect.PluginHeaderConverter, New: func() any { return stringConverter{} }})
+}
+
+// Record is one delivered record.
+type Record struct {
+	Topic     string
+	Partition int32
+	Offset    int64
+	Key       string
+	Value     string
+	Task      int
+}
+
+// Sink is the shared state of one named connector's tasks.
+type Sink struct {
+	mu             sync.Mutex
+	records        []Record
+	flushed        map[connect.TopicPartition]int64
+	failFatal      error
+	retriableLeft  int
+	retriableCalls int
+	putCalls       int
+	rejectValue    string
+}
+
+var (
+	sinksMu sync.Mutex
+	sinks   = map[string]*Sink{}
+)
+
+// For returns the state of the connector with the given "sink.id" config value.
+func For(id string) *Sink {
+	sinksMu.Lock()
+	defer sinksMu.Unlock()
+	s, ok := sinks[id]
+	if !ok {
+		s = &Sink{flushed: map[connect.TopicPartition]int64{}}
+		sinks[id] = s
+	}
+	return s
+}
+
+// Records returns a copy of what was delivered.
+func (s *Sink) Records() []Record {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Record(nil), s.records...)
+}
+
+// Count is the number of delivered records.
+func (s *Sink) Count() int { s.mu.Lock(); defer s.mu.Unlock(); return len(s.records) }
+
+// FailFatal makes the next put fail with err (nil clears).
+func (s *Sink) FailFatal(err error) { s.mu.Lock(); s.failFatal = err; s.mu.Unlock() }
+
+// FailRetriable makes the next n puts fail with a retriable error.
+func (s *Sink) FailRetriable(n int) { s.mu.Lock(); s.retriableLeft = n; s.mu.Unlock() }
+
+// RetriableCalls counts puts that failed retriably.
+func (s *Sink) RetriableCalls() int { s.mu.Lock(); defer s.mu.Unlock(); return s.retriableCalls }
+
+// RejectValue makes put report records with this value through the ErrantRecordReporter.
+func (s *Sink) RejectValue(v string) { s.mu.Lock(); s.rejectValue = v; s.mu.Unlock() }
+
+// Connector is the recording sink connector.
+type Connector struct {
+	connect.ConnectorBase
+	props map[string]string
+}
+
+func (c *Connector) ConfigDef() *connect.ConfigDef {
+	return connect.NewConfigDef().Define(connect.ConfigKey{Name: "sink.id", Type: connect.ConfigString, Default: connect.NoDefault, Doc: "which recorder to use"})
+}
+func (c *Connector) Start(props map[string]string) error {
+	if props["sink.id"] == "" {
+		return errors.New("sink.id is required")
+	}
+	c.props = props
+	return nil
+}
+func (c *Connector) TaskConfigs(max int) ([]map[string]string, error) {
+	out := connect.ReplicateTaskConfigs(c.props, max)
+	for i := range out {
+		out[i]["task.index"] = fmt.Sprint(i)
+	}
+	return out, nil
+}
+func (c *Connector) Stop() error               { return nil }
+func (c *Connector) NewTask() connect.SinkTask { return &Task{} }
+
+// Task records puts.
+type Task struct {
+	connect.SinkTaskBase
+	sink  *Sink
+	index int
+}
+
+func (t *Task) Start(props map[string]string) error {
+	t.sink = For(props["sink.id"])
+	fmt.Sscan(props["task.index"], &t.index)
+	return nil
+}
+
+func (t *Task) Put(ctx context.Context, recs []*connect.SinkRecord) error {
+	s := t.sink
+	s.mu.Lock()
+	s.putCalls++
+	if s.failFatal != nil {
+		err := s.failFatal
+		s.mu.Unlock()
+		return err
+	}
+	if s.retriableLeft > 0 && len(recs) > 0 {
+		s.retriableLeft--
+		s.retriableCalls++
+		s.mu.Unlock()
+		return connect.Retriablef("simulated retriable failure")
+	}
+	reject := s.rejectValue
+	s.mu.Unlock()
+	for _, r := range recs {
+		v := fmt.Sprint(r.Value)
+		if reject != "" && v == reject {
+			rep := t.Ctx.ErrantRecordReporter()
+			if rep == nil {
+				return fmt.Errorf("cannot write record with value %q", v)
+			}
+			if err := rep.Report(ctx, r, fmt.Errorf("rejected value %q", v)); err != nil {
+				return err
+			}
+			continue
+		}
+		s.mu.Lock()
+		s.records = append(s.records, Record{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Key: fmt.Sprint(r.Key), Value: v, Task: t.index})
+		s.mu.Unlock()
+	}
+	return nil
+}
+
+func (t *Task) Stop() error { return nil }
+
+type stringConverter struct{}
+
+func (stringConverter) Configure(map[string]string, bool) error { return nil }
+func (stringConverter) ToConnectData(_ string, _ connect.Headers, b []byte) (connect.SchemaAndValue, error) {
+	if b == nil {
+		return connect.NullSchemaAndValue, nil
+	}
+	if string(b) == "POISON" {
+		return connect.SchemaAndValue{}, connect.DataErrorf("poison record cannot be converted")
+	}
+	return connect.SchemaAndValue{Schema: connect.OptionalStringSchema, Value: string(b)}, nil
+}
+func (stringConverter) FromConnectData(_ string, _ connect.Headers, _ *connect.Schema, v any) ([]byte, error) {
+	if v == nil {
+		return nil, nil
+	}
+	return []byte(fmt.Sprint(v)), nil
+}
+func (stringConverter) ToConnectHeader(_, _ string, b []byte) (connect.SchemaAndValue, error) {
+	return connect.SchemaAndValue{Schema: connect.OptionalStringSchema, Value: string(b)}, nil
+}
+func (stringConverter) FromConnectHeader(_, _ string, _ *connect.Schema, v any) ([]byte, error) {
+	return []byte(fmt.Sprint(v)), nil
+}
