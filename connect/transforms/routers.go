@@ -158,10 +158,10 @@ func (t *TimestampRouter) Apply(r *connect.SinkRecord) (*connect.SinkRecord, err
 // Filter is org.apache.kafka.connect.transforms.Filter: it drops every record (use it with a predicate).
 type Filter struct{}
 
-func (*Filter) ConfigDef() *connect.ConfigDef                           { return connect.NewConfigDef() }
-func (*Filter) Configure(map[string]string) error                       { return nil }
+func (*Filter) ConfigDef() *connect.ConfigDef                          { return connect.NewConfigDef() }
+func (*Filter) Configure(map[string]string) error                      { return nil }
 func (*Filter) Apply(*connect.SinkRecord) (*connect.SinkRecord, error) { return nil, nil }
-func (*Filter) Close() error                                            { return nil }
+func (*Filter) Close() error                                           { return nil }
 
 // HasHeaderKey is org.apache.kafka.connect.transforms.predicates.HasHeaderKey.
 type HasHeaderKey struct{ name string }
@@ -187,10 +187,10 @@ func (*HasHeaderKey) Close() error { return nil }
 // RecordIsTombstone is org.apache.kafka.connect.transforms.predicates.RecordIsTombstone.
 type RecordIsTombstone struct{}
 
-func (*RecordIsTombstone) ConfigDef() *connect.ConfigDef             { return connect.NewConfigDef() }
-func (*RecordIsTombstone) Configure(map[string]string) error         { return nil }
+func (*RecordIsTombstone) ConfigDef() *connect.ConfigDef            { return connect.NewConfigDef() }
+func (*RecordIsTombstone) Configure(map[string]string) error        { return nil }
 func (*RecordIsTombstone) Test(r *connect.SinkRecord) (bool, error) { return r.Value == nil, nil }
-func (*RecordIsTombstone) Close() error                              { return nil }
+func (*RecordIsTombstone) Close() error                             { return nil }
 
 // TopicNameMatches is org.apache.kafka.connect.transforms.predicates.TopicNameMatches.
 type TopicNameMatches struct{ re *regexp.Regexp }
