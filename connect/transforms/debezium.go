@@ -169,7 +169,13 @@ func (t *ExtractNewRecordState) Apply(r *connect.SinkRecord) (*connect.SinkRecor
 		case "drop", "drop-keep-tombstone":
 			return nil, nil
 		case "tombstone", "none":
-			return base.WithValue(afterF.Schema, nil), nil
+			out = base.WithValue(afterF.Schema, nil)
+			if t.routeBy != "" {
+				if s, ok := before.Get(t.routeBy).(string); ok {
+					out.Topic = s
+				}
+			}
+			return out, nil
 		}
 		out = base.WithValue(beforeF.Schema, before)
 		out = t.addDeleted(out, "true")
