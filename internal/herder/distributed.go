@@ -63,6 +63,14 @@ func NewDistributed(cfg *DistributedConfig, advertisedURL string, brokers []stri
 		ops: make(chan func(), 256), httpClient: &http.Client{Timeout: 30 * time.Second}}
 }
 
+// SetAdvertisedURL sets the REST URL members publish (known once the REST server is bound); before Start.
+func (d *Distributed) SetAdvertisedURL(u string) {
+	if !strings.HasSuffix(u, "/") {
+		u += "/"
+	}
+	d.url = u
+}
+
 // SetWorker attaches the local worker.
 func (d *Distributed) SetWorker(w *worker.Worker) {
 	d.w = w
@@ -251,12 +259,12 @@ func (d *Distributed) startTask(snap *store.Snapshot, id state.TaskID) {
 		return
 	}
 	tc := snap.TaskConfigs[id]
-	if err := d.w.StartTask(id, conn, tc, snap.TargetState(id.Connector)); err != nil {
-		slog.Error("task failed to start", "task", id.String(), "error", err)
-	}
 	d.mu.Lock()
 	d.tasks[id] = tc
 	d.mu.Unlock()
+	if err := d.w.StartTask(id, conn, tc, snap.TargetState(id.Connector)); err != nil {
+		slog.Error("task failed to start", "task", id.String(), "error", err)
+	}
 }
 
 // reconfigure runs on the connector's owner: regenerate task configs and have the leader write them if they

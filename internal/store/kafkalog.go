@@ -54,17 +54,32 @@ func EnsureTopic(admin sarama.ClusterAdmin, spec TopicSpec) error {
 				return fmt.Errorf("store: creating topic %s: %w", spec.Name, err)
 			}
 		}
-		if metas, err = admin.DescribeTopics([]string{spec.Name}); err != nil {
-			return err
+		// a new topic takes a moment to show up everywhere
+		for i := 0; ; i++ {
+			metas, err = admin.DescribeTopics([]string{spec.Name})
+			if err == nil && len(metas) == 1 && metas[0].Err == sarama.ErrNoError && len(metas[0].Partitions) > 0 {
+				break
+			}
+			if i == 50 {
+				return fmt.Errorf("store: topic %s did not appear after creation: %v", spec.Name, err)
+			}
+			time.Sleep(200 * time.Millisecond)
 		}
 	}
 	if spec.SinglePartition && len(metas) == 1 && len(metas[0].Partitions) > 1 {
 		return fmt.Errorf("Topic '%s' supplied via the '%s' property is required to have a single partition in order to guarantee consistency of connector configurations, but found %d partitions.",
 			spec.Name, spec.Property, len(metas[0].Partitions))
 	}
-	cfg, err := admin.DescribeConfig(sarama.ConfigResource{Type: sarama.TopicResource, Name: spec.Name, ConfigNames: []string{"cleanup.policy"}})
-	if err != nil {
-		return fmt.Errorf("store: describing topic %s: %w", spec.Name, err)
+	var cfg []sarama.ConfigEntry
+	for i := 0; ; i++ {
+		cfg, err = admin.DescribeConfig(sarama.ConfigResource{Type: sarama.TopicResource, Name: spec.Name, ConfigNames: []string{"cleanup.policy"}})
+		if err == nil {
+			break
+		}
+		if i == 50 || !errors.Is(err, sarama.ErrUnknownTopicOrPartition) {
+			return fmt.Errorf("store: describing topic %s: %w", spec.Name, err)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 	policy := ""
 	for _, e := range cfg {

@@ -1,0 +1,70 @@
+package main
+
+// Wiring of `connectd distributed worker.properties` (owned by the distributed-mode work, issue 3).
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/connectd/connectd/api"
+	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/internal/herder"
+	"github.com/connectd/connectd/internal/kafka"
+	"github.com/connectd/connectd/internal/worker"
+)
+
+func init() {
+	runDistributed = func(ctx context.Context, args []string) error {
+		if len(args) != 1 {
+			return fmt.Errorf("usage: connectd distributed worker.properties")
+		}
+		wp, err := loadWorkerProps(args[0])
+		if err != nil {
+			return err
+		}
+		return serveDistributed(ctx, wp)
+	}
+}
+
+func serveDistributed(ctx context.Context, wp map[string]string) error {
+	start := time.Now()
+	if err := resolveListeners(wp); err != nil {
+		return err
+	}
+	cfg, err := worker.ParseConfig(wp)
+	if err != nil {
+		return fmt.Errorf("invalid worker config: %w", err)
+	}
+	dcfg, err := herder.ParseDistributedConfig(wp)
+	if err != nil {
+		return fmt.Errorf("invalid worker config: %w", err)
+	}
+	sc, err := kafka.NewConfig(cfg.ClientProps("admin"))
+	if err != nil {
+		return fmt.Errorf("invalid worker config: %w", err)
+	}
+	h := herder.NewDistributed(dcfg, "", kafka.Brokers(wp), sc)
+	w := worker.New(cfg, connect.DefaultRegistry, h)
+	h.SetWorker(w)
+	srv := api.NewServer(h, restOptions(cfg)...)
+	if err := srv.Start(); err != nil {
+		return fmt.Errorf("starting REST server: %w", err)
+	}
+	h.SetAdvertisedURL(srv.AdvertisedURL())
+	if err := h.Start(ctx); err != nil {
+		srv.Shutdown(context.Background())
+		return err
+	}
+	slog.Info("Kafka Connect started", "mode", "distributed", "group", dcfg.GroupID, "worker_id", cfg.WorkerID(),
+		"rest", srv.AdvertisedURL(), "startup", time.Since(start).Round(time.Millisecond))
+	<-ctx.Done()
+	slog.Info("Kafka Connect stopping")
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	srv.Shutdown(sctx)
+	h.Stop()
+	slog.Info("Kafka Connect stopped")
+	return nil
+}
