@@ -255,6 +255,10 @@ func (c *Converter) compiledFor(topic string, id int32) (*compiled, error) {
 	if err != nil {
 		return nil, c.deserErr(topic, err)
 	}
+	if ps.node.kind == kBytes {
+		// Confluent's serializers write a top-level bytes schema as the raw bytes, without the Avro length.
+		cp.dec = rawBytesDecoder(cp.schema)
+	}
 	c.mu.Lock()
 	if len(c.decoders) >= c.maxCache {
 		clear(c.decoders)

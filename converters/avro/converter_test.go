@@ -362,6 +362,19 @@ func TestSchemaCachedByID(t *testing.T) {
 	assert.Equal(t, n, reg.Requests.Load(), "no registry calls once cached")
 }
 
+func TestTopLevelDecimalIsRawBytes(t *testing.T) {
+	reg := avrotest.New()
+	defer reg.Close()
+	c := newConverter(t, reg.URL(), false, nil)
+	d := connect.Decimal{Unscaled: big.NewInt(-1), Scale: 4}
+	b, err := c.FromConnectData("t", nil, connect.DecimalSchema(4), d)
+	require.NoError(t, err)
+	assert.Equal(t, []byte{0xff}, b[5:])
+	got, err := c.ToConnectData("t", nil, b)
+	require.NoError(t, err)
+	assert.True(t, connect.ValuesEqual(d, got.Value))
+}
+
 func TestRegistered(t *testing.T) {
 	p, ok := connect.DefaultRegistry.Lookup("io.confluent.connect.avro.AvroConverter")
 	require.True(t, ok)

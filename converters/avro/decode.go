@@ -430,3 +430,16 @@ func decUnion(s *connect.Schema, branchField []int, branchDec []decodeFn) decode
 		return st, nil
 	}
 }
+
+func rawBytesDecoder(s *connect.Schema) decodeFn {
+	scale, err := connect.DecimalScale(s)
+	isDecimal := s.Name == connect.DecimalName && err == nil
+	return func(r *reader) (any, error) {
+		b := r.buf[r.pos:]
+		r.pos = len(r.buf)
+		if isDecimal {
+			return connect.DecimalFromBytes(b, scale), nil
+		}
+		return append([]byte(nil), b...), nil
+	}
+}

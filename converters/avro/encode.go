@@ -93,6 +93,18 @@ func stripForCodec(v any, schemaPos bool) any {
 }
 
 func (w *writer) encode(prefix []byte, s *connect.Schema, v any) ([]byte, error) {
+	if w.node.kind == kBytes {
+		// Confluent's serializers write a top-level bytes schema as the raw bytes, without the Avro length.
+		x, err := toAvroLogical(s, v)
+		if err != nil {
+			return nil, err
+		}
+		b, ok := x.([]byte)
+		if !ok {
+			return nil, connect.DataErrorf("Unrecognized bytes object of type: %T", x)
+		}
+		return append(prefix, b...), nil
+	}
 	native, err := toNative(s, w.node, v)
 	if err != nil {
 		return nil, err
