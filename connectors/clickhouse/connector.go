@@ -1,0 +1,53 @@
+// Package clickhouse is a ClickHouse sink connector over the native TCP protocol (github.com/ClickHouse/ch-go),
+// configuration-compatible with ClickHouse's official Kafka Connect sink. See README.md.
+package clickhouse
+
+import (
+	"github.com/connectd/connectd/connect"
+)
+
+// Class is the official sink's class name, so that existing configurations work unchanged.
+const Class = "com.clickhouse.kafka.connect.ClickHouseSinkConnector"
+
+// Version of the connector.
+const Version = "0.1.0"
+
+func init() {
+	connect.Register(connect.Plugin{Class: Class, Type: connect.PluginSink, Version: Version,
+		Aliases: []string{"ClickHouseNativeSink"}, New: func() any { return &Connector{} }})
+}
+
+// Connector is the ClickHouse sink connector.
+type Connector struct {
+	connect.ConnectorBase
+	props map[string]string
+}
+
+var _ connect.SinkConnector = (*Connector)(nil)
+var _ connect.PreCommitter = (*Task)(nil)
+
+// Version implements connect.Versioned.
+func (c *Connector) Version() string { return Version }
+
+// ConfigDef implements connect.Configurable.
+func (c *Connector) ConfigDef() *connect.ConfigDef { return configDef() }
+
+// Start implements connect.Connector.
+func (c *Connector) Start(props map[string]string) error {
+	if _, err := ParseConfig(props); err != nil {
+		return err
+	}
+	c.props = props
+	return nil
+}
+
+// TaskConfigs implements connect.Connector.
+func (c *Connector) TaskConfigs(maxTasks int) ([]map[string]string, error) {
+	return connect.ReplicateTaskConfigs(c.props, maxTasks), nil
+}
+
+// Stop implements connect.Connector.
+func (c *Connector) Stop() error { return nil }
+
+// NewTask implements connect.SinkConnector.
+func (c *Connector) NewTask() connect.SinkTask { return &Task{} }

@@ -1,0 +1,157 @@
+package clickhouse
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/ClickHouse/ch-go"
+	"github.com/ClickHouse/ch-go/proto"
+)
+
+// Exactly-once state, kept in ClickHouse itself (no Keeper/KeeperMap): one row per (table, topic,
+// partition) and version in a ReplacingMergeTree, read with FINAL. Every insert block is bracketed by
+// BEFORE(min,max) and AFTER(min,max) rows, as in the official sink's state machine:
+//   - AFTER(min,max): every record up to max is in the table; a replay drops offsets <= max.
+//   - BEFORE(min,max): the block [min,max] may or may not have landed. The replay re-inserts exactly the
+//     records [min,max] as one block with the same insert_deduplication_token, which the table's
+//     deduplication window absorbs (see README: exactly-once needs that window only for this case).
+
+const (
+	stateBefore = "BEFORE"
+	stateAfter  = "AFTER"
+)
+
+type partState struct {
+	min, max int64
+	state    string // "", BEFORE, AFTER
+}
+
+type stateStore struct {
+	cfg   *Config
+	pool  *pool
+	table string // quoted db.table
+
+	once    sync.Once
+	initErr error
+
+	mu    sync.Mutex
+	cache map[string]partState
+	seq   int64
+}
+
+func newStateStore(cfg *Config, p *pool) *stateStore {
+	return &stateStore{cfg: cfg, pool: p, table: quoteIdent(cfg.Database) + "." + quoteIdent(cfg.StateTable),
+		cache: map[string]partState{}, seq: time.Now().UnixNano()}
+}
+
+func (s *stateStore) init(ctx context.Context) error {
+	s.once.Do(func() {
+		onCluster := ""
+		if s.cfg.StateOnCluster != "" {
+			onCluster = " ON CLUSTER " + quoteIdent(s.cfg.StateOnCluster)
+		}
+		s.initErr = s.pool.exec(ctx, "CREATE TABLE IF NOT EXISTS "+s.table+onCluster+
+			" (key String, minOffset Int64, maxOffset Int64, state String, ver UInt64, updated DateTime64(3) DEFAULT now64(3))"+
+			" ENGINE = ReplacingMergeTree(ver) ORDER BY key")
+	})
+	if s.initErr != nil {
+		// allow a later retry
+		err := s.initErr
+		s.once = sync.Once{}
+		s.initErr = nil
+		return fmt.Errorf("clickhouse: creating exactly-once state table %s: %w", s.table, err)
+	}
+	return nil
+}
+
+func (s *stateStore) key(tbl *tableInfo, topic string, partition int32) string {
+	return s.cfg.StatePrefix + "/" + tbl.db + "." + tbl.name + "/" + topic + "-" + strconv.Itoa(int(partition))
+}
+
+func (s *stateStore) forget(topic string, partition int32) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	suffix := "/" + topic + "-" + strconv.Itoa(int(partition))
+	for k := range s.cache {
+		if len(k) >= len(suffix) && k[len(k)-len(suffix):] == suffix {
+			delete(s.cache, k)
+		}
+	}
+}
+
+func (s *stateStore) get(ctx context.Context, key string) (partState, error) {
+	s.mu.Lock()
+	st, ok := s.cache[key]
+	s.mu.Unlock()
+	if ok {
+		return st, nil
+	}
+	if err := s.init(ctx); err != nil {
+		return st, err
+	}
+	var (
+		minC, maxC proto.ColInt64
+		stC        proto.ColStr
+	)
+	err := s.pool.do(ctx, func(c *ch.Client) error {
+		minC.Reset()
+		maxC.Reset()
+		stC.Reset()
+		return c.Do(ctx, ch.Query{
+			Body:   "SELECT minOffset, maxOffset, state FROM " + s.table + " FINAL WHERE key = " + quoteString(key),
+			Result: proto.Results{{Name: "minOffset", Data: &minC}, {Name: "maxOffset", Data: &maxC}, {Name: "state", Data: &stC}},
+		})
+	})
+	if err != nil {
+		return st, fmt.Errorf("clickhouse: reading exactly-once state %s: %w", key, err)
+	}
+	if minC.Rows() > 0 {
+		st = partState{min: minC.Row(0), max: maxC.Row(0), state: stC.Row(0)}
+	}
+	s.mu.Lock()
+	s.cache[key] = st
+	s.mu.Unlock()
+	return st, nil
+}
+
+func (s *stateStore) set(ctx context.Context, key string, st partState) error {
+	if err := s.init(ctx); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.seq++
+	ver := s.seq
+	s.mu.Unlock()
+	var (
+		k, state proto.ColStr
+		mn, mx   proto.ColInt64
+		v        proto.ColUInt64
+	)
+	k.Append(key)
+	mn.Append(st.min)
+	mx.Append(st.max)
+	state.Append(st.state)
+	v.Append(uint64(ver))
+	in := proto.Input{{Name: "key", Data: &k}, {Name: "minOffset", Data: &mn}, {Name: "maxOffset", Data: &mx},
+		{Name: "state", Data: &state}, {Name: "ver", Data: &v}}
+	err := s.pool.do(ctx, func(c *ch.Client) error {
+		return c.Do(ctx, ch.Query{
+			Body:     "INSERT INTO " + s.table + " (key, minOffset, maxOffset, state, ver) VALUES",
+			Input:    in,
+			Settings: []ch.Setting{ch.SettingInt("async_insert", 0), ch.SettingInt("insert_deduplicate", 0)},
+		})
+	})
+	if err != nil {
+		s.mu.Lock()
+		delete(s.cache, key) // unknown now
+		s.mu.Unlock()
+		return fmt.Errorf("clickhouse: writing exactly-once state %s: %w", key, err)
+	}
+	s.mu.Lock()
+	s.cache[key] = st
+	s.mu.Unlock()
+	return nil
+}

@@ -1,0 +1,472 @@
+package clickhouse
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/ClickHouse/ch-go"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/connectd/connectd/connect"
+)
+
+// Task is the ClickHouse sink task.
+//
+// Records are buffered per consumed partition; a partition's buffer is written when Put ends (or, with
+// bufferCount, when it holds that many records, or after bufferFlushTime), and by PreCommit/Flush.
+// Partitions are written in parallel (up to connection.pool.size), each as a sequence of INSERTs of
+// one block (<= batch.max.rows rows / batch.max.bytes bytes) carrying the deduplication token
+// "<topic>-<partition>-<firstOffset>-<lastOffset>". PreCommit reports only offsets that are written.
+type Task struct {
+	connect.SinkTaskBase
+
+	cfg    *Config
+	pool   *pool
+	tables *tableCache
+	state  *stateStore
+	log    *slog.Logger
+
+	mu       sync.Mutex // guards buf, seen, inserted, blocks, reporter calls
+	buf      map[connect.TopicPartition]*partBuf
+	seen     map[connect.TopicPartition]int64 // next offset expected from Put (redelivery filter)
+	inserted map[connect.TopicPartition]int64 // next offset not yet written
+	blocks   map[string][]*block
+	repMu    sync.Mutex
+
+	// Metrics, for tests and logs.
+	RowsWritten   int64
+	BlocksWritten int64
+	Errant        int64
+}
+
+type partBuf struct {
+	recs  []*connect.SinkRecord
+	since time.Time
+}
+
+// Version implements connect.SinkTask.
+func (t *Task) Version() string { return Version }
+
+// Start implements connect.SinkTask.
+func (t *Task) Start(props map[string]string) error {
+	cfg, err := ParseConfig(props)
+	if err != nil {
+		return err
+	}
+	t.cfg = cfg
+	t.pool = newPool(cfg)
+	t.tables = newTableCache(cfg.TableRefresh)
+	t.log = slog.Default().With("connector", "clickhouse")
+	t.buf = map[connect.TopicPartition]*partBuf{}
+	t.seen = map[connect.TopicPartition]int64{}
+	t.inserted = map[connect.TopicPartition]int64{}
+	t.blocks = map[string][]*block{}
+	if cfg.ExactlyOnce {
+		t.state = newStateStore(cfg, t.pool)
+	}
+	return nil
+}
+
+// Stop implements connect.SinkTask.
+func (t *Task) Stop() error {
+	if t.pool != nil {
+		t.pool.close()
+	}
+	return nil
+}
+
+// Open implements connect.SinkTask: state of newly assigned partitions is re-read from ClickHouse.
+func (t *Task) Open(partitions []connect.TopicPartition) error {
+	if t.state != nil {
+		for _, tp := range partitions {
+			t.state.forget(tp.Topic, tp.Partition)
+		}
+	}
+	return nil
+}
+
+// Close implements connect.SinkTask: unwritten records of revoked partitions are dropped (their new
+// owner consumes them again from the committed offset).
+func (t *Task) Close(partitions []connect.TopicPartition) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, tp := range partitions {
+		delete(t.buf, tp)
+		delete(t.seen, tp)
+		delete(t.inserted, tp)
+		if t.state != nil {
+			t.state.forget(tp.Topic, tp.Partition)
+		}
+	}
+	return nil
+}
+
+func coords(r *connect.SinkRecord) (connect.TopicPartition, int64) {
+	if r.OriginalTopic != "" {
+		return r.OriginalTopicPartition(), r.OriginalOffset
+	}
+	return connect.TopicPartition{Topic: r.Topic, Partition: r.Partition}, r.Offset
+}
+
+// Put implements connect.SinkTask.
+func (t *Task) Put(ctx context.Context, records []*connect.SinkRecord) error {
+	t.mu.Lock()
+	for _, r := range records {
+		tp, off := coords(r)
+		if next, ok := t.seen[tp]; ok && off < next {
+			continue // redelivered: already buffered or written
+		}
+		t.seen[tp] = off + 1
+		pb := t.buf[tp]
+		if pb == nil {
+			pb = &partBuf{}
+			t.buf[tp] = pb
+		}
+		if len(pb.recs) == 0 {
+			pb.since = time.Now()
+		}
+		c := *r
+		pb.recs = append(pb.recs, &c)
+	}
+	var due []connect.TopicPartition
+	for tp, pb := range t.buf {
+		if len(pb.recs) == 0 {
+			continue
+		}
+		if t.cfg.BufferCount <= 0 || len(pb.recs) >= t.cfg.BufferCount ||
+			(t.cfg.BufferFlushTime > 0 && time.Since(pb.since) >= t.cfg.BufferFlushTime) {
+			due = append(due, tp)
+		}
+	}
+	t.mu.Unlock()
+	if t.cfg.BufferCount > 0 && t.cfg.BufferFlushTime > 0 {
+		t.Ctx.Timeout(t.cfg.BufferFlushTime)
+	}
+	return t.flush(ctx, due)
+}
+
+// Flush implements connect.SinkTask (used by runtimes that do not call PreCommit).
+func (t *Task) Flush(ctx context.Context, _ map[connect.TopicPartition]connect.OffsetAndMetadata) error {
+	return t.flush(ctx, t.pending())
+}
+
+// PreCommit implements connect.PreCommitter: everything buffered is written, then the offsets after the
+// last written record of each partition are returned.
+func (t *Task) PreCommit(ctx context.Context, current map[connect.TopicPartition]connect.OffsetAndMetadata) (map[connect.TopicPartition]connect.OffsetAndMetadata, error) {
+	if err := t.flush(ctx, t.pending()); err != nil {
+		return nil, err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make(map[connect.TopicPartition]connect.OffsetAndMetadata, len(current))
+	for tp, om := range current {
+		if pb := t.buf[tp]; pb != nil && len(pb.recs) > 0 {
+			// Not written yet (exactly-once waiting for a full replay range, or a failed flush).
+			_, first := coords(pb.recs[0])
+			out[tp] = connect.OffsetAndMetadata{Offset: first}
+			continue
+		}
+		out[tp] = om
+	}
+	return out, nil
+}
+
+func (t *Task) pending() []connect.TopicPartition {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []connect.TopicPartition
+	for tp, pb := range t.buf {
+		if len(pb.recs) > 0 {
+			out = append(out, tp)
+		}
+	}
+	return out
+}
+
+// flush writes the buffers of the given partitions, in parallel.
+func (t *Task) flush(ctx context.Context, tps []connect.TopicPartition) error {
+	if len(tps) == 0 {
+		return nil
+	}
+	sort.Slice(tps, func(i, j int) bool {
+		if tps[i].Topic != tps[j].Topic {
+			return tps[i].Topic < tps[j].Topic
+		}
+		return tps[i].Partition < tps[j].Partition
+	})
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(t.cfg.PoolSize)
+	for _, tp := range tps {
+		t.mu.Lock()
+		pb := t.buf[tp]
+		var recs []*connect.SinkRecord
+		if pb != nil {
+			recs = pb.recs
+		}
+		t.mu.Unlock()
+		if len(recs) == 0 {
+			continue
+		}
+		g.Go(func() error { return t.flushPartition(gctx, tp, recs) })
+	}
+	err := g.Wait()
+	if err != nil && isRetriable(err) && !connect.IsDataError(err) && ctx.Err() == nil {
+		return connect.Retriable(err)
+	}
+	return err
+}
+
+// consumed removes the first n buffered records of tp, which are written (or deliberately skipped).
+func (t *Task) consumed(tp connect.TopicPartition, n int, next int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	pb := t.buf[tp]
+	if pb == nil {
+		return
+	}
+	pb.recs = pb.recs[n:]
+	if len(pb.recs) == 0 {
+		pb.recs = nil
+	}
+	t.inserted[tp] = next
+}
+
+// flushPartition writes recs (the buffered records of tp, in offset order) block by block.
+func (t *Task) flushPartition(ctx context.Context, tp connect.TopicPartition, recs []*connect.SinkRecord) error {
+	for len(recs) > 0 {
+		n, err := t.writeNext(ctx, tp, recs)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return nil // exactly-once: waiting for more records of an in-doubt range
+		}
+		recs = recs[n:]
+	}
+	return nil
+}
+
+// writeNext writes the next block from the head of recs and returns how many records it consumed.
+func (t *Task) writeNext(ctx context.Context, tp connect.TopicPartition, recs []*connect.SinkRecord) (int, error) {
+	db, table := t.cfg.tableFor(recs[0].Topic)
+	tbl, err := t.tables.get(ctx, t.pool, db, table)
+	var nt *errNoTable
+	if errors.As(err, &nt) {
+		if t.cfg.AutoCreate {
+			if err = t.createTable(ctx, db, table, recs); err == nil {
+				tbl, err = t.tables.get(ctx, t.pool, db, table)
+			}
+		} else if t.cfg.SuppressTableExistence {
+			n := sameTableRun(t.cfg, recs)
+			t.log.Warn("table does not exist; skipping records", "table", db+"."+table, "records", n)
+			_, last := coords(recs[n-1])
+			t.consumed(tp, n, last+1)
+			return n, nil
+		} else {
+			return 0, fmt.Errorf("%w (set %s=true to skip, or %s=true to create it)", err, keySuppressTableExists, keyAutoCreate)
+		}
+	}
+	if err != nil {
+		return 0, err
+	}
+	run := recs[:sameTableRun(t.cfg, recs)]
+
+	var key string
+	limit := len(run)
+	if t.state != nil {
+		key = t.state.key(tbl, tp.Topic, tp.Partition)
+		st, err := t.state.get(ctx, key)
+		if err != nil {
+			return 0, err
+		}
+		// Drop what is known to be written.
+		skip := 0
+		for skip < len(run) {
+			_, off := coords(run[skip])
+			if (st.state == stateAfter && off <= st.max) || (st.state == stateBefore && off < st.min) {
+				skip++
+				continue
+			}
+			break
+		}
+		if skip > 0 {
+			_, off := coords(run[skip-1])
+			t.consumed(tp, skip, off+1)
+			return skip, nil
+		}
+		if st.state == stateBefore {
+			// In doubt: redo exactly [min,max] as one block, once all of it is here.
+			limit = 0
+			for limit < len(run) {
+				_, off := coords(run[limit])
+				if off > st.max {
+					break
+				}
+				limit++
+			}
+			_, lastOff := coords(run[limit-1])
+			if lastOff < st.max && limit == len(run) {
+				return 0, nil // wait for the rest of the range
+			}
+		}
+	}
+
+	b, err := t.takeBlock(tbl)
+	if err != nil {
+		return 0, err
+	}
+	defer t.giveBlock(b)
+	n, err := t.fill(ctx, b, run[:limit])
+	if err != nil {
+		return 0, err
+	}
+	_, first := coords(run[0])
+	_, last := coords(run[n-1])
+	if b.rows > 0 {
+		if t.state != nil {
+			if err := t.state.set(ctx, key, partState{min: first, max: last, state: stateBefore}); err != nil {
+				return 0, err
+			}
+		}
+		if err := t.insert(ctx, b, fmt.Sprintf("%s-%d-%d-%d", tp.Topic, tp.Partition, first, last)); err != nil {
+			return 0, err
+		}
+		if t.state != nil {
+			if err := t.state.set(ctx, key, partState{min: first, max: last, state: stateAfter}); err != nil {
+				return 0, err
+			}
+		}
+	}
+	t.consumed(tp, n, last+1)
+	return n, nil
+}
+
+// sameTableRun is the length of the head of recs that goes to the same table.
+func sameTableRun(cfg *Config, recs []*connect.SinkRecord) int {
+	db, table := cfg.tableFor(recs[0].Topic)
+	n := 1
+	for n < len(recs) {
+		if recs[n].Topic != recs[0].Topic {
+			if d, tb := cfg.tableFor(recs[n].Topic); d != db || tb != table {
+				break
+			}
+		}
+		n++
+	}
+	return n
+}
+
+// fill adds records to the block until it is full; errant records go to the error reporter. It returns
+// the number of records consumed (written or reported).
+func (t *Task) fill(ctx context.Context, b *block, recs []*connect.SinkRecord) (int, error) {
+	n := 0
+	for ; n < len(recs); n++ {
+		if b.rows >= t.cfg.BatchMaxRows || (b.rows > 0 && b.rows%256 == 0 && b.size() >= t.cfg.BatchMaxBytes) {
+			break
+		}
+		rec := recs[n]
+		r, skip, err := t.extract(rec)
+		if err == nil && !skip {
+			err = b.add(&r)
+		}
+		if err != nil {
+			if err := t.report(ctx, rec, b.tbl, err); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return n, nil
+}
+
+func (t *Task) report(ctx context.Context, rec *connect.SinkRecord, tbl *tableInfo, cause error) error {
+	tp, off := coords(rec)
+	err := connect.DataErrorf("clickhouse: record %s@%d cannot be written to %s.%s: %v", tp, off, tbl.db, tbl.name, cause)
+	var rep connect.ErrantRecordReporter
+	if t.Ctx != nil {
+		rep = t.Ctx.ErrantRecordReporter()
+	}
+	if rep == nil {
+		return err
+	}
+	t.repMu.Lock()
+	defer t.repMu.Unlock()
+	if rerr := rep.Report(ctx, rec, err); rerr != nil {
+		return rerr
+	}
+	t.Errant++
+	return nil
+}
+
+// insert sends one block as one INSERT, retrying retriable failures with the same token.
+func (t *Task) insert(ctx context.Context, b *block, token string) error {
+	body, input := b.input()
+	for _, c := range input {
+		if err := prepare(c.Data.(column)); err != nil {
+			return err
+		}
+	}
+	settings := []ch.Setting{{Key: "insert_deduplication_token", Value: token, Important: true}}
+	for _, s := range t.cfg.insertSettings() {
+		settings = append(settings, ch.Setting{Key: s.Key, Value: s.Value, Important: true})
+	}
+	deadline := time.Now().Add(t.cfg.RetryTimeout)
+	var err error
+	for attempt := 0; ; attempt++ {
+		err = t.pool.do(ctx, func(c *ch.Client) error {
+			qctx, cancel := context.WithTimeout(ctx, t.cfg.InsertTimeout)
+			defer cancel()
+			return c.Do(qctx, ch.Query{Body: body, Input: input, Settings: settings})
+		})
+		if err == nil {
+			t.mu.Lock()
+			t.RowsWritten += int64(b.rows)
+			t.BlocksWritten++
+			t.mu.Unlock()
+			return nil
+		}
+		if ex, ok := ch.AsException(err); ok && (ex.Code == 16 || ex.Code == 47 || ex.Code == 53) {
+			// NO_SUCH_COLUMN_IN_TABLE / UNKNOWN_IDENTIFIER / TYPE_MISMATCH: the table changed under us.
+			t.tables.invalidate(b.tbl.db, b.tbl.name)
+		}
+		if !isRetriable(err) || attempt+1 >= max(t.cfg.RetryCount, 1) || time.Now().After(deadline) {
+			break
+		}
+		t.log.Warn("insert failed; retrying", "table", b.tbl.db+"."+b.tbl.name, "token", token, "attempt", attempt+1, "err", err)
+		select {
+		case <-time.After(backoff(attempt)):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return fmt.Errorf("clickhouse: insert into %s.%s (token %s): %w", b.tbl.db, b.tbl.name, token, err)
+}
+
+func (t *Task) takeBlock(tbl *tableInfo) (*block, error) {
+	key := tbl.db + "." + tbl.name
+	t.mu.Lock()
+	if bs := t.blocks[key]; len(bs) > 0 {
+		b := bs[len(bs)-1]
+		t.blocks[key] = bs[:len(bs)-1]
+		t.mu.Unlock()
+		if b.tbl == tbl {
+			b.reset()
+			return b, nil
+		}
+	} else {
+		t.mu.Unlock()
+	}
+	return newBlock(tbl, t.cfg)
+}
+
+func (t *Task) giveBlock(b *block) {
+	b.reset()
+	t.mu.Lock()
+	key := b.tbl.db + "." + b.tbl.name
+	t.blocks[key] = append(t.blocks[key], b)
+	t.mu.Unlock()
+}

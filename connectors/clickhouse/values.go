@@ -1,0 +1,394 @@
+package clickhouse
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/big"
+	"net/netip"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/connectd/connectd/connect"
+)
+
+// Value coercions from Connect values (see connect/doc.go) and schemaless JSON values to ClickHouse
+// column values. Every function returns an error instead of truncating or wrapping silently, so an
+// unmappable record goes to the error handler rather than corrupting a row.
+
+func toInt64(v any) (int64, error) {
+	switch x := v.(type) {
+	case int64:
+		return x, nil
+	case int32:
+		return int64(x), nil
+	case int:
+		return int64(x), nil
+	case int16:
+		return int64(x), nil
+	case int8:
+		return int64(x), nil
+	case uint8:
+		return int64(x), nil
+	case uint16:
+		return int64(x), nil
+	case uint32:
+		return int64(x), nil
+	case uint64:
+		if x > math.MaxInt64 {
+			return 0, fmt.Errorf("%d overflows Int64", x)
+		}
+		return int64(x), nil
+	case uint:
+		return toInt64(uint64(x))
+	case float64:
+		if x != math.Trunc(x) || x < -9.223372036854775808e18 || x >= 9.223372036854775808e18 {
+			return 0, fmt.Errorf("%v is not an integer", x)
+		}
+		return int64(x), nil
+	case float32:
+		return toInt64(float64(x))
+	case bool:
+		if x {
+			return 1, nil
+		}
+		return 0, nil
+	case json.Number:
+		return strconv.ParseInt(string(x), 10, 64)
+	case string:
+		n, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("cannot parse %q as an integer", x)
+		}
+		return n, nil
+	case connect.Decimal:
+		if x.Scale == 0 && x.Unscaled != nil && x.Unscaled.IsInt64() {
+			return x.Unscaled.Int64(), nil
+		}
+		return 0, fmt.Errorf("decimal %s is not an Int64", x)
+	case time.Time:
+		return x.UnixMilli(), nil
+	}
+	return 0, fmt.Errorf("cannot convert %T to an integer", v)
+}
+
+func toUint64(v any) (uint64, error) {
+	switch x := v.(type) {
+	case uint64:
+		return x, nil
+	case uint:
+		return uint64(x), nil
+	case json.Number:
+		return strconv.ParseUint(string(x), 10, 64)
+	case string:
+		n, err := strconv.ParseUint(strings.TrimSpace(x), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("cannot parse %q as an unsigned integer", x)
+		}
+		return n, nil
+	case float64:
+		if x != math.Trunc(x) || x < 0 || x >= 1.8446744073709552e19 {
+			return 0, fmt.Errorf("%v is not an unsigned integer", x)
+		}
+		return uint64(x), nil
+	}
+	n, err := toInt64(v)
+	if err != nil {
+		return 0, err
+	}
+	if n < 0 {
+		return 0, fmt.Errorf("%d is negative", n)
+	}
+	return uint64(n), nil
+}
+
+func intIn(v any, min, max int64, typ string) (int64, error) {
+	n, err := toInt64(v)
+	if err != nil {
+		return 0, err
+	}
+	if n < min || n > max {
+		return 0, fmt.Errorf("%d out of range for %s", n, typ)
+	}
+	return n, nil
+}
+
+func uintIn(v any, max uint64, typ string) (uint64, error) {
+	n, err := toUint64(v)
+	if err != nil {
+		return 0, err
+	}
+	if n > max {
+		return 0, fmt.Errorf("%d out of range for %s", n, typ)
+	}
+	return n, nil
+}
+
+func toFloat64(v any) (float64, error) {
+	switch x := v.(type) {
+	case float64:
+		return x, nil
+	case float32:
+		return float64(x), nil
+	case json.Number:
+		return x.Float64()
+	case string:
+		f, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+		if err != nil {
+			return 0, fmt.Errorf("cannot parse %q as a float", x)
+		}
+		return f, nil
+	case connect.Decimal:
+		return x.Float64(), nil
+	case uint64:
+		return float64(x), nil
+	}
+	n, err := toInt64(v)
+	if err != nil {
+		return 0, fmt.Errorf("cannot convert %T to a float", v)
+	}
+	return float64(n), nil
+}
+
+func toBool(v any) (bool, error) {
+	switch x := v.(type) {
+	case bool:
+		return x, nil
+	case string:
+		b, err := strconv.ParseBool(strings.TrimSpace(x))
+		if err != nil {
+			return false, fmt.Errorf("cannot parse %q as a boolean", x)
+		}
+		return b, nil
+	}
+	n, err := toInt64(v)
+	if err != nil || (n != 0 && n != 1) {
+		return false, fmt.Errorf("cannot convert %v (%T) to a boolean", v, v)
+	}
+	return n == 1, nil
+}
+
+// toStringBytes renders a value for a String column: strings and bytes as is, scalars in their plain
+// text form, and structured values (maps, arrays, structs) as JSON, as the official sink does for JSON
+// strings.
+func toStringBytes(v any) ([]byte, error) {
+	switch x := v.(type) {
+	case string:
+		return []byte(x), nil
+	case []byte:
+		return x, nil
+	case bool, int8, int16, int32, int64, int, uint8, uint16, uint32, uint64, json.Number:
+		return []byte(fmt.Sprint(x)), nil
+	case float64:
+		return []byte(strconv.FormatFloat(x, 'g', -1, 64)), nil
+	case float32:
+		return []byte(strconv.FormatFloat(float64(x), 'g', -1, 32)), nil
+	case connect.Decimal:
+		return []byte(x.String()), nil
+	case time.Time:
+		return []byte(x.UTC().Format(time.RFC3339Nano)), nil
+	case *connect.Struct, map[string]any, map[any]any, []any:
+		return json.Marshal(jsonable(x))
+	}
+	return nil, fmt.Errorf("cannot convert %T to a string", v)
+}
+
+func jsonable(v any) any {
+	switch x := v.(type) {
+	case *connect.Struct:
+		m := map[string]any{}
+		for _, f := range x.Schema().Fields() {
+			m[f.Name] = jsonable(x.GetIndex(f.Index))
+		}
+		return m
+	case map[any]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[fmt.Sprint(k)] = jsonable(e)
+		}
+		return m
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = jsonable(e)
+		}
+		return m
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = jsonable(e)
+		}
+		return out
+	case []byte:
+		return x
+	case connect.Decimal:
+		return json.Number(x.String())
+	}
+	return v
+}
+
+var timeLayouts = []string{
+	time.RFC3339Nano,
+	"2006-01-02 15:04:05.999999999Z07:00",
+	"2006-01-02T15:04:05.999999999",
+	"2006-01-02 15:04:05.999999999",
+	"2006-01-02",
+}
+
+// toTime converts a Connect Date/Timestamp (time.Time), epoch numbers (unit = seconds per unit,
+// e.g. 1 for seconds, 1e-3 for milliseconds) and ISO strings to a time.
+func toTime(v any, loc *time.Location) (time.Time, error) {
+	switch x := v.(type) {
+	case time.Time:
+		return x, nil
+	case string:
+		s := strings.TrimSpace(x)
+		for _, l := range timeLayouts {
+			if t, err := time.ParseInLocation(l, s, loc); err == nil {
+				return t, nil
+			}
+		}
+		return time.Time{}, fmt.Errorf("cannot parse %q as a date/time", x)
+	}
+	return time.Time{}, fmt.Errorf("cannot convert %T to a date/time", v)
+}
+
+// toDecimal converts to an unscaled integer at the given scale; fractional digits beyond the scale are
+// an error (ClickHouse would truncate them).
+func toDecimal(v any, scale int) (*big.Int, error) {
+	var d connect.Decimal
+	switch x := v.(type) {
+	case connect.Decimal:
+		d = x
+	case string:
+		p, err := connect.ParseDecimal(x)
+		if err != nil {
+			return nil, err
+		}
+		d = p
+	case json.Number:
+		p, err := connect.ParseDecimal(string(x))
+		if err != nil {
+			return nil, err
+		}
+		d = p
+	case float64, float32:
+		f, _ := toFloat64(x)
+		p, err := connect.ParseDecimal(strconv.FormatFloat(f, 'f', -1, 64))
+		if err != nil {
+			return nil, err
+		}
+		d = p
+	case []byte:
+		return nil, fmt.Errorf("decimal bytes need a Decimal schema")
+	default:
+		n, err := toInt64(v)
+		if err != nil {
+			return nil, err
+		}
+		d = connect.NewDecimal(n, 0)
+	}
+	if d.Unscaled == nil {
+		return new(big.Int), nil
+	}
+	r, err := d.Rescale(int32(scale))
+	if err != nil {
+		return nil, fmt.Errorf("decimal %s does not fit scale %d: %v", d, scale, err)
+	}
+	return r.Unscaled, nil
+}
+
+func toIP(v any) (netip.Addr, error) {
+	switch x := v.(type) {
+	case string:
+		return netip.ParseAddr(strings.TrimSpace(x))
+	case []byte:
+		if a, ok := netip.AddrFromSlice(x); ok {
+			return a, nil
+		}
+	}
+	return netip.Addr{}, fmt.Errorf("cannot convert %T to an IP address", v)
+}
+
+// asSlice returns the elements of any slice value (Connect arrays are []any, schemaless ones too; typed
+// slices are accepted through reflection).
+func asSlice(v any) ([]any, bool) {
+	switch x := v.(type) {
+	case []any:
+		return x, true
+	case []string:
+		out := make([]any, len(x))
+		for i := range x {
+			out[i] = x[i]
+		}
+		return out, true
+	case []byte, string:
+		return nil, false
+	}
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Slice && rv.Kind() != reflect.Array {
+		return nil, false
+	}
+	out := make([]any, rv.Len())
+	for i := range out {
+		out[i] = rv.Index(i).Interface()
+	}
+	return out, true
+}
+
+type kv struct{ k, v any }
+
+// asMap returns map entries in a deterministic order (sorted by the key's text form) so that a retried
+// batch encodes to identical bytes.
+func asMap(v any) ([]kv, bool) {
+	var out []kv
+	switch x := v.(type) {
+	case map[any]any:
+		for k, e := range x {
+			out = append(out, kv{k, e})
+		}
+	case map[string]any:
+		for k, e := range x {
+			out = append(out, kv{k, e})
+		}
+	case map[string]string:
+		for k, e := range x {
+			out = append(out, kv{k, e})
+		}
+	case *connect.Struct:
+		for _, f := range x.Schema().Fields() {
+			out = append(out, kv{f.Name, x.GetIndex(f.Index)})
+		}
+		return out, true
+	default:
+		rv := reflect.ValueOf(v)
+		if rv.Kind() != reflect.Map {
+			return nil, false
+		}
+		it := rv.MapRange()
+		for it.Next() {
+			out = append(out, kv{it.Key().Interface(), it.Value().Interface()})
+		}
+	}
+	sortKV(out)
+	return out, true
+}
+
+func sortKV(s []kv) {
+	if len(s) < 2 {
+		return
+	}
+	keys := make([]string, len(s))
+	for i := range s {
+		keys[i] = fmt.Sprint(s[i].k)
+	}
+	// insertion sort keeps it allocation-free for the small maps typical of records
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && keys[j] < keys[j-1]; j-- {
+			keys[j], keys[j-1] = keys[j-1], keys[j]
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}
