@@ -19,6 +19,7 @@ package chshim
 
 import (
 	"bytes"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -102,8 +103,17 @@ func New(engine *chdb.Session) *Server {
 }
 
 // Start listens on a free loopback port and serves in the background.
-func (s *Server) Start() error {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+func (s *Server) Start() error { return s.StartTLS(nil) }
+
+// StartTLS is Start with TLS (the native protocol's secure port) when cfg is not nil.
+func (s *Server) StartTLS(cfg *tls.Config) error {
+	var ln net.Listener
+	var err error
+	if cfg != nil {
+		ln, err = tls.Listen("tcp", "127.0.0.1:0", cfg)
+	} else {
+		ln, err = net.Listen("tcp", "127.0.0.1:0")
+	}
 	if err != nil {
 		return err
 	}
