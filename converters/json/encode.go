@@ -663,3 +663,20 @@ func bigDecimalString(d connect.Decimal) string {
 	sb.WriteString(strconv.FormatInt(adjusted, 10))
 	return sb.String()
 }
+
+// JavaDouble is Double.toString (bits 64) or Float.toString (bits 32) of f, as the JVM prints it; NaN and
+// the infinities are unquoted here.
+func JavaDouble(f float64, bits int) string {
+	switch {
+	case math.IsNaN(f):
+		return "NaN"
+	case math.IsInf(f, 1):
+		return "Infinity"
+	case math.IsInf(f, -1):
+		return "-Infinity"
+	}
+	return string(appendJavaFloat(nil, f, bits))
+}
+
+// BigDecimalString is java.math.BigDecimal.toString of d.
+func BigDecimalString(d connect.Decimal) string { return bigDecimalString(d) }

@@ -1,0 +1,57 @@
+package json
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func debeziumFixture(b *testing.B, schemas bool) []byte {
+	fx := loadFixtures(b)
+	key := "schemas.enable=false,decimal.format=BASE64,replace.null.with.default=true"
+	if schemas {
+		key = "schemas.enable=true,decimal.format=BASE64,replace.null.with.default=true"
+	}
+	for _, c := range fx.Encode {
+		if c.Name == "debezium-envelope" {
+			return []byte(c.Outputs[key]["bytes"].(string))
+		}
+	}
+	b.Fatal("no debezium-envelope fixture")
+	return nil
+}
+
+// BenchmarkJSONToConnect decodes a Debezium-like change event (about 2 KB with its schema).
+func BenchmarkJSONToConnect(b *testing.B) {
+	for _, tc := range []struct {
+		name    string
+		schemas bool
+	}{{"schemas", true}, {"schemaless", false}} {
+		b.Run(tc.name, func(b *testing.B) {
+			in := debeziumFixture(b, tc.schemas)
+			c := &Converter{}
+			require.NoError(b, c.Configure(map[string]string{"schemas.enable": map[bool]string{true: "true", false: "false"}[tc.schemas]}, false))
+			b.SetBytes(int64(len(in)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.ToConnectData("t", nil, in); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkJSONFromConnect encodes the same event.
+func BenchmarkJSONFromConnect(b *testing.B) {
+	in := debeziumFixture(b, true)
+	c := New()
+	sv, err := c.ToConnectData("t", nil, in)
+	require.NoError(b, err)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.FromConnectData("t", nil, sv.Schema, sv.Value); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
