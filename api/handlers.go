@@ -169,7 +169,7 @@ func (s *Server) createConnector(w http.ResponseWriter, r *http.Request) {
 	}
 	v, err := parseJSON(body)
 	if err != nil {
-		writeError(w, err)
+		writeError(w, withChain(err, classCreateRequest))
 		return
 	}
 	p := &jparser{b: body}
@@ -560,7 +560,7 @@ func (s *Server) alterOffsets(w http.ResponseWriter, r *http.Request) {
 	}
 	v, err := parseJSON(body)
 	if err != nil {
-		writeError(w, err)
+		writeError(w, withChain(err, classOffsets))
 		return
 	}
 	if v == nil || v.kind == jNull {

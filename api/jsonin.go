@@ -1,6 +1,7 @@
 package api
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -46,9 +47,22 @@ func (v *jval) get(key string) (*jval, bool) {
 }
 
 // jacksonError is a parse or binding failure, already phrased as Jackson would.
-type jacksonError struct{ msg string }
+type jacksonError struct {
+	msg     string
+	atStart bool   // raised on the first token of a value (Jackson reads it before any deserializer runs)
+	topKey  string // top-level property whose value was being read (bean deserializers add it as a chain)
+}
 
 func (e *jacksonError) Error() string { return e.msg }
+
+// withChain appends the reference chain a bean deserializer adds to a parse error inside a property.
+func withChain(err error, class string) error {
+	var je *jacksonError
+	if errors.As(err, &je) && je.topKey != "" {
+		return &jacksonError{msg: fmt.Sprintf("%s (through reference chain: %s[%q])", je.msg, class, je.topKey)}
+	}
+	return err
+}
 
 type jparser struct {
 	b   []byte
@@ -66,6 +80,18 @@ func (p *jparser) loc(off int) string {
 		}
 	}
 	return fmt.Sprintf("%sline: %d, column: %d]", redacted, line, off-rowStart+1)
+}
+
+// after is Jackson's location just past the byte at idx (that byte not counted as a line break).
+func (p *jparser) after(idx int) string {
+	line, rowStart := 1, 0
+	for i := 0; i < idx && i < len(p.b); i++ {
+		if p.b[i] == '\n' {
+			line++
+			rowStart = i + 1
+		}
+	}
+	return fmt.Sprintf("%sline: %d, column: %d]", redacted, line, idx-rowStart+2)
 }
 
 func (p *jparser) fail(off int, format string, args ...any) error {
@@ -90,7 +116,15 @@ func (p *jparser) unexpected(what string) error {
 	if c >= utf8.RuneSelf {
 		c, _ = utf8.DecodeRune(p.b[p.pos:])
 	}
-	return p.fail(p.pos+1, "Unexpected character (%s): %s", charDesc(c), what)
+	return &jacksonError{msg: fmt.Sprintf("Unexpected character (%s): %s\n at %s", charDesc(c), what, p.after(p.pos))}
+}
+
+func startErr(err error) error {
+	var je *jacksonError
+	if errors.As(err, &je) {
+		je.atStart = true
+	}
+	return err
 }
 
 type frame struct {
@@ -159,7 +193,7 @@ func (p *jparser) value(stack []frame) (*jval, error) {
 	case c == '-' || (c >= '0' && c <= '9'):
 		return p.number()
 	case c == '/':
-		return nil, p.unexpected("maybe a (non-standard) comment? (not recognized as one since Feature 'ALLOW_COMMENTS' not enabled for parser)")
+		return nil, startErr(p.unexpected("maybe a (non-standard) comment? (not recognized as one since Feature 'ALLOW_COMMENTS' not enabled for parser)"))
 	default:
 		r, _ := utf8.DecodeRune(p.b[p.pos:])
 		if isIdentStart(r) {
@@ -177,9 +211,9 @@ func (p *jparser) value(stack []frame) (*jval, error) {
 			if end < len(p.b) {
 				end++
 			}
-			return nil, p.fail(end, "Unrecognized token '%s': was expecting %s", tok, validValues)
+			return nil, startErr(p.fail(end, "Unrecognized token '%s': was expecting %s", tok, validValues))
 		}
-		return nil, p.unexpected("expected a valid value " + validValues)
+		return nil, startErr(p.unexpected("expected a valid value " + validValues))
 	}
 }
 
@@ -258,12 +292,11 @@ func (p *jparser) str(fieldName bool) (string, error) {
 			p.pos++
 			return sb.String(), nil
 		case c < 0x20:
-			p.pos++
 			what := "string value"
 			if fieldName {
 				what = "name"
 			}
-			return "", p.fail(p.pos, "Illegal unquoted character (%s): has to be escaped using backslash to be included in %s", charDesc(rune(c)), what)
+			return "", &jacksonError{msg: fmt.Sprintf("Illegal unquoted character (%s): has to be escaped using backslash to be included in %s\n at %s", charDesc(rune(c)), what, p.after(p.pos))}
 		case c == '\\':
 			p.pos++
 			if p.pos >= len(p.b) {
@@ -364,6 +397,10 @@ func (p *jparser) object(stack []frame) (*jval, error) {
 		}
 		val, err := p.value(stack)
 		if err != nil {
+			var je *jacksonError
+			if len(stack) == 1 && errors.As(err, &je) && !je.atStart {
+				je.topKey = key
+			}
 			return nil, err
 		}
 		replaced := false
@@ -435,8 +472,8 @@ const (
 	typeStringMap      = "java.util.LinkedHashMap<java.lang.String,java.lang.String>"
 )
 
-func tokenName(k jkind) (desc, token string) {
-	switch k {
+func tokenName(v *jval) (desc, token string) {
+	switch v.kind {
 	case jObject:
 		return "Object value", "START_OBJECT"
 	case jArray:
@@ -444,23 +481,34 @@ func tokenName(k jkind) (desc, token string) {
 	case jString:
 		return "String value", "VALUE_STRING"
 	case jNumber:
-		return "Number value", "VALUE_NUMBER_INT"
-	case jTrue, jFalse:
+		if strings.ContainsAny(v.text, ".eE") {
+			return "Floating-point value", "VALUE_NUMBER_FLOAT"
+		}
+		return "Integer value", "VALUE_NUMBER_INT"
+	case jTrue:
 		return "Boolean value", "VALUE_TRUE"
+	case jFalse:
+		return "Boolean value", "VALUE_FALSE"
 	}
 	return "Null value", "VALUE_NULL"
 }
 
 // tokenLoc is where Jackson's parser stands once it has read the token starting v.
-func (p *jparser) tokenLoc(v *jval) string {
-	if v.kind == jObject || v.kind == jArray {
-		return p.loc(v.start + 1)
-	}
-	return p.loc(v.end)
-}
+func (p *jparser) tokenLoc(v *jval) string { return p.loc(v.start) }
 
 func (p *jparser) mismatch(v *jval, javaType, chain string) error {
-	desc, tok := tokenName(v.kind)
+	desc, tok := tokenName(v)
+	if v.kind == jString && javaType != "java.lang.String" {
+		raw := javaType
+		if i := strings.IndexByte(raw, '<'); i >= 0 {
+			raw = raw[:i]
+		}
+		msg := fmt.Sprintf("Cannot construct instance of `%s` (although at least one Creator exists): no String-argument constructor/factory method to deserialize from String value ('%s')\n at %s", raw, v.text, p.tokenLoc(v))
+		if chain != "" {
+			msg += " (through reference chain: " + chain + ")"
+		}
+		return &jacksonError{msg: msg}
+	}
 	msg := fmt.Sprintf("Cannot deserialize value of type `%s` from %s (token `JsonToken.%s`)\n at %s", javaType, desc, tok, p.tokenLoc(v))
 	if chain != "" {
 		msg += " (through reference chain: " + chain + ")"
@@ -490,6 +538,7 @@ func (p *jparser) bindStringMap(v *jval, chain string) (*orderedMap, error) {
 			c += "->"
 		}
 		c += fmt.Sprintf("java.util.LinkedHashMap[%q]", k)
+		_ = i
 		switch el.kind {
 		case jObject, jArray:
 			return nil, p.mismatch(el, "java.lang.String", c)
@@ -528,7 +577,9 @@ func (p *jparser) bindCreate(v *jval) (*createRequest, error) {
 		return nil, p.mismatch(v, classCreateRequest, "")
 	}
 	req := &createRequest{}
+	seen := map[string]bool{}
 	for i, k := range v.keys {
+		seen[k] = true
 		el := v.vals[i]
 		chain := fmt.Sprintf("%s[%q]", classCreateRequest, k)
 		switch k {
@@ -563,20 +614,24 @@ func (p *jparser) bindCreate(v *jval) (*createRequest, error) {
 				req.initialState = st
 			}
 		default:
-			return nil, &jacksonError{msg: fmt.Sprintf("Unrecognized field %q (class %s), not marked as ignorable (3 known properties: \"name\", \"config\", \"initial_state\"])\n at %s (through reference chain: %s)",
-				k, classCreateRequest, p.loc(keyEnd(p.b, el)), chain)}
+			at := v.end // creator properties still missing: Jackson reports once the object is read
+			if seen["name"] && seen["config"] && seen["initial_state"] {
+				at = el.end
+			}
+			return nil, &jacksonError{msg: fmt.Sprintf("Unrecognized field %q (class %s), not marked as ignorable (3 known properties: \"config\", \"name\", \"initial_state\"])\n at %s (through reference chain: %s)",
+				k, classCreateRequest, p.loc(at), chain)}
 		}
 	}
 	return req, nil
 }
 
-// keyEnd approximates where Jackson stands after reading a field name: just after the colon.
-func keyEnd(b []byte, val *jval) int {
-	i := val.start
-	for i > 0 && b[i-1] != ':' {
-		i--
+func indexOf(list []string, v string) int {
+	for i, x := range list {
+		if x == v {
+			return i
+		}
 	}
-	return i
+	return -1
 }
 
 // bindOffsets reads ConnectorOffsets; offsets==nil means the field was absent or null.
@@ -591,8 +646,12 @@ func (p *jparser) bindOffsets(v *jval) (offsets []offsetEntry, present bool, err
 		el := v.vals[i]
 		chain := fmt.Sprintf("%s[%q]", classOffsets, k)
 		if k != "offsets" {
+			at := v.end
+			if _, ok := v.get("offsets"); ok && indexOf(v.keys, "offsets") < i {
+				at = el.end
+			}
 			return nil, true, &jacksonError{msg: fmt.Sprintf("Unrecognized field %q (class %s), not marked as ignorable (one known property: \"offsets\"])\n at %s (through reference chain: %s)",
-				k, classOffsets, p.loc(keyEnd(p.b, el)), chain)}
+				k, classOffsets, p.loc(at), chain)}
 		}
 		if el.kind == jNull {
 			offsets = nil
@@ -616,8 +675,12 @@ func (p *jparser) bindOffsets(v *jval) (offsets []offsetEntry, present bool, err
 				iv := item.vals[n]
 				fchain := fmt.Sprintf("%s->%s[%q]", ichain, classOffset, ik)
 				if ik != "partition" && ik != "offset" {
-					return nil, true, &jacksonError{msg: fmt.Sprintf("Unrecognized field %q (class %s), not marked as ignorable (2 known properties: \"offset\", \"partition\"])\n at %s (through reference chain: %s)",
-						ik, classOffset, p.loc(keyEnd(p.b, iv)), fchain)}
+					at := item.end
+					if a, b := indexOf(item.keys, "partition"), indexOf(item.keys, "offset"); a >= 0 && a < n && b >= 0 && b < n {
+						at = iv.end
+					}
+					return nil, true, &jacksonError{msg: fmt.Sprintf("Unrecognized field %q (class %s), not marked as ignorable (2 known properties: \"partition\", \"offset\"])\n at %s (through reference chain: %s)",
+						ik, classOffset, p.loc(at), fchain)}
 				}
 				if iv.kind == jNull {
 					continue
@@ -680,7 +743,7 @@ func (v *jval) native() any {
 // bindTaskConfigs reads List<Map<String,String>> (internal task-config POST).
 func (p *jparser) bindTaskConfigs(v *jval) ([]map[string]string, error) {
 	if v == nil {
-		return nil, &jacksonError{msg: "No content to map due to end-of-input\n at " + redacted + "line: 1, column: 0]"}
+		return nil, &jacksonError{msg: "No content to map due to end-of-input\n at " + redacted + "line: 1]"}
 	}
 	if v.kind == jNull {
 		return nil, nil
