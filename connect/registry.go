@@ -156,8 +156,13 @@ func (r *Registry) NewConverter(class string) (Converter, error) {
 func (r *Registry) NewHeaderConverter(class string) (HeaderConverter, error) {
 	p, ok := r.LookupType(class, PluginHeaderConverter, PluginConverter)
 	if ok {
-		if hc, ok := p.New().(HeaderConverter); ok {
-			return hc, nil
+		switch v := p.New().(type) {
+		case HeaderConverter:
+			return v, nil
+		case interface{ AsHeaderConverter() HeaderConverter }:
+			// A converter that is also a header converter (JsonConverter, StringConverter) exposes the
+			// header role separately, since the two Configure signatures differ.
+			return v.AsHeaderConverter(), nil
 		}
 	}
 	return nil, &PluginNotFoundError{Name: class, Kind: "HeaderConverter"}
