@@ -16,6 +16,8 @@ import (
 type reader struct {
 	buf []byte
 	pos int
+	// zeroItems counts, over the whole payload, array/map items whose encoding may take no bytes.
+	zeroItems int
 }
 
 type decodeFn func(r *reader) (any, error)
@@ -30,7 +32,7 @@ var (
 
 // maxZeroSizeItems bounds arrays and maps of zero-byte elements (empty records, fixed(0)), which
 // the remaining-bytes check cannot bound.
-const maxZeroSizeItems = 1 << 20
+const maxZeroSizeItems = 1 << 18
 
 func (r *reader) long() (int64, error) {
 	var ux uint64
@@ -81,7 +83,7 @@ func (r *reader) bytesRef() ([]byte, error) {
 }
 
 // blockCount reads an array/map block header; it returns 0 at the end marker.
-func (r *reader) blockCount(elemMin int, total *int) (int, error) {
+func (r *reader) blockCount(elemMin int) (int, error) {
 	n, err := r.long()
 	if err != nil {
 		return 0, err
@@ -100,10 +102,12 @@ func (r *reader) blockCount(elemMin int, total *int) (int, error) {
 		if n > left/int64(elemMin) {
 			return 0, errTooMany
 		}
-	} else if n > maxZeroSizeItems || int64(*total)+n > maxZeroSizeItems {
-		return 0, errTooMany
+	} else {
+		if n > maxZeroSizeItems || int64(r.zeroItems)+n > maxZeroSizeItems {
+			return 0, errTooMany
+		}
+		r.zeroItems += int(n)
 	}
-	*total += int(n)
 	return int(n), nil
 }
 
@@ -288,9 +292,8 @@ func decEnum(symbols []string) decodeFn {
 func decArray(elem decodeFn, elemMin int) decodeFn {
 	return func(r *reader) (any, error) {
 		var out []any
-		total := 0
 		for {
-			n, err := r.blockCount(elemMin, &total)
+			n, err := r.blockCount(elemMin)
 			if err != nil {
 				return nil, err
 			}
@@ -318,9 +321,8 @@ func decArray(elem decodeFn, elemMin int) decodeFn {
 func decMap(val decodeFn, valMin int) decodeFn {
 	return func(r *reader) (any, error) {
 		out := map[any]any{}
-		total := 0
 		for {
-			n, err := r.blockCount(1, &total) // a key takes at least one byte
+			n, err := r.blockCount(1) // a key takes at least one byte
 			if err != nil {
 				return nil, err
 			}
@@ -346,9 +348,8 @@ func decMapEntries(key, val decodeFn, keyFirst bool, entryMin int, keySchema *co
 	hashable := keySchema.Name == connect.DecimalName || (keySchema.Type != connect.TypeBytes && keySchema.Type != connect.TypeArray && keySchema.Type != connect.TypeMap)
 	return func(r *reader) (any, error) {
 		out := map[any]any{}
-		total := 0
 		for {
-			n, err := r.blockCount(entryMin, &total)
+			n, err := r.blockCount(entryMin)
 			if err != nil {
 				return nil, err
 			}

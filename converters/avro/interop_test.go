@@ -123,7 +123,7 @@ func TestInteropConfluentSerializerToConnect(t *testing.T) {
 				"l": {value: int64(9223372036854775807), typ: connect.TypeInt64}, "f": {value: float32(1.5), typ: connect.TypeFloat32},
 				"d": {value: -0.1, typ: connect.TypeFloat64}, "by": {value: []byte{0, 0xff}, typ: connect.TypeBytes},
 				"s": {value: "ünï☃", typ: connect.TypeString}, "n": {value: nil, typ: connect.TypeString, opt: true},
-				"n2": {value: int64(7), typ: connect.TypeInt64, opt: true},
+				"n2":   {value: int64(7), typ: connect.TypeInt64, opt: true},
 				"dflt": {value: int32(6), typ: connect.TypeInt32, params: map[string]string{"io.confluent.connect.avro.field.default": "true"}},
 			},
 			check: func(t *testing.T, sv connect.SchemaAndValue) {
