@@ -71,7 +71,7 @@ func (w *Writer) evolveTo(ctx context.Context, st *ice.StructType) error {
 		}
 		upd, _, err := u.BuildUpdates()
 		if err != nil {
-			return err
+			return &dataErr{err}
 		}
 		if len(upd) == 0 {
 			return nil

@@ -43,6 +43,16 @@ type Rec struct {
 	Schema *ice.StructType
 	TP     TP
 	Offset int64
+	// Version orders versions of one key within a commit when the version column is not a
+	// row column (e.g. "source.lsn" of a Debezium envelope); nil means Row[VersionColumn].
+	Version any
+}
+
+func (r *Rec) version(col string) any {
+	if r.Version != nil {
+		return r.Version
+	}
+	return r.Row[col]
 }
 
 // TableOptions is the resolved per-table configuration.
@@ -424,7 +434,10 @@ func (w *Writer) Commit(ctx context.Context, recs []Rec, offsets Offsets, props 
 	}
 
 	ids := w.idColumns()
-	delta := w.Opts.DeltaMode && len(ids) > 0
+	delta := len(ids) > 0 && w.Opts.DeltaMode
+	for i := 0; i < len(live) && !delta && len(ids) > 0; i++ {
+		delta = live[i].Op != OpInsert
+	}
 	var dataRows, delRows []Row
 	if delta {
 		dataRows, delRows, err = w.planDelta(ctx, live, ids, &st)
@@ -623,7 +636,7 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 		k := keyOf(r.Row, ids)
 		if prev, ok := latest[k]; ok {
 			st.Collapsed++
-			if vc != "" && compareVersion(r.Row[vc], prev.rec.Row[vc]) < 0 {
+			if vc != "" && compareVersion(r.version(vc), prev.rec.version(vc)) < 0 {
 				continue // an older version arriving later (redelivery): keep the newer one
 			}
 			latest[k] = entry{r, prev.idx}
@@ -652,11 +665,7 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 	for _, k := range order {
 		r := latest[k].rec
 		cur := current[k]
-		if vc != "" && len(cur) > 0 && r.Op != OpDelete && compareVersion(r.Row[vc], cur[0][vc]) < 0 {
-			st.StaleDropped++
-			continue
-		}
-		if vc != "" && len(cur) > 0 && r.Op == OpDelete && r.Row[vc] != nil && compareVersion(r.Row[vc], cur[0][vc]) < 0 {
+		if vc != "" && len(cur) > 0 && r.Row[vc] != nil && cur[0][vc] != nil && compareVersion(r.Row[vc], cur[0][vc]) < 0 {
 			st.StaleDropped++
 			continue
 		}

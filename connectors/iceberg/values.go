@@ -38,7 +38,7 @@ func buildRecord(sc *arrow.Schema, rows []Row) (arrow.RecordBatch, error) {
 				v = nil
 			}
 			if err := appendValue(b.Field(i), f.Type, v); err != nil {
-				return nil, fmt.Errorf("column %q: %w", f.Name, err)
+				return nil, &dataErr{fmt.Errorf("column %q: %w", f.Name, err)}
 			}
 		}
 	}

@@ -1,0 +1,308 @@
+package iceberg
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/connectd/connectd/connect"
+)
+
+// Class names accepted for the connector (Apache and Tabular).
+const (
+	ApacheClass  = "org.apache.iceberg.connect.IcebergSinkConnector"
+	TabularClass = "io.tabular.iceberg.connect.IcebergSinkConnector"
+)
+
+// Config keys. Keys marked "extension" are ours (the upstream sinks lack them); all live under
+// the same prefixes.
+const (
+	KeyTables               = "iceberg.tables"
+	KeyDynamicEnabled       = "iceberg.tables.dynamic-enabled"
+	KeyRouteField           = "iceberg.tables.route-field"
+	KeyDefaultCommitBranch  = "iceberg.tables.default-commit-branch"
+	KeyDefaultIDColumns     = "iceberg.tables.default-id-columns"
+	KeyDefaultPartitionBy   = "iceberg.tables.default-partition-by"
+	KeyAutoCreateEnabled    = "iceberg.tables.auto-create-enabled"
+	KeyEvolveSchemaEnabled  = "iceberg.tables.evolve-schema-enabled"
+	KeySchemaForceOptional  = "iceberg.tables.schema-force-optional"
+	KeySchemaCaseInsens     = "iceberg.tables.schema-case-insensitive"
+	KeyUpsertModeEnabled    = "iceberg.tables.upsert-mode-enabled" // Tabular
+	KeyCDCField             = "iceberg.tables.cdc-field"           // Tabular
+	KeyAutoCreatePropsPfx   = "iceberg.tables.auto-create-props."
+	KeyWritePropsPfx        = "iceberg.tables.write-props."
+	KeyWritePropsPfxTabular = "iceberg.table.write-props." // what Tabular's code reads
+	KeyCatalogName          = "iceberg.catalog"
+	KeyCatalogPfx           = "iceberg.catalog."
+	KeyControlTopic         = "iceberg.control.topic"
+	KeyControlGroupID       = "iceberg.control.group-id" // Tabular
+	KeyControlGroupIDPrefix = "iceberg.control.group-id-prefix"
+	KeyConnectGroupID       = "iceberg.connect.group-id"
+	KeyCommitIntervalMs     = "iceberg.control.commit.interval-ms"
+	KeyCommitTimeoutMs      = "iceberg.control.commit.timeout-ms"
+	KeyCommitThreads        = "iceberg.control.commit.threads"
+	KeyTxnPrefix            = "iceberg.coordinator.transactional.prefix"
+	KeyHadoopConfDir        = "iceberg.hadoop-conf-dir"
+	// Extensions.
+	KeyVersionColumn      = "iceberg.tables.upsert-version-column"
+	KeyMaxBufferedRecords = "iceberg.control.commit.max-buffered-records"
+	KeyTargetFileSize     = "iceberg.tables.target-file-size-bytes"
+	KeyCommitRetryMs      = "iceberg.control.commit.retry-backoff-ms"
+)
+
+// per-table keys: iceberg.table.<name>.<suffix>
+const (
+	tblIDColumns     = "id-columns"
+	tblPartitionBy   = "partition-by"
+	tblCommitBranch  = "commit-branch"
+	tblRouteRegex    = "route-regex"
+	tblVersionColumn = "version-column" // extension
+	tblRawCDC        = "raw-cdc"        // extension: write the raw CDC history model
+)
+
+// ConfigDef documents every key (unknown keys are accepted, as the JVM does).
+func ConfigDef() *connect.ConfigDef {
+	d := connect.NewConfigDef()
+	s := func(name string, def any, doc string) {
+		d.Define(connect.ConfigKey{Name: name, Type: connect.ConfigString, Default: def, Importance: connect.Medium, Doc: doc})
+	}
+	b := func(name string, doc string) {
+		d.Define(connect.ConfigKey{Name: name, Type: connect.ConfigBoolean, Default: false, Importance: connect.Medium, Doc: doc})
+	}
+	l := func(name string, def any, doc string) {
+		d.Define(connect.ConfigKey{Name: name, Type: connect.ConfigLong, Default: def, Importance: connect.Medium, Doc: doc})
+	}
+	d.Define(connect.ConfigKey{Name: KeyTables, Type: connect.ConfigList, Default: nil, Importance: connect.High,
+		Doc: "Comma-delimited list of destination tables"})
+	b(KeyDynamicEnabled, "Enable dynamic routing to tables based on a record value")
+	s(KeyRouteField, nil, "Source record field for routing records to tables")
+	s(KeyDefaultCommitBranch, nil, "Default branch for commits, main is used if not specified")
+	s(KeyDefaultIDColumns, nil, "Default ID columns for tables, comma-separated")
+	s(KeyDefaultPartitionBy, nil, "Default partition spec to use when creating tables, comma-separated")
+	b(KeyAutoCreateEnabled, "Set to true to automatically create destination tables")
+	b(KeyEvolveSchemaEnabled, "Set to true to add any missing record fields to the table schema")
+	b(KeySchemaForceOptional, "Set to true to set columns as optional during table create and evolution")
+	b(KeySchemaCaseInsens, "Set to true to look up table columns by case-insensitive name")
+	b(KeyUpsertModeEnabled, "Set to true to treat all appends as upserts (Tabular)")
+	s(KeyCDCField, nil, "Source record field that identifies the type of operation (insert, update, or delete) (Tabular)")
+	s(KeyCatalogName, "iceberg", "Name of the catalog")
+	s(KeyControlTopic, "control-iceberg", "Name of the control topic (accepted; commits are coordinated in-process)")
+	s(KeyControlGroupID, nil, "Tabular's control group id (accepted; source offsets live in the snapshot summary)")
+	s(KeyControlGroupIDPrefix, "cg-control-", "Prefix of the control consumer groups (accepted)")
+	s(KeyConnectGroupID, nil, "Name of the Connect consumer group, should not be set under normal conditions")
+	l(KeyCommitIntervalMs, int64(300000), "Coordinator interval for performing Iceberg table commits, in millis")
+	l(KeyCommitTimeoutMs, int64(30000), "Coordinator time to wait for worker responses before committing, in millis")
+	d.Define(connect.ConfigKey{Name: KeyCommitThreads, Type: connect.ConfigInt, Default: "0", Importance: connect.Medium,
+		Doc: "Coordinator threads to use for table commits"})
+	s(KeyTxnPrefix, "", "Optional prefix of the transactional id (accepted)")
+	s(KeyHadoopConfDir, nil, "If specified, Hadoop config files in this directory will be loaded (accepted, unused)")
+	s(KeyVersionColumn, nil, "Extension: column ordering versions of one key in upsert mode (e.g. an LSN); the highest wins, older records are dropped")
+	l(KeyMaxBufferedRecords, int64(200000), "Extension: records buffered across the connector's tasks that trigger an early commit")
+	l(KeyTargetFileSize, int64(0), "Extension: target data file size in bytes (0: table default)")
+	l(KeyCommitRetryMs, int64(1000), "Extension: backoff before retrying a failed commit round")
+	return d
+}
+
+// SinkConfig is the parsed connector configuration.
+type SinkConfig struct {
+	Name             string
+	Tables           []string
+	DynamicEnabled   bool
+	RouteField       string
+	DefaultBranch    string
+	DefaultIDColumns []string
+	DefaultPartition []string
+	AutoCreate       bool
+	Evolve           bool
+	ForceOptional    bool
+	CaseInsensitive  bool
+	Upsert           bool
+	CDCField         string
+	VersionColumn    string
+	AutoCreateProps  map[string]string
+	WriteProps       map[string]string
+	CatalogName      string
+	CatalogProps     map[string]string
+	GroupID          string
+	CommitInterval   time.Duration
+	CommitTimeout    time.Duration
+	MaxBuffered      int
+	TargetFileSize   int64
+	RetryBackoff     time.Duration
+	PerTable         map[string]*PerTable
+	raw              map[string]string
+}
+
+// PerTable holds iceberg.table.<name>.* settings.
+type PerTable struct {
+	IDColumns     []string
+	PartitionBy   []string
+	CommitBranch  string
+	RouteRegex    *regexp.Regexp
+	VersionColumn string
+	RawCDC        bool
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// ParseConfig parses connector/task properties.
+func ParseConfig(props map[string]string) (*SinkConfig, error) {
+	c, err := ConfigDef().Parse(props)
+	if err != nil {
+		return nil, err
+	}
+	sc := &SinkConfig{
+		Name:             props["name"],
+		Tables:           c.List(KeyTables),
+		DynamicEnabled:   c.Bool(KeyDynamicEnabled),
+		RouteField:       c.String(KeyRouteField),
+		DefaultBranch:    c.String(KeyDefaultCommitBranch),
+		DefaultIDColumns: splitList(c.String(KeyDefaultIDColumns)),
+		DefaultPartition: ParsePartitionBy(c.String(KeyDefaultPartitionBy)),
+		AutoCreate:       c.Bool(KeyAutoCreateEnabled),
+		Evolve:           c.Bool(KeyEvolveSchemaEnabled),
+		ForceOptional:    c.Bool(KeySchemaForceOptional),
+		CaseInsensitive:  c.Bool(KeySchemaCaseInsens),
+		Upsert:           c.Bool(KeyUpsertModeEnabled),
+		CDCField:         c.String(KeyCDCField),
+		VersionColumn:    c.String(KeyVersionColumn),
+		AutoCreateProps:  connect.WithPrefix(props, KeyAutoCreatePropsPfx),
+		WriteProps:       connect.WithPrefix(props, KeyWritePropsPfx),
+		CatalogName:      c.String(KeyCatalogName),
+		CommitInterval:   time.Duration(c.Long(KeyCommitIntervalMs)) * time.Millisecond,
+		CommitTimeout:    time.Duration(c.Long(KeyCommitTimeoutMs)) * time.Millisecond,
+		MaxBuffered:      int(c.Long(KeyMaxBufferedRecords)),
+		TargetFileSize:   c.Long(KeyTargetFileSize),
+		RetryBackoff:     time.Duration(c.Long(KeyCommitRetryMs)) * time.Millisecond,
+		PerTable:         map[string]*PerTable{},
+		raw:              props,
+	}
+	for k, v := range connect.WithPrefix(props, KeyWritePropsPfxTabular) {
+		if _, ok := sc.WriteProps[k]; !ok {
+			sc.WriteProps[k] = v
+		}
+	}
+	sc.CatalogProps = map[string]string{}
+	for k, v := range connect.WithPrefix(props, KeyCatalogPfx) {
+		sc.CatalogProps[k] = v
+	}
+	sc.GroupID = c.String(KeyConnectGroupID)
+	if sc.GroupID == "" {
+		sc.GroupID = "connect-" + sc.Name
+	}
+	if len(sc.Tables) == 0 && !sc.DynamicEnabled {
+		return nil, &connect.ConfigError{Name: KeyTables, Message: "Must specify table name(s) with static routing or enable dynamic routing"}
+	}
+	if len(sc.Tables) > 0 && sc.DynamicEnabled {
+		return nil, &connect.ConfigError{Name: KeyTables, Message: "Cannot specify both static and dynamic table names"}
+	}
+	if sc.DynamicEnabled && sc.RouteField == "" {
+		return nil, &connect.ConfigError{Name: KeyRouteField, Message: "Must specify a route field if using dynamic routing"}
+	}
+	if len(sc.CatalogProps) == 0 {
+		return nil, &connect.ConfigError{Name: KeyCatalogPfx + "*", Message: "Catalog properties are required (iceberg.catalog.type or catalog-impl, uri, warehouse, ...)"}
+	}
+	if sc.CommitInterval <= 0 {
+		sc.CommitInterval = 300 * time.Second
+	}
+	// per-table settings: iceberg.table.<ns.name>.<suffix>; names contain dots, suffixes do not.
+	for k, v := range props {
+		if !strings.HasPrefix(k, "iceberg.table.") || strings.HasPrefix(k, KeyWritePropsPfxTabular) {
+			continue
+		}
+		rest := k[len("iceberg.table."):]
+		i := strings.LastIndexByte(rest, '.')
+		if i <= 0 {
+			continue
+		}
+		name, suffix := rest[:i], rest[i+1:]
+		pt := sc.table(name)
+		switch suffix {
+		case tblIDColumns:
+			pt.IDColumns = splitList(v)
+		case tblPartitionBy:
+			pt.PartitionBy = ParsePartitionBy(v)
+		case tblCommitBranch:
+			pt.CommitBranch = v
+		case tblRouteRegex:
+			re, err := regexp.Compile(v)
+			if err != nil {
+				return nil, &connect.ConfigError{Name: k, Value: v, Message: err.Error()}
+			}
+			pt.RouteRegex = re
+		case tblVersionColumn:
+			pt.VersionColumn = v
+		case tblRawCDC:
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return nil, &connect.ConfigError{Name: k, Value: v, Message: err.Error()}
+			}
+			pt.RawCDC = b
+		}
+	}
+	return sc, nil
+}
+
+func (c *SinkConfig) table(name string) *PerTable {
+	pt, ok := c.PerTable[name]
+	if !ok {
+		pt = &PerTable{}
+		c.PerTable[name] = pt
+	}
+	return pt
+}
+
+// TableOptions resolves the effective options of one table.
+func (c *SinkConfig) TableOptions(name string) TableOptions {
+	pt := c.PerTable[name]
+	if pt == nil {
+		pt = &PerTable{}
+	}
+	o := TableOptions{
+		IDColumns:       pt.IDColumns,
+		PartitionBy:     pt.PartitionBy,
+		CommitBranch:    pt.CommitBranch,
+		AutoCreate:      c.AutoCreate,
+		AutoCreateProps: c.AutoCreateProps,
+		WriteProps:      c.WriteProps,
+		EvolveSchema:    c.Evolve,
+		ForceOptional:   c.ForceOptional,
+		CaseInsensitive: c.CaseInsensitive,
+		UpsertMode:      c.Upsert,
+		VersionColumn:   pt.VersionColumn,
+		OffsetsKey:      OffsetsSummaryKey(c.GroupID),
+		TargetFileSize:  c.TargetFileSize,
+	}
+	if len(o.IDColumns) == 0 {
+		o.IDColumns = c.DefaultIDColumns
+	}
+	if len(o.PartitionBy) == 0 {
+		o.PartitionBy = c.DefaultPartition
+	}
+	if o.CommitBranch == "" {
+		o.CommitBranch = c.DefaultBranch
+	}
+	if o.VersionColumn == "" {
+		o.VersionColumn = c.VersionColumn
+	}
+	if pt.RawCDC {
+		o.IDColumns, o.VersionColumn, o.UpsertMode = nil, "", false
+		if len(pt.PartitionBy) == 0 {
+			o.PartitionBy = nil
+		}
+	}
+	o.DeltaMode = len(o.IDColumns) > 0 && (c.Upsert || c.CDCField != "")
+	return o
+}
+
+func (c *SinkConfig) String() string { return fmt.Sprintf("iceberg sink %q tables=%v", c.Name, c.Tables) }

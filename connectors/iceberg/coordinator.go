@@ -1,0 +1,359 @@
+package iceberg
+
+// Exactly-once, and why (design B of iceberg-exactly-once-notes.md, with the commit-time filter):
+//
+//  1. Each table's snapshot summary holds, under kafka.connect.offsets.<group-id>, the next
+//     offset per source topic-partition that the table covers; every commit merges by max.
+//  2. A commit reloads the branch head, DROPS every record whose offset is below the head's
+//     offset for its partition, writes the rest, and commits with AssertRefSnapshotID (a
+//     compare-and-swap on the branch head). So the check "already in the table?" and the
+//     commit are atomic: if anyone (a zombie task after a rebalance, a second process, a
+//     restarted worker) committed in between, the CAS fails, nothing is committed, and the
+//     round is retried from the table's new offsets. A record can therefore enter a table at
+//     most once, whoever commits it and however often it is re-read.
+//  3. The Connect group offset is only ever advanced (via PreCommit) to positions that every
+//     table of a fully successful round holds. After any crash, restart or rebalance the task
+//     resumes at the group offset, which is at or below every table's offsets, so every record
+//     not yet in a table is read again: at least once. With (2): exactly once.
+//  4. A failed round (catalog down, CAS conflict) drops the buffers and rewinds the tasks to
+//     the group position; tables that did commit in that round skip the replayed prefix.
+//  5. Within one process a connector has one coordinator, which drains all of its tasks and
+//     commits one snapshot per table per interval (invariant 2). Tasks of one connector in
+//     several processes stay exactly-once by (2)-(3) but each process commits its own snapshot.
+//  6. Written-but-uncommitted files are never referenced by table metadata: orphans only.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
+)
+
+var coordinators = struct {
+	mu sync.Mutex
+	m  map[string]*coordinator
+}{m: map[string]*coordinator{}}
+
+// coordinator commits for all tasks of one connector in this process.
+type coordinator struct {
+	key string
+	cfg *SinkConfig
+	log *slog.Logger
+
+	mu     sync.Mutex
+	tasks  map[*Task]struct{}
+	round  uint64
+	cond   *sync.Cond
+	fatal  error
+	closed bool
+
+	trigger chan struct{}
+	stop    chan struct{}
+	done    chan struct{}
+
+	roundMu sync.Mutex // one round at a time
+	cat     catalog.Catalog
+	writers map[string]*Writer
+
+	// Stats for tests and benchmarks.
+	Stats CoordinatorStats
+}
+
+// CoordinatorStats counts commit rounds.
+type CoordinatorStats struct {
+	Rounds, FailedRounds, Snapshots, DataFiles, DeleteFiles, Records, Skipped int64
+	LastError                                                                   string
+}
+
+func joinCoordinator(cfg *SinkConfig) *coordinator {
+	key := cfg.GroupID
+	coordinators.mu.Lock()
+	defer coordinators.mu.Unlock()
+	if c, ok := coordinators.m[key]; ok && !c.isClosed() {
+		return c
+	}
+	c := &coordinator{
+		key: key, cfg: cfg, tasks: map[*Task]struct{}{},
+		trigger: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
+		writers: map[string]*Writer{},
+		log:     slog.Default().With("connector", cfg.Name, "component", "iceberg-coordinator"),
+	}
+	c.cond = sync.NewCond(&c.mu)
+	coordinators.m[key] = c
+	go c.loop()
+	return c
+}
+
+// coordinatorFor returns the live coordinator of a connector's group (tests, benchmarks).
+func coordinatorFor(groupID string) *coordinator {
+	coordinators.mu.Lock()
+	defer coordinators.mu.Unlock()
+	return coordinators.m[groupID]
+}
+
+func (c *coordinator) isClosed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
+}
+
+func (c *coordinator) register(t *Task) {
+	c.mu.Lock()
+	c.tasks[t] = struct{}{}
+	c.mu.Unlock()
+}
+
+func (c *coordinator) unregister(t *Task) {
+	c.mu.Lock()
+	delete(c.tasks, t)
+	last := len(c.tasks) == 0
+	c.mu.Unlock()
+	if !last {
+		return
+	}
+	// last task out: one final round for what the stopping task still buffers, then stop.
+	c.commitRound(context.Background(), []*Task{t})
+	c.mu.Lock()
+	if len(c.tasks) > 0 { // someone joined meanwhile
+		c.mu.Unlock()
+		return
+	}
+	c.closed = true
+	c.cond.Broadcast()
+	c.mu.Unlock()
+	close(c.stop)
+	<-c.done
+	coordinators.mu.Lock()
+	if coordinators.m[c.key] == c {
+		delete(coordinators.m, c.key)
+	}
+	coordinators.mu.Unlock()
+	if cl, ok := c.cat.(interface{ Close() error }); ok {
+		_ = cl.Close()
+	}
+}
+
+func (c *coordinator) fatalErr() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.fatal
+}
+
+func (c *coordinator) triggerRound() {
+	select {
+	case c.trigger <- struct{}{}:
+	default:
+	}
+}
+
+// waitRound blocks until the round after the current one has finished (backpressure).
+func (c *coordinator) waitRound(ctx context.Context) {
+	c.mu.Lock()
+	target := c.round + 1
+	for c.round < target && !c.closed && c.fatal == nil && ctx.Err() == nil {
+		c.cond.Wait()
+	}
+	c.mu.Unlock()
+}
+
+func (c *coordinator) loop() {
+	defer close(c.done)
+	next := c.cfg.CommitInterval
+	for {
+		timer := time.NewTimer(next)
+		select {
+		case <-c.stop:
+			timer.Stop()
+			return
+		case <-timer.C:
+		case <-c.trigger:
+			timer.Stop()
+		}
+		c.mu.Lock()
+		tasks := make([]*Task, 0, len(c.tasks))
+		for t := range c.tasks {
+			tasks = append(tasks, t)
+		}
+		c.mu.Unlock()
+		if c.commitRound(context.Background(), tasks) {
+			next = c.cfg.CommitInterval
+		} else {
+			next = c.cfg.RetryBackoff
+		}
+	}
+}
+
+// CommitNow runs one round synchronously (tests, benchmarks, dev mode).
+func (c *coordinator) CommitNow(ctx context.Context) bool {
+	c.mu.Lock()
+	tasks := make([]*Task, 0, len(c.tasks))
+	for t := range c.tasks {
+		tasks = append(tasks, t)
+	}
+	c.mu.Unlock()
+	return c.commitRound(ctx, tasks)
+}
+
+func (c *coordinator) catalog(ctx context.Context) (catalog.Catalog, error) {
+	if c.cat != nil {
+		return c.cat, nil
+	}
+	cat, err := OpenCatalog(ctx, c.cfg.CatalogName, c.cfg.CatalogProps)
+	if err != nil {
+		return nil, err
+	}
+	c.cat = cat
+	return cat, nil
+}
+
+func (c *coordinator) writer(cat catalog.Catalog, name string) *Writer {
+	w, ok := c.writers[name]
+	if !ok {
+		w = &Writer{Cat: cat, Ident: catalog.ToIdentifier(name), Opts: c.cfg.TableOptions(name)}
+		c.writers[name] = w
+	}
+	return w
+}
+
+// commitRound drains the tasks and commits one snapshot per table. It returns false when
+// the round failed (the tasks then rewind).
+func (c *coordinator) commitRound(ctx context.Context, tasks []*Task) (ok bool) {
+	c.roundMu.Lock()
+	defer c.roundMu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.round++
+		c.Stats.Rounds++
+		if !ok {
+			c.Stats.FailedRounds++
+		}
+		c.cond.Broadcast()
+		c.mu.Unlock()
+	}()
+
+	type drained struct {
+		t   *Task
+		pos map[TP]int64
+	}
+	var ds []drained
+	perTable := map[string][]Rec{}
+	offsets := Offsets{}
+	total := 0
+	for _, t := range tasks {
+		bufs, pos := t.drain()
+		ds = append(ds, drained{t, pos})
+		for name, recs := range bufs {
+			perTable[name] = append(perTable[name], recs...)
+			total += len(recs)
+		}
+		for tp, o := range pos {
+			if o > offsets[tp] {
+				offsets[tp] = o
+			}
+		}
+	}
+	if len(offsets) == 0 {
+		return true
+	}
+	fail := func(err error) bool {
+		c.mu.Lock()
+		c.Stats.LastError = err.Error()
+		c.mu.Unlock()
+		c.log.Warn("iceberg commit round failed; tasks rewind to the committed offsets", "err", err)
+		for _, d := range ds {
+			d.t.roundFailed()
+		}
+		return false
+	}
+	cat, err := c.catalog(ctx)
+	if err != nil {
+		return fail(fmt.Errorf("open catalog: %w", err))
+	}
+	names := make([]string, 0, len(perTable))
+	for n := range perTable {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	commitID := uuid.NewString()
+	var errs []error
+	for _, name := range names {
+		recs := perTable[name]
+		if len(recs) == 0 {
+			continue
+		}
+		w := c.writer(cat, name)
+		props := map[string]string{SummaryCommitID: commitID, SummaryTaskID: c.cfg.Name}
+		cctx, cancel := context.WithTimeout(ctx, commitTimeout(c.cfg))
+		st, err := w.Commit(cctx, recs, offsets, props)
+		cancel()
+		if err != nil {
+			if errors.Is(err, catalog.ErrNoSuchTable) && !c.cfg.AutoCreate {
+				// Apache semantics: records for a missing table are skipped (dynamic routing)
+				c.log.Warn("table does not exist and auto-create is off; records skipped", "table", name, "records", len(recs))
+				continue
+			}
+			w.Tbl = nil // reload on retry
+			if isFatal(err) {
+				c.mu.Lock()
+				c.fatal = fmt.Errorf("iceberg table %s: %w", name, err)
+				c.cond.Broadcast()
+				c.mu.Unlock()
+			}
+			errs = append(errs, fmt.Errorf("table %s: %w", name, err))
+			continue
+		}
+		c.mu.Lock()
+		if st.DataFiles+st.DeleteFiles > 0 {
+			c.Stats.Snapshots++
+		}
+		c.Stats.DataFiles += int64(st.DataFiles)
+		c.Stats.DeleteFiles += int64(st.DeleteFiles)
+		c.Stats.Records += int64(len(recs) - st.Skipped)
+		c.Stats.Skipped += int64(st.Skipped)
+		c.mu.Unlock()
+	}
+	if len(errs) > 0 {
+		return fail(errors.Join(errs...))
+	}
+	for _, d := range ds {
+		d.t.roundCommitted(d.pos)
+	}
+	return true
+}
+
+func commitTimeout(cfg *SinkConfig) time.Duration {
+	// the Apache commit timeout bounds the wait for workers; a table commit gets more room
+	return max(cfg.CommitTimeout, 30*time.Second) * 4
+}
+
+// isFatal tells errors that a retry cannot fix (bad data, incompatible schema, bad config).
+func isFatal(err error) bool {
+	if errors.Is(err, ErrFenced) || errors.Is(err, table.ErrCommitFailed) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var de *dataErr
+	if errors.As(err, &de) {
+		return true
+	}
+	msg := err.Error()
+	for _, s := range []string{"cannot change column type", "identifier field", "id column", "cannot auto-create", "unknown partition transform"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// dataErr marks a record that cannot be written into its table.
+type dataErr struct{ err error }
+
+func (e *dataErr) Error() string { return e.err.Error() }
+func (e *dataErr) Unwrap() error { return e.err }

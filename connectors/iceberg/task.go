@@ -1,0 +1,391 @@
+package iceberg
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	ice "github.com/apache/iceberg-go"
+
+	"github.com/connectd/connectd/connect"
+)
+
+// Task is the sink task. Put converts and routes records into per-table buffers; the
+// connector's coordinator (one per connector in the process, see coordinator.go) drains every
+// task's buffers once per commit interval and commits one snapshot per table. PreCommit
+// returns only offsets that are durable in every table, so the Connect group never runs
+// ahead of the tables.
+type Task struct {
+	connect.SinkTaskBase
+	cfg   *SinkConfig
+	coord *coordinator
+	cache *schemaCache
+	opts  map[string]TableOptions
+
+	mu        sync.Mutex
+	buf       map[string][]Rec
+	nbuf      int
+	pos       map[TP]int64 // next offset per partition, through what Put has seen
+	committed map[TP]int64 // next offset per partition that every table holds
+	rewind    bool
+	now       func() time.Time
+}
+
+func (t *Task) Version() string { return Version }
+
+// Start parses the configuration and joins the connector's coordinator.
+func (t *Task) Start(props map[string]string) error {
+	cfg, err := ParseConfig(props)
+	if err != nil {
+		return err
+	}
+	t.cfg = cfg
+	t.cache = newSchemaCache()
+	t.opts = map[string]TableOptions{}
+	t.buf = map[string][]Rec{}
+	t.pos = map[TP]int64{}
+	t.committed = map[TP]int64{}
+	if t.now == nil {
+		t.now = time.Now
+	}
+	t.coord = joinCoordinator(cfg)
+	t.coord.register(t)
+	return nil
+}
+
+func (t *Task) tableOpts(name string) TableOptions {
+	o, ok := t.opts[name]
+	if !ok {
+		o = t.cfg.TableOptions(name)
+		t.opts[name] = o
+	}
+	return o
+}
+
+func origin(r *connect.SinkRecord) (TP, int64) {
+	if r.OriginalTopic != "" {
+		return TP{r.OriginalTopic, r.OriginalPartition}, r.OriginalOffset
+	}
+	return TP{r.Topic, r.Partition}, r.Offset
+}
+
+// Put buffers records. A record at or below the position already seen for its partition
+// (a redelivered batch) is ignored.
+func (t *Task) Put(ctx context.Context, records []*connect.SinkRecord) error {
+	if err := t.coord.fatalErr(); err != nil {
+		return err
+	}
+	t.mu.Lock()
+	if t.rewind {
+		// the last commit round failed: drop this batch and rewind to the committed offsets
+		t.rewind = false
+		offs := map[connect.TopicPartition]int64{}
+		for tp, o := range t.committed {
+			offs[connect.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}] = o
+			t.pos[tp] = o
+		}
+		t.mu.Unlock()
+		if len(offs) > 0 {
+			t.Ctx.Offset(offs)
+		}
+		return nil
+	}
+	now := t.now()
+	for _, r := range records {
+		tp, off := origin(r)
+		if p, ok := t.pos[tp]; ok && off < p {
+			continue
+		}
+		if _, ok := t.committed[tp]; !ok {
+			t.committed[tp] = off // start of what this task must get into the tables
+		}
+		if err := t.route(r, now); err != nil {
+			if rep := t.Ctx.ErrantRecordReporter(); rep != nil && connect.IsDataError(err) {
+				if rerr := rep.Report(ctx, r, err); rerr != nil {
+					t.mu.Unlock()
+					return rerr
+				}
+			} else {
+				t.mu.Unlock()
+				return err
+			}
+		}
+		t.pos[tp] = off + 1
+	}
+	n := t.nbuf
+	t.mu.Unlock()
+	if max := t.cfg.MaxBuffered; max > 0 && n >= max {
+		t.coord.triggerRound()
+		if n >= 2*max {
+			t.coord.waitRound(ctx)
+		}
+	}
+	return t.coord.fatalErr()
+}
+
+// route converts one record and appends it to each target table's buffer. Caller holds mu.
+func (t *Task) route(r *connect.SinkRecord, now time.Time) error {
+	var value Row
+	var vst *ice.StructType
+	if r.Value != nil {
+		v, st, err := t.cache.recordValue(r.ValueSchema, r.Value)
+		if err != nil {
+			return err
+		}
+		value, vst = v, st
+	}
+	var key any
+	if r.Key != nil {
+		key = connectValue(r.KeySchema, r.Key)
+	}
+	tables, err := t.routes(value)
+	if err != nil {
+		return err
+	}
+	tp, off := origin(r)
+	for _, name := range tables {
+		o := t.tableOpts(name)
+		if pt := t.cfg.PerTable[name]; pt != nil && pt.RawCDC {
+			t.add(name, Rec{Op: OpInsert, Row: rawRow(r, value, key, now), Schema: rawSchema, TP: tp, Offset: off})
+			continue
+		}
+		rec, ok := t.cdcRecord(o, value, vst, key)
+		if !ok {
+			continue
+		}
+		rec.TP, rec.Offset = tp, off
+		t.add(name, rec)
+	}
+	return nil
+}
+
+func (t *Task) add(table string, rec Rec) {
+	t.buf[table] = append(t.buf[table], rec)
+	t.nbuf++
+}
+
+// cdcRecord derives the op and row of one record for a (non-raw) table.
+func (t *Task) cdcRecord(o TableOptions, value Row, st *ice.StructType, key any) (Rec, bool) {
+	op := OpInsert
+	row := value
+	if value == nil {
+		// tombstone: a key delete when the table is keyed, otherwise nothing to write
+		km, ok := key.(map[string]any)
+		if !ok || len(o.IDColumns) == 0 {
+			return Rec{}, false
+		}
+		return Rec{Op: OpDelete, Row: km}, true
+	}
+	if debeziumEnvelope(value) {
+		switch value["op"] {
+		case "d":
+			op = OpDelete
+			row, _ = value["before"].(map[string]any)
+			st = structField(st, "before")
+		default: // c, r, u (and t=truncate, m=message, ignored below)
+			if value["op"] == "t" || value["op"] == "m" {
+				return Rec{}, false
+			}
+			op = OpUpdate
+			row, _ = value["after"].(map[string]any)
+			st = structField(st, "after")
+		}
+	} else if t.cfg.CDCField != "" {
+		if v, ok := fieldPath(value, t.cfg.CDCField); ok && v != nil {
+			s := strings.ToUpper(toString(v))
+			switch {
+			case strings.HasPrefix(s, "U"):
+				op = OpUpdate
+			case strings.HasPrefix(s, "D"):
+				op = OpDelete
+			}
+		}
+	}
+	if o.UpsertMode && op == OpInsert {
+		op = OpUpdate
+	}
+	if op == OpDelete {
+		km, _ := key.(map[string]any)
+		if row == nil {
+			row = map[string]any{}
+		} else {
+			row = cloneRow(row)
+		}
+		for _, c := range o.IDColumns {
+			if row[c] == nil && km != nil {
+				row[c] = km[c]
+			}
+		}
+		if len(o.IDColumns) == 0 {
+			return Rec{}, false // nothing to delete by in an unkeyed table
+		}
+	}
+	if row == nil {
+		return Rec{}, false
+	}
+	rec := Rec{Op: op, Row: row, Schema: st}
+	if vc := o.VersionColumn; vc != "" && row[vc] == nil {
+		if v, ok := fieldPath(value, vc); ok {
+			rec.Version = v
+		}
+	}
+	return rec, true
+}
+
+func cloneRow(r Row) Row {
+	out := make(Row, len(r))
+	for k, v := range r {
+		out[k] = v
+	}
+	return out
+}
+
+// routes returns the tables a record goes to (Apache semantics): static tables all get every
+// record unless a route field is set, then each table whose route-regex matches its value;
+// dynamic routing uses the lower-cased route field value as the table name.
+func (t *Task) routes(value Row) ([]string, error) {
+	c := t.cfg
+	if c.DynamicEnabled {
+		v, ok := fieldPath(value, c.RouteField)
+		if !ok || v == nil {
+			return nil, nil
+		}
+		return []string{strings.ToLower(toString(v))}, nil
+	}
+	if c.RouteField == "" {
+		return c.Tables, nil
+	}
+	v, ok := fieldPath(value, c.RouteField)
+	if !ok || v == nil {
+		return nil, nil
+	}
+	s := toString(v)
+	var out []string
+	for _, name := range c.Tables {
+		if pt := c.PerTable[name]; pt != nil && pt.RouteRegex != nil && matchFull(pt.RouteRegex, s) {
+			out = append(out, name)
+		}
+	}
+	return out, nil
+}
+
+// matchFull is Java's Pattern.matcher(s).matches().
+func matchFull(re *regexp.Regexp, s string) bool {
+	loc := re.FindStringIndex(s)
+	if loc != nil && loc[0] == 0 && loc[1] == len(s) {
+		return true
+	}
+	full, err := regexp.Compile("^(?:" + re.String() + ")$")
+	return err == nil && full.MatchString(s)
+}
+
+// drain hands the buffers and positions to the coordinator.
+func (t *Task) drain() (map[string][]Rec, map[TP]int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	bufs := t.buf
+	t.buf = map[string][]Rec{}
+	t.nbuf = 0
+	pos := make(map[TP]int64, len(t.pos))
+	for tp, o := range t.pos {
+		pos[tp] = o
+	}
+	return bufs, pos
+}
+
+// roundCommitted records that everything below pos is in every table.
+func (t *Task) roundCommitted(pos map[TP]int64) {
+	t.mu.Lock()
+	for tp, o := range pos {
+		if o > t.committed[tp] {
+			t.committed[tp] = o
+		}
+	}
+	t.mu.Unlock()
+	if t.Ctx != nil {
+		t.Ctx.RequestCommit()
+	}
+}
+
+// roundFailed drops what is buffered and makes the next Put rewind to the committed offsets.
+func (t *Task) roundFailed() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = map[string][]Rec{}
+	t.nbuf = 0
+	t.rewind = true
+}
+
+// PreCommit returns the offsets that every table holds (never more).
+func (t *Task) PreCommit(_ context.Context, _ map[connect.TopicPartition]connect.OffsetAndMetadata) (map[connect.TopicPartition]connect.OffsetAndMetadata, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := map[connect.TopicPartition]connect.OffsetAndMetadata{}
+	for tp, o := range t.committed {
+		out[connect.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}] = connect.OffsetAndMetadata{Offset: o}
+	}
+	return out, nil
+}
+
+// Flush is a no-op: data reaches the tables on the coordinator's schedule (PreCommit decides
+// what may be committed).
+func (t *Task) Flush(context.Context, map[connect.TopicPartition]connect.OffsetAndMetadata) error {
+	return nil
+}
+
+// Open forgets positions of newly assigned partitions (they restart at the group offset).
+func (t *Task) Open(partitions []connect.TopicPartition) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, p := range partitions {
+		tp := TP{p.Topic, p.Partition}
+		delete(t.pos, tp)
+		delete(t.committed, tp)
+	}
+	return nil
+}
+
+// Close drops buffered records of revoked partitions: whoever gets them next re-reads them
+// from the group offset, and the per-table offsets skip what is already committed.
+func (t *Task) Close(partitions []connect.TopicPartition) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	gone := map[TP]bool{}
+	for _, p := range partitions {
+		tp := TP{p.Topic, p.Partition}
+		gone[tp] = true
+		delete(t.pos, tp)
+		delete(t.committed, tp)
+	}
+	n := 0
+	for name, recs := range t.buf {
+		kept := recs[:0]
+		for _, r := range recs {
+			if !gone[r.TP] {
+				kept = append(kept, r)
+			}
+		}
+		t.buf[name] = kept
+		n += len(kept)
+	}
+	t.nbuf = n
+	return nil
+}
+
+// Stop leaves the coordinator; the last task out runs a final commit round.
+func (t *Task) Stop() error {
+	if t.coord != nil {
+		t.coord.unregister(t)
+	}
+	return nil
+}
+
+// Version of the plugin.
+const Version = "1.0.0"
+
+var _ connect.PreCommitter = (*Task)(nil)
+
+func (t *Task) String() string { return fmt.Sprintf("IcebergSinkTask{%s}", t.cfg) }
