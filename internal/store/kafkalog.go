@@ -150,9 +150,25 @@ func (l *Log) Client() sarama.Client { return l.client }
 // Start begins consuming every partition from the earliest offset and returns once everything present at
 // the start has been applied (read to end before serving).
 func (l *Log) Start(ctx context.Context) error {
-	parts, err := l.client.Partitions(l.topic)
-	if err != nil {
-		return err
+	// a just-created topic may not have leaders everywhere yet: wait until every partition answers
+	var parts []int32
+	var err error
+	for i := 0; ; i++ {
+		_ = l.client.RefreshMetadata(l.topic)
+		if parts, err = l.client.Partitions(l.topic); err == nil {
+			for _, p := range parts {
+				if _, err = l.client.GetOffset(l.topic, p, sarama.OffsetNewest); err != nil {
+					break
+				}
+			}
+		}
+		if err == nil {
+			break
+		}
+		if i == 100 || ctx.Err() != nil {
+			return err
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 	if l.consumer, err = sarama.NewConsumerFromClient(l.client); err != nil {
 		return err
@@ -218,6 +234,11 @@ func (l *Log) ReadToEnd(ctx context.Context) error {
 	l.mu.Unlock()
 	for _, p := range parts {
 		off, err := l.client.GetOffset(l.topic, p, sarama.OffsetNewest)
+		for i := 0; err != nil && i < 20 && ctx.Err() == nil; i++ {
+			time.Sleep(100 * time.Millisecond)
+			_ = l.client.RefreshMetadata(l.topic)
+			off, err = l.client.GetOffset(l.topic, p, sarama.OffsetNewest)
+		}
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,608 @@
+package herder_test
+
+// Acceptance tests of distributed mode (issue 3): real `connectd distributed` processes on loopback ports
+// against a real broker.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+	"github.com/stretchr/testify/require"
+)
+
+// kafkaBootstrap: KAFKA_BOOTSTRAP as `make test` sets it.
+// TODO: switch to internal/testutil/kafkatest.Bootstrap(t) once it lands (it starts a broker when unset).
+func kafkaBootstrap(t *testing.T) string {
+	if a := os.Getenv("KAFKA_BOOTSTRAP"); a != "" {
+		return a
+	}
+	t.Skip("KAFKA_BOOTSTRAP not set (kafkatest helper pending)")
+	return ""
+}
+
+func repoRoot(t *testing.T) string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+var (
+	buildOnce sync.Once
+	binary    string
+	buildErr  error
+)
+
+// connectdBinary builds cmd/connectd once. An overlay adds the built-in converters in case cmd/connectd's
+// plugin list does not import them yet (a duplicate blank import is harmless).
+func connectdBinary(t *testing.T) string {
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "connectd-dist")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		root := repoRoot(t)
+		extra := filepath.Join(dir, "zz_test_plugins.go")
+		src := "package main\n\nimport (\n\t_ \"github.com/connectd/connectd/converters/bytes\"\n\t_ \"github.com/connectd/connectd/converters/json\"\n\t_ \"github.com/connectd/connectd/converters/str\"\n)\n"
+		if buildErr = os.WriteFile(extra, []byte(src), 0o644); buildErr != nil {
+			return
+		}
+		ov, _ := json.Marshal(map[string]any{"Replace": map[string]string{filepath.Join(root, "cmd", "connectd", "zz_test_plugins.go"): extra}})
+		ovPath := filepath.Join(dir, "overlay.json")
+		if buildErr = os.WriteFile(ovPath, ov, 0o644); buildErr != nil {
+			return
+		}
+		binary = filepath.Join(dir, "connectd")
+		cmd := exec.Command("go", "build", "-overlay", ovPath, "-o", binary, "./cmd/connectd")
+		cmd.Dir = root
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Run(); err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out.String())
+		}
+	})
+	require.NoError(t, buildErr)
+	return binary
+}
+
+func freePort(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+type cluster struct {
+	t       *testing.T
+	kafka   string
+	group   string
+	dir     string
+	extra   string
+	workers []*dworker
+}
+
+type dworker struct {
+	name string
+	port int
+	url  string
+	cmd  *exec.Cmd
+	log  *syncBuf
+	done chan struct{}
+}
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *syncBuf) String() string               { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+func newCluster(t *testing.T, extra string) *cluster {
+	g := fmt.Sprintf("dist-%d", time.Now().UnixNano())
+	return &cluster{t: t, kafka: kafkaBootstrap(t), group: g, dir: t.TempDir(), extra: extra}
+}
+
+func (c *cluster) start(name string, port int) *dworker {
+	t := c.t
+	if port == 0 {
+		port = freePort(t)
+	}
+	props := fmt.Sprintf(`bootstrap.servers=%s
+group.id=%s
+config.storage.topic=%s-configs
+offset.storage.topic=%s-offsets
+status.storage.topic=%s-status
+config.storage.replication.factor=1
+offset.storage.replication.factor=1
+status.storage.replication.factor=1
+key.converter=org.apache.kafka.connect.storage.StringConverter
+value.converter=org.apache.kafka.connect.storage.StringConverter
+listeners=http://127.0.0.1:%d
+offset.flush.interval.ms=500
+%s
+`, c.kafka, c.group, c.group, c.group, c.group, port, c.extra)
+	f := filepath.Join(c.dir, name+".properties")
+	require.NoError(t, os.WriteFile(f, []byte(props), 0o644))
+	cmd := exec.Command(connectdBinary(t), "distributed", f)
+	w := &dworker{name: name, port: port, url: fmt.Sprintf("http://127.0.0.1:%d", port), cmd: cmd, log: &syncBuf{}, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = w.log, w.log
+	require.NoError(t, cmd.Start())
+	go func() { _ = cmd.Wait(); close(w.done) }()
+	t.Cleanup(func() {
+		w.kill()
+		if t.Failed() {
+			s := w.log.String()
+			if len(s) > 3000 {
+				s = s[len(s)-3000:]
+			}
+			t.Logf("%s log:\n%s", name, s)
+		}
+	})
+	c.workers = append(c.workers, w)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if code, _ := httpDo("GET", w.url+"/health", ""); code == 200 {
+			break
+		}
+		require.True(t, w.alive(), "%s exited:\n%s", name, w.log.String())
+		require.True(t, time.Now().Before(deadline), "%s never became healthy:\n%s", name, w.log.String())
+		time.Sleep(100 * time.Millisecond)
+	}
+	return w
+}
+
+func (w *dworker) kill() {
+	select {
+	case <-w.done:
+	default:
+		_ = w.cmd.Process.Signal(syscall.SIGKILL)
+		<-w.done
+	}
+}
+
+func (w *dworker) alive() bool {
+	select {
+	case <-w.done:
+		return false
+	default:
+		return true
+	}
+}
+
+func httpDo(method, url, body string) (int, string) {
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	cl := &http.Client{Timeout: 30 * time.Second}
+	resp, err := cl.Do(req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+type taskStatus struct {
+	ID       int    `json:"id"`
+	State    string `json:"state"`
+	WorkerID string `json:"worker_id"`
+	Trace    string `json:"trace"`
+}
+
+type connStatus struct {
+	Name      string `json:"name"`
+	Connector struct {
+		State    string `json:"state"`
+		WorkerID string `json:"worker_id"`
+	} `json:"connector"`
+	Tasks []taskStatus `json:"tasks"`
+}
+
+func status(t *testing.T, w *dworker, name string) (connStatus, bool) {
+	code, body := httpDo("GET", w.url+"/connectors/"+name+"/status", "")
+	var cs connStatus
+	if code != 200 || json.Unmarshal([]byte(body), &cs) != nil {
+		return cs, false
+	}
+	return cs, true
+}
+
+// owners maps task id -> worker id when all n tasks are RUNNING on live workers.
+func owners(t *testing.T, w *dworker, name string, n int, live map[string]bool) (map[int]string, bool) {
+	cs, ok := status(t, w, name)
+	if !ok || len(cs.Tasks) != n {
+		return nil, false
+	}
+	out := map[int]string{}
+	for _, ts := range cs.Tasks {
+		if ts.State != "RUNNING" || !live[ts.WorkerID] {
+			return nil, false
+		}
+		out[ts.ID] = ts.WorkerID
+	}
+	return out, true
+}
+
+func (c *cluster) live() map[string]bool {
+	out := map[string]bool{}
+	for _, w := range c.workers {
+		if w.alive() {
+			out[fmt.Sprintf("127.0.0.1:%d", w.port)] = true
+		}
+	}
+	return out
+}
+
+func createTopic(t *testing.T, addr, topic string, parts int32) {
+	c := sarama.NewConfig()
+	c.Version = sarama.V3_6_0_0
+	a, err := sarama.NewClusterAdmin([]string{addr}, c)
+	require.NoError(t, err)
+	defer a.Close()
+	require.NoError(t, a.CreateTopic(topic, &sarama.TopicDetail{NumPartitions: parts, ReplicationFactor: 1}, false))
+}
+
+// producer writes "v-<n>" records round-robin over partitions until stopped; it returns how many it wrote.
+func producer(t *testing.T, addr, topic string) (stop func() int) {
+	c := sarama.NewConfig()
+	c.Version = sarama.V3_6_0_0
+	c.Producer.Return.Successes = true
+	c.Producer.RequiredAcks = sarama.WaitForAll
+	c.Producer.Partitioner = sarama.NewRoundRobinPartitioner
+	p, err := sarama.NewSyncProducer([]string{addr}, c)
+	require.NoError(t, err)
+	var n int
+	quit := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-quit:
+				return
+			default:
+			}
+			batch := make([]*sarama.ProducerMessage, 0, 20)
+			for i := 0; i < 20; i++ {
+				batch = append(batch, &sarama.ProducerMessage{Topic: topic, Value: sarama.StringEncoder(fmt.Sprintf("v-%d", n+i))})
+			}
+			if err := p.SendMessages(batch); err != nil {
+				continue
+			}
+			n += len(batch)
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	return func() int {
+		close(quit)
+		<-done
+		p.Close()
+		return n
+	}
+}
+
+func fileValues(t *testing.T, path string) map[string]int {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	out := map[string]int{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		out[sc.Text()]++
+	}
+	return out
+}
+
+// statusHistory reads every status-task record of a connector from the status topic, in order per key.
+func statusHistory(t *testing.T, addr, topic, connector string) map[string][]string {
+	c := sarama.NewConfig()
+	c.Version = sarama.V3_6_0_0
+	cl, err := sarama.NewClient([]string{addr}, c)
+	require.NoError(t, err)
+	defer cl.Close()
+	cons, err := sarama.NewConsumerFromClient(cl)
+	require.NoError(t, err)
+	defer cons.Close()
+	parts, err := cl.Partitions(topic)
+	require.NoError(t, err)
+	out := map[string][]string{}
+	for _, p := range parts {
+		end, err := cl.GetOffset(topic, p, sarama.OffsetNewest)
+		require.NoError(t, err)
+		if end == 0 {
+			continue
+		}
+		pc, err := cons.ConsumePartition(topic, p, sarama.OffsetOldest)
+		require.NoError(t, err)
+		for {
+			m := <-pc.Messages()
+			k := string(m.Key)
+			if strings.HasPrefix(k, "status-task-"+connector+"-") {
+				var v struct {
+					State    string `json:"state"`
+					WorkerID string `json:"worker_id"`
+				}
+				_ = json.Unmarshal(m.Value, &v)
+				out[k] = append(out[k], v.State+"@"+v.WorkerID)
+			}
+			if m.Offset+1 >= end {
+				break
+			}
+		}
+		pc.Close()
+	}
+	return out
+}
+
+func TestDistributedAcceptance(t *testing.T) {
+	c := newCluster(t, "")
+	w1, w2, w3 := c.start("w1", 0), c.start("w2", 0), c.start("w3", 0)
+	topic := c.group + "-in"
+	createTopic(t, c.kafka, topic, 6)
+	out := filepath.Join(c.dir, "sink.txt")
+	cfg := fmt.Sprintf(`{"connector.class":"FileStreamSink","tasks.max":"6","topics":%q,"file":%q}`, topic, out)
+
+	// created through any worker (non-leaders forward to the leader)
+	code, body := httpDo("PUT", w2.url+"/connectors/sink/config", cfg)
+	require.Contains(t, []int{200, 201}, code, body)
+
+	var own map[int]string
+	require.Eventually(t, func() bool {
+		var ok bool
+		own, ok = owners(t, w1, "sink", 6, c.live())
+		return ok
+	}, 60*time.Second, 200*time.Millisecond)
+	perWorker := map[string]int{}
+	for _, w := range own {
+		perWorker[w]++
+	}
+	require.Len(t, perWorker, 3, "tasks.max=6 spreads over all three workers: %v", own)
+
+	// every REST read answers the same on every worker
+	for _, path := range []string{"/connectors?expand=status&expand=info", "/connectors/sink", "/connectors/sink/config", "/connectors/sink/tasks", "/connectors/sink/status"} {
+		var first string
+		for i, w := range []*dworker{w1, w2, w3} {
+			code, body := httpDo("GET", w.url+path, "")
+			require.Equal(t, 200, code, path)
+			if i == 0 {
+				first = body
+			} else {
+				require.JSONEq(t, first, body, "%s differs between workers", path)
+			}
+		}
+	}
+
+	stopProducing := producer(t, c.kafka, topic)
+	time.Sleep(2 * time.Second)
+
+	// SIGKILL one worker under load: its tasks run elsewhere within 15 s
+	victim := fmt.Sprintf("127.0.0.1:%d", w3.port)
+	w3.kill()
+	killed := time.Now()
+	require.Eventually(t, func() bool {
+		var ok bool
+		own, ok = owners(t, w1, "sink", 6, c.live())
+		return ok
+	}, 15*time.Second, 100*time.Millisecond, "tasks of the killed worker were not running elsewhere within 15 s")
+	failover := time.Since(killed)
+	t.Logf("failover after SIGKILL: %v", failover.Round(10*time.Millisecond))
+	stayed := map[int]string{}
+	for id, w := range own {
+		stayed[id] = w
+	}
+
+	// a fourth worker joins and takes a share
+	w4 := c.start("w4", 0)
+	joined := time.Now()
+	w4id := fmt.Sprintf("127.0.0.1:%d", w4.port)
+	require.Eventually(t, func() bool {
+		o, ok := owners(t, w1, "sink", 6, c.live())
+		if !ok {
+			return false
+		}
+		n := 0
+		for _, w := range o {
+			if w == w4id {
+				n++
+			}
+		}
+		own = o
+		return n > 0
+	}, 60*time.Second, 100*time.Millisecond)
+	t.Logf("join rebalance: worker 4 running tasks after %v", time.Since(joined).Round(10*time.Millisecond))
+
+	n := stopProducing()
+	require.Eventually(t, func() bool {
+		vals := fileValues(t, out)
+		for i := 0; i < n; i++ {
+			if vals[fmt.Sprintf("v-%d", i)] == 0 {
+				return false
+			}
+		}
+		return true
+	}, 60*time.Second, 250*time.Millisecond, "records lost")
+	t.Logf("%d records delivered across the failover and the join", n)
+
+	// tasks that did not move were never stopped: their status history has one RUNNING and no UNASSIGNED
+	hist := statusHistory(t, c.kafka, c.group+"-status", "sink")
+	for id, w := range own {
+		if stayed[id] != w {
+			continue
+		}
+		h := hist[fmt.Sprintf("status-task-sink-%d", id)]
+		running := 0
+		for _, e := range h {
+			require.NotEqual(t, "UNASSIGNED@"+w, e, "task %d on %s was stopped: %v", id, w, h)
+			if e == "RUNNING@"+w {
+				running++
+			}
+		}
+		require.Equal(t, 1, running, "task %d on %s restarted: %v", id, w, h)
+	}
+	_ = victim
+}
+
+// TestDistributedNonLeaderWrites sends every write to each worker in turn: whichever is not the leader forwards
+// or writes to the config topic, and the change shows on every worker.
+func TestDistributedNonLeaderWrites(t *testing.T) {
+	c := newCluster(t, "")
+	ws := []*dworker{c.start("a", 0), c.start("b", 0)}
+	topic := c.group + "-in"
+	createTopic(t, c.kafka, topic, 2)
+	out := filepath.Join(c.dir, "sink.txt")
+	cfg := func(tasks int) string {
+		return fmt.Sprintf(`{"connector.class":"FileStreamSink","tasks.max":"%d","topics":%q,"file":%q}`, tasks, topic, out)
+	}
+	everywhere := func(msg string, cond func(w *dworker) bool) {
+		for _, w := range ws {
+			require.Eventually(t, func() bool { return cond(w) }, 30*time.Second, 100*time.Millisecond, "%s on %s", msg, w.name)
+		}
+	}
+	connState := func(state string, tasks int) func(w *dworker) bool {
+		return func(w *dworker) bool {
+			cs, ok := status(t, w, "s")
+			if !ok || cs.Connector.State != state || len(cs.Tasks) != tasks {
+				return false
+			}
+			for _, ts := range cs.Tasks {
+				if ts.State != state {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	for i, w := range ws {
+		other := ws[(i+1)%len(ws)]
+		code, body := httpDo("PUT", w.url+"/connectors/s/config", cfg(1))
+		require.Contains(t, []int{200, 201}, code, body)
+		everywhere("create", connState("RUNNING", 1))
+		code, body = httpDo("PUT", other.url+"/connectors/s/config", cfg(2))
+		require.Equal(t, 200, code, body)
+		everywhere("reconfigure", connState("RUNNING", 2))
+		code, body = httpDo("PUT", w.url+"/connectors/s/pause", "")
+		require.Equal(t, 202, code, body)
+		everywhere("pause", connState("PAUSED", 2))
+		code, body = httpDo("PUT", other.url+"/connectors/s/resume", "")
+		require.Equal(t, 202, code, body)
+		everywhere("resume", connState("RUNNING", 2))
+		code, body = httpDo("POST", w.url+"/connectors/s/restart?includeTasks=true", "")
+		require.Equal(t, 202, code, body)
+		everywhere("restart", connState("RUNNING", 2))
+		code, body = httpDo("POST", other.url+"/connectors/s/tasks/1/restart", "")
+		require.Equal(t, 204, code, body)
+		code, body = httpDo("PUT", w.url+"/connectors/s/stop", "")
+		require.Equal(t, 202, code, body)
+		everywhere("stop", func(w *dworker) bool {
+			cs, ok := status(t, w, "s")
+			return ok && cs.Connector.State == "STOPPED" && len(cs.Tasks) == 0
+		})
+		code, body = httpDo("DELETE", other.url+"/connectors/s", "")
+		require.Equal(t, 204, code, body)
+		everywhere("delete", func(w *dworker) bool {
+			code, body := httpDo("GET", w.url+"/connectors", "")
+			return code == 200 && strings.TrimSpace(body) == "[]"
+		})
+	}
+}
+
+// TestDistributedRestartAll kills every worker and starts them again: connectors, target states and offsets
+// come back as they were.
+func TestDistributedRestartAll(t *testing.T) {
+	c := newCluster(t, "")
+	ports := []int{freePort(t), freePort(t)}
+	a, b := c.start("a", ports[0]), c.start("b", ports[1])
+	topic := c.group + "-in"
+	createTopic(t, c.kafka, topic, 2)
+	stop := producer(t, c.kafka, topic)
+	time.Sleep(time.Second)
+	n := stop()
+	mk := func(name string) string {
+		return fmt.Sprintf(`{"connector.class":"FileStreamSink","tasks.max":"2","topics":%q,"file":%q}`, topic, filepath.Join(c.dir, name+".txt"))
+	}
+	for _, name := range []string{"run", "paused", "stopped"} {
+		code, body := httpDo("PUT", a.url+"/connectors/"+name+"/config", mk(name))
+		require.Contains(t, []int{200, 201}, code, body)
+	}
+	require.Eventually(t, func() bool {
+		for _, name := range []string{"run", "paused", "stopped"} {
+			if len(fileValues(t, filepath.Join(c.dir, name+".txt"))) < n {
+				return false
+			}
+		}
+		return true
+	}, 60*time.Second, 200*time.Millisecond)
+	httpDo("PUT", b.url+"/connectors/paused/pause", "")
+	httpDo("PUT", b.url+"/connectors/stopped/stop", "")
+	require.Eventually(t, func() bool {
+		p, ok1 := status(t, a, "paused")
+		s, ok2 := status(t, a, "stopped")
+		return ok1 && ok2 && p.Connector.State == "PAUSED" && s.Connector.State == "STOPPED"
+	}, 30*time.Second, 100*time.Millisecond)
+	offsetsOf := func(w *dworker, name string) string {
+		code, body := httpDo("GET", w.url+"/connectors/"+name+"/offsets", "")
+		require.Equal(t, 200, code, body)
+		var v struct {
+			Offsets []json.RawMessage `json:"offsets"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(body), &v))
+		var s []string
+		for _, o := range v.Offsets {
+			s = append(s, string(o))
+		}
+		sort.Strings(s)
+		return strings.Join(s, ",")
+	}
+	var before map[string]string
+	require.Eventually(t, func() bool { // offsets committed up to the end
+		before = map[string]string{}
+		for _, name := range []string{"run", "paused", "stopped"} {
+			before[name] = offsetsOf(a, name)
+		}
+		return strings.Count(before["run"], "kafka_offset") == 2
+	}, 30*time.Second, 200*time.Millisecond)
+	_, infoBefore := httpDo("GET", a.url+"/connectors?expand=info", "")
+
+	a.kill()
+	b.kill()
+	a2, b2 := c.start("a2", ports[0]), c.start("b2", ports[1])
+	_ = b2
+	require.Eventually(t, func() bool {
+		r, ok1 := status(t, a2, "run")
+		p, ok2 := status(t, a2, "paused")
+		s, ok3 := status(t, a2, "stopped")
+		return ok1 && ok2 && ok3 && r.Connector.State == "RUNNING" && p.Connector.State == "PAUSED" && s.Connector.State == "STOPPED"
+	}, 60*time.Second, 200*time.Millisecond)
+	_, infoAfter := httpDo("GET", a2.url+"/connectors?expand=info", "")
+	require.JSONEq(t, infoBefore, infoAfter)
+	for name, off := range before {
+		require.Equal(t, off, offsetsOf(a2, name), name)
+	}
+	// nothing before the committed offsets was reprocessed by the running connector
+	time.Sleep(2 * time.Second)
+	for v, k := range fileValues(t, filepath.Join(c.dir, "run.txt")) {
+		require.Equal(t, 1, k, "record %s written twice", v)
+	}
+	_ = context.Background
+}
