@@ -269,10 +269,19 @@ func newColumn(typ string) (column, error) {
 			}
 			return 0, fmt.Errorf("%d is not a value of %s", n, typ)
 		}
-		if name == "Enum8" {
-			return newLeaf[int8, proto.ColInt8](t, func(v any) (int8, error) { n, err := conv(v); return int8(n), err }), nil
+		// The default of an Enum is its smallest value.
+		first := int64(math.MaxInt64)
+		for _, x := range values {
+			first = min(first, x)
 		}
-		return newLeaf[int16, proto.ColInt16](t, func(v any) (int16, error) { n, err := conv(v); return int16(n), err }), nil
+		if name == "Enum8" {
+			c := newLeaf[int8, proto.ColInt8](t, func(v any) (int8, error) { n, err := conv(v); return int8(n), err })
+			c.def = int8(first)
+			return c, nil
+		}
+		c := newLeaf[int16, proto.ColInt16](t, func(v any) (int16, error) { n, err := conv(v); return int16(n), err })
+		c.def = int16(first)
+		return c, nil
 	case "IPv4":
 		return newLeaf[proto.IPv4, proto.ColIPv4](t, func(v any) (proto.IPv4, error) {
 			if n, err := uintIn(v, math.MaxUint32, typ); err == nil {
@@ -479,6 +488,7 @@ type leaf[T any, C sliceCol[T]] struct {
 	typ  proto.ColumnType
 	data C
 	conv func(any) (T, error)
+	def  T // the type's default value (zero, except for Enum)
 }
 
 func newLeaf[T any, C sliceCol[T]](t proto.ColumnType, conv func(any) (T, error)) *leaf[T, C] {
@@ -491,7 +501,7 @@ func (c *leaf[T, C]) EncodeColumn(b *proto.Buffer) { c.data.EncodeColumn(b) }
 func (c *leaf[T, C]) WriteColumn(w *proto.Writer)  { c.data.WriteColumn(w) }
 func (c *leaf[T, C]) Reset()                       { c.data = c.data[:0] }
 func (c *leaf[T, C]) truncate(n int)               { c.data = c.data[:n] }
-func (c *leaf[T, C]) appendDefault()               { var z T; c.data = append(c.data, z) }
+func (c *leaf[T, C]) appendDefault()               { c.data = append(c.data, c.def) }
 func (c *leaf[T, C]) appendTyped(v T)              { c.data = append(c.data, v) }
 func (c *leaf[T, C]) size() int                    { var z T; return len(c.data) * int(unsafe.Sizeof(z)) }
 func (c *leaf[T, C]) appendValue(v any) error {
