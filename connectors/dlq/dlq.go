@@ -1,0 +1,356 @@
+// Package dlq is a dead-letter sink connector: it writes every record it receives to another Kafka topic,
+// keeping the key, the value, the headers and the timestamp byte for byte. Use it to quarantine a topic
+// (`topic=<target>`) or to replay a dead-letter queue back into the topics its records came from
+// (`dlq.replay=true`: each record goes to the topic named by its `__connect.errors.topic` header).
+//
+// It must see raw bytes, so configure it with
+//
+//	key.converter=org.apache.kafka.connect.converters.ByteArrayConverter
+//	value.converter=org.apache.kafka.connect.converters.ByteArrayConverter
+//	header.converter=org.apache.kafka.connect.converters.ByteArrayConverter
+//
+// (the worker's default header converter, SimpleHeaderConverter, parses header values: a header holding
+// "123" would come back as an INT and could not be written back unchanged). StringConverter keys and
+// values are accepted too (written as UTF-8). Any other value type fails the record with a DataError.
+package dlq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/internal/kafka"
+)
+
+// Class is the connector's class name; the runtime also accepts DeadLetterSink and DeadLetterSinkConnector.
+const Class = "io.connectd.connect.dlq.DeadLetterSinkConnector"
+
+// Configuration keys.
+const (
+	ConfigTopic             = "topic"
+	ConfigReplay            = "dlq.replay"
+	ConfigStripErrorHeaders = "dlq.strip.error.headers"
+	ConfigMissingTopic      = "dlq.replay.missing.topic"
+	ConfigPreservePartition = "dlq.preserve.partition"
+	ConfigBootstrap         = "bootstrap.servers"
+	ProducerPrefix          = "producer."
+
+	// ErrorTopicHeader names the original topic of a dead-lettered record.
+	ErrorTopicHeader = "__connect.errors.topic"
+	// ErrorPartitionHeader names its original partition.
+	ErrorPartitionHeader = "__connect.errors.partition"
+	errorHeaderPrefix    = "__connect.errors."
+	byteArrayConverter   = "org.apache.kafka.connect.converters.ByteArrayConverter"
+	stringConverter      = "org.apache.kafka.connect.storage.StringConverter"
+)
+
+func init() {
+	connect.Register(connect.Plugin{Class: Class, Type: connect.PluginSink, New: func() any { return &Connector{} }})
+}
+
+// ConfigDef describes the connector's keys.
+func ConfigDef() *connect.ConfigDef {
+	return connect.NewConfigDef().
+		Define(connect.ConfigKey{Name: ConfigTopic, Type: connect.ConfigString, Default: "", Importance: connect.High,
+			Group: "Target", OrderInGroup: 1, DisplayName: "Target topic",
+			Doc: "Topic every record is written to. Required unless dlq.replay=true."}).
+		Define(connect.ConfigKey{Name: ConfigReplay, Type: connect.ConfigBoolean, Default: false, Importance: connect.High,
+			Group: "Target", OrderInGroup: 2, DisplayName: "Replay",
+			Doc: "Write each record back to the topic named in its __connect.errors.topic header (replaying a dead-letter queue)."}).
+		Define(connect.ConfigKey{Name: ConfigStripErrorHeaders, Type: connect.ConfigBoolean, Default: true, Importance: connect.Medium,
+			Group: "Target", OrderInGroup: 3, DisplayName: "Strip error headers",
+			Doc: "In replay mode, drop the __connect.errors.* headers the dead-letter queue added."}).
+		Define(connect.ConfigKey{Name: ConfigMissingTopic, Type: connect.ConfigString, Default: "fail", Importance: connect.Medium,
+			Validator: connect.In("fail", "skip", "report"), Group: "Target", OrderInGroup: 4, DisplayName: "Records without origin",
+			Doc: "In replay mode, what to do with a record without a __connect.errors.topic header: fail the task, skip it, or report it to the connector's error handler (errors.tolerance / DLQ)."}).
+		Define(connect.ConfigKey{Name: ConfigPreservePartition, Type: connect.ConfigBoolean, Default: false, Importance: connect.Low,
+			Group: "Target", OrderInGroup: 5, DisplayName: "Preserve partition",
+			Doc: "Write to the same partition number: the record's own partition, or in replay mode its __connect.errors.partition header. Otherwise keyed records are partitioned as the Java client's default partitioner (murmur2)."}).
+		Define(connect.ConfigKey{Name: ConfigBootstrap, Type: connect.ConfigList, Default: connect.NoDefault, Importance: connect.High,
+			Group: "Producer", OrderInGroup: 1, DisplayName: "Bootstrap servers",
+			Doc: "Kafka cluster to write to. Further producer settings as producer.* keys (acks, compression.type, linger.ms, security.protocol, sasl.*, ssl.*, client.id ...)."})
+}
+
+// Connector is the dead-letter sink connector.
+type Connector struct {
+	connect.ConnectorBase
+	props map[string]string
+}
+
+func (c *Connector) ConfigDef() *connect.ConfigDef { return ConfigDef() }
+
+func (c *Connector) Start(props map[string]string) error {
+	if _, err := parseConfig(props); err != nil {
+		return err
+	}
+	c.props = props
+	return nil
+}
+
+func (c *Connector) TaskConfigs(maxTasks int) ([]map[string]string, error) {
+	return connect.ReplicateTaskConfigs(c.props, maxTasks), nil
+}
+
+func (c *Connector) Stop() error               { return nil }
+func (c *Connector) NewTask() connect.SinkTask { return &Task{} }
+
+// Validate checks what ConfigDef cannot: a target, and converters that keep bytes.
+func (c *Connector) Validate(props map[string]string) []connect.ConfigValue {
+	var out []connect.ConfigValue
+	if props[ConfigReplay] != "true" && strings.TrimSpace(props[ConfigTopic]) == "" {
+		out = append(out, connect.ConfigValue{Name: ConfigTopic, Value: props[ConfigTopic],
+			Errors: []string{"topic is required unless dlq.replay=true"}, Visible: true})
+	}
+	for _, k := range []string{"key.converter", "value.converter", "header.converter"} {
+		v, ok := props[k]
+		if !ok || isBytesConverter(v, k != "header.converter") {
+			continue
+		}
+		out = append(out, connect.ConfigValue{Name: k, Value: v,
+			Errors: []string{"the dead-letter sink needs raw bytes: use " + byteArrayConverter}, Visible: true})
+	}
+	return out
+}
+
+func isBytesConverter(class string, allowString bool) bool {
+	class = strings.TrimSpace(class)
+	switch class {
+	case byteArrayConverter, "ByteArrayConverter", "ByteArray":
+		return true
+	case stringConverter, "StringConverter", "String":
+		return allowString
+	}
+	return false
+}
+
+type config struct {
+	topic             string
+	replay            bool
+	strip             bool
+	missing           string
+	preservePartition bool
+	sarama            *sarama.Config
+	brokers           []string
+}
+
+func parseConfig(props map[string]string) (*config, error) {
+	cfg, err := ConfigDef().Parse(props)
+	if err != nil {
+		return nil, err
+	}
+	c := &config{topic: strings.TrimSpace(cfg.String(ConfigTopic)), replay: cfg.Bool(ConfigReplay),
+		strip: cfg.Bool(ConfigStripErrorHeaders), missing: cfg.String(ConfigMissingTopic),
+		preservePartition: cfg.Bool(ConfigPreservePartition), brokers: cfg.List(ConfigBootstrap)}
+	if !c.replay && c.topic == "" {
+		return nil, &connect.ConfigError{Name: ConfigTopic, Value: "", Message: "topic is required unless dlq.replay=true"}
+	}
+	pp := connect.WithPrefix(props, ProducerPrefix)
+	pp[ConfigBootstrap] = strings.Join(c.brokers, ",")
+	if pp["client.id"] == "" {
+		pp["client.id"] = "connector-dlq-sink-" + props["name"]
+	}
+	sc, err := kafka.NewConfig(pp)
+	if err != nil {
+		return nil, &connect.ConfigError{Name: ProducerPrefix + "*", Message: err.Error()}
+	}
+	if err := kafka.ApplyProducer(sc, pp); err != nil {
+		return nil, &connect.ConfigError{Name: ProducerPrefix + "*", Message: err.Error()}
+	}
+	// One in-flight request per broker keeps each partition in order across retries.
+	sc.Net.MaxOpenRequests = 1
+	sc.Producer.Partitioner = partitioner
+	c.sarama = sc
+	return c, nil
+}
+
+// manualMark in ProducerMessage.Metadata asks for the message's own Partition.
+type manualMark struct{}
+
+type dlqPartitioner struct{ hash, manual sarama.Partitioner }
+
+func partitioner(topic string) sarama.Partitioner {
+	return &dlqPartitioner{hash: sarama.NewMurmur2Partitioner(topic), manual: sarama.NewManualPartitioner(topic)}
+}
+
+func (p *dlqPartitioner) Partition(m *sarama.ProducerMessage, n int32) (int32, error) {
+	if _, ok := m.Metadata.(manualMark); ok {
+		if m.Partition >= n {
+			return -1, sarama.ErrInvalidPartition
+		}
+		return p.manual.Partition(m, n)
+	}
+	return p.hash.Partition(m, n)
+}
+
+func (p *dlqPartitioner) RequiresConsistency() bool { return true }
+
+// Task writes records with a sarama SyncProducer.
+type Task struct {
+	connect.SinkTaskBase
+	cfg      *config
+	producer sarama.SyncProducer
+	// newProducer is replaceable in tests.
+	newProducer func(brokers []string, c *sarama.Config) (sarama.SyncProducer, error)
+}
+
+func (t *Task) Start(props map[string]string) error {
+	cfg, err := parseConfig(props)
+	if err != nil {
+		return err
+	}
+	t.cfg = cfg
+	np := t.newProducer
+	if np == nil {
+		np = sarama.NewSyncProducer
+	}
+	p, err := np(cfg.brokers, cfg.sarama)
+	if err != nil {
+		return connect.Retriable(fmt.Errorf("creating the dead-letter sink producer: %w", err))
+	}
+	t.producer = p
+	return nil
+}
+
+// Put converts and sends the batch; it returns once every record is acknowledged.
+func (t *Task) Put(ctx context.Context, records []*connect.SinkRecord) error {
+	msgs := make([]*sarama.ProducerMessage, 0, len(records))
+	for _, r := range records {
+		m, err := t.message(r)
+		if err != nil {
+			var skip *skipError
+			if errors.As(err, &skip) {
+				if t.cfg.missing == "report" {
+					if rep := t.Ctx.ErrantRecordReporter(); rep != nil {
+						if rerr := rep.Report(ctx, r, skip.err); rerr != nil {
+							return rerr
+						}
+						continue
+					}
+					return skip.err
+				}
+				slog.Warn("dead-letter sink: skipping record without origin topic", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset)
+				continue
+			}
+			return err
+		}
+		msgs = append(msgs, m)
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	if err := t.producer.SendMessages(msgs); err != nil {
+		var pe sarama.ProducerErrors
+		if errors.As(err, &pe) && len(pe) > 0 {
+			if isFatalProduce(pe[0].Err) {
+				return fmt.Errorf("dead-letter sink: writing to %s: %w", pe[0].Msg.Topic, pe[0].Err)
+			}
+			return connect.Retriable(fmt.Errorf("dead-letter sink: %d of %d records failed, first to %s: %w", len(pe), len(msgs), pe[0].Msg.Topic, pe[0].Err))
+		}
+		return connect.Retriable(fmt.Errorf("dead-letter sink: %w", err))
+	}
+	return nil
+}
+
+func isFatalProduce(err error) bool {
+	return errors.Is(err, sarama.ErrMessageSizeTooLarge) || errors.Is(err, sarama.ErrInvalidPartition) ||
+		errors.Is(err, sarama.ErrTopicAuthorizationFailed) || errors.Is(err, sarama.ErrInvalidTopic)
+}
+
+type skipError struct{ err error }
+
+func (e *skipError) Error() string { return e.err.Error() }
+
+func (t *Task) message(r *connect.SinkRecord) (*sarama.ProducerMessage, error) {
+	key, err := rawBytes(r.Key, "key")
+	if err != nil {
+		return nil, err
+	}
+	val, err := rawBytes(r.Value, "value")
+	if err != nil {
+		return nil, err
+	}
+	m := &sarama.ProducerMessage{Topic: t.cfg.topic}
+	if key != nil {
+		m.Key = sarama.ByteEncoder(key)
+	}
+	if val != nil {
+		m.Value = sarama.ByteEncoder(val)
+	}
+	if r.Timestamp >= 0 {
+		m.Timestamp = time.UnixMilli(r.Timestamp)
+	}
+	partition := r.Partition
+	if t.cfg.replay {
+		h, ok := r.Headers.Last(ErrorTopicHeader)
+		var origin []byte
+		if ok {
+			origin, err = rawBytes(h.Value, "header "+ErrorTopicHeader)
+			if err != nil {
+				return nil, err
+			}
+		}
+		if len(origin) == 0 {
+			err := connect.DataErrorf("record %s-%d@%d has no %s header to replay to", r.Topic, r.Partition, r.Offset, ErrorTopicHeader)
+			if t.cfg.missing == "fail" {
+				return nil, err
+			}
+			return nil, &skipError{err}
+		}
+		m.Topic = string(origin)
+		if h, ok := r.Headers.Last(ErrorPartitionHeader); ok {
+			if b, err := rawBytes(h.Value, "header"); err == nil {
+				var p int32
+				if _, err := fmt.Sscanf(string(b), "%d", &p); err == nil {
+					partition = p
+				}
+			}
+		}
+	}
+	if t.cfg.preservePartition {
+		m.Partition = partition
+		m.Metadata = manualMark{}
+	}
+	for _, h := range r.Headers {
+		if t.cfg.replay && t.cfg.strip && strings.HasPrefix(h.Key, errorHeaderPrefix) {
+			continue
+		}
+		v, err := rawBytes(h.Value, "header "+h.Key)
+		if err != nil {
+			return nil, err
+		}
+		m.Headers = append(m.Headers, sarama.RecordHeader{Key: []byte(h.Key), Value: v})
+	}
+	return m, nil
+}
+
+func rawBytes(v any, what string) ([]byte, error) {
+	switch x := v.(type) {
+	case nil:
+		return nil, nil
+	case []byte:
+		return x, nil
+	case string:
+		return []byte(x), nil
+	}
+	return nil, connect.DataErrorf("dead-letter sink: %s is a %T, not bytes: configure %s for keys, values and headers", what, v, byteArrayConverter)
+}
+
+// Flush has nothing to do: Put returns only after every record is acknowledged.
+func (t *Task) Flush(context.Context, map[connect.TopicPartition]connect.OffsetAndMetadata) error {
+	return nil
+}
+
+func (t *Task) Stop() error {
+	if t.producer != nil {
+		err := t.producer.Close()
+		t.producer = nil
+		return err
+	}
+	return nil
+}
