@@ -305,4 +305,6 @@ func (c *SinkConfig) TableOptions(name string) TableOptions {
 	return o
 }
 
-func (c *SinkConfig) String() string { return fmt.Sprintf("iceberg sink %q tables=%v", c.Name, c.Tables) }
+func (c *SinkConfig) String() string {
+	return fmt.Sprintf("iceberg sink %q tables=%v", c.Name, c.Tables)
+}

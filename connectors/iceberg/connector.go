@@ -22,7 +22,7 @@ type Connector struct {
 	props map[string]string
 }
 
-func (c *Connector) Version() string                { return Version }
+func (c *Connector) Version() string               { return Version }
 func (c *Connector) ConfigDef() *connect.ConfigDef { return ConfigDef() }
 
 // Start validates the configuration (and that the catalog properties are usable).

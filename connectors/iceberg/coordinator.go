@@ -70,7 +70,7 @@ type coordinator struct {
 // CoordinatorStats counts commit rounds.
 type CoordinatorStats struct {
 	Rounds, FailedRounds, Snapshots, DataFiles, DeleteFiles, Records, Skipped int64
-	LastError                                                                   string
+	LastError                                                                 string
 }
 
 func joinCoordinator(cfg *SinkConfig) *coordinator {
@@ -290,6 +290,11 @@ func (c *coordinator) commitRound(ctx context.Context, tasks []*Task) (ok bool) 
 			continue
 		}
 		w := c.writer(cat, name)
+		if testHookBeforeTableCommit != nil {
+			if err := testHookBeforeTableCommit(name); err != nil {
+				return false // simulated process death: no cleanup, no rewind
+			}
+		}
 		props := map[string]string{SummaryCommitID: commitID, SummaryTaskID: c.cfg.Name}
 		cctx, cancel := context.WithTimeout(ctx, commitTimeout(c.cfg))
 		st, err := w.Commit(cctx, recs, offsets, props)
@@ -350,6 +355,28 @@ func isFatal(err error) bool {
 		}
 	}
 	return false
+}
+
+// testHookBeforeTableCommit lets tests kill a round between table commits.
+var testHookBeforeTableCommit func(table string) error
+
+// crash simulates the process dying: the coordinator stops without a final round.
+func (c *coordinator) crash() {
+	c.mu.Lock()
+	c.closed = true
+	c.tasks = map[*Task]struct{}{}
+	c.cond.Broadcast()
+	c.mu.Unlock()
+	close(c.stop)
+	<-c.done
+	coordinators.mu.Lock()
+	if coordinators.m[c.key] == c {
+		delete(coordinators.m, c.key)
+	}
+	coordinators.mu.Unlock()
+	if cl, ok := c.cat.(interface{ Close() error }); ok {
+		_ = cl.Close()
+	}
 }
 
 // dataErr marks a record that cannot be written into its table.

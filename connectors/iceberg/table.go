@@ -636,7 +636,8 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 		k := keyOf(r.Row, ids)
 		if prev, ok := latest[k]; ok {
 			st.Collapsed++
-			if vc != "" && compareVersion(r.version(vc), prev.rec.version(vc)) < 0 {
+			// a version-less record (e.g. a key-only delete) falls back to Kafka order
+			if vc != "" && r.version(vc) != nil && prev.rec.version(vc) != nil && compareVersion(r.version(vc), prev.rec.version(vc)) < 0 {
 				continue // an older version arriving later (redelivery): keep the newer one
 			}
 			latest[k] = entry{r, prev.idx}

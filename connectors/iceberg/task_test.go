@@ -1,0 +1,384 @@
+package iceberg
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"path/filepath"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/stretchr/testify/require"
+
+	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connectors/iceberg/icebergtest"
+)
+
+// fakeCtx is a SinkTaskContext that records rewinds and commit requests.
+type fakeCtx struct {
+	mu      sync.Mutex
+	props   map[string]string
+	rewinds []map[connect.TopicPartition]int64
+	commits int
+}
+
+func (f *fakeCtx) Configs() map[string]string { return f.props }
+func (f *fakeCtx) Offset(o map[connect.TopicPartition]int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.rewinds = append(f.rewinds, o)
+}
+func (f *fakeCtx) Timeout(time.Duration)                              { _ = 0 }
+func (f *fakeCtx) Assignment() []connect.TopicPartition               { return nil }
+func (f *fakeCtx) Pause(...connect.TopicPartition)                    {}
+func (f *fakeCtx) Resume(...connect.TopicPartition)                   {}
+func (f *fakeCtx) RequestCommit()                                     { f.mu.Lock(); f.commits++; f.mu.Unlock() }
+func (f *fakeCtx) ErrantRecordReporter() connect.ErrantRecordReporter { return nil }
+
+var testSeq int
+
+// sinkProps returns base properties with a SQLite catalog in a temp dir.
+func sinkProps(t testing.TB, extra map[string]string) (map[string]string, string) {
+	dir := t.TempDir()
+	testSeq++
+	p := map[string]string{
+		"name":                               fmt.Sprintf("ice-%s-%d", filepath.Base(dir), testSeq),
+		"connector.class":                    ApacheClass,
+		"iceberg.catalog.catalog-impl":       "org.apache.iceberg.jdbc.JdbcCatalog",
+		"iceberg.catalog.uri":                "jdbc:sqlite:" + filepath.Join(dir, "catalog.db"),
+		"iceberg.catalog.warehouse":          filepath.Join(dir, "warehouse"),
+		"iceberg.control.commit.interval-ms": "3600000", // tests commit explicitly
+		"iceberg.tables.auto-create-enabled": "true",
+	}
+	for k, v := range extra {
+		p[k] = v
+	}
+	return p, dir
+}
+
+func startTask(t testing.TB, props map[string]string) (*Task, *fakeCtx) {
+	t.Helper()
+	ctx := &fakeCtx{props: props}
+	task := &Task{}
+	task.Initialize(ctx)
+	require.NoError(t, task.Start(props))
+	return task, ctx
+}
+
+// --- Debezium record builders ---
+
+var (
+	custSchema = connect.StructBuilder().Name("db.public.customers.Value").
+			Field("id", connect.Int64Builder().MustBuild()).
+			Field("name", connect.StringBuilder().Optional().MustBuild()).
+			Field("ts", connect.TimestampBuilder().Optional().MustBuild()).
+			Field("version", connect.Int64Builder().Optional().MustBuild()).
+			MustBuild()
+	custKeySchema = connect.StructBuilder().Name("db.public.customers.Key").
+			Field("id", connect.Int64Builder().MustBuild()).MustBuild()
+	sourceSchema = connect.StructBuilder().Name("io.debezium.connector.postgresql.Source").
+			Field("connector", connect.StringBuilder().MustBuild()).
+			Field("name", connect.StringBuilder().MustBuild()).
+			Field("db", connect.StringBuilder().MustBuild()).
+			Field("schema", connect.StringBuilder().MustBuild()).
+			Field("table", connect.StringBuilder().MustBuild()).
+			Field("ts_ms", connect.Int64Builder().MustBuild()).
+			Field("lsn", connect.Int64Builder().Optional().MustBuild()).
+			Field("txId", connect.Int64Builder().Optional().MustBuild()).
+			MustBuild()
+	envSchema = connect.StructBuilder().Name("db.public.customers.Envelope").
+			Field("before", connect.BuilderFrom(custSchema).Optional().MustBuild()).
+			Field("after", connect.BuilderFrom(custSchema).Optional().MustBuild()).
+			Field("source", sourceSchema).
+			Field("op", connect.StringBuilder().MustBuild()).
+			Field("ts_ms", connect.Int64Builder().Optional().MustBuild()).
+			MustBuild()
+)
+
+type cdcEvent struct {
+	op      string // c, u, d, r
+	id      int64
+	name    string
+	day     int
+	version int64
+	keyOnly bool // delete whose before holds only the key (REPLICA IDENTITY DEFAULT)
+}
+
+var baseDay = time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+
+func (e cdcEvent) record(topic string, partition int32, offset int64) *connect.SinkRecord {
+	row := func() *connect.Struct {
+		s := connect.NewStruct(envSchema.Fields()[0].Schema)
+		s.PutIndex(0, e.id)
+		if !e.keyOnly {
+			s.PutIndex(1, e.name)
+			s.PutIndex(2, baseDay.Add(time.Duration(e.day)*24*time.Hour))
+			s.PutIndex(3, e.version)
+		}
+		return s
+	}
+	env := connect.NewStruct(envSchema)
+	if e.op == "d" {
+		env.PutIndex(0, row())
+	} else {
+		r := row()
+		env.PutIndex(1, r)
+	}
+	src := connect.NewStruct(sourceSchema)
+	src.PutIndex(0, "postgresql")
+	src.PutIndex(1, "db")
+	src.PutIndex(2, "shop")
+	src.PutIndex(3, "public")
+	src.PutIndex(4, "customers")
+	src.PutIndex(5, int64(1700000000000)+offset)
+	src.PutIndex(6, int64(1000+offset))
+	src.PutIndex(7, int64(500+offset/10))
+	env.PutIndex(2, src)
+	env.PutIndex(3, e.op)
+	env.PutIndex(4, int64(1700000000000)+offset)
+	key := connect.NewStruct(custKeySchema)
+	key.PutIndex(0, e.id)
+	return &connect.SinkRecord{Topic: topic, Partition: partition, KeySchema: custKeySchema, Key: key,
+		ValueSchema: envSchema, Value: env, Timestamp: 1700000000000 + offset, TimestampType: connect.CreateTime,
+		Offset: offset, OriginalTopic: topic, OriginalPartition: partition, OriginalOffset: offset}
+}
+
+// cdcStream makes a stream over nkeys keys spread over parts partitions (keyed): inserts,
+// several updates of a key close together (within one commit), deletes (half of them carry
+// only the key), re-inserts, partition moves (day changes), and redelivered duplicates: runs
+// of a partition's last events sent again in order, as a restarted CDC source does.
+func cdcStream(seed int64, n, nkeys, parts int) (events []cdcEvent, want map[int64]cdcEvent) {
+	rng := rand.New(rand.NewSource(seed))
+	want = map[int64]cdcEvent{}
+	ver := map[int64]int64{}
+	hist := make([][]cdcEvent, parts)
+	for len(events) < n {
+		if rng.Intn(25) == 0 {
+			p := rng.Intn(parts)
+			k := min(len(hist[p]), 1+rng.Intn(6))
+			events = append(events, hist[p][len(hist[p])-k:]...)
+			continue
+		}
+		id := int64(rng.Intn(nkeys))
+		ver[id]++
+		cur, exists := want[id]
+		var e cdcEvent
+		switch {
+		case !exists:
+			e = cdcEvent{op: "c", id: id, name: fmt.Sprintf("c%d-v%d", id, ver[id]), day: rng.Intn(4), version: ver[id]}
+		case rng.Intn(6) == 0:
+			e = cdcEvent{op: "d", id: id, version: ver[id], keyOnly: rng.Intn(2) == 0, name: cur.name, day: cur.day}
+		default:
+			e = cdcEvent{op: "u", id: id, name: fmt.Sprintf("u%d-v%d", id, ver[id]), day: rng.Intn(4), version: ver[id]}
+		}
+		events = append(events, e)
+		p := int(id) % parts
+		hist[p] = append(hist[p], e)
+		if e.op == "d" {
+			delete(want, id)
+		} else {
+			want[id] = e
+		}
+	}
+	return events, want
+}
+
+func wantRows(want map[int64]cdcEvent) []string {
+	var out []string
+	for id, e := range want {
+		out = append(out, fmt.Sprintf("%d|%s|%d", id, e.name, e.version))
+	}
+	sort.Strings(out)
+	return out
+}
+
+func loadTable(t testing.TB, props map[string]string, name string) (catalog.Catalog, string) {
+	t.Helper()
+	cfg, err := ParseConfig(props)
+	require.NoError(t, err)
+	cat, err := OpenCatalog(context.Background(), cfg.CatalogName, cfg.CatalogProps)
+	require.NoError(t, err)
+	tbl, err := cat.LoadTable(context.Background(), catalog.ToIdentifier(name))
+	require.NoError(t, err)
+	return cat, tbl.MetadataLocation()
+}
+
+func duckRows(t testing.TB, metadata, query string) []string {
+	res := icebergtest.Read(t, metadata, query, nil)
+	var out []string
+	for _, r := range res.Rows {
+		s := ""
+		for i, v := range r {
+			if i > 0 {
+				s += "|"
+			}
+			s += fmt.Sprint(v)
+		}
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestDebeziumUpsertAndRawHistory: a Debezium CDC stream over many keys into an upsert table
+// (partitioned by day(ts), so keys move partitions) and a raw history table; the independent
+// reader (DuckDB) sees exactly the expected current state and every event once.
+func TestDebeziumUpsertAndRawHistory(t *testing.T) {
+	props, _ := sinkProps(t, map[string]string{
+		"iceberg.tables":                                    "shop.customers,shop.customers_history",
+		"iceberg.tables.default-id-columns":                 "id",
+		"iceberg.table.shop.customers.partition-by":         "day(ts)",
+		"iceberg.table.shop.customers.version-column":       "version",
+		"iceberg.table.shop.customers_history.raw-cdc":      "true",
+		"iceberg.table.shop.customers_history.partition-by": "kafka_partition",
+	})
+	task, fctx := startTask(t, props)
+	const parts = 3
+	events, want := cdcStream(7, 3000, 200, parts)
+	var offs [parts]int64
+	var batch []*connect.SinkRecord
+	produced := 0
+	for i, e := range events {
+		p := int32(e.id % parts) // keyed partitioning
+		r := e.record("cdc.shop.customers", p, offs[p])
+		offs[p]++
+		batch = append(batch, r)
+		produced++
+		if len(batch) == 97 || i == len(events)-1 {
+			require.NoError(t, task.Put(context.Background(), batch))
+			// redelivery of the same batch (e.g. after a RetriableError) is ignored
+			if i%5 == 0 {
+				require.NoError(t, task.Put(context.Background(), batch))
+			}
+			batch = nil
+		}
+		if i%700 == 699 {
+			require.True(t, task.coord.CommitNow(context.Background()))
+		}
+	}
+	require.True(t, task.coord.CommitNow(context.Background()))
+	pc, err := task.PreCommit(context.Background(), nil)
+	require.NoError(t, err)
+	for p := 0; p < parts; p++ {
+		require.Equal(t, offs[p], pc[connect.TopicPartition{Topic: "cdc.shop.customers", Partition: int32(p)}].Offset)
+	}
+	require.Positive(t, fctx.commits)
+	require.NoError(t, task.Stop())
+
+	_, meta := loadTable(t, props, "shop.customers")
+	got := duckRows(t, meta, "SELECT id, name, version FROM t")
+	require.Equal(t, wantRows(want), got, "current state through DuckDB")
+	dup := duckRows(t, meta, "SELECT id, count(*) FROM t GROUP BY id HAVING count(*) > 1")
+	require.Empty(t, dup)
+
+	cat, hmeta := loadTable(t, props, "shop.customers_history")
+	cnt := duckRows(t, hmeta, "SELECT count(*), count(DISTINCT (kafka_partition, kafka_offset)) FROM t")
+	require.Equal(t, []string{fmt.Sprintf("%d|%d", produced, produced)}, cnt)
+	ops := duckRows(t, hmeta, "SELECT DISTINCT source_system, source_schema, source_table FROM t")
+	require.Equal(t, []string{"postgresql:db|public|customers"}, ops)
+
+	tbl, err := cat.LoadTable(context.Background(), catalog.ToIdentifier("shop.customers"))
+	require.NoError(t, err)
+	require.Len(t, tbl.Schema().IdentifierFieldIDs, 1)
+	spec := tbl.Spec()
+	require.Equal(t, 1, spec.NumFields())
+	require.Equal(t, "day", spec.Field(0).Transform.String())
+}
+
+// TestCrashRecoveryExactlyOnce simulates process deaths at random points (between table
+// commits of a round, after a round before the group offset is committed, mid-batch) and
+// restarts from the group offsets, as the worker does after SIGKILL. The upsert table must
+// equal the expected state and the raw history table must hold every record exactly once.
+func TestCrashRecoveryExactlyOnce(t *testing.T) {
+	props, _ := sinkProps(t, map[string]string{
+		"iceberg.tables":                               "shop.customers,shop.customers_history",
+		"iceberg.tables.default-id-columns":            "id",
+		"iceberg.table.shop.customers.partition-by":    "bucket(id,4)",
+		"iceberg.table.shop.customers_history.raw-cdc": "true",
+		"iceberg.tables.upsert-mode-enabled":           "true",
+	})
+	const parts = 4
+	events, want := cdcStream(11, 2500, 150, parts)
+	logs := make([][]*connect.SinkRecord, parts)
+	for _, e := range events {
+		p := int32(e.id % parts)
+		logs[p] = append(logs[p], e.record("cdc.shop.customers", p, int64(len(logs[p]))))
+	}
+	group := make([]int64, parts) // the Connect group's committed offsets
+	rng := rand.New(rand.NewSource(3))
+	crashes := 0
+	defer func() { testHookBeforeTableCommit = nil }()
+	for life := 0; ; life++ {
+		final := crashes >= 8
+		task, _ := startTask(t, props)
+		pos := append([]int64(nil), group...)
+		dead := false
+		if !final {
+			testHookBeforeTableCommit = func(string) error {
+				if rng.Intn(3) == 0 {
+					dead = true
+					return fmt.Errorf("killed")
+				}
+				return nil
+			}
+		} else {
+			testHookBeforeTableCommit = nil
+		}
+		for steps := 0; !dead; steps++ {
+			// poll a random batch from a random partition
+			p := rng.Intn(parts)
+			n := rng.Intn(40) + 1
+			end := min(int64(len(logs[p])), pos[p]+int64(n))
+			batch := logs[p][pos[p]:end]
+			pos[p] = end
+			require.NoError(t, task.Put(context.Background(), batch))
+			if rng.Intn(8) == 0 || (final && done(pos, logs)) {
+				ok := task.coord.CommitNow(context.Background())
+				if dead {
+					break
+				}
+				require.True(t, ok)
+				if rng.Intn(4) == 0 && !final {
+					dead = true // killed after the table commits, before the group commit
+					break
+				}
+				pc, err := task.PreCommit(context.Background(), nil)
+				require.NoError(t, err)
+				for tp, o := range pc {
+					group[tp.Partition] = o.Offset
+				}
+				if final && done(pos, logs) {
+					break
+				}
+			}
+			if !final && rng.Intn(60) == 0 {
+				dead = true // killed mid-stream with buffered records
+			}
+		}
+		if !final {
+			crashes++
+			task.coord.crash()
+			continue
+		}
+		require.NoError(t, task.Stop())
+		break
+	}
+	require.GreaterOrEqual(t, crashes, 8)
+	_, meta := loadTable(t, props, "shop.customers")
+	require.Equal(t, wantRows(want), duckRows(t, meta, "SELECT id, name, version FROM t"))
+	_, hmeta := loadTable(t, props, "shop.customers_history")
+	require.Equal(t, []string{fmt.Sprintf("%d|%d", len(events), len(events))},
+		duckRows(t, hmeta, "SELECT count(*), count(DISTINCT (kafka_partition, kafka_offset)) FROM t"))
+}
+
+func done(pos []int64, logs [][]*connect.SinkRecord) bool {
+	for p := range logs {
+		if pos[p] < int64(len(logs[p])) {
+			return false
+		}
+	}
+	return true
+}
