@@ -1,0 +1,218 @@
+package clickhouse
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/internal/chdb/chdbtest"
+	"github.com/connectd/connectd/internal/chdb/chshim"
+)
+
+// Crash simulation without the worker: a task "dies" at a chosen point. From then on the shim drops
+// every insert it sends (the process is gone; nothing it does reaches the server), Put fails, and the
+// test abandons the task without PreCommit. A new task then resumes from the last committed offsets,
+// as after a SIGKILL and a rebalance.
+type killKind string
+
+const (
+	killBeforeInsert killKind = "before-insert"      // connection lost while the block is sent
+	killAfterInsert  killKind = "after-insert"       // block persisted, acknowledgement lost (in doubt)
+	killBeforeAfter  killKind = "before-after-state" // block persisted, AFTER state never written
+	killNoCommit     killKind = "no-commit"          // everything written, offsets never committed
+)
+
+type crasher struct {
+	mu      sync.Mutex
+	kind    killKind
+	at      int // kill at the at-th data insert of the round (1-based)
+	inserts int
+	dead    bool
+	table   string
+}
+
+func (c *crasher) isData(q chshim.QueryInfo) bool { return strings.Contains(q.Body, "`"+c.table+"`") }
+func (c *crasher) isAfterState(q chshim.QueryInfo) bool {
+	return strings.Contains(q.Body, "connect_state") && c.inserts >= c.at
+}
+
+func (c *crasher) before(q chshim.QueryInfo) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dead {
+		return chshim.ErrDropConnection
+	}
+	if c.isData(q) {
+		c.inserts++
+		if c.kind == killBeforeInsert && c.inserts == c.at {
+			c.dead = true
+			return chshim.ErrDropConnection
+		}
+	} else if c.kind == killBeforeAfter && c.inserts == c.at && c.isAfterState(q) {
+		c.dead = true
+		return chshim.ErrDropConnection
+	}
+	return nil
+}
+
+func (c *crasher) after(q chshim.QueryInfo) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.kind == killAfterInsert && c.isData(q) && c.inserts == c.at {
+		c.dead = true
+		return chshim.ErrDropConnection
+	}
+	return nil
+}
+
+var eventSchema = connect.StructBuilder().Name("events.Value").
+	Field("id", connect.Int64Schema).Field("ts", connect.TimestampSchema).Field("payload", connect.StringSchema).MustBuild()
+
+func eventRecords(parts, perPart int) [][]*connect.SinkRecord {
+	out := make([][]*connect.SinkRecord, parts)
+	base := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
+	id := int64(0)
+	for p := 0; p < parts; p++ {
+		for o := 0; o < perPart; o++ {
+			id++
+			ts := base.Add(time.Duration(id-1) * 3 * 24 * time.Hour / time.Duration(parts*perPart)) // spans 3 days
+			v := connect.NewStruct(eventSchema).MustPut("id", id).MustPut("ts", ts).MustPut("payload", fmt.Sprintf("event-%d", id))
+			out[p] = append(out[p], &connect.SinkRecord{Topic: "events", Partition: int32(p), ValueSchema: eventSchema, Value: v,
+				Offset: int64(o), OriginalTopic: "events", OriginalPartition: int32(p), OriginalOffset: int64(o)})
+		}
+	}
+	return out
+}
+
+// runWithKills delivers all records through a sequence of tasks, each killed as planned, then a final
+// clean task; it returns how many tasks died.
+func runWithKills(t *testing.T, srv *chshim.Server, p map[string]string, table string, parts [][]*connect.SinkRecord, plan []killKind, seed int64) int {
+	ctx := context.Background()
+	rnd := rand.New(rand.NewSource(seed))
+	committed := make([]int64, len(parts))
+	deaths := 0
+	defer func() { srv.SetBeforeInsert(nil); srv.SetAfterInsert(nil) }()
+	for round := 0; round <= len(plan); round++ {
+		cr := &crasher{table: table, at: 1 + rnd.Intn(4)}
+		if round < len(plan) {
+			cr.kind = plan[round]
+		}
+		srv.SetBeforeInsert(cr.before)
+		srv.SetAfterInsert(cr.after)
+		task := startTask(t, p, nil)
+		var tps []connect.TopicPartition
+		for i := range parts {
+			tps = append(tps, connect.TopicPartition{Topic: "events", Partition: int32(i)})
+		}
+		require.NoError(t, task.Open(tps))
+		pos := append([]int64(nil), committed...)
+		died := false
+		puts := 0
+		for !died {
+			progressed := false
+			for i, recs := range parts {
+				if pos[i] >= int64(len(recs)) {
+					continue
+				}
+				n := int64(1 + rnd.Intn(60))
+				end := min(pos[i]+n, int64(len(recs)))
+				err := task.Put(ctx, recs[pos[i]:end])
+				puts++
+				if err != nil {
+					require.True(t, connect.IsRetriable(err), "%v", err)
+					cr.mu.Lock()
+					dead := cr.dead
+					cr.mu.Unlock()
+					require.True(t, dead, "unexpected failure: %v", err)
+					died = true
+					break
+				}
+				pos[i] = end
+				progressed = true
+				if cr.kind == killNoCommit && puts >= cr.at*2 {
+					died = true // SIGKILL between a successful put and the next commit
+					break
+				}
+				if rnd.Intn(3) == 0 { // the worker's periodic commit
+					cur := map[connect.TopicPartition]connect.OffsetAndMetadata{}
+					for j := range parts {
+						cur[connect.TopicPartition{Topic: "events", Partition: int32(j)}] = connect.OffsetAndMetadata{Offset: pos[j]}
+					}
+					offs, err := task.PreCommit(ctx, cur)
+					if err != nil {
+						died = true
+						break
+					}
+					for tp, om := range offs {
+						committed[tp.Partition] = om.Offset
+					}
+				}
+			}
+			if !progressed && !died {
+				break
+			}
+		}
+		if died {
+			deaths++
+			_ = task.Stop()
+			continue
+		}
+		require.Equal(t, killKind(""), cr.kind, "planned kill %s did not happen", cr.kind)
+		cur := map[connect.TopicPartition]connect.OffsetAndMetadata{}
+		for j := range parts {
+			cur[connect.TopicPartition{Topic: "events", Partition: int32(j)}] = connect.OffsetAndMetadata{Offset: int64(len(parts[j]))}
+		}
+		offs, err := task.PreCommit(ctx, cur)
+		require.NoError(t, err)
+		for tp, om := range offs {
+			require.Equal(t, int64(len(parts[tp.Partition])), om.Offset)
+		}
+	}
+	return deaths
+}
+
+func TestExactlyOnceAcrossCrashes(t *testing.T) {
+	s, srv := engine(t)
+	parts := eventRecords(3, 400)
+	total := 3 * 400
+	all := []killKind{killBeforeInsert, killAfterInsert, killNoCommit, killBeforeAfter, killAfterInsert, killBeforeInsert, killNoCommit}
+	for _, tc := range []struct {
+		name, engine string
+		exactly      bool
+		plan         []killKind
+	}{
+		// Every kill point; the in-doubt block after a lost acknowledgement is absorbed by the table's
+		// deduplication window (insert_deduplication_token).
+		{"exactlyOnce", "MergeTree PARTITION BY toDate(ts) ORDER BY id SETTINGS non_replicated_deduplication_window = 1000", true, all},
+		// No deduplication window: the state alone covers crashes before an insert and after its AFTER
+		// state (uncommitted offsets).
+		{"exactlyOnce-nowindow", "MergeTree PARTITION BY toDate(ts) ORDER BY id", true, []killKind{killBeforeInsert, killNoCommit, killBeforeInsert, killNoCommit}},
+		// At-least-once: duplicates may land, the ReplacingMergeTree FINAL state converges.
+		{"atLeastOnce", "ReplacingMergeTree PARTITION BY toDate(ts) ORDER BY id", false,
+			[]killKind{killBeforeInsert, killAfterInsert, killNoCommit, killAfterInsert, killBeforeInsert, killNoCommit}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := chdbtest.Database(t)
+			chdbtest.MustExec(t, s, "CREATE TABLE "+db+".events (id UInt64, ts DateTime64(3, 'UTC'), payload String) ENGINE = "+tc.engine)
+			p := props(db, "exactlyOnce", fmt.Sprint(tc.exactly), "batch.max.rows", "37", "retryCount", "2")
+			deaths := runWithKills(t, srv, p, "events", parts, tc.plan, 11)
+			require.Equal(t, len(tc.plan), deaths)
+			got := query(t, s, "SELECT count(), uniqExact(id), min(id), max(id), uniqExact(toDate(ts)) FROM "+db+".events")
+			want := fmt.Sprintf("%d\t%d\t1\t%d\t3", total, total, total)
+			if tc.exactly {
+				require.Equal(t, want, got, "every record exactly once")
+			} else {
+				final := query(t, s, "SELECT count(), uniqExact(id), min(id), max(id), uniqExact(toDate(ts)) FROM "+db+".events FINAL")
+				require.Equal(t, want, final)
+				t.Logf("at-least-once raw: %s", got)
+			}
+		})
+	}
+}
