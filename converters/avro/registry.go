@@ -91,6 +91,9 @@ func newRegistryClient(cfg *connect.Config, raw map[string]string) (*registryCli
 	switch cfg.String(ConfigAuthSource) {
 	case "USER_INFO":
 		ui := cfg.Password(ConfigUserInfo)
+		if ui == "" {
+			ui = raw["schema.registry.basic.auth.user.info"] // the deprecated serde alias
+		}
 		if ui != "" {
 			i := strings.IndexByte(ui, ':')
 			if i < 0 {
