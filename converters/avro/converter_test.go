@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"math/big"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -384,3 +386,35 @@ func TestRegistered(t *testing.T) {
 }
 
 var _ = json.Marshal
+
+func TestConcurrentUse(t *testing.T) {
+	reg := avrotest.New()
+	defer reg.Close()
+	c := newConverter(t, reg.URL(), false, nil)
+	s := richSchema()
+	v := richValue(s)
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			topic := "t" + strconv.Itoa(g%3)
+			for i := 0; i < 50; i++ {
+				b, err := c.FromConnectData(topic, nil, s, v)
+				if err == nil {
+					_, err = c.ToConnectData(topic, nil, b)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}

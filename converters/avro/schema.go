@@ -80,7 +80,30 @@ func parseSchema(text string) (*node, error) {
 		return nil, fmt.Errorf("invalid Avro schema JSON: %w", err)
 	}
 	p := &parser{named: map[string]*node{}}
-	return p.parse(v, "")
+	n, err := p.parse(v, "")
+	if err != nil {
+		return nil, err
+	}
+	// Compute the decode bounds now: parsed nodes are shared between goroutines afterwards.
+	walk(n, map[*node]bool{}, func(x *node) { minSize(x) })
+	return n, nil
+}
+
+// walk visits every node once (cycles included).
+func walk(n *node, seen map[*node]bool, fn func(*node)) {
+	if n == nil || seen[n] {
+		return
+	}
+	seen[n] = true
+	for _, f := range n.fields {
+		walk(f.typ, seen, fn)
+	}
+	walk(n.items, seen, fn)
+	walk(n.values, seen, fn)
+	for _, b := range n.branches {
+		walk(b, seen, fn)
+	}
+	fn(n)
 }
 
 type parser struct {
