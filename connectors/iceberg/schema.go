@@ -61,22 +61,26 @@ func (w *Writer) evolveTo(ctx context.Context, st *ice.StructType) error {
 			}
 		}
 		usc := ice.NewSchema(0, fields...)
-		tx := w.Tbl.NewTransaction()
-		u := tx.UpdateSchema(!w.Opts.CaseInsensitive, false).UnionByNameWith(usc)
-		// required table columns the record lacks become optional (else nulls cannot be written)
-		for _, f := range tsc.Fields() {
-			if f.Required && !ids[f.Name] && !hasField(st, f.Name, w.Opts.CaseInsensitive) {
-				u = u.UpdateColumn([]string{f.Name}, table.ColumnUpdate{Required: ice.Optional[bool]{Valid: true, Val: false}})
+		build := func(tx *table.Transaction) *table.UpdateSchema {
+			u := tx.UpdateSchema(!w.Opts.CaseInsensitive, false).UnionByNameWith(usc)
+			// required table columns the record lacks become optional (else nulls cannot be written)
+			for _, f := range tsc.Fields() {
+				if f.Required && !ids[f.Name] && !hasField(st, f.Name, w.Opts.CaseInsensitive) {
+					u = u.UpdateColumn([]string{f.Name}, table.ColumnUpdate{Required: ice.Optional[bool]{Valid: true, Val: false}})
+				}
 			}
+			return u
 		}
-		upd, _, err := u.BuildUpdates()
+		// BuildUpdates runs the staged operations, so check on one builder and commit another.
+		upd, _, err := build(w.Tbl.NewTransaction()).BuildUpdates()
 		if err != nil {
 			return &dataErr{err}
 		}
 		if len(upd) == 0 {
 			return nil
 		}
-		if err := u.Commit(); err != nil {
+		tx := w.Tbl.NewTransaction()
+		if err := build(tx).Commit(); err != nil {
 			return err
 		}
 		ntbl, err := tx.Commit(ctx)

@@ -1,0 +1,377 @@
+package iceberg
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	ice "github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/stretchr/testify/require"
+
+	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connectors/iceberg/icebergtest"
+)
+
+// TestExampleConfigsAccepted: the example configs of the Apache docs and the Tabular README
+// are accepted unchanged (plugin lookup by either class name, parse, validate, catalog props).
+func TestExampleConfigsAccepted(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(icebergtest.RepoRoot(), "testdata", "iceberg", "configs", "*.json"))
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(files), 10)
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			b, err := os.ReadFile(f)
+			require.NoError(t, err)
+			var doc struct {
+				Name   string            `json:"name"`
+				Config map[string]string `json:"config"`
+			}
+			require.NoError(t, json.Unmarshal(b, &doc))
+			props := map[string]string{"name": doc.Name}
+			for k, v := range doc.Config {
+				props[k] = v
+			}
+			p, ok := connect.DefaultRegistry.LookupType(props["connector.class"], connect.PluginSink)
+			require.True(t, ok, "plugin %s", props["connector.class"])
+			conn := p.New().(connect.SinkConnector)
+			for _, cv := range conn.ConfigDef().Validate(props) {
+				require.Empty(t, cv.Errors, cv.Name)
+			}
+			require.Empty(t, conn.(connect.ConfigValidator).Validate(props))
+			require.NoError(t, conn.Start(props))
+			tcs, err := conn.TaskConfigs(2)
+			require.NoError(t, err)
+			require.Len(t, tcs, 2)
+			cfg, err := ParseConfig(tcs[0])
+			require.NoError(t, err)
+			cp, err := CatalogProps(cfg.CatalogProps)
+			require.NoError(t, err)
+			require.NotEmpty(t, cp["type"])
+			require.NoError(t, conn.Stop())
+		})
+	}
+	// the Tabular class name resolves to the same plugin
+	a, _ := connect.DefaultRegistry.Lookup(ApacheClass)
+	b, _ := connect.DefaultRegistry.Lookup(TabularClass)
+	require.Same(t, a, b)
+	for _, c := range []string{DebeziumTransformClass, KafkaMetadataTransformClass} {
+		_, ok := connect.DefaultRegistry.LookupType(c, connect.PluginTransformation)
+		require.True(t, ok, c)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	base := map[string]string{"name": "x", "iceberg.catalog.type": "rest", "iceberg.catalog.uri": "http://x"}
+	with := func(kv ...string) map[string]string {
+		m := map[string]string{}
+		for k, v := range base {
+			m[k] = v
+		}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		props map[string]string
+		err   string
+	}{
+		{with(), "Must specify table name(s)"},
+		{with(KeyTables, "a.b", KeyDynamicEnabled, "true", KeyRouteField, "f"), "Cannot specify both"},
+		{with(KeyDynamicEnabled, "true"), "Must specify a route field"},
+		{map[string]string{"name": "x", KeyTables: "a.b"}, "Catalog properties are required"},
+		{with(KeyTables, "a.b", "iceberg.table.a.b.route-regex", "("), "route-regex"},
+	} {
+		_, err := ParseConfig(tc.props)
+		require.ErrorContains(t, err, tc.err)
+	}
+	cfg, err := ParseConfig(with(KeyTables, "a.b", "iceberg.table.a.b.id-columns", "k1, k2", "iceberg.table.a.b.partition-by", "day(ts), bucket(k1,16)",
+		KeyDefaultIDColumns, "id", "iceberg.table.a.b.commit-branch", "br", KeyWritePropsPfx+"write.parquet.compression-codec", "zstd"))
+	require.NoError(t, err)
+	o := cfg.TableOptions("a.b")
+	require.Equal(t, []string{"k1", "k2"}, o.IDColumns)
+	require.Equal(t, []string{"day(ts)", "bucket(k1,16)"}, o.PartitionBy)
+	require.Equal(t, "br", o.CommitBranch)
+	require.Equal(t, "zstd", o.WriteProps["write.parquet.compression-codec"])
+	require.Equal(t, "connect-x", cfg.GroupID)
+	require.Equal(t, []string{"id"}, cfg.TableOptions("c.d").IDColumns)
+}
+
+func TestIdentifierFieldValidation(t *testing.T) {
+	sc := ice.NewSchema(0,
+		ice.NestedField{ID: 1, Name: "id", Type: ice.PrimitiveTypes.Int64, Required: true},
+		ice.NestedField{ID: 2, Name: "f", Type: ice.PrimitiveTypes.Float64, Required: true},
+		ice.NestedField{ID: 3, Name: "opt", Type: ice.PrimitiveTypes.String},
+	)
+	require.NoError(t, ValidateIdentifierFields(sc, []string{"id"}))
+	require.ErrorContains(t, ValidateIdentifierFields(sc, []string{"f"}), "floating point")
+	require.ErrorContains(t, ValidateIdentifierFields(sc, []string{"opt"}), "required")
+	require.ErrorContains(t, ValidateIdentifierFields(sc, []string{"nope"}), "not found")
+	// auto-create makes optional id columns required, and rejects floating ones
+	cat := sqliteCatalog(t)
+	st := &ice.StructType{FieldList: []ice.NestedField{{ID: 1, Name: "f", Type: ice.PrimitiveTypes.Float64}}}
+	_, err := CreateTable(context.Background(), cat, catalog.ToIdentifier("db.bad"), st, TableOptions{IDColumns: []string{"f"}})
+	require.ErrorContains(t, err, "floating point")
+}
+
+func jsonRecord(topic string, off int64, v map[string]any) *connect.SinkRecord {
+	return &connect.SinkRecord{Topic: topic, Value: v, Offset: off, Timestamp: 1700000000000,
+		OriginalTopic: topic, OriginalOffset: off}
+}
+
+// TestRoutingAndAutoCreate: static routing by regex on a field, dynamic routing by field;
+// auto-created tables carry the configured partition spec and identifier fields and open in
+// the independent reader.
+func TestRoutingAndAutoCreate(t *testing.T) {
+	t.Run("static-regex", func(t *testing.T) {
+		props, _ := sinkProps(t, map[string]string{
+			KeyTables:     "default.events_list,default.events_create",
+			KeyRouteField: "type",
+			"iceberg.table.default.events_list.route-regex":    "list",
+			"iceberg.table.default.events_create.route-regex":  "create|make",
+			"iceberg.table.default.events_list.partition-by":   "hour(ts)",
+			"iceberg.table.default.events_create.partition-by": "bucket(id,16),truncate(payload,4)",
+			"iceberg.table.default.events_create.id-columns":   "id",
+		})
+		task, _ := startTask(t, props)
+		var recs []*connect.SinkRecord
+		want := map[string]int{}
+		types := []string{"list", "create", "make", "other", "listing"}
+		for i := 0; i < 100; i++ {
+			typ := types[i%len(types)]
+			recs = append(recs, jsonRecord("events", int64(i), map[string]any{"id": fmt.Sprintf("id-%d", i), "type": typ,
+				"ts": time.Date(2026, 1, 1, i%24, 0, 0, 0, time.UTC).Format(time.RFC3339), "payload": fmt.Sprintf("p%03d", i)}))
+			switch typ {
+			case "list":
+				want["default.events_list"]++
+			case "create", "make":
+				want["default.events_create"]++
+			}
+		}
+		// ts arrives as a string in schemaless JSON: the table gets a string column, so use a
+		// typed record for the hour(ts) table via Connect schema below instead.
+		for _, r := range recs {
+			m := r.Value.(map[string]any)
+			ts, _ := time.Parse(time.RFC3339, m["ts"].(string))
+			m["ts"] = ts
+		}
+		require.NoError(t, task.Put(context.Background(), recs))
+		require.True(t, task.coord.CommitNow(context.Background()))
+		require.NoError(t, task.Stop())
+		for name, n := range want {
+			cat, meta := loadTable(t, props, name)
+			got := duckRows(t, meta, "SELECT count(*), count(DISTINCT type) FROM t")
+			distinct := 1
+			if name == "default.events_create" {
+				distinct = 2
+			}
+			require.Equal(t, []string{fmt.Sprintf("%d|%d", n, distinct)}, got, name)
+			tbl, err := cat.LoadTable(context.Background(), catalog.ToIdentifier(name))
+			require.NoError(t, err)
+			spec := tbl.Spec()
+			if name == "default.events_list" {
+				require.Equal(t, 1, spec.NumFields())
+				require.Equal(t, "hour", spec.Field(0).Transform.String())
+				require.Empty(t, tbl.Schema().IdentifierFieldIDs)
+			} else {
+				require.Equal(t, 2, spec.NumFields())
+				require.Equal(t, "bucket[16]", spec.Field(0).Transform.String())
+				require.Equal(t, "truncate[4]", spec.Field(1).Transform.String())
+				f, _ := tbl.Schema().FindFieldByName("id")
+				require.Equal(t, []int{f.ID}, tbl.Schema().IdentifierFieldIDs)
+				require.True(t, f.Required)
+			}
+		}
+	})
+	t.Run("dynamic", func(t *testing.T) {
+		props, _ := sinkProps(t, map[string]string{
+			KeyDynamicEnabled:     "true",
+			KeyRouteField:         "meta.db_table",
+			KeyDefaultPartitionBy: "region",
+		})
+		task, _ := startTask(t, props)
+		var recs []*connect.SinkRecord
+		for i := 0; i < 60; i++ {
+			recs = append(recs, jsonRecord("events", int64(i), map[string]any{"n": int64(i), "region": []string{"eu", "us"}[i%2],
+				"meta": map[string]any{"db_table": []string{"Dyn.A", "dyn.b", "dyn.c"}[i%3]}}))
+		}
+		require.NoError(t, task.Put(context.Background(), recs))
+		require.True(t, task.coord.CommitNow(context.Background()))
+		require.NoError(t, task.Stop())
+		for _, name := range []string{"dyn.a", "dyn.b", "dyn.c"} {
+			cat, meta := loadTable(t, props, name)
+			require.Equal(t, []string{"20|2"}, duckRows(t, meta, "SELECT count(*), count(DISTINCT region) FROM t"), name)
+			tbl, err := cat.LoadTable(context.Background(), catalog.ToIdentifier(name))
+			require.NoError(t, err)
+			spec := tbl.Spec()
+			require.Equal(t, "identity", spec.Field(0).Transform.String())
+		}
+	})
+}
+
+// TestSchemaEvolution: a new optional field and an int field widened to long mid-stream (plus
+// float->double, a required column becoming optional, and a new nested struct field) evolve
+// the table; earlier rows read the new columns as null.
+func TestSchemaEvolution(t *testing.T) {
+	props, _ := sinkProps(t, map[string]string{
+		KeyTables:              "shop.orders",
+		KeyEvolveSchemaEnabled: "true",
+	})
+	v1 := connect.StructBuilder().Name("orders").
+		Field("id", connect.Int64Builder().MustBuild()).
+		Field("qty", connect.Int32Builder().MustBuild()).
+		Field("price", connect.Float32Builder().MustBuild()).
+		Field("note", connect.StringBuilder().MustBuild()).
+		Field("addr", connect.StructBuilder().Field("city", connect.StringBuilder().Optional().MustBuild()).Optional().MustBuild()).
+		MustBuild()
+	addr2 := connect.StructBuilder().Field("city", connect.StringBuilder().Optional().MustBuild()).
+		Field("zip", connect.StringBuilder().Optional().MustBuild()).Optional().MustBuild()
+	v2 := connect.StructBuilder().Name("orders").
+		Field("id", connect.Int64Builder().MustBuild()).
+		Field("qty", connect.Int64Builder().MustBuild()).
+		Field("price", connect.Float64Builder().MustBuild()).
+		Field("note", connect.StringBuilder().Optional().MustBuild()).
+		Field("addr", addr2).
+		Field("email", connect.StringBuilder().Optional().MustBuild()).
+		MustBuild()
+	task, _ := startTask(t, props)
+	var recs []*connect.SinkRecord
+	for i := 0; i < 10; i++ {
+		s := connect.NewStruct(v1)
+		s.PutIndex(0, int64(i))
+		s.PutIndex(1, int32(i))
+		s.PutIndex(2, float32(1.5))
+		s.PutIndex(3, "n")
+		a := connect.NewStruct(v1.Fields()[4].Schema)
+		a.PutIndex(0, "c")
+		s.PutIndex(4, a)
+		recs = append(recs, &connect.SinkRecord{Topic: "orders", ValueSchema: v1, Value: s, Offset: int64(i), OriginalTopic: "orders", OriginalOffset: int64(i)})
+	}
+	require.NoError(t, task.Put(context.Background(), recs))
+	require.True(t, task.coord.CommitNow(context.Background()))
+	recs = nil
+	for i := 10; i < 20; i++ {
+		s := connect.NewStruct(v2)
+		s.PutIndex(0, int64(i))
+		s.PutIndex(1, int64(1)<<40+int64(i))
+		s.PutIndex(2, 2.25)
+		a := connect.NewStruct(addr2)
+		a.PutIndex(0, "c2")
+		a.PutIndex(1, "z")
+		s.PutIndex(4, a)
+		s.PutIndex(5, fmt.Sprintf("u%d@x", i))
+		recs = append(recs, &connect.SinkRecord{Topic: "orders", ValueSchema: v2, Value: s, Offset: int64(i), OriginalTopic: "orders", OriginalOffset: int64(i)})
+	}
+	// mixed: v1 records after v2 still write (narrower types are fine)
+	s := connect.NewStruct(v1)
+	s.PutIndex(0, int64(99))
+	s.PutIndex(1, int32(7))
+	s.PutIndex(2, float32(0.5))
+	s.PutIndex(3, "late")
+	recs = append(recs, &connect.SinkRecord{Topic: "orders", ValueSchema: v1, Value: s, Offset: 20, OriginalTopic: "orders", OriginalOffset: 20})
+	require.NoError(t, task.Put(context.Background(), recs))
+	require.True(t, task.coord.CommitNow(context.Background()))
+	require.NoError(t, task.Stop())
+
+	cat, meta := loadTable(t, props, "shop.orders")
+	tbl, err := cat.LoadTable(context.Background(), catalog.ToIdentifier("shop.orders"))
+	require.NoError(t, err)
+	sc := tbl.Schema()
+	qty, _ := sc.FindFieldByName("qty")
+	require.Equal(t, ice.PrimitiveTypes.Int64, qty.Type)
+	price, _ := sc.FindFieldByName("price")
+	require.Equal(t, ice.PrimitiveTypes.Float64, price.Type)
+	note, _ := sc.FindFieldByName("note")
+	require.False(t, note.Required)
+	_, ok := sc.FindFieldByName("addr.zip")
+	require.True(t, ok)
+	email, ok := sc.FindFieldByName("email")
+	require.True(t, ok)
+	require.False(t, email.Required)
+
+	got := duckRows(t, meta, "SELECT id, qty, email IS NULL, addr.zip IS NULL FROM t WHERE id IN (0, 9, 10, 19, 99)")
+	require.Equal(t, []string{
+		"0|0|true|true", "10|1099511627786|false|false", "19|1099511627795|false|false", "99|7|true|true", "9|9|true|true",
+	}, got)
+	require.Equal(t, []string{"21"}, duckRows(t, meta, "SELECT count(*) FROM t"))
+}
+
+// TestSMTs checks DebeziumTransform and KafkaMetadataTransform outputs, with and without schemas.
+func TestSMTs(t *testing.T) {
+	e := cdcEvent{op: "u", id: 5, name: "x", version: 2}
+	r := e.record("cdc.shop.customers", 1, 42)
+	dt := &DebeziumTransform{}
+	require.NoError(t, dt.Configure(map[string]string{"cdc.target.pattern": "lake.{db}_{table}"}))
+	out, err := dt.Apply(r)
+	require.NoError(t, err)
+	v := out.Value.(*connect.Struct)
+	require.Equal(t, int64(5), v.Get("id"))
+	cdc := v.Get("_cdc").(*connect.Struct)
+	require.Equal(t, "U", cdc.Get("op"))
+	require.Equal(t, int64(42), cdc.Get("offset"))
+	require.Equal(t, "public.customers", cdc.Get("source"))
+	require.Equal(t, "lake.public_customers", cdc.Get("target"))
+	require.Equal(t, int64(5), cdc.Get("key").(*connect.Struct).Get("id"))
+
+	del := cdcEvent{op: "d", id: 6, keyOnly: true}.record("t", 0, 1)
+	out, err = dt.Apply(del)
+	require.NoError(t, err)
+	require.Equal(t, "D", out.Value.(*connect.Struct).Get("_cdc").(*connect.Struct).Get("op"))
+	require.Equal(t, int64(6), out.Value.(*connect.Struct).Get("id"))
+
+	sl := &connect.SinkRecord{Topic: "t", Offset: 3, Value: map[string]any{"op": "c", "after": map[string]any{"id": 1},
+		"source": map[string]any{"db": "shop", "table": "t"}, "ts_ms": int64(5)}}
+	out, err = dt.Apply(sl)
+	require.NoError(t, err)
+	m := out.Value.(map[string]any)
+	require.Equal(t, 1, m["id"])
+	require.Equal(t, "I", m["_cdc"].(map[string]any)["op"])
+	require.Equal(t, "lake.shop_t", m["_cdc"].(map[string]any)["target"])
+
+	km := &KafkaMetadataTransform{}
+	require.NoError(t, km.Configure(map[string]string{"external_field": "cluster,prod"}))
+	out, err = km.Apply(r)
+	require.NoError(t, err)
+	v = out.Value.(*connect.Struct)
+	require.Equal(t, "cdc.shop.customers", v.Get("_kafka_metadata_topic"))
+	require.Equal(t, int32(1), v.Get("_kafka_metadata_partition"))
+	require.Equal(t, int64(42), v.Get("_kafka_metadata_offset"))
+	require.Equal(t, "prod", v.Get("_kafka_metadata_cluster"))
+	require.NoError(t, km.Configure(map[string]string{"nested": "true", "field_name": "kafka"}))
+	out, err = km.Apply(sl)
+	require.NoError(t, err)
+	require.Equal(t, int64(3), out.Value.(map[string]any)["kafka"].(map[string]any)["offset"])
+}
+
+// TestSMTChainIntoUpsertTable: DebeziumTransform + cdc-field _cdc.op routed by _cdc.target,
+// the Apache docs' CDC setup, into an auto-created upsert table.
+func TestSMTChainIntoUpsertTable(t *testing.T) {
+	props, _ := sinkProps(t, map[string]string{
+		KeyDynamicEnabled:   "true",
+		KeyRouteField:       "_cdc.target",
+		KeyCDCField:         "_cdc.op",
+		KeyDefaultIDColumns: "id",
+	})
+	task, _ := startTask(t, props)
+	dt := &DebeziumTransform{}
+	require.NoError(t, dt.Configure(map[string]string{"cdc.target.pattern": "lake.{table}"}))
+	events, want := cdcStream(5, 800, 60, 1)
+	var recs []*connect.SinkRecord
+	for i, e := range events {
+		r, err := dt.Apply(e.record("cdc", 0, int64(i)))
+		require.NoError(t, err)
+		recs = append(recs, r)
+	}
+	require.NoError(t, task.Put(context.Background(), recs[:400]))
+	require.True(t, task.coord.CommitNow(context.Background()))
+	require.NoError(t, task.Put(context.Background(), recs[400:]))
+	require.True(t, task.coord.CommitNow(context.Background()))
+	require.NoError(t, task.Stop())
+	_, meta := loadTable(t, props, "lake.customers")
+	require.Equal(t, wantRows(want), duckRows(t, meta, "SELECT id, name, version FROM t"))
+}
