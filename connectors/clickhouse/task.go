@@ -275,6 +275,17 @@ func (t *Task) writeNext(ctx context.Context, tp connect.TopicPartition, recs []
 		return 0, err
 	}
 	run := recs[:sameTableRun(t.cfg, recs)]
+	if t.cfg.AutoEvolve {
+		changed, err := t.evolve(ctx, tbl, run)
+		if err != nil {
+			return 0, err
+		}
+		if changed {
+			if tbl, err = t.tables.get(ctx, t.pool, db, table); err != nil {
+				return 0, err
+			}
+		}
+	}
 
 	var key string
 	limit := len(run)
