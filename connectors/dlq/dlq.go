@@ -7,9 +7,11 @@
 //
 //	key.converter=org.apache.kafka.connect.converters.ByteArrayConverter
 //	value.converter=org.apache.kafka.connect.converters.ByteArrayConverter
-//	header.converter=org.apache.kafka.connect.converters.ByteArrayConverter
+//	header.converter=io.connectd.connect.dlq.BytesHeaderConverter
 //
-// (the worker's default header converter, SimpleHeaderConverter, parses header values: a header holding
+// (BytesHeaderConverter, in this package, is the header role of ByteArrayConverter; ByteArrayConverter itself
+// is accepted as header.converter too once the runtime serves it as a header converter. The worker's
+// default header converter, SimpleHeaderConverter, parses header values: a header holding
 // "123" would come back as an INT and could not be written back unchanged). StringConverter keys and
 // values are accepted too (written as UTF-8). Any other value type fails the record with a DataError.
 package dlq
@@ -110,6 +112,9 @@ func (c *Connector) Validate(props map[string]string) []connect.ConfigValue {
 	for _, k := range []string{"key.converter", "value.converter", "header.converter"} {
 		v, ok := props[k]
 		if !ok || isBytesConverter(v, k != "header.converter") {
+			continue
+		}
+		if k == "header.converter" && (strings.TrimSpace(v) == HeaderConverterClass || strings.TrimSpace(v) == "BytesHeaderConverter") {
 			continue
 		}
 		out = append(out, connect.ConfigValue{Name: k, Value: v,

@@ -236,6 +236,17 @@ func TestConfigValidation(t *testing.T) {
 	}
 	assert.Equal(t, map[string]bool{ConfigTopic: true, "header.converter": true, "key.converter": true}, names)
 
+	assert.Empty(t, c.Validate(map[string]string{ConfigTopic: "t", ConfigBootstrap: "b", "header.converter": HeaderConverterClass,
+		"key.converter": "org.apache.kafka.connect.converters.ByteArrayConverter", "value.converter": "org.apache.kafka.connect.storage.StringConverter"}))
+	hc, err := connect.DefaultRegistry.NewHeaderConverter(HeaderConverterClass)
+	require.NoError(t, err)
+	sv, err := hc.ToConnectHeader("t", "h", []byte{0, 1})
+	require.NoError(t, err)
+	assert.Equal(t, []byte{0, 1}, sv.Value)
+	b, err := hc.FromConnectHeader("t", "h", sv.Schema, sv.Value)
+	require.NoError(t, err)
+	assert.Equal(t, []byte{0, 1}, b)
+
 	p, ok := connect.DefaultRegistry.Lookup("DeadLetterSink")
 	require.True(t, ok)
 	assert.Equal(t, Class, p.Class)
