@@ -209,10 +209,11 @@ func (c *Converter) ToConnectData(topic string, _ connect.Headers, value []byte)
 	if c.reg == nil {
 		return connect.SchemaAndValue{}, errors.New("AvroConverter is not configured")
 	}
-	if len(value) == 0 {
+	if value == nil {
 		return connect.NullSchemaAndValue, nil
 	}
-	if value[0] != 0 {
+	if len(value) == 0 || value[0] != 0 {
+		// An empty (non-null) payload is an error too, as in Confluent's deserializer.
 		return connect.SchemaAndValue{}, c.deserErr(topic, errors.New("Unknown magic byte!"))
 	}
 	if len(value) < 5 {

@@ -222,6 +222,7 @@ func TestDecodeErrors(t *testing.T) {
 		in   []byte
 	}{
 		{"bad magic", []byte{1, 0, 0, 0, 1, 2}},
+		{"empty but not null", []byte{}},
 		{"short header", []byte{0, 0, 1}},
 		{"unknown id", append(hdr(999), 0)},
 		{"truncated string", append(hdr(id), 10, 'a')},
