@@ -26,6 +26,9 @@
 #   KAFKA_START_TIMEOUT    seconds to wait for the broker to serve (default 120)
 #   KAFKA_OWNER_PID        if set, a watchdog stops the broker once this process has exited
 #   KAFKA_KEEP_LOGS=1      `down` keeps $KAFKA_DIR/logs
+#   KAFKA_CDS=0            no AppCDS archive (by default the first broker's class list is archived
+#                          at its exit into $KAFKA_CACHE/kafka-$KAFKA_VERSION/cds-*.jsa; later JVMs
+#                          map it and start faster)
 #   JAVA_HOME / JAVA       which java to run (default: $JAVA_HOME/bin/java, else java on PATH)
 set -euo pipefail
 
@@ -52,6 +55,14 @@ PID_FILE="$KAFKA_DIR/kafka.pid"
 WATCHDOG_PID_FILE="$KAFKA_DIR/watchdog.pid"
 LOG_DIR="$KAFKA_DIR/logs"
 DATA_DIR="$KAFKA_DIR/data"
+
+# AppCDS archive, keyed by the java binary and the fetch (a JDK update or re-fetch gives a new key).
+cds_archive() {
+  local jbin key
+  jbin="$(readlink -f "$(command -v "$JAVA")" 2>/dev/null || echo "$JAVA")"
+  key="$(printf '%s %s %s' "$jbin" "$(stat -c %Y "$jbin" 2>/dev/null)" "$(stat -c %Y "$LIBS/.complete" 2>/dev/null)" | cksum | cut -d' ' -f1)"
+  echo "$HOME_DIR/cds-$key.jsa"
+}
 
 log() { echo "kafka.sh: $*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -229,6 +240,7 @@ cmd_up() {
     die "pid $pid is running but $KAFKA_HOST:$KAFKA_PORT does not answer; run '$0 down' first"
   fi
   if port_open "$KAFKA_PORT"; then
+    rmdir "$KAFKA_DIR" 2>/dev/null && rm -f "$KAFKA_DIR.lock"
     die "$KAFKA_HOST:$KAFKA_PORT is already in use by another process (set KAFKA_PORT)"
   fi
   command -v "$JAVA" >/dev/null 2>&1 || die "java not found (need Java 17+; set JAVA_HOME)"
@@ -248,9 +260,19 @@ cmd_up() {
   while [[ "$cluster_id" == -* ]]; do
     cluster_id="$(head -c16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')"
   done
-  local cp="$LIBS/*"
+  local cp="$LIBS/*" cds_use=() cds_dump=()
+  if [[ "${KAFKA_CDS:-1}" != 0 ]]; then
+    local archive
+    archive="$(cds_archive)"
+    if [[ -f "$archive" ]]; then
+      cds_use=(-XX:SharedArchiveFile="$archive")
+      cds_dump=("${cds_use[@]}")
+    else
+      cds_dump=(-XX:ArchiveClassesAtExit="$KAFKA_DIR/cds.jsa")
+    fi
+  fi
   # shellcheck disable=SC2086
-  if ! "$JAVA" $KAFKA_HEAP_OPTS $KAFKA_JVM_OPTS -Dlog4j2.configurationFile="$KAFKA_DIR/log4j2-format.properties" \
+  if ! "$JAVA" $KAFKA_HEAP_OPTS $KAFKA_JVM_OPTS ${cds_use[@]+"${cds_use[@]}"} -Dlog4j2.configurationFile="$KAFKA_DIR/log4j2-format.properties" \
       -cp "$cp" kafka.tools.StorageTool format -t "$cluster_id" -c "$KAFKA_DIR/server.properties" \
       </dev/null >"$LOG_DIR/format.out" 2>&1 8>&- 9>&-; then
     cat "$LOG_DIR/format.out" >&2
@@ -259,7 +281,7 @@ cmd_up() {
   fi
 
   # shellcheck disable=SC2086
-  nohup "$JAVA" $KAFKA_HEAP_OPTS $KAFKA_JVM_OPTS \
+  nohup "$JAVA" $KAFKA_HEAP_OPTS $KAFKA_JVM_OPTS ${cds_dump[@]+"${cds_dump[@]}"} \
     -Dlog4j2.configurationFile="$KAFKA_DIR/log4j2-server.properties" \
     -Dkafka.logs.dir="$LOG_DIR" \
     -cp "$cp" kafka.Kafka "$KAFKA_DIR/server.properties" \
@@ -325,6 +347,16 @@ cmd_down() {
     if [[ "$wpid" =~ ^[0-9]+$ && "$wpid" != "$$" ]] && tr '\0' ' ' <"/proc/$wpid/cmdline" 2>/dev/null | grep -q kafka-watchdog; then
       kill "$wpid" 2>/dev/null || true
     fi
+  fi
+  # Keep the class archive the first broker dumped at exit (written whole, then renamed).
+  if [[ -s "$KAFKA_DIR/cds.jsa" && "${KAFKA_CDS:-1}" != 0 ]]; then
+    local archive
+    archive="$(cds_archive)"
+    if [[ ! -f "$archive" ]] && cp "$KAFKA_DIR/cds.jsa" "$archive.$$.tmp" 2>/dev/null; then
+      mv -f "$archive.$$.tmp" "$archive"
+      log "saved class-data archive $archive"
+    fi
+    rm -f "$archive.$$.tmp" "$KAFKA_DIR/cds.jsa"
   fi
   if [[ "${KAFKA_KEEP_LOGS:-}" == 1 ]]; then
     rm -rf "$DATA_DIR" "$PID_FILE" "$WATCHDOG_PID_FILE"
