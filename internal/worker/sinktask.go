@@ -56,6 +56,7 @@ type sinkTask struct {
 	sess          sarama.ConsumerGroupSession
 	assignment    map[connect.TopicPartition]bool
 	current       map[connect.TopicPartition]int64 // next offset after what was put
+	pending       map[connect.TopicPartition]int64 // next offsets of the batch being put
 	lastCommitted map[connect.TopicPartition]int64
 	taskPaused    map[connect.TopicPartition]bool
 	stashed       map[connect.TopicPartition][]*batch // batches of task-paused partitions
@@ -433,7 +434,7 @@ func (st *sinkTask) onAssigned(ev groupEvent) error {
 	}
 	for tp, off := range st.pendingSeeks {
 		if st.assignment[tp] {
-			ev.sess.ResetOffset(tp.Topic, tp.Partition, off, "")
+			setOffset(ev.sess, tp.Topic, tp.Partition, off, "")
 			st.current[tp] = off
 		}
 	}
@@ -470,6 +471,7 @@ func (st *sinkTask) onRevoked(ctx context.Context, ev groupEvent) error {
 	st.sess = nil
 	st.assignment = map[connect.TopicPartition]bool{}
 	st.current = map[connect.TopicPartition]int64{}
+	st.pending = map[connect.TopicPartition]int64{}
 	st.lastCommitted = map[connect.TopicPartition]int64{}
 	st.stashed = map[connect.TopicPartition][]*batch{}
 	st.retryBatch = nil
@@ -533,6 +535,7 @@ more:
 		}
 	}
 	if len(st.recordsBuf) == 0 {
+		st.applyPending()
 		return nil
 	}
 	st.ptrBuf = st.ptrBuf[:0]
@@ -549,8 +552,8 @@ func (st *sinkTask) convertBatch(ctx context.Context, b *batch) error {
 		if err != nil {
 			return err
 		}
-		// Records dropped by the error handler or a filter still advance the offset.
-		st.current[tp] = m.Offset + 1
+		// Records dropped by the error handler or a filter still advance the offset (once put succeeds).
+		st.pending[tp] = m.Offset + 1
 		if st.activeTopics != nil && !st.activeTopics[m.Topic] {
 			st.activeTopics[m.Topic] = true
 			st.w.topicActive(st.id.Connector, m.Topic, st.id.Task)
@@ -644,6 +647,7 @@ func (st *sinkTask) put(ctx context.Context, recs []*connect.SinkRecord) error {
 	if err == nil {
 		st.recordsPut += int64(len(recs))
 		st.retryDelay = 0
+		st.applyPending()
 		return nil
 	}
 	if connect.IsRetriable(err) {
@@ -664,6 +668,16 @@ func (st *sinkTask) put(ctx context.Context, recs []*connect.SinkRecord) error {
 		return nil
 	}
 	return fmt.Errorf("put: %w", err)
+}
+
+// applyPending advances the consumed positions once a batch was put (JVM: currentOffsets after put).
+func (st *sinkTask) applyPending() {
+	for tp, off := range st.pending {
+		if st.assignment[tp] {
+			st.current[tp] = off
+		}
+		delete(st.pending, tp)
+	}
 }
 
 // commit asks the task what is safe (preCommit, or flush + current) and commits it to the group.
@@ -704,7 +718,7 @@ func (st *sinkTask) commit(ctx context.Context, final bool) error {
 		if last, ok := st.lastCommitted[tp]; ok && last == om.Offset {
 			continue
 		}
-		st.sess.ResetOffset(tp.Topic, tp.Partition, om.Offset, om.Metadata)
+		setOffset(st.sess, tp.Topic, tp.Partition, om.Offset, om.Metadata)
 		st.lastCommitted[tp] = om.Offset
 		changed = true
 	}
@@ -725,7 +739,7 @@ func (st *sinkTask) rewindToCommitted() {
 	for tp := range st.assignment {
 		if off, ok := st.lastCommitted[tp]; ok {
 			st.pendingSeeks[tp] = off
-			st.sess.ResetOffset(tp.Topic, tp.Partition, off, "")
+			setOffset(st.sess, tp.Topic, tp.Partition, off, "")
 		}
 	}
 	st.requestRestart()
@@ -766,8 +780,9 @@ func (c *taskContext) Offset(offsets map[connect.TopicPartition]int64) {
 	for tp, off := range offsets {
 		st.pendingSeeks[tp] = off
 		if st.sess != nil && st.assignment[tp] {
-			st.sess.ResetOffset(tp.Topic, tp.Partition, off, "")
+			setOffset(st.sess, tp.Topic, tp.Partition, off, "")
 			st.current[tp] = off
+			delete(st.pending, tp)
 			rejoin = true
 		}
 	}
@@ -837,4 +852,11 @@ func (r *errantReporter) Report(ctx context.Context, rec *connect.SinkRecord, ca
 	}
 	_, err := st.errs.fail(ctx, StageTaskPut, st.taskClass, raw, cause)
 	return err
+}
+
+// setOffset marks exactly off as the partition's next offset: sarama's MarkOffset only moves forward and
+// ResetOffset only backward.
+func setOffset(sess sarama.ConsumerGroupSession, topic string, partition int32, off int64, meta string) {
+	sess.MarkOffset(topic, partition, off, meta)
+	sess.ResetOffset(topic, partition, off, meta)
 }

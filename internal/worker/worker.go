@@ -231,7 +231,7 @@ func (w *Worker) newSinkTask(id state.TaskID, connProps, taskProps map[string]st
 		targetCh:  make(chan state.Target), commitReq: make(chan struct{}, 1),
 		events: make(chan groupEvent), batches: make(chan *batch), done: make(chan struct{}),
 		cancelled: make(chan struct{}), restartCh: make(chan struct{}, 1),
-		assignment: map[connect.TopicPartition]bool{}, current: map[connect.TopicPartition]int64{},
+		assignment: map[connect.TopicPartition]bool{}, current: map[connect.TopicPartition]int64{}, pending: map[connect.TopicPartition]int64{},
 		lastCommitted: map[connect.TopicPartition]int64{}, taskPaused: map[connect.TopicPartition]bool{},
 		stashed: map[connect.TopicPartition][]*batch{}, pendingSeeks: map[connect.TopicPartition]int64{},
 		raw: map[rawKey]*sarama.ConsumerMessage{}, target: target,

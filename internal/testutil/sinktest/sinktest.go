@@ -20,7 +20,7 @@ const StringConverterClass = "io.connectd.test.TestStringConverter"
 func init() {
 	connect.Register(connect.Plugin{Class: Class, Type: connect.PluginSink, New: func() any { return &Connector{} }})
 	connect.Register(connect.Plugin{Class: StringConverterClass, Type: connect.PluginConverter, New: func() any { return stringConverter{} }})
-	connect.Register(connect.Plugin{Class: "io.connectd.test.TestHeaderConverter", Type: connect.PluginHeaderConverter, New: func() any { return stringConverter{} }})
+	connect.Register(connect.Plugin{Class: "io.connectd.test.TestHeaderConverter", Type: connect.PluginHeaderConverter, New: func() any { return headerConverter{} }})
 }
 
 // Record is one delivered record.
@@ -179,9 +179,13 @@ func (stringConverter) FromConnectData(_ string, _ connect.Headers, _ *connect.S
 	}
 	return []byte(fmt.Sprint(v)), nil
 }
-func (stringConverter) ToConnectHeader(_, _ string, b []byte) (connect.SchemaAndValue, error) {
+
+type headerConverter struct{}
+
+func (headerConverter) Configure(map[string]string) error { return nil }
+func (headerConverter) ToConnectHeader(_, _ string, b []byte) (connect.SchemaAndValue, error) {
 	return connect.SchemaAndValue{Schema: connect.OptionalStringSchema, Value: string(b)}, nil
 }
-func (stringConverter) FromConnectHeader(_, _ string, _ *connect.Schema, v any) ([]byte, error) {
+func (headerConverter) FromConnectHeader(_, _ string, _ *connect.Schema, v any) ([]byte, error) {
 	return []byte(fmt.Sprint(v)), nil
 }
