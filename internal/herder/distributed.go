@@ -255,8 +255,8 @@ func (d *Distributed) startConnector(snap *store.Snapshot, name string) {
 
 func (d *Distributed) startTask(snap *store.Snapshot, id state.TaskID) {
 	conn, ok := snap.Connectors[id.Connector]
-	if !ok || id.Task >= snap.TaskCounts[id.Connector] {
-		return
+	if !ok || id.Task >= snap.TaskCounts[id.Connector] || snap.TargetState(id.Connector) == state.Stopped {
+		return // a STOPPED connector runs no tasks (its owner is about to write an empty task set)
 	}
 	tc := snap.TaskConfigs[id]
 	d.mu.Lock()

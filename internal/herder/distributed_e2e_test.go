@@ -112,7 +112,7 @@ type syncBuf struct {
 }
 
 func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
-func (s *syncBuf) String() string               { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 func newCluster(t *testing.T, extra string) *cluster {
 	g := fmt.Sprintf("dist-%d", time.Now().UnixNano())
@@ -361,16 +361,17 @@ func TestDistributedAcceptance(t *testing.T) {
 	topic := c.group + "-in"
 	createTopic(t, c.kafka, topic, 6)
 	out := filepath.Join(c.dir, "sink.txt")
+	sink := c.group + "-sink" // connector names are global through their consumer groups (connect-<name>)
 	cfg := fmt.Sprintf(`{"connector.class":"FileStreamSink","tasks.max":"6","topics":%q,"file":%q}`, topic, out)
 
 	// created through any worker (non-leaders forward to the leader)
-	code, body := httpDo("PUT", w2.url+"/connectors/sink/config", cfg)
+	code, body := httpDo("PUT", w2.url+"/connectors/"+sink+"/config", cfg)
 	require.Contains(t, []int{200, 201}, code, body)
 
 	var own map[int]string
 	require.Eventually(t, func() bool {
 		var ok bool
-		own, ok = owners(t, w1, "sink", 6, c.live())
+		own, ok = owners(t, w1, sink, 6, c.live())
 		return ok
 	}, 60*time.Second, 200*time.Millisecond)
 	perWorker := map[string]int{}
@@ -380,7 +381,7 @@ func TestDistributedAcceptance(t *testing.T) {
 	require.Len(t, perWorker, 3, "tasks.max=6 spreads over all three workers: %v", own)
 
 	// every REST read answers the same on every worker
-	for _, path := range []string{"/connectors?expand=status&expand=info", "/connectors/sink", "/connectors/sink/config", "/connectors/sink/tasks", "/connectors/sink/status"} {
+	for _, path := range []string{"/connectors?expand=status&expand=info", "/connectors/sink", "/connectors/"+sink+"/config", "/connectors/sink/tasks", "/connectors/sink/status"} {
 		var first string
 		for i, w := range []*dworker{w1, w2, w3} {
 			code, body := httpDo("GET", w.url+path, "")
@@ -402,7 +403,7 @@ func TestDistributedAcceptance(t *testing.T) {
 	killed := time.Now()
 	require.Eventually(t, func() bool {
 		var ok bool
-		own, ok = owners(t, w1, "sink", 6, c.live())
+		own, ok = owners(t, w1, sink, 6, c.live())
 		return ok
 	}, 15*time.Second, 100*time.Millisecond, "tasks of the killed worker were not running elsewhere within 15 s")
 	failover := time.Since(killed)
@@ -417,7 +418,7 @@ func TestDistributedAcceptance(t *testing.T) {
 	joined := time.Now()
 	w4id := fmt.Sprintf("127.0.0.1:%d", w4.port)
 	require.Eventually(t, func() bool {
-		o, ok := owners(t, w1, "sink", 6, c.live())
+		o, ok := owners(t, w1, sink, 6, c.live())
 		if !ok {
 			return false
 		}
@@ -445,12 +446,12 @@ func TestDistributedAcceptance(t *testing.T) {
 	t.Logf("%d records delivered across the failover and the join", n)
 
 	// tasks that did not move were never stopped: their status history has one RUNNING and no UNASSIGNED
-	hist := statusHistory(t, c.kafka, c.group+"-status", "sink")
+	hist := statusHistory(t, c.kafka, c.group+"-status", sink)
 	for id, w := range own {
 		if stayed[id] != w {
 			continue
 		}
-		h := hist[fmt.Sprintf("status-task-sink-%d", id)]
+		h := hist[fmt.Sprintf("status-task-%s-%d", sink, id)]
 		running := 0
 		for _, e := range h {
 			require.NotEqual(t, "UNASSIGNED@"+w, e, "task %d on %s was stopped: %v", id, w, h)
@@ -471,6 +472,7 @@ func TestDistributedNonLeaderWrites(t *testing.T) {
 	topic := c.group + "-in"
 	createTopic(t, c.kafka, topic, 2)
 	out := filepath.Join(c.dir, "sink.txt")
+	name := c.group + "-s"
 	cfg := func(tasks int) string {
 		return fmt.Sprintf(`{"connector.class":"FileStreamSink","tasks.max":"%d","topics":%q,"file":%q}`, tasks, topic, out)
 	}
@@ -481,7 +483,7 @@ func TestDistributedNonLeaderWrites(t *testing.T) {
 	}
 	connState := func(state string, tasks int) func(w *dworker) bool {
 		return func(w *dworker) bool {
-			cs, ok := status(t, w, "s")
+			cs, ok := status(t, w, name)
 			if !ok || cs.Connector.State != state || len(cs.Tasks) != tasks {
 				return false
 			}
@@ -495,30 +497,30 @@ func TestDistributedNonLeaderWrites(t *testing.T) {
 	}
 	for i, w := range ws {
 		other := ws[(i+1)%len(ws)]
-		code, body := httpDo("PUT", w.url+"/connectors/s/config", cfg(1))
+		code, body := httpDo("PUT", w.url+"/connectors/"+name+"/config", cfg(1))
 		require.Contains(t, []int{200, 201}, code, body)
 		everywhere("create", connState("RUNNING", 1))
-		code, body = httpDo("PUT", other.url+"/connectors/s/config", cfg(2))
+		code, body = httpDo("PUT", other.url+"/connectors/"+name+"/config", cfg(2))
 		require.Equal(t, 200, code, body)
 		everywhere("reconfigure", connState("RUNNING", 2))
-		code, body = httpDo("PUT", w.url+"/connectors/s/pause", "")
+		code, body = httpDo("PUT", w.url+"/connectors/"+name+"/pause", "")
 		require.Equal(t, 202, code, body)
 		everywhere("pause", connState("PAUSED", 2))
-		code, body = httpDo("PUT", other.url+"/connectors/s/resume", "")
+		code, body = httpDo("PUT", other.url+"/connectors/"+name+"/resume", "")
 		require.Equal(t, 202, code, body)
 		everywhere("resume", connState("RUNNING", 2))
-		code, body = httpDo("POST", w.url+"/connectors/s/restart?includeTasks=true", "")
+		code, body = httpDo("POST", w.url+"/connectors/"+name+"/restart?includeTasks=true", "")
 		require.Equal(t, 202, code, body)
 		everywhere("restart", connState("RUNNING", 2))
-		code, body = httpDo("POST", other.url+"/connectors/s/tasks/1/restart", "")
+		code, body = httpDo("POST", other.url+"/connectors/"+name+"/tasks/1/restart", "")
 		require.Equal(t, 204, code, body)
-		code, body = httpDo("PUT", w.url+"/connectors/s/stop", "")
-		require.Equal(t, 202, code, body)
+		code, body = httpDo("PUT", w.url+"/connectors/"+name+"/stop", "")
+		require.Equal(t, 204, code, body)
 		everywhere("stop", func(w *dworker) bool {
-			cs, ok := status(t, w, "s")
+			cs, ok := status(t, w, name)
 			return ok && cs.Connector.State == "STOPPED" && len(cs.Tasks) == 0
 		})
-		code, body = httpDo("DELETE", other.url+"/connectors/s", "")
+		code, body = httpDo("DELETE", other.url+"/connectors/"+name, "")
 		require.Equal(t, 204, code, body)
 		everywhere("delete", func(w *dworker) bool {
 			code, body := httpDo("GET", w.url+"/connectors", "")
@@ -538,11 +540,12 @@ func TestDistributedRestartAll(t *testing.T) {
 	stop := producer(t, c.kafka, topic)
 	time.Sleep(time.Second)
 	n := stop()
+	cn := func(name string) string { return c.group + "-" + name }
 	mk := func(name string) string {
 		return fmt.Sprintf(`{"connector.class":"FileStreamSink","tasks.max":"2","topics":%q,"file":%q}`, topic, filepath.Join(c.dir, name+".txt"))
 	}
 	for _, name := range []string{"run", "paused", "stopped"} {
-		code, body := httpDo("PUT", a.url+"/connectors/"+name+"/config", mk(name))
+		code, body := httpDo("PUT", a.url+"/connectors/"+cn(name)+"/config", mk(name))
 		require.Contains(t, []int{200, 201}, code, body)
 	}
 	require.Eventually(t, func() bool {
@@ -553,20 +556,24 @@ func TestDistributedRestartAll(t *testing.T) {
 		}
 		return true
 	}, 60*time.Second, 200*time.Millisecond)
-	httpDo("PUT", b.url+"/connectors/paused/pause", "")
-	httpDo("PUT", b.url+"/connectors/stopped/stop", "")
+	httpDo("PUT", b.url+"/connectors/"+cn("paused")+"/pause", "")
+	httpDo("PUT", b.url+"/connectors/"+cn("stopped")+"/stop", "")
 	require.Eventually(t, func() bool {
-		p, ok1 := status(t, a, "paused")
-		s, ok2 := status(t, a, "stopped")
-		return ok1 && ok2 && p.Connector.State == "PAUSED" && s.Connector.State == "STOPPED"
+		p, ok1 := status(t, a, cn("paused"))
+		s, ok2 := status(t, a, cn("stopped"))
+		return ok1 && ok2 && p.Connector.State == "PAUSED" && s.Connector.State == "STOPPED" && len(s.Tasks) == 0
 	}, 30*time.Second, 100*time.Millisecond)
 	offsetsOf := func(w *dworker, name string) string {
-		code, body := httpDo("GET", w.url+"/connectors/"+name+"/offsets", "")
-		require.Equal(t, 200, code, body)
+		code, body := httpDo("GET", w.url+"/connectors/"+cn(name)+"/offsets", "")
+		if code != 200 {
+			return fmt.Sprintf("HTTP %d %s", code, body)
+		}
 		var v struct {
 			Offsets []json.RawMessage `json:"offsets"`
 		}
-		require.NoError(t, json.Unmarshal([]byte(body), &v))
+		if err := json.Unmarshal([]byte(body), &v); err != nil {
+			return err.Error()
+		}
 		var s []string
 		for _, o := range v.Offsets {
 			s = append(s, string(o))
@@ -575,13 +582,17 @@ func TestDistributedRestartAll(t *testing.T) {
 		return strings.Join(s, ",")
 	}
 	var before map[string]string
-	require.Eventually(t, func() bool { // offsets committed up to the end
+	for deadline := time.Now().Add(30 * time.Second); ; { // offsets committed up to the end
 		before = map[string]string{}
 		for _, name := range []string{"run", "paused", "stopped"} {
 			before[name] = offsetsOf(a, name)
 		}
-		return strings.Count(before["run"], "kafka_offset") == 2
-	}, 30*time.Second, 200*time.Millisecond)
+		if strings.Count(before["run"], "kafka_offset") == 2 {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "offsets: %v", before)
+		time.Sleep(200 * time.Millisecond)
+	}
 	_, infoBefore := httpDo("GET", a.url+"/connectors?expand=info", "")
 
 	a.kill()
@@ -589,9 +600,9 @@ func TestDistributedRestartAll(t *testing.T) {
 	a2, b2 := c.start("a2", ports[0]), c.start("b2", ports[1])
 	_ = b2
 	require.Eventually(t, func() bool {
-		r, ok1 := status(t, a2, "run")
-		p, ok2 := status(t, a2, "paused")
-		s, ok3 := status(t, a2, "stopped")
+		r, ok1 := status(t, a2, cn("run"))
+		p, ok2 := status(t, a2, cn("paused"))
+		s, ok3 := status(t, a2, cn("stopped"))
 		return ok1 && ok2 && ok3 && r.Connector.State == "RUNNING" && p.Connector.State == "PAUSED" && s.Connector.State == "STOPPED"
 	}, 60*time.Second, 200*time.Millisecond)
 	_, infoAfter := httpDo("GET", a2.url+"/connectors?expand=info", "")
