@@ -236,7 +236,9 @@ func TestSIGKILLRedeliversOnlyUncommitted(t *testing.T) {
 		}
 	}()
 	// kill once a good part has been delivered, while producing continues
-	require.Eventually(t, func() bool { return len(readLines(t, out)) > 1500 }, 60*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool {
+		return len(readLines(t, out)) > 1500 && len(kafkatest.CommittedOffsets(t, addr, "connect-kill-sink", topic)) > 0
+	}, 60*time.Second, 20*time.Millisecond)
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGKILL))
 	p.cmd.Wait()
 	committed := kafkatest.CommittedOffsets(t, addr, "connect-kill-sink", topic)
