@@ -13,13 +13,28 @@ PKGS       ?= ./...
 TESTFLAGS  ?= -count=1 -timeout 30m
 WITH_KAFKA := scripts/with-kafka.sh
 
-.PHONY: build vet test test-race kafka-fetch kafka-up kafka-down kafka-status
+.PHONY: build run vet test test-race bench fuzz kafka-fetch kafka-up kafka-down kafka-status
 
 build:
 	$(GO) build ./...
 
+## run: a worker in dev mode: embedded broker, REST on 127.0.0.1:8083, demo CDC data, sinks writing locally
+run:
+	$(GO) run ./cmd/connectd dev
+
 vet:
 	$(GO) vet ./...
+
+## bench: every Go benchmark (results and machine go to BENCHMARKS.md)
+BENCHFLAGS ?= -run '^$$' -bench . -benchmem -count=1 -timeout 60m
+bench:
+	$(WITH_KAFKA) $(GO) test $(BENCHFLAGS) $(PKGS)
+
+## fuzz: the decoder fuzz targets, FUZZTIME each
+FUZZTIME ?= 30s
+fuzz:
+	$(GO) test ./converters/json -run '^$$' -fuzz FuzzJSONToConnect -fuzztime $(FUZZTIME)
+	$(GO) test ./converters/avro -run '^$$' -fuzz FuzzAvroToConnect -fuzztime $(FUZZTIME)
 
 ## test: all tests against one real Kafka broker (started and stopped around the run)
 test:
