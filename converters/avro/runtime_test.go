@@ -1,0 +1,96 @@
+package avro
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/converters/avro/avrotest"
+	_ "github.com/connectd/connectd/converters/header"
+	"github.com/connectd/connectd/internal/herder"
+	"github.com/connectd/connectd/internal/testutil/kafkatest"
+	"github.com/connectd/connectd/internal/testutil/sinktest"
+	"github.com/connectd/connectd/internal/worker"
+)
+
+func TestMain(m *testing.M) { kafkatest.Main(m) }
+
+// TestRuntimeConsumesConfluentAvro runs the converter inside the runtime on a real broker: records
+// serialized by Confluent's Python serializer reach a sink as Connect structs, with the converter
+// configured through value.converter.* keys; a record with an unknown schema id goes to the dead-letter
+// topic under errors.tolerance=all.
+func TestRuntimeConsumesConfluentAvro(t *testing.T) {
+	addr := kafkatest.Bootstrap(t)
+	reg := avrotest.New()
+	defer reg.Close()
+	topic := kafkatest.UniqueName(t, "avro")
+	dlqTopic := kafkatest.UniqueName(t, "avro-dlq")
+	kafkatest.CreateTopic(t, addr, topic, 1, nil)
+
+	schema := `{"type":"record","name":"Order","namespace":"shop","fields":[{"name":"id","type":"long"},
+		{"name":"item","type":["null","string"],"default":null},{"name":"price","type":{"type":"bytes","logicalType":"decimal","precision":9,"scale":2}}]}`
+	var reqs []produceReq
+	for i := 0; i < 10; i++ {
+		reqs = append(reqs, produceReq{Topic: topic, Schema: schema, Value: fmt.Sprintf(`{'id': %d, 'item': 'i%d', 'price': D('%d.25')}`, i, i, i)})
+	}
+	resp := runPython(t, reg.URL(), reqs, nil)
+	var msgs []*sarama.ProducerMessage
+	for i, h := range resp.Produced {
+		b, err := hex.DecodeString(h)
+		require.NoError(t, err)
+		msgs = append(msgs, &sarama.ProducerMessage{Key: sarama.StringEncoder(fmt.Sprintf("k%d", i)), Value: sarama.ByteEncoder(b)})
+		if i == 4 {
+			bad := append([]byte(nil), b...)
+			binary.BigEndian.PutUint32(bad[1:5], 4242) // unknown schema id
+			msgs = append(msgs, &sarama.ProducerMessage{Key: sarama.StringEncoder("bad"), Value: sarama.ByteEncoder(bad)})
+		}
+	}
+	kafkatest.Produce(t, addr, topic, msgs...)
+
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := l.Addr().(*net.TCPAddr).Port
+	require.NoError(t, l.Close())
+	cfg, err := worker.ParseConfig(map[string]string{
+		"bootstrap.servers": addr, "key.converter": sinktest.StringConverterClass, "value.converter": sinktest.StringConverterClass,
+		"header.converter": "org.apache.kafka.connect.storage.SimpleHeaderConverter", "offset.flush.interval.ms": "500",
+		"listeners": fmt.Sprintf("http://127.0.0.1:%d", port),
+	})
+	require.NoError(t, err)
+	st := herder.NewStatusTracker(cfg.WorkerID())
+	w := worker.New(cfg, connect.DefaultRegistry, st)
+	h := herder.NewStandalone(w, st)
+	require.NoError(t, h.Start(context.Background()))
+	t.Cleanup(h.Stop)
+
+	name := kafkatest.UniqueName(t, "avro-sink")
+	_, created, err := h.PutConnectorConfig(context.Background(), name, map[string]string{
+		"name": name, "connector.class": sinktest.Class, "tasks.max": "1", "topics": topic, "sink.id": name,
+		"value.converter":                     "io.confluent.connect.avro.AvroConverter",
+		"value.converter.schema.registry.url": reg.URL(),
+		"errors.tolerance":                    "all", "errors.deadletterqueue.topic.name": dlqTopic,
+		"errors.deadletterqueue.topic.replication.factor": "1",
+	}, "", false)
+	require.NoError(t, err)
+	require.True(t, created)
+	sink := sinktest.For(name)
+	require.Eventually(t, func() bool { return sink.Count() >= 10 }, 60*time.Second, 20*time.Millisecond)
+	recs := sink.Records()
+	require.Len(t, recs, 10)
+	for i, r := range recs {
+		assert.Equal(t, fmt.Sprintf("k%d", i), r.Key)
+		assert.Equal(t, fmt.Sprintf("Struct{id=%d,item=i%d,price=%d.25}", i, i, i), r.Value)
+	}
+	dead := kafkatest.ConsumeAll(t, addr, dlqTopic, 1, 60*time.Second)
+	require.Len(t, dead, 1)
+	assert.Equal(t, "bad", string(dead[0].Key))
+}
