@@ -3,6 +3,7 @@ package clickhouse
 import (
 	"context"
 	"crypto/x509"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -14,13 +15,24 @@ import (
 	"github.com/connectd/connectd/internal/chdb"
 	"github.com/connectd/connectd/internal/chdb/chdbtest"
 	"github.com/connectd/connectd/internal/chdb/chshim"
+	"github.com/connectd/connectd/internal/testutil/kafkatest"
 )
 
 // Tests run the sink over the native protocol (ch-go) against the chDB test shim, i.e. the real
 // ClickHouse 26.7 engine behind a loopback native-protocol TEST SHIM (internal/chdb/chshim). Every
 // connection the sink makes is redirected to the shim by dialHook, so configurations are used unchanged.
 
-func TestMain(m *testing.M) { chdbtest.Main(m) }
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, s := range []*chshim.Server{shimPlain, shimTLS} {
+		if s != nil {
+			_ = s.Close()
+		}
+	}
+	kafkatest.Stop()
+	chdbtest.Close()
+	os.Exit(code)
+}
 
 var (
 	shimOnce  sync.Once

@@ -87,11 +87,17 @@ func MustQuery(tb testing.TB, s *chdb.Session, sql string) string {
 // before the process exits. Call it from TestMain.
 func Main(m *testing.M) {
 	code := m.Run()
+	Close()
+	os.Exit(code)
+}
+
+// Close closes the shared session and stops the engine; for a TestMain that does more than Main.
+func Close() {
 	if shared != nil {
 		_ = shared.Close()
+		shared = nil
 		chdb.Shutdown()
 	}
-	os.Exit(code)
 }
 
 func sanitize(s string) string {

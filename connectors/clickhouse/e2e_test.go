@@ -1,0 +1,235 @@
+package clickhouse
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+	"github.com/stretchr/testify/require"
+
+	"github.com/connectd/connectd/internal/chdb/chdbtest"
+	"github.com/connectd/connectd/internal/chdb/chshim"
+	"github.com/connectd/connectd/internal/testutil/kafkatest"
+)
+
+// End to end: a real Kafka broker → the connectd binary (standalone worker, this connector) → native
+// protocol → the chDB test shim in this process. The worker process is SIGKILLed several times while it
+// writes: inside an INSERT before it executes, after the server persisted a block but before the
+// acknowledgement, before the AFTER state row, and at a random moment.
+
+var (
+	binOnce sync.Once
+	binFile string
+	binErr  error
+)
+
+func connectdBinary(t *testing.T) string {
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "connectd-ch-e2e")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binFile = filepath.Join(dir, "connectd")
+		cmd := exec.Command("go", "build", "-o", binFile, "github.com/connectd/connectd/cmd/connectd")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	require.NoError(t, binErr)
+	return binFile
+}
+
+type workerProc struct {
+	cmd *exec.Cmd
+	log *bytes.Buffer
+	mu  sync.Mutex
+}
+
+func (w *workerProc) kill() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.cmd.ProcessState == nil {
+		_ = w.cmd.Process.Signal(syscall.SIGKILL)
+		_, _ = w.cmd.Process.Wait()
+	}
+}
+
+func startConnectd(t *testing.T, args ...string) *workerProc {
+	cmd := exec.Command(connectdBinary(t), args...)
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	require.NoError(t, cmd.Start())
+	w := &workerProc{cmd: cmd, log: &buf}
+	t.Cleanup(func() {
+		w.kill()
+		if t.Failed() {
+			s := buf.String()
+			if len(s) > 6000 {
+				s = s[len(s)-6000:]
+			}
+			t.Logf("worker log:\n%s", s)
+		}
+	})
+	return w
+}
+
+func produceEvents(t *testing.T, addr, topic string, parts, perPart int) int {
+	cfg := kafkatest.NewConfig()
+	cfg.Producer.Partitioner = sarama.NewManualPartitioner
+	cfg.Producer.Return.Successes = true
+	cfg.Producer.RequiredAcks = sarama.WaitForAll
+	p, err := sarama.NewSyncProducer([]string{addr}, cfg)
+	require.NoError(t, err)
+	defer p.Close()
+	base := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
+	total := parts * perPart
+	var msgs []*sarama.ProducerMessage
+	for i := 0; i < total; i++ {
+		ts := base.Add(time.Duration(i) * 3 * 24 * time.Hour / time.Duration(total))
+		v := fmt.Sprintf(`{"id": %d, "ts": %q, "payload": "event-%d"}`, i+1, ts.Format(time.RFC3339Nano), i+1)
+		msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Partition: int32(i % parts), Key: sarama.StringEncoder(strconv.Itoa(i)), Value: sarama.StringEncoder(v)})
+	}
+	require.NoError(t, p.SendMessages(msgs))
+	return total
+}
+
+func TestWorkerSIGKILLExactlyOnceEndToEnd(t *testing.T) {
+	s, srv := engine(t)
+	addr := kafkatest.Bootstrap(t)
+	for _, tc := range []struct {
+		name    string
+		engine  string
+		exactly bool
+	}{
+		{"exactlyOnce", "MergeTree PARTITION BY toDate(ts) ORDER BY id SETTINGS non_replicated_deduplication_window = 1000", true},
+		{"atLeastOnce", "ReplacingMergeTree PARTITION BY toDate(ts) ORDER BY id", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := chdbtest.Database(t)
+			chdbtest.MustExec(t, s, "CREATE TABLE "+db+".events (id UInt64, ts DateTime64(3, 'UTC'), payload String) ENGINE = "+tc.engine)
+			topic := kafkatest.UniqueName(t, "ch-e2e")
+			kafkatest.CreateTopic(t, addr, topic, 3, nil)
+			total := produceEvents(t, addr, topic, 3, 1000)
+
+			dir := t.TempDir()
+			wprops := filepath.Join(dir, "worker.properties")
+			require.NoError(t, os.WriteFile(wprops, []byte(fmt.Sprintf(`bootstrap.servers=%s
+listeners=http://127.0.0.1:0
+key.converter=org.apache.kafka.connect.storage.StringConverter
+value.converter=org.apache.kafka.connect.json.JsonConverter
+value.converter.schemas.enable=false
+offset.flush.interval.ms=300
+`, addr)), 0o644))
+			cprops := filepath.Join(dir, "clickhouse.properties")
+			require.NoError(t, os.WriteFile(cprops, []byte(fmt.Sprintf(`name=ch-%s
+connector.class=com.clickhouse.kafka.connect.ClickHouseSinkConnector
+tasks.max=1
+topics=%s
+topic2TableMap=%s=events
+hostname=127.0.0.1
+port=%d
+database=%s
+exactlyOnce=%v
+batch.max.rows=40
+retryCount=1
+consumer.override.max.poll.records=100
+consumer.override.session.timeout.ms=6000
+consumer.override.heartbeat.interval.ms=1000
+`, tc.name, topic, topic, srv.Port(), db, tc.exactly)), 0o644))
+
+			count := func() int {
+				out, err := s.Query("SELECT count() FROM "+db+".events", "TabSeparated")
+				require.NoError(t, err)
+				n, _ := strconv.Atoi(strings.TrimSpace(string(out)))
+				return n
+			}
+			defer srv.SetBeforeInsert(nil)
+			defer srv.SetAfterInsert(nil)
+			isData := func(q chshim.QueryInfo) bool { return strings.Contains(q.Body, "`"+db+"`.`events`") }
+			isAfter := func(q chshim.QueryInfo) bool { return strings.Contains(q.Body, "`"+db+"`.`connect_state`") }
+
+			kills := []string{"before-insert", "after-insert", "random"}
+			if tc.exactly {
+				kills = []string{"before-insert", "after-insert", "before-after-state", "random"}
+			}
+			for round, kind := range kills {
+				w := startConnectd(t, "standalone", wprops, cprops)
+				var (
+					hmu      sync.Mutex
+					n, after int
+					killed   = make(chan struct{})
+					once     sync.Once
+				)
+				target := 3 + round*4
+				doKill := func() { once.Do(func() { w.kill(); close(killed) }) }
+				srv.SetBeforeInsert(func(q chshim.QueryInfo) error {
+					hmu.Lock()
+					defer hmu.Unlock()
+					if isData(q) {
+						n++
+						if kind == "before-insert" && n == target {
+							doKill()
+							return chshim.ErrDropConnection
+						}
+					}
+					if isAfter(q) && kind == "before-after-state" && n >= target {
+						after++
+						if after%2 == 0 { // the AFTER row of the block just inserted
+							doKill()
+							return chshim.ErrDropConnection
+						}
+					}
+					return nil
+				})
+				srv.SetAfterInsert(func(q chshim.QueryInfo) error {
+					hmu.Lock()
+					defer hmu.Unlock()
+					if isData(q) && kind == "after-insert" && n == target {
+						doKill()
+						return chshim.ErrDropConnection
+					}
+					return nil
+				})
+				if kind == "random" {
+					start := count()
+					require.Eventually(t, func() bool { return count() >= start+200 }, 90*time.Second, 10*time.Millisecond)
+					doKill()
+				}
+				select {
+				case <-killed:
+				case <-time.After(120 * time.Second):
+					t.Fatalf("round %d (%s): kill point never reached; %d rows", round, kind, count())
+				}
+				srv.SetBeforeInsert(nil)
+				srv.SetAfterInsert(nil)
+				t.Logf("killed (%s) with %d/%d rows in the table", kind, count(), total)
+				require.Less(t, count(), total, "killed too late to matter")
+			}
+			w := startConnectd(t, "standalone", wprops, cprops)
+			final := "SELECT count(), uniqExact(id), min(id), max(id), uniqExact(toDate(ts)) FROM " + db + ".events"
+			if !tc.exactly {
+				final += " FINAL"
+			}
+			want := fmt.Sprintf("%d\t%d\t1\t%d\t3", total, total, total)
+			require.Eventually(t, func() bool {
+				out, err := s.Query(final, "TabSeparated")
+				return err == nil && strings.TrimSpace(string(out)) == want
+			}, 120*time.Second, 100*time.Millisecond, "final state; last: %s", query(t, s, final))
+			time.Sleep(1500 * time.Millisecond) // nothing more may arrive
+			require.Equal(t, want, query(t, s, final))
+			t.Logf("raw rows: %s", query(t, s, "SELECT count() FROM "+db+".events"))
+			w.kill()
+		})
+	}
+}
