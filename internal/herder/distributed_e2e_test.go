@@ -381,7 +381,7 @@ func TestDistributedAcceptance(t *testing.T) {
 	require.Len(t, perWorker, 3, "tasks.max=6 spreads over all three workers: %v", own)
 
 	// every REST read answers the same on every worker
-	for _, path := range []string{"/connectors?expand=status&expand=info", "/connectors/sink", "/connectors/"+sink+"/config", "/connectors/sink/tasks", "/connectors/sink/status"} {
+	for _, path := range []string{"/connectors?expand=status&expand=info", "/connectors/" + sink, "/connectors/" + sink + "/config", "/connectors/" + sink + "/tasks", "/connectors/" + sink + "/status"} {
 		var first string
 		for i, w := range []*dworker{w1, w2, w3} {
 			code, body := httpDo("GET", w.url+path, "")
