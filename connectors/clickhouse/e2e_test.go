@@ -233,3 +233,72 @@ consumer.override.heartbeat.interval.ms=1000
 		})
 	}
 }
+
+// An unmappable record goes to the runtime's dead-letter queue topic with error context headers; the
+// rest of its batch is written.
+func TestWorkerDeadLetterQueueEndToEnd(t *testing.T) {
+	s, srv := engine(t)
+	addr := kafkatest.Bootstrap(t)
+	db := chdbtest.Database(t)
+	chdbtest.MustExec(t, s, "CREATE TABLE "+db+".orders (id UInt64, amount Decimal(9, 2), status Enum8('new' = 1, 'paid' = 2)) ENGINE = MergeTree ORDER BY id")
+	topic := kafkatest.UniqueName(t, "ch-dlq")
+	dlq := topic + "-dlq"
+	kafkatest.CreateTopic(t, addr, topic, 1, nil)
+	var msgs []*sarama.ProducerMessage
+	for i, v := range []string{
+		`{"id": 1, "amount": 10.5, "status": "new"}`,
+		`{"id": 2, "amount": 3.25, "status": "refunded"}`,    // not a value of the Enum
+		`{"id": 3, "amount": 99999999.99, "status": "paid"}`, // does not fit Decimal(9, 2)
+		`{"id": 4, "amount": 7, "status": "paid"}`,
+	} {
+		msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Key: sarama.StringEncoder(strconv.Itoa(i)), Value: sarama.StringEncoder(v)})
+	}
+	cfg := kafkatest.NewConfig()
+	cfg.Producer.Return.Successes = true
+	p, err := sarama.NewSyncProducer([]string{addr}, cfg)
+	require.NoError(t, err)
+	require.NoError(t, p.SendMessages(msgs))
+	require.NoError(t, p.Close())
+
+	dir := t.TempDir()
+	wprops := filepath.Join(dir, "worker.properties")
+	require.NoError(t, os.WriteFile(wprops, []byte(fmt.Sprintf(`bootstrap.servers=%s
+listeners=http://127.0.0.1:0
+key.converter=org.apache.kafka.connect.storage.StringConverter
+value.converter=org.apache.kafka.connect.json.JsonConverter
+value.converter.schemas.enable=false
+offset.flush.interval.ms=300
+`, addr)), 0o644))
+	cprops := filepath.Join(dir, "clickhouse.properties")
+	require.NoError(t, os.WriteFile(cprops, []byte(fmt.Sprintf(`name=ch-dlq
+connector.class=com.clickhouse.kafka.connect.ClickHouseSinkConnector
+topics=%s
+topic2TableMap=%s=orders
+hostname=127.0.0.1
+port=%d
+database=%s
+errors.tolerance=all
+errors.deadletterqueue.topic.name=%s
+errors.deadletterqueue.topic.replication.factor=1
+errors.deadletterqueue.context.headers.enable=true
+`, topic, topic, srv.Port(), db, dlq)), 0o644))
+	w := startConnectd(t, "standalone", wprops, cprops)
+	got := kafkatest.ConsumeAll(t, addr, dlq, 2, 90*time.Second)
+	require.Len(t, got, 2)
+	for i, want := range []string{`"refunded" is not a value of Enum8`, "does not fit Decimal(9, 2)"} {
+		h := map[string]string{}
+		for _, x := range got[i].Headers {
+			h[string(x.Key)] = string(x.Value)
+		}
+		require.Contains(t, string(got[i].Value), fmt.Sprintf(`"id": %d`, i+2))
+		require.Equal(t, topic, h["__connect.errors.topic"])
+		require.Equal(t, strconv.Itoa(i+1), h["__connect.errors.offset"])
+		require.Contains(t, h["__connect.errors.exception.message"], want)
+		require.Contains(t, h["__connect.errors.exception.message"], db+".orders")
+	}
+	require.Eventually(t, func() bool {
+		out, err := s.Query("SELECT id, amount, status FROM "+db+".orders ORDER BY id", "TabSeparated")
+		return err == nil && string(out) == "1\t10.5\tnew\n4\t7\tpaid\n"
+	}, 30*time.Second, 100*time.Millisecond)
+	w.kill()
+}
