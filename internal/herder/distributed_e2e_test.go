@@ -25,17 +25,12 @@ import (
 
 	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/require"
+
+	"github.com/connectd/connectd/internal/testutil/kafkatest"
 )
 
-// kafkaBootstrap: KAFKA_BOOTSTRAP as `make test` sets it.
-// TODO: switch to internal/testutil/kafkatest.Bootstrap(t) once it lands (it starts a broker when unset).
-func kafkaBootstrap(t *testing.T) string {
-	if a := os.Getenv("KAFKA_BOOTSTRAP"); a != "" {
-		return a
-	}
-	t.Skip("KAFKA_BOOTSTRAP not set (kafkatest helper pending)")
-	return ""
-}
+// kafkaBootstrap is the shared test broker (TestMain is standalone_test.go's kafkatest.Main).
+func kafkaBootstrap(t *testing.T) string { return kafkatest.Bootstrap(t) }
 
 func repoRoot(t *testing.T) string {
 	_, file, _, _ := runtime.Caller(0)

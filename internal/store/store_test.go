@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -12,17 +11,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/internal/state"
+	"github.com/connectd/connectd/internal/testutil/kafkatest"
 )
 
-// bootstrap: KAFKA_BOOTSTRAP as `make test` sets it.
-// TODO: switch to internal/testutil/kafkatest.Bootstrap(t) once it lands (it starts a broker when unset).
-func bootstrap(t *testing.T) string {
-	if a := os.Getenv("KAFKA_BOOTSTRAP"); a != "" {
-		return a
-	}
-	t.Skip("KAFKA_BOOTSTRAP not set (kafkatest helper pending)")
-	return ""
-}
+func TestMain(m *testing.M) { kafkatest.Main(m) }
+
+func bootstrap(t *testing.T) string { return kafkatest.Bootstrap(t) }
 
 func saramaConfig() *sarama.Config {
 	c := sarama.NewConfig()
