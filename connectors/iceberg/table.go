@@ -374,9 +374,15 @@ func (w *Writer) idColumns() []string {
 func (w *Writer) Commit(ctx context.Context, recs []Rec, offsets Offsets, props map[string]string) (CommitStats, error) {
 	var st CommitStats
 	if w.Tbl == nil {
+		// auto-create from the first full row (a delete may carry only the key)
 		var rs *ice.StructType
-		if len(recs) > 0 {
-			rs = recs[len(recs)-1].Schema
+		for _, r := range recs {
+			if r.Schema != nil && (rs == nil || r.Op != OpDelete) {
+				rs = r.Schema
+				if r.Op != OpDelete {
+					break
+				}
+			}
 		}
 		if err := w.Load(ctx, rs); err != nil {
 			return st, err

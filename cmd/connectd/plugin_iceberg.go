@@ -1,0 +1,4 @@
+package main
+
+// The Iceberg sink (org.apache.iceberg.connect.IcebergSinkConnector, Tabular alias) and its SMTs.
+import _ "github.com/connectd/connectd/connectors/iceberg"

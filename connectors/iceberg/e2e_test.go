@@ -1,0 +1,272 @@
+package iceberg
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/stretchr/testify/require"
+
+	"github.com/connectd/connectd/connectors/iceberg/icebergtest"
+	"github.com/connectd/connectd/internal/testutil/kafkatest"
+)
+
+func TestMain(m *testing.M) { kafkatest.Main(m) }
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// connectdBinary builds cmd/connectd once per test binary.
+func connectdBinary(t *testing.T) string {
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "connectd-iceberg-bin")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "connectd")
+		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/connectd")
+		cmd.Dir = icebergtest.RepoRoot()
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Run(); err != nil {
+			binErr = fmt.Errorf("go build ./cmd/connectd: %v\n%s", err, out.String())
+		}
+	})
+	require.NoError(t, binErr)
+	return binPath
+}
+
+// debeziumJSON renders an event as a schemaless Debezium JSON value (JsonConverter with
+// schemas.enable=false) and its key.
+func (e cdcEvent) debeziumJSON(offset int64) (key, value []byte) {
+	row := map[string]any{"id": e.id}
+	if !e.keyOnly {
+		row["name"] = e.name
+		row["region"] = []string{"eu", "us", "ap", "sa"}[e.day]
+		row["version"] = e.version
+	}
+	v := map[string]any{"op": e.op, "ts_ms": 1700000000000 + offset,
+		"source": map[string]any{"connector": "postgresql", "name": "db", "db": "shop", "schema": "public", "table": "customers",
+			"ts_ms": 1700000000000 + offset, "lsn": 1000 + offset, "txId": 500 + offset/10}}
+	if e.op == "d" {
+		v["before"], v["after"] = row, nil
+	} else {
+		v["before"], v["after"] = nil, row
+	}
+	key, _ = json.Marshal(map[string]any{"id": e.id})
+	value, _ = json.Marshal(v)
+	return key, value
+}
+
+type workerProc struct {
+	cmd *exec.Cmd
+	log *bytes.Buffer
+}
+
+func startConnectd(t *testing.T, args ...string) *workerProc {
+	cmd := exec.Command(connectdBinary(t), args...)
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	require.NoError(t, cmd.Start())
+	w := &workerProc{cmd: cmd, log: &buf}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+		if t.Failed() {
+			s := buf.String()
+			if len(s) > 6000 {
+				s = s[len(s)-6000:]
+			}
+			t.Logf("worker log:\n%s", s)
+		}
+	})
+	return w
+}
+
+func freeTCPPort(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func waitHealthy(t *testing.T, url string) {
+	require.Eventually(t, func() bool {
+		resp, err := http.Get(url + "/health")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	}, 60*time.Second, 50*time.Millisecond)
+}
+
+// TestE2ESIGKILL runs the connectd binary (standalone) on the real broker: a Debezium JSON CDC
+// stream goes to an upsert table (partitioned by region, which keys change) and a raw history
+// table; the worker is SIGKILLed at least 5 times at random points while it commits. The
+// independent reader then sees exactly the expected current state, and the history table
+// holds exactly as many rows as records were produced (each Kafka offset once).
+func TestE2ESIGKILL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("e2e")
+	}
+	addr := kafkatest.Bootstrap(t)
+	topic := kafkatest.UniqueName(t, "ice-cdc")
+	const parts = 3
+	kafkatest.CreateTopic(t, addr, topic, parts, nil)
+	dir := t.TempDir()
+	name := "ice-kill"
+	port := freeTCPPort(t)
+	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	wprops := filepath.Join(dir, "worker.properties")
+	require.NoError(t, os.WriteFile(wprops, []byte(fmt.Sprintf(`bootstrap.servers=%s
+listeners=%s
+key.converter=org.apache.kafka.connect.json.JsonConverter
+key.converter.schemas.enable=false
+value.converter=org.apache.kafka.connect.json.JsonConverter
+value.converter.schemas.enable=false
+offset.flush.interval.ms=200
+`, addr, url)), 0o644))
+	catDB := filepath.Join(dir, "catalog.db")
+	wh := filepath.Join(dir, "warehouse")
+	cprops := filepath.Join(dir, "iceberg.properties")
+	require.NoError(t, os.WriteFile(cprops, []byte(fmt.Sprintf(`name=%s
+connector.class=org.apache.iceberg.connect.IcebergSinkConnector
+tasks.max=2
+topics=%s
+consumer.override.max.poll.records=150
+consumer.override.session.timeout.ms=6000
+consumer.override.heartbeat.interval.ms=1000
+iceberg.tables=shop.customers,shop.customers_history
+iceberg.tables.auto-create-enabled=true
+iceberg.tables.default-id-columns=id
+iceberg.table.shop.customers.partition-by=region
+iceberg.table.shop.customers_history.raw-cdc=true
+iceberg.catalog.type=sql
+iceberg.catalog.uri=jdbc:sqlite:%s
+iceberg.catalog.warehouse=%s
+iceberg.control.commit.interval-ms=250
+`, name, topic, catDB, wh)), 0o644))
+
+	events, want := cdcStream(21, 6000, 300, parts)
+	cfg := kafkatest.NewConfig()
+	cfg.Producer.Partitioner = sarama.NewManualPartitioner
+	cfg.Producer.Return.Successes = true
+	cfg.Producer.RequiredAcks = sarama.WaitForAll
+	prod, err := sarama.NewSyncProducer([]string{addr}, cfg)
+	require.NoError(t, err)
+	defer prod.Close()
+	var next [parts]int64
+	produce := func(evs []cdcEvent) {
+		var msgs []*sarama.ProducerMessage
+		for _, e := range evs {
+			p := int32(e.id % parts)
+			k, v := e.debeziumJSON(next[p])
+			next[p]++
+			msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Partition: p, Key: sarama.ByteEncoder(k), Value: sarama.ByteEncoder(v)})
+		}
+		require.NoError(t, prod.SendMessages(msgs))
+	}
+
+	// committed reports the table offsets (what the history and state tables hold)
+	props := map[string]string{"name": name, KeyTables: "x.y", "iceberg.catalog.type": "sql", "iceberg.catalog.uri": "jdbc:sqlite:" + catDB, "iceberg.catalog.warehouse": wh}
+	scfg, err := ParseConfig(props)
+	require.NoError(t, err)
+	tableOffsets := func(tbl string) Offsets {
+		cat, err := OpenCatalog(context.Background(), scfg.CatalogName, scfg.CatalogProps)
+		if err != nil {
+			return nil
+		}
+		defer func() {
+			if c, ok := cat.(interface{ Close() error }); ok {
+				_ = c.Close()
+			}
+		}()
+		tb, err := cat.LoadTable(context.Background(), catalog.ToIdentifier(tbl))
+		if err != nil {
+			return nil
+		}
+		o, _ := CommittedOffsets(tb, "", OffsetsSummaryKey("connect-"+name))
+		return o
+	}
+	caughtUp := func(tbl string) bool {
+		o := tableOffsets(tbl)
+		for p := int32(0); p < parts; p++ {
+			if o[TP{topic, p}] < next[p] {
+				return false
+			}
+		}
+		return true
+	}
+
+	rng := rand.New(rand.NewSource(99))
+	kills := 0
+	const incarnations = 6
+	chunk := len(events) / (incarnations + 1)
+	var lastOffsets Offsets
+	for kills < incarnations {
+		produce(events[kills*chunk : (kills+1)*chunk]) // new data for every incarnation
+		w := startConnectd(t, "standalone", wprops, cprops)
+		waitHealthy(t, url)
+		// wait until this incarnation has committed something new, then kill at a random point
+		start := time.Now()
+		progressed := false
+		for time.Since(start) < 60*time.Second && !progressed {
+			o := tableOffsets("shop.customers_history")
+			if fmt.Sprint(o) != fmt.Sprint(lastOffsets) {
+				lastOffsets, progressed = o, true
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		t.Logf("incarnation %d: progressed=%v after %v, offsets %v", kills, progressed, time.Since(start).Round(time.Millisecond), lastOffsets)
+		if !progressed {
+			l := w.log.String()
+			t.Logf("worker log tail: %s", l[max(0, len(l)-5000):])
+		}
+		time.Sleep(time.Duration(rng.Intn(400)) * time.Millisecond)
+		require.NoError(t, w.cmd.Process.Signal(syscall.SIGKILL))
+		_ = w.cmd.Wait()
+		kills++
+	}
+	produce(events[kills*chunk:])
+	w := startConnectd(t, "standalone", wprops, cprops)
+	waitHealthy(t, url)
+	require.Eventually(t, func() bool { return caughtUp("shop.customers_history") && caughtUp("shop.customers") },
+		120*time.Second, 200*time.Millisecond, "tables never caught up")
+	require.NoError(t, w.cmd.Process.Signal(syscall.SIGTERM))
+	_ = w.cmd.Wait()
+
+	cat, err := OpenCatalog(context.Background(), scfg.CatalogName, scfg.CatalogProps)
+	require.NoError(t, err)
+	st, err := cat.LoadTable(context.Background(), catalog.ToIdentifier("shop.customers"))
+	require.NoError(t, err)
+	ht, err := cat.LoadTable(context.Background(), catalog.ToIdentifier("shop.customers_history"))
+	require.NoError(t, err)
+	require.Equal(t, wantRows(want), duckRows(t, st.MetadataLocation(), "SELECT id, name, version FROM t"))
+	require.Empty(t, duckRows(t, st.MetadataLocation(), "SELECT id FROM t GROUP BY id HAVING count(*) > 1"))
+	total := next[0] + next[1] + next[2]
+	require.Equal(t, int64(len(events)), total)
+	require.Equal(t, []string{fmt.Sprintf("%d|%d", total, total)},
+		duckRows(t, ht.MetadataLocation(), "SELECT count(*), count(DISTINCT (kafka_partition, kafka_offset)) FROM t"))
+	t.Logf("kills=%d records=%d snapshots(state)=%d", kills, total, len(st.Metadata().Snapshots()))
+}
