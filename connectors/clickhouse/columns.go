@@ -464,6 +464,19 @@ func splitType(t string) (string, []string, error) {
 // tupleElem splits a named tuple element "a Int32" into its name and type ("", "Int32" if unnamed).
 func tupleElem(a string) (string, string) {
 	a = strings.TrimSpace(a)
+	if a != "" && (a[0] == '`' || a[0] == '"') {
+		q := a[0]
+		for i := 1; i < len(a); i++ {
+			if a[i] == '\\' {
+				i++
+				continue
+			}
+			if a[i] == q {
+				return strings.ReplaceAll(a[1:i], "\\"+string(q), string(q)), strings.TrimSpace(a[i+1:])
+			}
+		}
+		return "", a
+	}
 	i := strings.IndexAny(a, " \t")
 	if i <= 0 {
 		return "", a
@@ -472,7 +485,7 @@ func tupleElem(a string) (string, string) {
 	if strings.ContainsAny(head, "(") || rest == "" || rest[0] < 'A' || rest[0] > 'Z' {
 		return "", a
 	}
-	return strings.Trim(head, "`\""), rest
+	return head, rest
 }
 
 // leaf wraps a ch-go slice column; the reported type is the target's exact type name (e.g.

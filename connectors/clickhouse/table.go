@@ -15,6 +15,7 @@ type tableInfo struct {
 	engine     string
 	columns    []colInfo
 	byName     map[string]int
+	engineFull string
 	versionCol string // ReplacingMergeTree(ver, ...) argument, if any
 	deletedCol string // ReplacingMergeTree(ver, is_deleted) argument, if any
 	fetched    time.Time
@@ -27,6 +28,18 @@ type colInfo struct {
 
 // insertable reports whether the column may appear in an INSERT.
 func (c colInfo) insertable() bool { return c.defaultKind == "" || c.defaultKind == "DEFAULT" }
+
+// dedupWindow reports whether inserts into the table are deduplicated by token: Replicated engines
+// always are; a non-replicated MergeTree only with non_replicated_deduplication_window > 0.
+func (t *tableInfo) dedupWindow() bool {
+	if strings.HasPrefix(t.engine, "Replicated") || strings.HasPrefix(t.engine, "Shared") {
+		return true
+	}
+	m := dedupWindowRe.FindStringSubmatch(t.engineFull)
+	return m != nil && m[1] != "0"
+}
+
+var dedupWindowRe = regexp.MustCompile(`non_replicated_deduplication_window\s*=\s*(\d+)`)
 
 func (t *tableInfo) qualified() string { return quoteIdent(t.db) + "." + quoteIdent(t.name) }
 
@@ -83,7 +96,7 @@ func (tc *tableCache) get(ctx context.Context, p *pool, db, table string) (*tabl
 		t.columns = append(t.columns, colInfo{name: r[0], typ: r[1], defaultKind: r[2]})
 	}
 	if len(eng) > 0 {
-		t.engine = eng[0][0]
+		t.engine, t.engineFull = eng[0][0], eng[0][1]
 		if m := rmtArgs.FindStringSubmatch(eng[0][1]); m != nil {
 			t.versionCol = strings.Trim(m[1], "`\"")
 			t.deletedCol = strings.Trim(m[2], "`\"")

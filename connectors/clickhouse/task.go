@@ -36,6 +36,7 @@ type Task struct {
 	seen     map[connect.TopicPartition]int64 // next offset expected from Put (redelivery filter)
 	inserted map[connect.TopicPartition]int64 // next offset not yet written
 	blocks   map[string][]*block
+	warned   map[string]bool
 	repMu    sync.Mutex
 
 	// Metrics, for tests and logs.
@@ -66,6 +67,7 @@ func (t *Task) Start(props map[string]string) error {
 	t.seen = map[connect.TopicPartition]int64{}
 	t.inserted = map[connect.TopicPartition]int64{}
 	t.blocks = map[string][]*block{}
+	t.warned = map[string]bool{}
 	if cfg.ExactlyOnce {
 		t.state = newStateStore(cfg, t.pool)
 	}
@@ -290,6 +292,13 @@ func (t *Task) writeNext(ctx context.Context, tp connect.TopicPartition, recs []
 	var key string
 	limit := len(run)
 	if t.state != nil {
+		t.mu.Lock()
+		if !tbl.dedupWindow() && !t.warned[db+"."+table] {
+			t.warned[db+"."+table] = true
+			t.log.Warn("exactlyOnce: the table has no deduplication window; a block whose acknowledgement is lost in a crash can be written twice (set non_replicated_deduplication_window > 0)",
+				"table", db+"."+table, "engine", tbl.engine)
+		}
+		t.mu.Unlock()
 		key = t.state.key(tbl, tp.Topic, tp.Partition)
 		st, err := t.state.get(ctx, key)
 		if err != nil {

@@ -185,3 +185,18 @@ func TestShimFaultHooks(t *testing.T) {
 	// The insert happened although the acknowledgement was lost.
 	require.Equal(t, "1", chdbtest.MustQuery(t, chdbtest.Session(t), "SELECT count() FROM "+db+".f"))
 }
+
+func TestShimRelaysNestedTypes(t *testing.T) {
+	srv := startShim(t)
+	db := chdbtest.Database(t)
+	c := dial(t, srv, db, ch.CompressionLZ4)
+	ctx := context.Background()
+	var res proto.Results
+	require.NoError(t, c.Do(ctx, ch.Query{
+		Body: "SELECT [toLowCardinality('v'), 'w'] AS t, map('k', 'v') AS m, " +
+			"toDecimal128(1.25, 4) AS d, CAST('b' AS Enum8('a' = 1, 'b' = 2)) AS e, NULL AS n FROM numbers(3)",
+		Result: res.Auto(),
+	}))
+	require.Len(t, res, 5)
+	require.Equal(t, 3, res[0].Data.Rows())
+}

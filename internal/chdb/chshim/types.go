@@ -171,12 +171,22 @@ func splitType(t string) (string, []string, error) {
 // stripName removes the element name of a named tuple element ("a Int32" -> "Int32").
 func stripName(arg string) string {
 	arg = strings.TrimSpace(arg)
-	if i := strings.IndexAny(arg, " \t"); i > 0 {
-		head := arg[:i]
-		if !strings.ContainsAny(head, "(") {
-			if _, _, err := splitType(strings.TrimSpace(arg[i+1:])); err == nil && isTypeStart(strings.TrimSpace(arg[i+1:])) {
+	if arg != "" && (arg[0] == '`' || arg[0] == '"') {
+		for i := 1; i < len(arg); i++ {
+			if arg[i] == '\\' {
+				i++
+				continue
+			}
+			if arg[i] == arg[0] {
 				return strings.TrimSpace(arg[i+1:])
 			}
+		}
+		return arg
+	}
+	if i := strings.IndexAny(arg, " \t"); i > 0 {
+		head, rest := arg[:i], strings.TrimSpace(arg[i+1:])
+		if !strings.ContainsAny(head, "(") && isTypeStart(rest) {
+			return rest
 		}
 	}
 	return arg
