@@ -1,6 +1,7 @@
 package clickhouse
 
 import (
+	"context"
 	"fmt"
 	"syscall"
 	"testing"
@@ -211,4 +212,41 @@ func BenchmarkRawChGoColumns(b *testing.B) {
 	}
 	m.report(b, b.N)
 	b.ReportMetric(float64(enc.out)/float64(b.N), "wire-B/row")
+}
+
+// BenchmarkPutIntoEngine: the whole write path on one machine — Task.Put of converted records → ch-go
+// (LZ4) → loopback → chDB test shim → the real engine's MergeTree insert. The engine, the shim and the
+// sink share the machine's cores, so this is a floor for a remote server, not a sink-only number.
+func BenchmarkPutIntoEngine(b *testing.B) {
+	s, _ := engine(b)
+	db := fmt.Sprintf("bench_put_%d", time.Now().UnixNano())
+	if _, err := s.Query("CREATE DATABASE "+db, ""); err != nil {
+		b.Fatal(err)
+	}
+	defer s.Query("DROP DATABASE "+db+" SYNC", "")
+	if _, err := s.Query("CREATE TABLE "+db+".events (id UInt64, user String, status LowCardinality(String), ts DateTime64(3, 'UTC'), "+
+		"amount Float64, note Nullable(String), tags Array(String), flag UInt8) ENGINE = MergeTree ORDER BY id", ""); err != nil {
+		b.Fatal(err)
+	}
+	task := startTask(b, props(db, "batch.max.rows", "50000"), nil)
+	const batch = 10_000
+	recs := make([]*connect.SinkRecord, batch)
+	vals := make([]*connect.Struct, benchDistinct)
+	for i := range vals {
+		vals[i] = benchValue(i)
+	}
+	ctx := context.Background()
+	b.ResetTimer()
+	m := startCPU()
+	for done := 0; done < b.N; {
+		n := min(batch, b.N-done)
+		for i := 0; i < n; i++ {
+			recs[i] = &connect.SinkRecord{Topic: "events", ValueSchema: benchSchema, Value: vals[(done+i)%benchDistinct], Offset: int64(done + i)}
+		}
+		if err := task.Put(ctx, recs[:n]); err != nil {
+			b.Fatal(err)
+		}
+		done += n
+	}
+	m.report(b, b.N)
 }
