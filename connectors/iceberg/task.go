@@ -79,14 +79,8 @@ func (t *Task) Put(ctx context.Context, records []*connect.SinkRecord) error {
 		return err
 	}
 	t.mu.Lock()
-	if t.rewind {
+	if offs := t.takeRewindLocked(); offs != nil {
 		// the last commit round failed: drop this batch and rewind to the committed offsets
-		t.rewind = false
-		offs := map[connect.TopicPartition]int64{}
-		for tp, o := range t.committed {
-			offs[connect.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}] = o
-			t.pos[tp] = o
-		}
 		t.mu.Unlock()
 		if len(offs) > 0 {
 			t.Ctx.Offset(offs)
@@ -310,19 +304,44 @@ func (t *Task) roundCommitted(pos map[TP]int64) {
 	}
 }
 
-// roundFailed drops what is buffered and makes the next Put rewind to the committed offsets.
+// roundFailed drops what is buffered and forgets the positions past the committed offsets;
+// the task rewinds the consumer on its next Put or PreCommit (both run on the task goroutine).
 func (t *Task) roundFailed() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.buf = map[string][]Rec{}
 	t.nbuf = 0
+	for tp := range t.pos {
+		if c, ok := t.committed[tp]; ok {
+			t.pos[tp] = c
+		} else {
+			delete(t.pos, tp)
+		}
+	}
 	t.rewind = true
+}
+
+// takeRewindLocked returns the seek positions of a pending rewind (nil when none).
+func (t *Task) takeRewindLocked() map[connect.TopicPartition]int64 {
+	if !t.rewind {
+		return nil
+	}
+	t.rewind = false
+	offs := map[connect.TopicPartition]int64{}
+	for tp, o := range t.committed {
+		offs[connect.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}] = o
+		t.pos[tp] = o
+	}
+	return offs
 }
 
 // PreCommit returns the offsets that every table holds (never more).
 func (t *Task) PreCommit(_ context.Context, _ map[connect.TopicPartition]connect.OffsetAndMetadata) (map[connect.TopicPartition]connect.OffsetAndMetadata, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if offs := t.takeRewindLocked(); len(offs) > 0 && t.Ctx != nil {
+		t.Ctx.Offset(offs)
+	}
 	out := map[connect.TopicPartition]connect.OffsetAndMetadata{}
 	for tp, o := range t.committed {
 		out[connect.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}] = connect.OffsetAndMetadata{Offset: o}

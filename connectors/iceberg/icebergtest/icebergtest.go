@@ -161,3 +161,53 @@ func StartS3(t testing.TB, bucket string) *S3 {
 	}
 	return &S3{Endpoint: ep, Key: "test", Secret: "test", Region: "us-east-1"}
 }
+
+// Postgres is a PostgreSQL server started by scripts/iceberg-postgres.sh.
+type Postgres struct {
+	Dir  string
+	Port int
+}
+
+// JDBCURI is the catalog uri as a JVM sink config would write it.
+func (p *Postgres) JDBCURI() string {
+	return fmt.Sprintf("jdbc:postgresql://127.0.0.1:%d/postgres", p.Port)
+}
+
+// Start (re)starts the server.
+func (p *Postgres) Start(t testing.TB) {
+	t.Helper()
+	cmd := exec.Command("bash", filepath.Join(RepoRoot(), "scripts", "iceberg-postgres.sh"), "start", p.Dir, fmt.Sprint(p.Port))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("start postgres: %v\n%s", err, out)
+	}
+}
+
+// Stop stops the server (fast shutdown).
+func (p *Postgres) Stop(t testing.TB) {
+	t.Helper()
+	cmd := exec.Command("bash", filepath.Join(RepoRoot(), "scripts", "iceberg-postgres.sh"), "stop", p.Dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("stop postgres: %v\n%s", err, out)
+	}
+}
+
+// StartPostgres starts a private PostgreSQL on a free loopback port, stopped at cleanup.
+func StartPostgres(t testing.TB) *Postgres {
+	t.Helper()
+	base, err := os.MkdirTemp("", "iceberg-pg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = os.Chmod(base, 0o755) // the server runs as the postgres user
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Postgres{Dir: filepath.Join(base, "data"), Port: port}
+	p.Start(t)
+	t.Cleanup(func() {
+		p.Stop(t)
+		_ = os.RemoveAll(base)
+	})
+	return p
+}
