@@ -122,7 +122,7 @@ func benchSink(b *testing.B, next func(i int) *connect.SinkRecord) {
 			b.Fatal(err)
 		}
 		if blk.rows == benchRows || i == b.N-1 {
-			_, in := blk.input()
+			_, in := blk.input(benchTable.qualified())
 			enc.encode(b, in)
 			blk.reset()
 		}

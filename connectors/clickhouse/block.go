@@ -124,7 +124,7 @@ func (b *block) add(r *row) error {
 
 // input returns the INSERT statement and its columns. DEFAULT columns that no row of the block set are
 // left out, so that the server computes their default expressions.
-func (b *block) input() (string, proto.Input) {
+func (b *block) input(into string) (string, proto.Input) {
 	var names []string
 	var in proto.Input
 	for i, c := range b.cols {
@@ -134,5 +134,5 @@ func (b *block) input() (string, proto.Input) {
 		names = append(names, quoteIdent(b.info[i].name))
 		in = append(in, proto.InputColumn{Name: b.info[i].name, Data: c})
 	}
-	return "INSERT INTO " + b.tbl.qualified() + " (" + strings.Join(names, ", ") + ") VALUES", in
+	return "INSERT INTO " + into + " (" + strings.Join(names, ", ") + ") VALUES", in
 }

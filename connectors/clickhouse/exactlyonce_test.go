@@ -27,6 +27,10 @@ const (
 	killAfterInsert  killKind = "after-insert"       // block persisted, acknowledgement lost (in doubt)
 	killBeforeAfter  killKind = "before-after-state" // block persisted, AFTER state never written
 	killNoCommit     killKind = "no-commit"          // everything written, offsets never committed
+	// staging flow only: the block is in the staging table (STAGED) and moved, AFTER never written
+	killStagedNotAfter killKind = "staged-not-after"
+	// staging flow only: STAGED written, killed before MOVE PARTITION (the block is only in staging)
+	killStagedBeforeMove killKind = "staged-before-move"
 )
 
 type crasher struct {
@@ -34,11 +38,15 @@ type crasher struct {
 	kind    killKind
 	at      int // kill at the at-th data insert of the round (1-based)
 	inserts int
+	states  int // state writes since the at-th data insert
 	dead    bool
 	table   string
 }
 
-func (c *crasher) isData(q chshim.QueryInfo) bool { return strings.Contains(q.Body, "`"+c.table+"`") }
+// isData: an insert of table rows, into the table or its staging table.
+func (c *crasher) isData(q chshim.QueryInfo) bool {
+	return strings.Contains(q.Body, "`"+c.table+"`") || strings.Contains(q.Body, "_connectd_stage_"+c.table+"_")
+}
 func (c *crasher) isAfterState(q chshim.QueryInfo) bool {
 	return strings.Contains(q.Body, "connect_state") && c.inserts >= c.at
 }
@@ -55,7 +63,23 @@ func (c *crasher) before(q chshim.QueryInfo) error {
 			c.dead = true
 			return chshim.ErrDropConnection
 		}
-	} else if c.kind == killBeforeAfter && c.inserts == c.at && c.isAfterState(q) {
+	} else if c.inserts == c.at && c.isAfterState(q) {
+		c.states++
+		if c.kind == killBeforeAfter || (c.kind == killStagedNotAfter && c.states == 2) {
+			c.dead = true
+			return chshim.ErrDropConnection
+		}
+	}
+	return nil
+}
+
+func (c *crasher) query(q chshim.QueryInfo) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dead {
+		return chshim.ErrDropConnection
+	}
+	if c.kind == killStagedBeforeMove && c.inserts >= c.at && strings.Contains(q.Body, "MOVE PARTITION") {
 		c.dead = true
 		return chshim.ErrDropConnection
 	}
@@ -98,7 +122,7 @@ func runWithKills(t *testing.T, srv *chshim.Server, p map[string]string, table s
 	rnd := rand.New(rand.NewSource(seed))
 	committed := make([]int64, len(parts))
 	deaths := 0
-	defer func() { srv.SetBeforeInsert(nil); srv.SetAfterInsert(nil) }()
+	defer func() { srv.SetBeforeInsert(nil); srv.SetAfterInsert(nil); srv.SetBeforeQuery(nil) }()
 	for round := 0; round <= len(plan); round++ {
 		cr := &crasher{table: table, at: 1 + rnd.Intn(4)}
 		if round < len(plan) {
@@ -106,6 +130,7 @@ func runWithKills(t *testing.T, srv *chshim.Server, p map[string]string, table s
 		}
 		srv.SetBeforeInsert(cr.before)
 		srv.SetAfterInsert(cr.after)
+		srv.SetBeforeQuery(cr.query)
 		task := startTask(t, p, nil)
 		var tps []connect.TopicPartition
 		for i := range parts {
@@ -191,9 +216,9 @@ func TestExactlyOnceAcrossCrashes(t *testing.T) {
 		// Every kill point; the in-doubt block after a lost acknowledgement is absorbed by the table's
 		// deduplication window (insert_deduplication_token).
 		{"exactlyOnce", "MergeTree PARTITION BY toDate(ts) ORDER BY id SETTINGS non_replicated_deduplication_window = 1000", true, all},
-		// No deduplication window: the state alone covers crashes before an insert and after its AFTER
-		// state (uncommitted offsets).
-		{"exactlyOnce-nowindow", "MergeTree PARTITION BY toDate(ts) ORDER BY id", true, []killKind{killBeforeInsert, killNoCommit, killBeforeInsert, killNoCommit}},
+		// No deduplication window: blocks go through a staging table and MOVE PARTITION; every kill point.
+		{"exactlyOnce-nowindow", "MergeTree PARTITION BY toDate(ts) ORDER BY id", true,
+			append([]killKind{killStagedBeforeMove, killStagedNotAfter, killStagedBeforeMove}, all...)},
 		// At-least-once: duplicates may land, the ReplacingMergeTree FINAL state converges.
 		{"atLeastOnce", "ReplacingMergeTree PARTITION BY toDate(ts) ORDER BY id", false,
 			[]killKind{killBeforeInsert, killAfterInsert, killNoCommit, killAfterInsert, killBeforeInsert, killNoCommit}},

@@ -17,10 +17,12 @@ import (
 //   - AFTER(min,max): every record up to max is in the table; a replay drops offsets <= max.
 //   - BEFORE(min,max): the block [min,max] may or may not have landed. The replay re-inserts exactly the
 //     records [min,max] as one block with the same insert_deduplication_token, which the table's
-//     deduplication window absorbs (see README: exactly-once needs that window only for this case).
+//     deduplication window absorbs. Tables without such a window go through a staging table instead
+//     (staging.go), which makes this case exact too.
 
 const (
 	stateBefore = "BEFORE"
+	stateStaged = "STAGED" // block in the staging table, not yet moved (tables without a dedup window)
 	stateAfter  = "AFTER"
 )
 

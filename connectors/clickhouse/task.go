@@ -289,20 +289,33 @@ func (t *Task) writeNext(ctx context.Context, tp connect.TopicPartition, recs []
 		}
 	}
 
-	var key string
+	var key, staging string
 	limit := len(run)
 	if t.state != nil {
-		t.mu.Lock()
-		if !tbl.dedupWindow() && !t.warned[db+"."+table] {
-			t.warned[db+"."+table] = true
-			t.log.Warn("exactlyOnce: the table has no deduplication window; a block whose acknowledgement is lost in a crash can be written twice (set non_replicated_deduplication_window > 0)",
-				"table", db+"."+table, "engine", tbl.engine)
-		}
-		t.mu.Unlock()
 		key = t.state.key(tbl, tp.Topic, tp.Partition)
+		if !tbl.dedupWindow() {
+			staging = stagingName(tbl, tp)
+			t.mu.Lock()
+			if !t.warned[db+"."+table] {
+				t.warned[db+"."+table] = true
+				t.log.Info("exactlyOnce: the table has no deduplication window; blocks go through a staging table and MOVE PARTITION",
+					"table", db+"."+table, "engine", tbl.engine)
+			}
+			t.mu.Unlock()
+		}
 		st, err := t.state.get(ctx, key)
 		if err != nil {
 			return 0, err
+		}
+		if st.state == stateStaged {
+			// Crashed between staging and AFTER: finish the move; nothing of the block is redone.
+			if err := t.moveStaged(ctx, tbl, stagingName(tbl, tp)); err != nil {
+				return 0, err
+			}
+			st.state = stateAfter
+			if err := t.state.set(ctx, key, st); err != nil {
+				return 0, err
+			}
 		}
 		// Drop what is known to be written.
 		skip := 0
@@ -348,15 +361,42 @@ func (t *Task) writeNext(ctx context.Context, tp connect.TopicPartition, recs []
 	_, first := coords(run[0])
 	_, last := coords(run[n-1])
 	if b.rows > 0 {
-		if t.state != nil {
+		token := fmt.Sprintf("%s-%d-%d-%d", tp.Topic, tp.Partition, first, last)
+		switch {
+		case t.state == nil:
+			if err := t.insert(ctx, b, tbl.qualified(), token); err != nil {
+				return 0, err
+			}
+		case staging == "":
 			if err := t.state.set(ctx, key, partState{min: first, max: last, state: stateBefore}); err != nil {
 				return 0, err
 			}
-		}
-		if err := t.insert(ctx, b, fmt.Sprintf("%s-%d-%d-%d", tp.Topic, tp.Partition, first, last)); err != nil {
-			return 0, err
-		}
-		if t.state != nil {
+			if err := t.insert(ctx, b, tbl.qualified(), token); err != nil {
+				return 0, err
+			}
+			if err := t.state.set(ctx, key, partState{min: first, max: last, state: stateAfter}); err != nil {
+				return 0, err
+			}
+		default:
+			if err := t.ensureStaging(ctx, tbl, staging); err != nil {
+				return 0, err
+			}
+			if err := t.state.set(ctx, key, partState{min: first, max: last, state: stateBefore}); err != nil {
+				return 0, err
+			}
+			stq := quoteIdent(tbl.db) + "." + quoteIdent(staging)
+			if err := t.pool.exec(ctx, "TRUNCATE TABLE "+stq); err != nil {
+				return 0, err
+			}
+			if err := t.insert(ctx, b, stq, token); err != nil {
+				return 0, err
+			}
+			if err := t.state.set(ctx, key, partState{min: first, max: last, state: stateStaged}); err != nil {
+				return 0, err
+			}
+			if err := t.moveStaged(ctx, tbl, staging); err != nil {
+				return 0, err
+			}
 			if err := t.state.set(ctx, key, partState{min: first, max: last, state: stateAfter}); err != nil {
 				return 0, err
 			}
@@ -423,8 +463,8 @@ func (t *Task) report(ctx context.Context, rec *connect.SinkRecord, tbl *tableIn
 }
 
 // insert sends one block as one INSERT, retrying retriable failures with the same token.
-func (t *Task) insert(ctx context.Context, b *block, token string) error {
-	body, input := b.input()
+func (t *Task) insert(ctx context.Context, b *block, into, token string) error {
+	body, input := b.input(into)
 	for _, c := range input {
 		if err := prepare(c.Data.(column)); err != nil {
 			return err

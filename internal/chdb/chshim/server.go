@@ -57,7 +57,15 @@ type Server struct {
 
 	closed atomic.Bool
 
-	beforeInsert, afterInsert func(q QueryInfo) error
+	beforeInsert, afterInsert, beforeQuery func(q QueryInfo) error
+}
+
+// SetBeforeQuery installs a hook that runs before a statement other than an INSERT with data (DDL,
+// SELECT, ALTER ...) is executed; ErrDropConnection closes the connection without an answer.
+func (s *Server) SetBeforeQuery(f func(q QueryInfo) error) {
+	s.mu.Lock()
+	s.beforeQuery = f
+	s.mu.Unlock()
 }
 
 // SetBeforeInsert installs a hook that runs after an INSERT's data was received
@@ -304,6 +312,17 @@ func (c *serverConn) handleQuery() error {
 		return c.handleInsert(q, info, args, m[1], m[2], m[3], compressed)
 	}
 	c.srv.record(info)
+	c.srv.mu.Lock()
+	bq := c.srv.beforeQuery
+	c.srv.mu.Unlock()
+	if bq != nil {
+		if err := bq(info); err != nil {
+			if errors.Is(err, ErrDropConnection) {
+				return err
+			}
+			return c.exception(err)
+		}
+	}
 	sess, err := c.session(args)
 	if err != nil {
 		return c.exception(err)
