@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 
 	ice "github.com/apache/iceberg-go"
@@ -118,6 +120,9 @@ func sqlDSN(uri, user, password string) (driver, dialect, dsn string, err error)
 }
 
 func sqliteDSN(path string) string {
+	if p, _, _ := strings.Cut(path, "?"); p != "" && !strings.HasPrefix(p, ":memory:") {
+		_ = os.MkdirAll(filepath.Dir(p), 0o755) // SQLite creates the file, not its directory
+	}
 	if strings.Contains(path, "?") {
 		return "file:" + path
 	}
