@@ -111,9 +111,15 @@ func TestWorkerSIGKILLExactlyOnceEndToEnd(t *testing.T) {
 		name    string
 		engine  string
 		exactly bool
+		kills   []string
 	}{
-		{"exactlyOnce", "MergeTree PARTITION BY toDate(ts) ORDER BY id SETTINGS non_replicated_deduplication_window = 1000", true},
-		{"atLeastOnce", "ReplacingMergeTree PARTITION BY toDate(ts) ORDER BY id", false},
+		{"exactlyOnce", "MergeTree PARTITION BY toDate(ts) ORDER BY id SETTINGS non_replicated_deduplication_window = 1000", true,
+			[]string{"before-insert", "after-insert", "before-after-state"}},
+		// No deduplication window: the staging table + MOVE PARTITION path.
+		{"exactlyOnce-nowindow", "MergeTree PARTITION BY toDate(ts) ORDER BY id", true,
+			[]string{"after-insert", "before-move", "random"}},
+		{"atLeastOnce", "ReplacingMergeTree PARTITION BY toDate(ts) ORDER BY id", false,
+			[]string{"after-insert", "random"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			db := chdbtest.Database(t)
@@ -132,7 +138,7 @@ value.converter.schemas.enable=false
 offset.flush.interval.ms=300
 `, addr)), 0o644))
 			cprops := filepath.Join(dir, "clickhouse.properties")
-			require.NoError(t, os.WriteFile(cprops, []byte(fmt.Sprintf(`name=ch-%s
+			require.NoError(t, os.WriteFile(cprops, []byte(fmt.Sprintf(`name=ch-e2e-%s
 connector.class=com.clickhouse.kafka.connect.ClickHouseSinkConnector
 tasks.max=1
 topics=%s
@@ -156,14 +162,13 @@ consumer.override.heartbeat.interval.ms=1000
 			}
 			defer srv.SetBeforeInsert(nil)
 			defer srv.SetAfterInsert(nil)
-			isData := func(q chshim.QueryInfo) bool { return strings.Contains(q.Body, "`"+db+"`.`events`") }
+			isData := func(q chshim.QueryInfo) bool {
+				return strings.Contains(q.Body, "`"+db+"`.`events`") || strings.Contains(q.Body, "`"+db+"`.`_connectd_stage_events_")
+			}
 			isAfter := func(q chshim.QueryInfo) bool { return strings.Contains(q.Body, "`"+db+"`.`connect_state`") }
 
-			kills := []string{"before-insert", "after-insert", "random"}
-			if tc.exactly {
-				kills = []string{"before-insert", "after-insert", "before-after-state", "random"}
-			}
-			for round, kind := range kills {
+			defer srv.SetBeforeQuery(nil)
+			for round, kind := range tc.kills {
 				w := startConnectd(t, "standalone", wprops, cprops)
 				var (
 					hmu      sync.Mutex
@@ -201,6 +206,15 @@ consumer.override.heartbeat.interval.ms=1000
 					}
 					return nil
 				})
+				srv.SetBeforeQuery(func(q chshim.QueryInfo) error {
+					hmu.Lock()
+					defer hmu.Unlock()
+					if kind == "before-move" && n >= target && strings.Contains(q.Body, "MOVE PARTITION") {
+						doKill()
+						return chshim.ErrDropConnection
+					}
+					return nil
+				})
 				if kind == "random" {
 					start := count()
 					require.Eventually(t, func() bool { return count() >= start+200 }, 90*time.Second, 10*time.Millisecond)
@@ -213,6 +227,7 @@ consumer.override.heartbeat.interval.ms=1000
 				}
 				srv.SetBeforeInsert(nil)
 				srv.SetAfterInsert(nil)
+				srv.SetBeforeQuery(nil)
 				t.Logf("killed (%s) with %d/%d rows in the table", kind, count(), total)
 				require.Less(t, count(), total, "killed too late to matter")
 			}
