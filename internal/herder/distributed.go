@@ -50,6 +50,7 @@ type Distributed struct {
 	tasks      map[state.TaskID]map[string]string // tasks running here -> their config
 	restarts   map[state.TaskID]int               // automatic restart attempts
 	ops        chan func()
+	opMu       sync.Mutex // held by every herder operation and group callback: one at a time
 	cancel     context.CancelFunc
 	wg         sync.WaitGroup
 	httpClient *http.Client
@@ -60,7 +61,7 @@ type Distributed struct {
 func NewDistributed(cfg *DistributedConfig, advertisedURL string, brokers []string, sc *sarama.Config) *Distributed {
 	return &Distributed{cfg: cfg, url: advertisedURL, brokers: brokers, sc: sc, generation: -1,
 		running: map[string]bool{}, tasks: map[state.TaskID]map[string]string{}, restarts: map[state.TaskID]int{},
-		ops: make(chan func(), 256), httpClient: &http.Client{Timeout: 30 * time.Second}}
+		ops: make(chan func(), 256), httpClient: &http.Client{Timeout: 10 * time.Second}}
 }
 
 // SetAdvertisedURL sets the REST URL members publish (known once the REST server is bound); before Start.
@@ -152,7 +153,9 @@ func (d *Distributed) loop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case op := <-d.ops:
+			d.opMu.Lock()
 			op()
+			d.opMu.Unlock()
 		}
 	}
 }
@@ -192,7 +195,15 @@ func (d *Distributed) LeaderSnapshot(maxOffset int64) (group.ConfigSnapshot, boo
 	return gs, ok
 }
 
+// Revoke is the group callback; it runs exclusive of herder operations.
 func (d *Distributed) Revoke(c group.ConnectorsAndTasks) {
+	d.opMu.Lock()
+	defer d.opMu.Unlock()
+	slog.Info("revoking", "connectors", c.Connectors, "tasks", fmt.Sprint(c.Tasks))
+	d.revoke(c)
+}
+
+func (d *Distributed) revoke(c group.ConnectorsAndTasks) {
 	var ids []state.TaskID
 	for _, t := range c.Tasks {
 		ids = append(ids, state.TaskID{Connector: t.Connector, Task: int(t.Task)})
@@ -211,11 +222,16 @@ func (d *Distributed) Revoke(c group.ConnectorsAndTasks) {
 	}
 }
 
+// Assigned is the group callback; it runs exclusive of herder operations.
 func (d *Distributed) Assigned(a *group.Assignment, full group.ConnectorsAndTasks, gen int32, isLeader bool) {
+	d.opMu.Lock()
+	defer d.opMu.Unlock()
 	d.mu.Lock()
 	d.generation = gen
 	d.ready = true
 	d.mu.Unlock()
+	slog.Info("rebalance done", "generation", gen, "leader", isLeader, "protocol", a.Version, "assigned", fmt.Sprint(a.Connectors, a.Tasks),
+		"revoked", fmt.Sprint(a.RevokedConnectors, a.RevokedTasks), "delay", a.Delay, "running", fmt.Sprint(full.Connectors, full.Tasks))
 	snap := d.configs.Snapshot()
 	// start everything assigned that is not running here (V0 hands the full set each time)
 	for _, n := range full.Connectors {
@@ -375,13 +391,13 @@ func (d *Distributed) ConnectorConfigUpdated(name string, removed bool) {
 		d.mu.Unlock()
 		if removed {
 			if run {
-				d.Revoke(group.ConnectorsAndTasks{Connectors: []string{name}})
+				d.revoke(group.ConnectorsAndTasks{Connectors: []string{name}})
 			}
 			var ids []group.TaskID
 			for _, id := range d.localTasks(name) {
 				ids = append(ids, group.TaskID{Connector: name, Task: int32(id.Task)})
 			}
-			d.Revoke(group.ConnectorsAndTasks{Tasks: ids})
+			d.revoke(group.ConnectorsAndTasks{Tasks: ids})
 		} else if run {
 			d.w.StopConnector(name)
 			d.mu.Lock()
@@ -443,7 +459,7 @@ func (d *Distributed) TargetStateChanged(name string) {
 			for _, id := range d.localTasks(name) {
 				ids = append(ids, group.TaskID{Connector: name, Task: int32(id.Task)})
 			}
-			d.Revoke(group.ConnectorsAndTasks{Tasks: ids})
+			d.revoke(group.ConnectorsAndTasks{Tasks: ids})
 		}
 		if run || t != state.Stopped {
 			d.w.SetTargetState(name, t)

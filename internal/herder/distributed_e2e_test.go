@@ -256,8 +256,8 @@ func createTopic(t *testing.T, addr, topic string, parts int32) {
 	require.NoError(t, a.CreateTopic(topic, &sarama.TopicDetail{NumPartitions: parts, ReplicationFactor: 1}, false))
 }
 
-// producer writes "v-<n>" records round-robin over partitions until stopped; it returns how many it wrote.
-func producer(t *testing.T, addr, topic string) (stop func() int) {
+// producer writes "<prefix><n>" records round-robin over partitions until stopped; it returns how many it wrote.
+func producer(t *testing.T, addr, topic, prefix string) (stop func() int) {
 	c := sarama.NewConfig()
 	c.Version = sarama.V3_6_0_0
 	c.Producer.Return.Successes = true
@@ -278,7 +278,7 @@ func producer(t *testing.T, addr, topic string) (stop func() int) {
 			}
 			batch := make([]*sarama.ProducerMessage, 0, 20)
 			for i := 0; i < 20; i++ {
-				batch = append(batch, &sarama.ProducerMessage{Topic: topic, Value: sarama.StringEncoder(fmt.Sprintf("v-%d", n+i))})
+				batch = append(batch, &sarama.ProducerMessage{Topic: topic, Value: sarama.StringEncoder(fmt.Sprintf("%s%d", prefix, n+i))})
 			}
 			if err := p.SendMessages(batch); err != nil {
 				continue
@@ -389,7 +389,7 @@ func TestDistributedAcceptance(t *testing.T) {
 		}
 	}
 
-	stopProducing := producer(t, c.kafka, topic)
+	stopProducing := producer(t, c.kafka, topic, "v-")
 	time.Sleep(2 * time.Second)
 
 	// SIGKILL one worker under load: its tasks run elsewhere within 15 s
@@ -532,7 +532,7 @@ func TestDistributedRestartAll(t *testing.T) {
 	a, b := c.start("a", ports[0]), c.start("b", ports[1])
 	topic := c.group + "-in"
 	createTopic(t, c.kafka, topic, 2)
-	stop := producer(t, c.kafka, topic)
+	stop := producer(t, c.kafka, topic, "v-")
 	time.Sleep(time.Second)
 	n := stop()
 	cn := func(name string) string { return c.group + "-" + name }
@@ -611,4 +611,135 @@ func TestDistributedRestartAll(t *testing.T) {
 		require.Equal(t, 1, k, "record %s written twice", v)
 	}
 	_ = context.Background
+}
+
+// jvmClasspath returns the classpath of a JVM Connect worker from Maven Central (testdata/distributed/jvm.sh).
+func jvmClasspath(t *testing.T) string {
+	if _, err := exec.LookPath("java"); err != nil {
+		t.Fatalf("java is required for the JVM takeover test: %v", err)
+	}
+	cmd := exec.Command("bash", filepath.Join(repoRoot(t), "testdata", "distributed", "jvm.sh"), "classpath")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "fetching the JVM Connect jars: %s", stderr.String())
+	return strings.TrimSpace(string(out))
+}
+
+// TestDistributedJVMTakeover runs a real JVM Connect worker (connect-runtime from Maven Central) with the file
+// sink, stops it, and starts Go workers on the same internal topics and group id: they read the JVM's config,
+// status and session-key records and resume the sink from the JVM's committed offsets (connect-<name>) without
+// reprocessing anything before them.
+func TestDistributedJVMTakeover(t *testing.T) {
+	cp := jvmClasspath(t)
+	c := newCluster(t, "")
+	topic := c.group + "-in"
+	createTopic(t, c.kafka, topic, 2)
+	port := freePort(t)
+	props := fmt.Sprintf(`bootstrap.servers=%s
+group.id=%s
+config.storage.topic=%s-configs
+offset.storage.topic=%s-offsets
+status.storage.topic=%s-status
+config.storage.replication.factor=1
+offset.storage.replication.factor=1
+status.storage.replication.factor=1
+key.converter=org.apache.kafka.connect.storage.StringConverter
+value.converter=org.apache.kafka.connect.storage.StringConverter
+listeners=http://127.0.0.1:%d
+offset.flush.interval.ms=500
+`, c.kafka, c.group, c.group, c.group, c.group, port)
+	pf := filepath.Join(c.dir, "jvm.properties")
+	require.NoError(t, os.WriteFile(pf, []byte(props), 0o644))
+	l4j := filepath.Join(c.dir, "log4j2.properties")
+	require.NoError(t, os.WriteFile(l4j, []byte("rootLogger.level=WARN\nrootLogger.appenderRef.stdout.ref=STDOUT\nappender.stdout.type=Console\nappender.stdout.name=STDOUT\nappender.stdout.layout.type=PatternLayout\nappender.stdout.layout.pattern=[%d] %p %m (%c)%n\n"), 0o644))
+	jvm := exec.Command("java", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Dlog4j2.configurationFile="+l4j,
+		"-cp", cp, "org.apache.kafka.connect.cli.ConnectDistributed", pf)
+	jlog := &syncBuf{}
+	jvm.Stdout, jvm.Stderr = jlog, jlog
+	require.NoError(t, jvm.Start())
+	jdone := make(chan struct{})
+	go func() { _ = jvm.Wait(); close(jdone) }()
+	t.Cleanup(func() {
+		select {
+		case <-jdone:
+		default:
+			_ = jvm.Process.Kill()
+			<-jdone
+		}
+		if t.Failed() {
+			s := jlog.String()
+			if len(s) > 4000 {
+				s = s[len(s)-4000:]
+			}
+			t.Logf("JVM worker log:\n%s", s)
+		}
+	})
+	jurl := fmt.Sprintf("http://127.0.0.1:%d", port)
+	require.Eventually(t, func() bool {
+		code, _ := httpDo("GET", jurl+"/connectors", "")
+		return code == 200
+	}, 120*time.Second, 250*time.Millisecond, "JVM worker did not start")
+
+	name := c.group + "-file"
+	out := filepath.Join(c.dir, "sink.txt")
+	cfg := fmt.Sprintf(`{"connector.class":"org.apache.kafka.connect.file.FileStreamSinkConnector","tasks.max":"2","topics":%q,"file":%q}`, topic, out)
+	var code int
+	var body string
+	require.Eventually(t, func() bool { // the JVM answers 409 until its first rebalance completes
+		code, body = httpDo("PUT", jurl+"/connectors/"+name+"/config", cfg)
+		return code == 201
+	}, 60*time.Second, 250*time.Millisecond, "create on the JVM: %d %s", code, body)
+
+	stop := producer(t, c.kafka, topic, "v-")
+	time.Sleep(time.Second)
+	first := stop()
+	require.Eventually(t, func() bool { return len(fileValues(t, out)) == first }, 60*time.Second, 200*time.Millisecond, "JVM sink did not write")
+	jvmOffsets := func() string {
+		_, body := httpDo("GET", jurl+"/connectors/"+name+"/offsets", "")
+		return body
+	}
+	require.Eventually(t, func() bool {
+		return strings.Count(jvmOffsets(), fmt.Sprintf(`"kafka_offset":%d`, first/2)) == 2
+	}, 30*time.Second, 200*time.Millisecond, "JVM offsets %s", jvmOffsets())
+	// pause it on the JVM side too: the Go side must see the target state, then resume it from Go
+	_, infoJVM := httpDo("GET", jurl+"/connectors/"+name, "")
+	require.NoError(t, jvm.Process.Signal(syscall.SIGTERM))
+	select {
+	case <-jdone:
+	case <-time.After(60 * time.Second):
+		t.Fatal("JVM worker did not stop")
+	}
+
+	// more data while nobody runs
+	stop = producer(t, c.kafka, topic, "w-")
+	time.Sleep(time.Second)
+	second := stop()
+
+	g1 := c.start("go1", 0)
+	c.start("go2", 0)
+	_, infoGo := httpDo("GET", g1.url+"/connectors/"+name, "")
+	require.JSONEq(t, infoJVM, infoGo, "connector and task configs read from the JVM's config topic")
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		got := fileValues(t, out)
+		if len(got) == first+second {
+			break
+		}
+		if time.Now().After(deadline) {
+			missing := []string{}
+			for i := 0; i < second && len(missing) < 5; i++ {
+				if got[fmt.Sprintf("w-%d", i)] == 0 {
+					missing = append(missing, fmt.Sprintf("w-%d", i))
+				}
+			}
+			t.Fatalf("distinct records in the file: %d, want %d (JVM %d + Go %d); missing e.g. %v", len(got), first+second, first, second, missing)
+		}
+	}
+	time.Sleep(time.Second)
+	for v, n := range fileValues(t, out) {
+		require.Equal(t, 1, n, "record %s written twice: reprocessed before the JVM's committed offsets", v)
+	}
+	cs, ok := status(t, g1, name)
+	require.True(t, ok)
+	require.Equal(t, "RUNNING", cs.Connector.State)
 }
