@@ -414,3 +414,19 @@ func TestS3Warehouse(t *testing.T) {
 	sort.Strings(got)
 	require.Equal(t, wantRows(want), got)
 }
+
+func TestCaseInsensitiveColumns(t *testing.T) {
+	props, _ := sinkProps(t, map[string]string{KeyTables: "db.ci", KeySchemaCaseInsens: "true", KeyEvolveSchemaEnabled: "true"})
+	task, _ := startTask(t, props)
+	require.NoError(t, task.Put(context.Background(), []*connect.SinkRecord{
+		jsonRecord("t", 0, map[string]any{"Id": int64(1), "Name": "a"}),
+	}))
+	require.True(t, task.coord.CommitNow(context.Background()))
+	require.NoError(t, task.Put(context.Background(), []*connect.SinkRecord{
+		jsonRecord("t", 1, map[string]any{"ID": int64(2), "NAME": "b", "extra": "x"}),
+	}))
+	require.True(t, task.coord.CommitNow(context.Background()))
+	require.NoError(t, task.Stop())
+	_, meta := loadTable(t, props, "db.ci")
+	require.Equal(t, []string{"1|a|<nil>", "2|b|x"}, duckRows(t, meta, "SELECT \"Id\", \"Name\", extra FROM t"))
+}

@@ -459,6 +459,10 @@ func (w *Writer) Commit(ctx context.Context, recs []Rec, offsets Offsets, props 
 		}
 	}
 
+	if w.Opts.CaseInsensitive {
+		normalizeCase(tbl.Schema(), dataRows)
+		normalizeCase(tbl.Schema(), delRows)
+	}
 	var dataFiles, delFiles []ice.DataFile
 	if len(dataRows) > 0 {
 		asc, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
@@ -512,7 +516,9 @@ func (w *Writer) Commit(ctx context.Context, recs []Rec, offsets Offsets, props 
 	}
 	ntbl, err := tx.Commit(ctx)
 	if err != nil {
-		if errors.Is(err, table.ErrCommitFailed) {
+		// a moved head is ErrCommitFailed (REST 409, SQL CAS) or, when the catalog checks the
+		// AssertRefSnapshotID requirement itself (SQL catalog), a "requirement failed" error
+		if errors.Is(err, table.ErrCommitFailed) || strings.Contains(err.Error(), "requirement failed") {
 			w.Tbl = nil // reload next time
 			return st, fmt.Errorf("%w: %v", ErrFenced, err)
 		}
@@ -808,4 +814,22 @@ func sortedTPs(o Offsets) []TP {
 		return out[i].Partition < out[j].Partition
 	})
 	return out
+}
+
+// normalizeCase renames top-level row keys to the table's column names, ignoring case.
+func normalizeCase(sc *ice.Schema, rows []Row) {
+	names := map[string]string{}
+	for _, f := range sc.Fields() {
+		names[strings.ToLower(f.Name)] = f.Name
+	}
+	for _, r := range rows {
+		for k, v := range r {
+			if n, ok := names[strings.ToLower(k)]; ok && n != k {
+				if _, exists := r[n]; !exists {
+					r[n] = v
+					delete(r, k)
+				}
+			}
+		}
+	}
 }

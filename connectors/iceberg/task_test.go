@@ -382,3 +382,39 @@ func done(pos []int64, logs [][]*connect.SinkRecord) bool {
 	}
 	return true
 }
+
+// TestOneSnapshotPerTablePerRound: several tasks of one connector share the coordinator; a
+// commit round produces one snapshot per table, not one per task.
+func TestOneSnapshotPerTablePerRound(t *testing.T) {
+	props, _ := sinkProps(t, map[string]string{KeyTables: "db.a,db.b"})
+	t1, _ := startTask(t, props)
+	t2, _ := startTask(t, props)
+	t3, _ := startTask(t, props)
+	require.Same(t, t1.coord, t2.coord)
+	require.Same(t, t1.coord, t3.coord)
+	for round := 0; round < 3; round++ {
+		for i, task := range []*Task{t1, t2, t3} {
+			var recs []*connect.SinkRecord
+			for j := 0; j < 10; j++ {
+				off := int64(round*10 + j)
+				recs = append(recs, &connect.SinkRecord{Topic: "t", Partition: int32(i), Value: map[string]any{"n": off},
+					Offset: off, OriginalTopic: "t", OriginalPartition: int32(i), OriginalOffset: off})
+			}
+			require.NoError(t, task.Put(context.Background(), recs))
+		}
+		require.True(t, t1.coord.CommitNow(context.Background()))
+	}
+	for _, tk := range []*Task{t1, t2, t3} {
+		require.NoError(t, tk.Stop())
+	}
+	for _, name := range []string{"db.a", "db.b"} {
+		cat, meta := loadTable(t, props, name)
+		tbl, err := cat.LoadTable(context.Background(), catalog.ToIdentifier(name))
+		require.NoError(t, err)
+		require.Len(t, tbl.Metadata().Snapshots(), 3, name)
+		require.Equal(t, []string{"90"}, duckRows(t, meta, "SELECT count(*) FROM t"))
+		offs, err := CommittedOffsets(tbl, "", OffsetsSummaryKey("connect-"+props["name"]))
+		require.NoError(t, err)
+		require.Equal(t, Offsets{{"t", 0}: 30, {"t", 1}: 30, {"t", 2}: 30}, offs)
+	}
+}
