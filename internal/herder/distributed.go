@@ -580,8 +580,13 @@ func (d *Distributed) Healthy(ctx context.Context) error {
 	return nil
 }
 
-func (d *Distributed) notLeader() error {
+func (d *Distributed) notLeader(ctx context.Context) error {
 	self, url := d.isLeader()
+	// during a rebalance the leader is briefly unknown: wait a bounded time rather than answer 409 at once
+	for wait := time.Now().Add(5 * time.Second); url == "" && time.Now().Before(wait) && ctx.Err() == nil; {
+		time.Sleep(50 * time.Millisecond)
+		self, url = d.isLeader()
+	}
 	if self {
 		return nil
 	}
@@ -641,7 +646,7 @@ func (d *Distributed) PutConnectorConfig(ctx context.Context, name string, confi
 	if err := ValidationError(infos); err != nil {
 		return nil, false, err
 	}
-	if err := d.notLeader(); err != nil {
+	if err := d.notLeader(ctx); err != nil {
 		return nil, false, err
 	}
 	_, exists := d.configs.Snapshot().Connectors[name]
@@ -683,7 +688,7 @@ func (d *Distributed) DeleteConnector(ctx context.Context, name string) error {
 	if _, _, err := d.connector(name); err != nil {
 		return err
 	}
-	if err := d.notLeader(); err != nil {
+	if err := d.notLeader(ctx); err != nil {
 		return err
 	}
 	if err := d.configs.RemoveConnectorConfig(name); err != nil {
@@ -737,7 +742,7 @@ func (d *Distributed) TaskConfigs(ctx context.Context, name string) ([]TaskInfo,
 
 // PutTaskConfigs is the leader's side of the internal task-config forward.
 func (d *Distributed) PutTaskConfigs(ctx context.Context, name string, configs []map[string]string) error {
-	if err := d.notLeader(); err != nil {
+	if err := d.notLeader(ctx); err != nil {
 		return err
 	}
 	if _, _, err := d.connector(name); err != nil {
@@ -773,7 +778,7 @@ func (d *Distributed) RestartConnectorAndTasks(ctx context.Context, req RestartR
 	if err != nil {
 		return nil, NotFound("Unknown connector: %s", req.Connector)
 	}
-	if err := d.notLeader(); err != nil {
+	if err := d.notLeader(ctx); err != nil {
 		return nil, err
 	}
 	plan := *cur

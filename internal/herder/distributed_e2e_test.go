@@ -743,3 +743,32 @@ offset.flush.interval.ms=500
 	require.True(t, ok)
 	require.Equal(t, "RUNNING", cs.Connector.State)
 }
+
+// TestDistributedAutoRestart: a failed task is restarted automatically with exponential backoff, the attempt
+// and delay are shown in its status trace, and it runs again once the cause is gone.
+func TestDistributedAutoRestart(t *testing.T) {
+	c := newCluster(t, "task.restart.backoff.initial.ms=200\ntask.restart.backoff.max.ms=2000")
+	w := c.start("a", 0)
+	topic := c.group + "-in"
+	createTopic(t, c.kafka, topic, 1)
+	dir := filepath.Join(c.dir, "later")
+	name := c.group + "-failing"
+	cfg := fmt.Sprintf(`{"connector.class":"FileStreamSink","tasks.max":"1","topics":%q,"file":%q}`, topic, filepath.Join(dir, "out.txt"))
+	code, body := httpDo("PUT", w.url+"/connectors/"+name+"/config", cfg)
+	require.Equal(t, 201, code, body)
+	var trace string
+	require.Eventually(t, func() bool {
+		cs, ok := status(t, w, name)
+		if !ok || len(cs.Tasks) != 1 {
+			return false
+		}
+		trace = cs.Tasks[0].Trace
+		return cs.Tasks[0].State == "FAILED" && strings.Contains(trace, "automatic restart attempt 3 in 800 ms")
+	}, 30*time.Second, 50*time.Millisecond, "trace: %s", trace)
+	require.Contains(t, trace, "couldn't find or create file")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	require.Eventually(t, func() bool {
+		cs, ok := status(t, w, name)
+		return ok && len(cs.Tasks) == 1 && cs.Tasks[0].State == "RUNNING"
+	}, 30*time.Second, 100*time.Millisecond)
+}
