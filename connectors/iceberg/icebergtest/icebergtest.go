@@ -211,3 +211,40 @@ func StartPostgres(t testing.TB) *Postgres {
 	})
 	return p
 }
+
+// StartRESTCatalog runs Apache Iceberg's RESTCatalogServer (Java, from Maven Central) on a
+// loopback port with its warehouse in dir, and returns its URI; killed at cleanup.
+func StartRESTCatalog(t testing.TB, dir string) string {
+	t.Helper()
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("bash", filepath.Join(RepoRoot(), "scripts", "iceberg-rest-server.sh"), fmt.Sprint(port),
+		filepath.Join(dir, "warehouse"), filepath.Join(dir, "rest-catalog.db"))
+	logf, _ := os.Create(filepath.Join(dir, "rest-server.log"))
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start REST catalog: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	uri := fmt.Sprintf("http://127.0.0.1:%d", port)
+	deadline := time.Now().Add(5 * time.Minute) // the first run downloads the jars
+	for {
+		resp, err := http.Get(uri + "/v1/config")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return uri
+			}
+		}
+		if cmd.ProcessState != nil || time.Now().After(deadline) {
+			b, _ := os.ReadFile(filepath.Join(dir, "rest-server.log"))
+			t.Fatalf("REST catalog did not start: %v\n%s", err, b)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
