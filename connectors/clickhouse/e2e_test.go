@@ -16,6 +16,8 @@ import (
 	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/require"
 
+	"github.com/connectd/connectd/connect"
+	jsonconv "github.com/connectd/connectd/converters/json"
 	"github.com/connectd/connectd/internal/chdb/chdbtest"
 	"github.com/connectd/connectd/internal/chdb/chshim"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
@@ -315,5 +317,102 @@ errors.deadletterqueue.context.headers.enable=true
 		out, err := s.Query("SELECT id, amount, status FROM "+db+".orders ORDER BY id", "TabSeparated")
 		return err == nil && string(out) == "1\t10.5\tnew\n4\t7\tpaid\n"
 	}, 30*time.Second, 100*time.Millisecond)
+	w.kill()
+}
+
+// The seed's customer_current fed through the worker by a Debezium stream in the JsonConverter's
+// schema'd envelope (as Debezium's JSON output), with producer duplicates, re-published old versions and
+// a SIGKILL of the worker half way; SELECT ... FINAL equals the expected current state.
+func TestWorkerDebeziumToCustomerCurrentEndToEnd(t *testing.T) {
+	s, srv := engine(t)
+	addr := kafkatest.Bootstrap(t)
+	db := chdbtest.Database(t)
+	chdbtest.MustExec(t, s, fmt.Sprintf(customerCurrentDDL, db))
+	topic := kafkatest.UniqueName(t, "dbserver1.public.customers")
+	kafkatest.CreateTopic(t, addr, topic, 3, nil)
+
+	events := cdcStream(80, 1500, 21)
+	stream := append([]cdcEvent(nil), events...)
+	for i := 0; i < 300; i += 7 { // re-published old versions and duplicates
+		stream = append(stream, events[i])
+	}
+	conv := jsonconv.New()
+	require.NoError(t, conv.Configure(map[string]string{"schemas.enable": "true"}, false))
+	keyConv := jsonconv.New()
+	require.NoError(t, keyConv.Configure(map[string]string{"schemas.enable": "true"}, true))
+	cfg := kafkatest.NewConfig()
+	cfg.Producer.Return.Successes = true
+	cfg.Producer.Partitioner = sarama.NewManualPartitioner
+	p, err := sarama.NewSyncProducer([]string{addr}, cfg)
+	require.NoError(t, err)
+	var msgs []*sarama.ProducerMessage
+	for _, e := range stream {
+		v, err := conv.FromConnectData(topic, nil, envelopeSchema, e.envelope())
+		require.NoError(t, err)
+		k, err := keyConv.FromConnectData(topic, nil, customerKey, connect.NewStruct(customerKey).MustPut("customer_id", e.id))
+		require.NoError(t, err)
+		msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Partition: int32(e.id % 3), Key: sarama.ByteEncoder(k), Value: sarama.ByteEncoder(v)})
+	}
+	require.NoError(t, p.SendMessages(msgs))
+	require.NoError(t, p.Close())
+
+	dir := t.TempDir()
+	wprops := filepath.Join(dir, "worker.properties")
+	require.NoError(t, os.WriteFile(wprops, []byte(fmt.Sprintf(`bootstrap.servers=%s
+listeners=http://127.0.0.1:0
+key.converter=org.apache.kafka.connect.json.JsonConverter
+value.converter=org.apache.kafka.connect.json.JsonConverter
+offset.flush.interval.ms=300
+`, addr)), 0o644))
+	cprops := filepath.Join(dir, "cdc.properties")
+	require.NoError(t, os.WriteFile(cprops, []byte(fmt.Sprintf(`name=ch-cdc
+connector.class=com.clickhouse.kafka.connect.ClickHouseSinkConnector
+topics=%s
+topic2TableMap=%s=customer_current
+hostname=127.0.0.1
+port=%d
+database=%s
+debeziumCDCEnabled=true
+exactlyOnce=true
+batch.max.rows=50
+consumer.override.max.poll.records=100
+consumer.override.session.timeout.ms=6000
+consumer.override.heartbeat.interval.ms=1000
+`, topic, topic, srv.Port(), db)), 0o644))
+
+	t0 := time.Now()
+	w := startConnectd(t, "standalone", wprops, cprops)
+	var inserts int
+	var mu sync.Mutex
+	killed := make(chan struct{})
+	var once sync.Once
+	srv.SetAfterInsert(func(q chshim.QueryInfo) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if strings.Contains(q.Body, "customer_current") {
+			if inserts++; inserts == 10 {
+				once.Do(func() { w.kill(); close(killed) })
+				return chshim.ErrDropConnection
+			}
+		}
+		return nil
+	})
+	defer srv.SetAfterInsert(nil)
+	select {
+	case <-killed:
+	case <-time.After(120 * time.Second):
+		t.Fatal("kill point never reached")
+	}
+	srv.SetAfterInsert(nil)
+	t.Logf("killed after %v (includes building connectd on first use)", time.Since(t0))
+	w = startConnectd(t, "standalone", wprops, cprops)
+	want := expectedCurrent(events)
+	final := "SELECT customer_id, customer_name, customer_status, source_version, toUnixTimestamp64Milli(event_time) FROM " +
+		db + ".customer_current FINAL ORDER BY customer_id"
+	require.Eventually(t, func() bool {
+		out, err := s.Query(final, "TabSeparated")
+		return err == nil && strings.TrimSpace(string(out)) == want
+	}, 120*time.Second, 200*time.Millisecond, "FINAL state; last:\n%s", query(t, s, final))
+	t.Logf("converged after %v", time.Since(t0))
 	w.kill()
 }
