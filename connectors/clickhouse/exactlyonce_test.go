@@ -241,3 +241,41 @@ func TestExactlyOnceAcrossCrashes(t *testing.T) {
 		})
 	}
 }
+
+// Two tasks owning different partitions write the same table concurrently (sharing the state table);
+// then the partitions move to one task, which replays from offset 0: nothing is written twice.
+func TestExactlyOnceTwoTasksAndReassignment(t *testing.T) {
+	s, _ := engine(t)
+	db := chdbtest.Database(t)
+	chdbtest.MustExec(t, s, "CREATE TABLE "+db+".events (id UInt64, ts DateTime64(3, 'UTC'), payload String) ENGINE = MergeTree PARTITION BY toDate(ts) ORDER BY id")
+	parts := eventRecords(4, 300)
+	p := props(db, "exactlyOnce", "true", "batch.max.rows", "64")
+	ctx := context.Background()
+	a, b := startTask(t, p, nil), startTask(t, p, nil)
+	var wg sync.WaitGroup
+	for i, task := range []*Task{a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, pi := range []int{i, i + 2} {
+				for off := 0; off < 300; off += 50 {
+					if err := task.Put(ctx, parts[pi][off:off+50]); err != nil {
+						t.Errorf("task %d: %v", i, err)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	require.Equal(t, "1200\t1200", query(t, s, "SELECT count(), uniqExact(id) FROM "+db+".events"))
+	// Rebalance: task c gets every partition with no committed offsets and replays everything.
+	c := startTask(t, p, nil)
+	var all []*connect.SinkRecord
+	for _, recs := range parts {
+		all = append(all, recs...)
+	}
+	require.NoError(t, c.Put(ctx, all))
+	require.Equal(t, "1200\t1200", query(t, s, "SELECT count(), uniqExact(id) FROM "+db+".events"))
+	require.Equal(t, "4", query(t, s, "SELECT count() FROM "+db+".connect_state FINAL WHERE state = 'AFTER'"))
+}
