@@ -208,3 +208,34 @@ func TestZombieFencing(t *testing.T) {
 	res := icebergtest.Read(t, tbl.MetadataLocation(), "SELECT count(*), count(DISTINCT off) FROM t", nil)
 	require.Equal(t, "150 150", fmt.Sprint(res.Rows[0][0], " ", res.Rows[0][1]))
 }
+
+// TestCommitBranch: commits go to the configured branch (created on first commit); main is
+// untouched and the offsets live on the branch.
+func TestCommitBranch(t *testing.T) {
+	ctx := context.Background()
+	cat := sqliteCatalog(t)
+	st := &ice.StructType{FieldList: []ice.NestedField{{ID: 1, Name: "off", Type: ice.PrimitiveTypes.Int64, Required: true}}}
+	w := &Writer{Cat: cat, Ident: table.Identifier{"db", "br"}, Opts: TableOptions{AutoCreate: true, CommitBranch: "ingest", OffsetsKey: OffsetsSummaryKey("g")}}
+	tp := TP{"t", 0}
+	for round := int64(0); round < 2; round++ {
+		var recs []Rec
+		for o := round * 10; o < round*10+10; o++ {
+			recs = append(recs, Rec{Op: OpInsert, Row: Row{"off": o}, Schema: st, TP: tp, Offset: o})
+		}
+		_, err := w.Commit(ctx, recs, Offsets{tp: round*10 + 10}, nil)
+		require.NoError(t, err)
+	}
+	tbl, err := cat.LoadTable(ctx, catalog.ToIdentifier("db.br"))
+	require.NoError(t, err)
+	require.Nil(t, tbl.CurrentSnapshot(), "main must stay empty")
+	require.NotNil(t, tbl.SnapshotByName("ingest"))
+	offs, err := CommittedOffsets(tbl, "ingest", OffsetsSummaryKey("g"))
+	require.NoError(t, err)
+	require.Equal(t, int64(20), offs[tp])
+	scan, err := tbl.Scan().UseRef("ingest")
+	require.NoError(t, err)
+	at, err := scan.ToArrowTable(ctx)
+	require.NoError(t, err)
+	defer at.Release()
+	require.Equal(t, int64(20), at.NumRows())
+}
