@@ -21,18 +21,19 @@ import (
 // sinkTask is the JVM's WorkerSinkTask: one consumer in group connect-<name>, and one goroutine that
 // converts, transforms and puts batches, and commits what the task's preCommit allows.
 type sinkTask struct {
-	id        state.TaskID
-	w         *Worker
-	task      connect.SinkTask
-	taskProps map[string]string
-	connProps map[string]string
-	keyConv   connect.Converter
-	valConv   connect.Converter
-	hdrConv   connect.HeaderConverter
-	chain     transformChain
-	errs      *errorHandler
-	taskClass string
-	log       *slog.Logger
+	id                                       state.TaskID
+	w                                        *Worker
+	task                                     connect.SinkTask
+	taskProps                                map[string]string
+	connProps                                map[string]string
+	keyConv                                  connect.Converter
+	valConv                                  connect.Converter
+	hdrConv                                  connect.HeaderConverter
+	keyConvClass, valConvClass, hdrConvClass string
+	chain                                    transformChain
+	errs                                     *errorHandler
+	taskClass                                string
+	log                                      *slog.Logger
 
 	groupID     string
 	topics      []string
@@ -581,7 +582,7 @@ func (st *sinkTask) convert(ctx context.Context, m *sarama.ConsumerMessage) (*co
 	}
 	if len(m.Headers) > 0 {
 		hs := make(connect.Headers, 0, len(m.Headers))
-		skip, err := st.errs.execute(ctx, StageHeaderConverter, st.className(st.hdrConv), m, func() error {
+		skip, err := st.errs.execute(ctx, StageHeaderConverter, st.hdrConvClass, m, func() error {
 			hs = hs[:0]
 			for _, h := range m.Headers {
 				sv, err := st.hdrConv.ToConnectHeader(m.Topic, string(h.Key), h.Value)
@@ -597,7 +598,7 @@ func (st *sinkTask) convert(ctx context.Context, m *sarama.ConsumerMessage) (*co
 		}
 		rec.Headers = hs
 	}
-	skip, err := st.errs.execute(ctx, StageKeyConverter, st.className(st.keyConv), m, func() error {
+	skip, err := st.errs.execute(ctx, StageKeyConverter, st.keyConvClass, m, func() error {
 		sv, err := st.keyConv.ToConnectData(m.Topic, rec.Headers, m.Key)
 		rec.KeySchema, rec.Key = sv.Schema, sv.Value
 		return err
@@ -605,7 +606,7 @@ func (st *sinkTask) convert(ctx context.Context, m *sarama.ConsumerMessage) (*co
 	if skip || err != nil {
 		return nil, skip, err
 	}
-	skip, err = st.errs.execute(ctx, StageValueConverter, st.className(st.valConv), m, func() error {
+	skip, err = st.errs.execute(ctx, StageValueConverter, st.valConvClass, m, func() error {
 		sv, err := st.valConv.ToConnectData(m.Topic, rec.Headers, m.Value)
 		rec.ValueSchema, rec.Value = sv.Schema, sv.Value
 		return err
@@ -630,13 +631,6 @@ func (st *sinkTask) convert(ctx context.Context, m *sarama.ConsumerMessage) (*co
 		rec = out
 	}
 	return rec, false, nil
-}
-
-func (st *sinkTask) className(v any) string {
-	if p, ok := v.(interface{ ClassName() string }); ok {
-		return p.ClassName()
-	}
-	return fmt.Sprintf("%T", v)
 }
 
 // put delivers records; a retriable error keeps the batch for redelivery with backoff, any other fails

@@ -51,6 +51,9 @@ func buildTransformChain(reg *connect.Registry, props map[string]string) (transf
 		if err := t.Configure(connect.WithPrefix(props, prefix)); err != nil {
 			return nil, fmt.Errorf("configuring transformation %s: %w", alias, err)
 		}
+		if p, ok := reg.Lookup(class); ok {
+			class = p.Class
+		}
 		step := transformStep{alias: alias, class: class, t: t}
 		if pa := props[prefix+"predicate"]; pa != "" {
 			p, ok := preds[pa]

@@ -239,13 +239,13 @@ func (w *Worker) newSinkTask(id state.TaskID, connProps, taskProps map[string]st
 	if w.cfg.TopicTracking {
 		st.activeTopics = map[string]bool{}
 	}
-	if st.keyConv, err = w.converter(connProps, "key.converter", true); err != nil {
+	if st.keyConv, st.keyConvClass, err = w.converter(connProps, "key.converter", true); err != nil {
 		return nil, err
 	}
-	if st.valConv, err = w.converter(connProps, "value.converter", false); err != nil {
+	if st.valConv, st.valConvClass, err = w.converter(connProps, "value.converter", false); err != nil {
 		return nil, err
 	}
-	if st.hdrConv, err = w.headerConverter(connProps); err != nil {
+	if st.hdrConv, st.hdrConvClass, err = w.headerConverter(connProps); err != nil {
 		return nil, err
 	}
 	if st.chain, err = buildTransformChain(w.reg, connProps); err != nil {
@@ -280,25 +280,33 @@ func firstNonEmpty(a ...string) string {
 }
 
 // converter instantiates the connector's converter if it names one, else the worker's (JVM precedence).
-func (w *Worker) converter(connProps map[string]string, key string, isKey bool) (connect.Converter, error) {
+func (w *Worker) converter(connProps map[string]string, key string, isKey bool) (connect.Converter, string, error) {
 	class, props := connProps[key], connect.WithPrefix(connProps, key+".")
 	if class == "" {
 		class, props = w.cfg.Props[key], connect.WithPrefix(w.cfg.Props, key+".")
 	}
 	if class == "" {
-		return nil, &connect.ConfigError{Message: fmt.Sprintf("Missing required configuration \"%s\" which has no default value.", key)}
+		return nil, "", &connect.ConfigError{Message: fmt.Sprintf("Missing required configuration \"%s\" which has no default value.", key)}
 	}
 	c, err := w.reg.NewConverter(class)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if err := c.Configure(props, isKey); err != nil {
-		return nil, fmt.Errorf("configuring %s %s: %w", key, class, err)
+		return nil, "", fmt.Errorf("configuring %s %s: %w", key, class, err)
 	}
-	return c, nil
+	return c, w.className(class), nil
 }
 
-func (w *Worker) headerConverter(connProps map[string]string) (connect.HeaderConverter, error) {
+// className is the full class name of a plugin named by class or alias (for error context).
+func (w *Worker) className(name string) string {
+	if p, ok := w.reg.Lookup(name); ok {
+		return p.Class
+	}
+	return name
+}
+
+func (w *Worker) headerConverter(connProps map[string]string) (connect.HeaderConverter, string, error) {
 	class, props := connProps["header.converter"], connect.WithPrefix(connProps, "header.converter.")
 	if class == "" {
 		class, props = w.cfg.Props["header.converter"], connect.WithPrefix(w.cfg.Props, "header.converter.")
@@ -308,12 +316,12 @@ func (w *Worker) headerConverter(connProps map[string]string) (connect.HeaderCon
 	}
 	c, err := w.reg.NewHeaderConverter(class)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if err := c.Configure(props); err != nil {
-		return nil, fmt.Errorf("configuring header.converter %s: %w", class, err)
+		return nil, "", fmt.Errorf("configuring header.converter %s: %w", class, err)
 	}
-	return c, nil
+	return c, w.className(class), nil
 }
 
 // StopTasks stops tasks concurrently with one graceful deadline for all (task.shutdown.graceful.timeout.ms);

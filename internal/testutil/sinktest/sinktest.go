@@ -43,6 +43,7 @@ type Sink struct {
 	retriableCalls int
 	putCalls       int
 	rejectValue    string
+	rejectIf       func(string) bool
 }
 
 var (
@@ -80,6 +81,9 @@ func (s *Sink) FailRetriable(n int) { s.mu.Lock(); s.retriableLeft = n; s.mu.Unl
 
 // RetriableCalls counts puts that failed retriably.
 func (s *Sink) RetriableCalls() int { s.mu.Lock(); defer s.mu.Unlock(); return s.retriableCalls }
+
+// RejectIf makes put report records whose value matches through the ErrantRecordReporter (nil clears).
+func (s *Sink) RejectIf(f func(string) bool) { s.mu.Lock(); s.rejectIf = f; s.mu.Unlock() }
 
 // RejectValue makes put report records with this value through the ErrantRecordReporter.
 func (s *Sink) RejectValue(v string) { s.mu.Lock(); s.rejectValue = v; s.mu.Unlock() }
@@ -138,11 +142,11 @@ func (t *Task) Put(ctx context.Context, recs []*connect.SinkRecord) error {
 		s.mu.Unlock()
 		return connect.Retriablef("simulated retriable failure")
 	}
-	reject := s.rejectValue
+	reject, rejectIf := s.rejectValue, s.rejectIf
 	s.mu.Unlock()
 	for _, r := range recs {
 		v := fmt.Sprint(r.Value)
-		if reject != "" && v == reject {
+		if (reject != "" && v == reject) || (rejectIf != nil && rejectIf(v)) {
 			rep := t.Ctx.ErrantRecordReporter()
 			if rep == nil {
 				return fmt.Errorf("cannot write record with value %q", v)
