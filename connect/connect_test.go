@@ -122,3 +122,21 @@ func TestRegistryAliases(t *testing.T) {
 	_, err := r.NewConverter("Bar")
 	require.EqualError(t, err, "Failed to find any class that implements Converter and which name matches Bar")
 }
+
+type headerCapable struct{ dummyConverter }
+
+func (headerCapable) ToConnectHeader(string, string, []byte) (SchemaAndValue, error) {
+	return SchemaAndValue{Schema: StringSchema, Value: "h"}, nil
+}
+func (headerCapable) FromConnectHeader(string, string, *Schema, any) ([]byte, error) { return nil, nil }
+
+func TestConverterServesAsHeaderConverter(t *testing.T) {
+	r := NewRegistry()
+	r.Register(Plugin{Class: "org.example.ByteArrayConverter", Type: PluginConverter, New: func() any { return headerCapable{} }})
+	hc, err := r.NewHeaderConverter("ByteArrayConverter")
+	require.NoError(t, err)
+	require.NoError(t, hc.Configure(nil))
+	sv, err := hc.ToConnectHeader("t", "k", nil)
+	require.NoError(t, err)
+	assert.Equal(t, "h", sv.Value)
+}

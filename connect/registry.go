@@ -160,9 +160,13 @@ func (r *Registry) NewHeaderConverter(class string) (HeaderConverter, error) {
 		case HeaderConverter:
 			return v, nil
 		case interface{ AsHeaderConverter() HeaderConverter }:
-			// A converter that is also a header converter (JsonConverter, StringConverter) exposes the
-			// header role separately, since the two Configure signatures differ.
+			// A converter that is also a header converter (JsonConverter) exposes the header role
+			// separately, since the two Configure signatures differ.
 			return v.AsHeaderConverter(), nil
+		case converterWithHeaders:
+			// Converters with header methods (StringConverter, ByteArrayConverter) serve as header
+			// converters as in the JVM; Configure(map) becomes Configure(map, false).
+			return converterAsHeader{v}, nil
 		}
 	}
 	return nil, &PluginNotFoundError{Name: class, Kind: "HeaderConverter"}
@@ -194,4 +198,16 @@ type PluginNotFoundError struct {
 
 func (e *PluginNotFoundError) Error() string {
 	return fmt.Sprintf("Failed to find any class that implements %s and which name matches %s", e.Kind, e.Name)
+}
+
+type converterWithHeaders interface {
+	Converter
+	ToConnectHeader(topic, headerKey string, value []byte) (SchemaAndValue, error)
+	FromConnectHeader(topic, headerKey string, schema *Schema, value any) ([]byte, error)
+}
+
+type converterAsHeader struct{ converterWithHeaders }
+
+func (c converterAsHeader) Configure(configs map[string]string) error {
+	return c.converterWithHeaders.Configure(configs, false)
 }
