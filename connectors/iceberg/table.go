@@ -398,7 +398,7 @@ func (w *Writer) Commit(ctx context.Context, recs []Rec, offsets Offsets, props 
 	if err != nil {
 		return st, err
 	}
-	live := recs[:0:0]
+	live := make([]Rec, 0, len(recs))
 	for _, r := range recs {
 		if off, ok := committed[r.TP]; ok && r.Offset < off {
 			st.Skipped++
@@ -451,6 +451,7 @@ func (w *Writer) Commit(ctx context.Context, recs []Rec, offsets Offsets, props 
 			return st, err
 		}
 	} else {
+		dataRows = make([]Row, 0, len(live))
 		for _, r := range live {
 			if r.Op == OpDelete {
 				continue // append mode: deletes have no row to append (tombstones)

@@ -31,8 +31,9 @@ func buildRecord(sc *arrow.Schema, rows []Row) (arrow.RecordBatch, error) {
 	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
 	defer b.Release()
 	b.Reserve(len(rows))
+	fields := sc.Fields() // copies: keep it out of the row loop
 	for _, r := range rows {
-		for i, f := range sc.Fields() {
+		for i, f := range fields {
 			v, ok := lookupField(r, f.Name)
 			if !ok {
 				v = nil
@@ -151,7 +152,8 @@ func appendValue(bld array.Builder, dt arrow.DataType, v any) error {
 		}
 		st := dt.(*arrow.StructType)
 		b.Append(true)
-		for i, f := range st.Fields() {
+		for i := 0; i < st.NumFields(); i++ {
+			f := st.Field(i)
 			if err := appendValue(b.FieldBuilder(i), f.Type, m[f.Name]); err != nil {
 				return fmt.Errorf("%s: %w", f.Name, err)
 			}
