@@ -36,9 +36,12 @@ fuzz:
 	$(GO) test ./converters/json -run '^$$' -fuzz FuzzJSONToConnect -fuzztime $(FUZZTIME)
 	$(GO) test ./converters/avro -run '^$$' -fuzz FuzzAvroToConnect -fuzztime $(FUZZTIME)
 
-## test: all tests against one real Kafka broker (started and stopped around the run)
+## test: all tests against one real Kafka broker (started and stopped around the run), then a bounded
+## fuzz run of each decoder (CI_FUZZTIME each)
+CI_FUZZTIME ?= 15s
 test:
 	$(WITH_KAFKA) $(GO) test $(TESTFLAGS) $(PKGS)
+	$(MAKE) fuzz FUZZTIME=$(CI_FUZZTIME)
 
 ## test-race: as test, with the race detector
 test-race:
