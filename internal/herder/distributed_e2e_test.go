@@ -30,9 +30,9 @@ import (
 )
 
 // kafkaBootstrap is the shared test broker (TestMain is standalone_test.go's kafkatest.Main).
-func kafkaBootstrap(t *testing.T) string { return kafkatest.Bootstrap(t) }
+func kafkaBootstrap(t testing.TB) string { return kafkatest.Bootstrap(t) }
 
-func repoRoot(t *testing.T) string {
+func repoRoot(t testing.TB) string {
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
@@ -45,7 +45,7 @@ var (
 
 // connectdBinary builds cmd/connectd once. An overlay adds the built-in converters in case cmd/connectd's
 // plugin list does not import them yet (a duplicate blank import is harmless).
-func connectdBinary(t *testing.T) string {
+func connectdBinary(t testing.TB) string {
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "connectd-dist")
 		if err != nil {
@@ -76,7 +76,7 @@ func connectdBinary(t *testing.T) string {
 	return binary
 }
 
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer l.Close()
@@ -84,7 +84,7 @@ func freePort(t *testing.T) int {
 }
 
 type cluster struct {
-	t       *testing.T
+	t       testing.TB
 	kafka   string
 	group   string
 	dir     string
@@ -109,7 +109,7 @@ type syncBuf struct {
 func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
 func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
-func newCluster(t *testing.T, extra string) *cluster {
+func newCluster(t testing.TB, extra string) *cluster {
 	g := fmt.Sprintf("dist-%d", time.Now().UnixNano())
 	return &cluster{t: t, kafka: kafkaBootstrap(t), group: g, dir: t.TempDir(), extra: extra}
 }
@@ -212,7 +212,7 @@ type connStatus struct {
 	Tasks []taskStatus `json:"tasks"`
 }
 
-func status(t *testing.T, w *dworker, name string) (connStatus, bool) {
+func status(t testing.TB, w *dworker, name string) (connStatus, bool) {
 	code, body := httpDo("GET", w.url+"/connectors/"+name+"/status", "")
 	var cs connStatus
 	if code != 200 || json.Unmarshal([]byte(body), &cs) != nil {
@@ -222,7 +222,7 @@ func status(t *testing.T, w *dworker, name string) (connStatus, bool) {
 }
 
 // owners maps task id -> worker id when all n tasks are RUNNING on live workers.
-func owners(t *testing.T, w *dworker, name string, n int, live map[string]bool) (map[int]string, bool) {
+func owners(t testing.TB, w *dworker, name string, n int, live map[string]bool) (map[int]string, bool) {
 	cs, ok := status(t, w, name)
 	if !ok || len(cs.Tasks) != n {
 		return nil, false
@@ -247,7 +247,7 @@ func (c *cluster) live() map[string]bool {
 	return out
 }
 
-func createTopic(t *testing.T, addr, topic string, parts int32) {
+func createTopic(t testing.TB, addr, topic string, parts int32) {
 	c := sarama.NewConfig()
 	c.Version = sarama.V3_6_0_0
 	a, err := sarama.NewClusterAdmin([]string{addr}, c)
@@ -257,7 +257,7 @@ func createTopic(t *testing.T, addr, topic string, parts int32) {
 }
 
 // producer writes "<prefix><n>" records round-robin over partitions until stopped; it returns how many it wrote.
-func producer(t *testing.T, addr, topic, prefix string) (stop func() int) {
+func producer(t testing.TB, addr, topic, prefix string) (stop func() int) {
 	c := sarama.NewConfig()
 	c.Version = sarama.V3_6_0_0
 	c.Producer.Return.Successes = true
@@ -295,7 +295,7 @@ func producer(t *testing.T, addr, topic, prefix string) (stop func() int) {
 	}
 }
 
-func fileValues(t *testing.T, path string) map[string]int {
+func fileValues(t testing.TB, path string) map[string]int {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil
@@ -310,7 +310,7 @@ func fileValues(t *testing.T, path string) map[string]int {
 }
 
 // statusHistory reads every status-task record of a connector from the status topic, in order per key.
-func statusHistory(t *testing.T, addr, topic, connector string) map[string][]string {
+func statusHistory(t testing.TB, addr, topic, connector string) map[string][]string {
 	c := sarama.NewConfig()
 	c.Version = sarama.V3_6_0_0
 	cl, err := sarama.NewClient([]string{addr}, c)
@@ -614,7 +614,7 @@ func TestDistributedRestartAll(t *testing.T) {
 }
 
 // jvmClasspath returns the classpath of a JVM Connect worker from Maven Central (testdata/distributed/jvm.sh).
-func jvmClasspath(t *testing.T) string {
+func jvmClasspath(t testing.TB) string {
 	if _, err := exec.LookPath("java"); err != nil {
 		t.Fatalf("java is required for the JVM takeover test: %v", err)
 	}
