@@ -123,3 +123,31 @@ func TestMembersOnBroker(t *testing.T) {
 	rs = append(rs[:2], start(4, "sessioned"))
 	spread(rs, []int{2, 2, 2})
 }
+
+// TestEagerMembers: with connect.protocol=eager every rebalance revokes everything and the leader hands out
+// the full assignment round-robin.
+func TestEagerMembers(t *testing.T) {
+	addr := bootstrap(t)
+	group := fmt.Sprintf("connect-eager-test-%d", time.Now().UnixNano())
+	snap := ConfigSnapshot{Offset: 1, TaskCounts: map[string]int{"a": 2, "b": 2}}
+	var hs []*fakeHandler
+	for i := 0; i < 2; i++ {
+		h := &fakeHandler{url: fmt.Sprintf("http://e%d/", i), snap: snap}
+		m, err := NewMember(newClient(t, addr), Config{GroupID: group, SessionTimeout: 6 * time.Second,
+			HeartbeatInterval: 500 * time.Millisecond, RebalanceTimeout: 20 * time.Second, Protocol: "eager"}, h)
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { _ = m.Run(ctx); close(done) }()
+		t.Cleanup(func() { cancel(); <-done })
+		hs = append(hs, h)
+		if i == 0 {
+			require.Eventually(t, func() bool { return len(h.tasks()) == 4 }, 30*time.Second, 50*time.Millisecond)
+		}
+	}
+	require.Eventually(t, func() bool { return len(hs[0].tasks()) == 2 && len(hs[1].tasks()) == 2 }, 30*time.Second, 50*time.Millisecond)
+	hs[0].mu.Lock()
+	defer hs[0].mu.Unlock()
+	require.NotEmpty(t, hs[0].revoked, "eager members give everything back before rejoining")
+	require.Len(t, hs[0].revoked[0].Tasks, 4)
+}

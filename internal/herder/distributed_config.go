@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/internal/group"
 	"github.com/connectd/connectd/internal/store"
 )
 
@@ -86,6 +87,9 @@ func ParseDistributedConfig(props map[string]string) (*DistributedConfig, error)
 	c := &DistributedConfig{GroupID: props["group.id"], Protocol: props["connect.protocol"]}
 	if c.Protocol == "" {
 		c.Protocol = "sessioned"
+	}
+	if _, err := group.ProtocolsFor(c.Protocol); err != nil {
+		return nil, fmt.Errorf("Invalid value %s for configuration connect.protocol: String must be one of: eager, compatible, sessioned", c.Protocol)
 	}
 	ms := func(key string, def int64, dst *time.Duration) error {
 		n, err := propInt(props, key, def)
