@@ -412,3 +412,114 @@ iceberg.control.commit.retry-backoff-ms=1000
 	require.Equal(t, []string{fmt.Sprintf("%d|%d", total, total)},
 		duckRows(t, ht.MetadataLocation(), "SELECT count(*), count(DISTINCT (kafka_partition, kafka_offset)) FROM t"))
 }
+
+// TestE2ESchemaChangeAndRouting: through the connectd binary on the real broker, JSON records
+// with Connect schemas are routed by a field with per-table regexes into two auto-created
+// tables; mid-stream the schema gains an optional field and widens an int to a long. The
+// tables evolve, earlier rows read the new column as null, each record lands in the right table.
+func TestE2ESchemaChangeAndRouting(t *testing.T) {
+	if testing.Short() {
+		t.Skip("e2e")
+	}
+	addr := kafkatest.Bootstrap(t)
+	topic := kafkatest.UniqueName(t, "ice-evolve")
+	kafkatest.CreateTopic(t, addr, topic, 1, nil)
+	dir := t.TempDir()
+	name := "ice-evolve"
+	port := freeTCPPort(t)
+	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	wprops := filepath.Join(dir, "worker.properties")
+	require.NoError(t, os.WriteFile(wprops, []byte(fmt.Sprintf(`bootstrap.servers=%s
+listeners=%s
+key.converter=org.apache.kafka.connect.storage.StringConverter
+value.converter=org.apache.kafka.connect.json.JsonConverter
+value.converter.schemas.enable=true
+offset.flush.interval.ms=200
+`, addr, url)), 0o644))
+	catDB := filepath.Join(dir, "catalog.db")
+	wh := filepath.Join(dir, "warehouse")
+	cprops := filepath.Join(dir, "iceberg.properties")
+	require.NoError(t, os.WriteFile(cprops, []byte(fmt.Sprintf(`name=%s
+connector.class=org.apache.iceberg.connect.IcebergSinkConnector
+tasks.max=1
+topics=%s
+iceberg.tables=db.orders,db.refunds
+iceberg.tables.route-field=kind
+iceberg.table.db.orders.route-regex=order(ed)?
+iceberg.table.db.refunds.route-regex=refund
+iceberg.table.db.orders.partition-by=bucket(id,4)
+iceberg.tables.auto-create-enabled=true
+iceberg.tables.evolve-schema-enabled=true
+iceberg.catalog.type=sql
+iceberg.catalog.uri=jdbc:sqlite:%s
+iceberg.catalog.warehouse=%s
+iceberg.control.commit.interval-ms=300
+`, name, topic, catDB, wh)), 0o644))
+	field := func(name, typ string, optional bool) map[string]any {
+		return map[string]any{"field": name, "type": typ, "optional": optional}
+	}
+	v1 := map[string]any{"type": "struct", "name": "Order", "fields": []any{field("id", "int64", false), field("kind", "string", false), field("qty", "int32", false)}}
+	v2 := map[string]any{"type": "struct", "name": "Order", "fields": []any{field("id", "int64", false), field("kind", "string", false),
+		field("qty", "int64", false), field("email", "string", true)}}
+	kinds := []string{"order", "ordered", "refund", "other"}
+	var msgs []*sarama.ProducerMessage
+	want := map[string]int{}
+	for i := 0; i < 400; i++ {
+		kind := kinds[i%len(kinds)]
+		var env map[string]any
+		if i < 200 {
+			env = map[string]any{"schema": v1, "payload": map[string]any{"id": i, "kind": kind, "qty": i}}
+		} else {
+			env = map[string]any{"schema": v2, "payload": map[string]any{"id": i, "kind": kind, "qty": int64(1)<<40 + int64(i), "email": fmt.Sprintf("u%d@x", i)}}
+		}
+		b, _ := json.Marshal(env)
+		msgs = append(msgs, &sarama.ProducerMessage{Value: sarama.ByteEncoder(b)})
+		switch kind {
+		case "order", "ordered":
+			want["db.orders"]++
+		case "refund":
+			want["db.refunds"]++
+		}
+	}
+	kafkatest.Produce(t, addr, topic, msgs[:200]...)
+	w := startConnectd(t, "standalone", wprops, cprops)
+	waitHealthy(t, url)
+	props := map[string]string{"name": name, KeyTables: "x.y", "iceberg.catalog.type": "sql", "iceberg.catalog.uri": "jdbc:sqlite:" + catDB, "iceberg.catalog.warehouse": wh}
+	scfg, err := ParseConfig(props)
+	require.NoError(t, err)
+	cat, err := OpenCatalog(context.Background(), scfg.CatalogName, scfg.CatalogProps)
+	require.NoError(t, err)
+	offsetOf := func(tbl string) int64 {
+		tb, err := cat.LoadTable(context.Background(), catalog.ToIdentifier(tbl))
+		if err != nil {
+			return -1
+		}
+		o, _ := CommittedOffsets(tb, "", OffsetsSummaryKey("connect-"+name))
+		return o[TP{topic, 0}]
+	}
+	require.Eventually(t, func() bool { return offsetOf("db.orders") >= 199 && offsetOf("db.refunds") >= 199 }, 60*time.Second, 100*time.Millisecond)
+	kafkatest.Produce(t, addr, topic, msgs[200:]...)
+	require.Eventually(t, func() bool { return offsetOf("db.orders") >= 399 && offsetOf("db.refunds") >= 399 }, 60*time.Second, 100*time.Millisecond)
+	require.NoError(t, w.cmd.Process.Signal(syscall.SIGTERM))
+	_ = w.cmd.Wait()
+
+	for tbl, n := range want {
+		tb, err := cat.LoadTable(context.Background(), catalog.ToIdentifier(tbl))
+		require.NoError(t, err)
+		qty, _ := tb.Schema().FindFieldByName("qty")
+		require.Equal(t, "long", qty.Type.String(), tbl)
+		email, ok := tb.Schema().FindFieldByName("email")
+		require.True(t, ok, tbl)
+		require.False(t, email.Required)
+		got := duckRows(t, tb.MetadataLocation(), "SELECT count(*), count(email), min(CASE WHEN id < 200 THEN (email IS NULL)::INT END), max(qty) > 1099511627776 FROM t")
+		require.Equal(t, []string{fmt.Sprintf("%d|%d|1|true", n, n/2)}, got, tbl)
+		kinds := duckRows(t, tb.MetadataLocation(), "SELECT DISTINCT kind FROM t")
+		if tbl == "db.orders" {
+			require.Equal(t, []string{"order", "ordered"}, kinds)
+		} else {
+			require.Equal(t, []string{"refund"}, kinds)
+		}
+	}
+	_, err = cat.LoadTable(context.Background(), catalog.ToIdentifier("db.other"))
+	require.Error(t, err)
+}
