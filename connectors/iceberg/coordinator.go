@@ -300,10 +300,14 @@ func (c *coordinator) commitRound(ctx context.Context, tasks []*Task) (ok bool) 
 		st, err := w.Commit(cctx, recs, offsets, props)
 		cancel()
 		if err != nil {
-			if errors.Is(err, catalog.ErrNoSuchTable) && !c.cfg.AutoCreate {
-				// Apache semantics: records for a missing table are skipped (dynamic routing)
-				c.log.Warn("table does not exist and auto-create is off; records skipped", "table", name, "records", len(recs))
+			if errors.Is(err, catalog.ErrNoSuchTable) && (c.cfg.DynamicEnabled || c.cfg.AutoCreate) {
+				// Apache semantics: with dynamic routing, records for a missing table are skipped
+				// (with auto-create this happens only for a round of key-only deletes)
+				c.log.Warn("table does not exist; records skipped", "table", name, "records", len(recs))
 				continue
+			}
+			if errors.Is(err, catalog.ErrNoSuchTable) {
+				err = &dataErr{err} // a configured static table must exist: fail the task
 			}
 			w.Tbl = nil // reload on retry
 			if isFatal(err) {

@@ -471,3 +471,13 @@ func TestRESTCatalog(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(len(events)), offs[TP{"cdc", 0}])
 }
+
+func TestMissingStaticTableFailsTask(t *testing.T) {
+	props, _ := sinkProps(t, map[string]string{KeyTables: "db.nope", KeyAutoCreateEnabled: "false"})
+	task, _ := startTask(t, props)
+	require.NoError(t, task.Put(context.Background(), []*connect.SinkRecord{jsonRecord("t", 0, map[string]any{"a": int64(1)})}))
+	require.False(t, task.coord.CommitNow(context.Background()))
+	err := task.Put(context.Background(), []*connect.SinkRecord{jsonRecord("t", 1, map[string]any{"a": int64(2)})})
+	require.ErrorContains(t, err, "db.nope")
+	require.NoError(t, task.Stop())
+}
