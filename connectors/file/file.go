@@ -74,6 +74,10 @@ func (t *Task) Put(_ context.Context, records []*connect.SinkRecord) error {
 		t.w.WriteString(JavaString(r.Value))
 		t.w.WriteByte('\n')
 	}
+	// Like the JVM's PrintStream, what was put is in the file when put returns (one write per batch here).
+	if err := t.w.Flush(); err != nil {
+		return connect.Retriable(fmt.Errorf("writing %s: %w", t.filename, err))
+	}
 	return nil
 }
 

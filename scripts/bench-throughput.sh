@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Kafka → FileStreamSink throughput, connectd vs the JVM Connect worker, side by side on the same topic.
+# For each worker: a fresh connector (own consumer group) reads N records from the beginning; we time from the
+# POST until the file has N lines and take the CPU-seconds the worker process tree used in that window and its
+# peak RSS. Needs KAFKA_BOOTSTRAP (run through scripts/with-kafka.sh). JVM jars: ~/.cache/connectd/connect-jvm-*/libs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+: "${KAFKA_BOOTSTRAP:?run through scripts/with-kafka.sh}"
+N="${N:-1000000}"; SIZE="${SIZE:-100}"
+tmp="$(mktemp -d)"; mkdir -p "$tmp/plugins"
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
+go build -o "$tmp/connectd" ./cmd/connectd
+topic="bench-$RANDOM$RANDOM"
+go run ./internal/benchtools/produce -bootstrap "$KAFKA_BOOTSTRAP" -topic "$topic" -n "$N" -size "$SIZE" -partitions 3
+
+port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+cpu_ticks() { # utime+stime of a process and its children (threads included)
+  local t=0
+  for p in "$1" $(pgrep -P "$1" || true); do
+    [[ -r /proc/$p/stat ]] && t=$((t + $(awk '{print $14+$15}' "/proc/$p/stat")))
+  done
+  echo "$t"
+}
+hwm_kib() { local m=0; for p in "$1" $(pgrep -P "$1" || true); do v=$(awk '/VmHWM/ {print $2}' "/proc/$p/status" 2>/dev/null || echo 0); m=$((m + v)); done; echo "$m"; }
+hz=$(getconf CLK_TCK)
+
+run() { # name cmd...
+  local name="$1"; shift
+  local p; p="$(port)"
+  cat > "$tmp/worker.properties" <<PROPS
+bootstrap.servers=$KAFKA_BOOTSTRAP
+listeners=http://127.0.0.1:$p
+key.converter=org.apache.kafka.connect.converters.ByteArrayConverter
+value.converter=org.apache.kafka.connect.storage.StringConverter
+offset.storage.file.filename=$tmp/offsets
+offset.flush.interval.ms=10000
+plugin.path=$tmp/plugins
+PROPS
+  "$@" "$tmp/worker.properties" > "$tmp/$name.log" 2>&1 &
+  local pid=$!
+  until curl -fs "http://127.0.0.1:$p/connectors" > /dev/null 2>&1; do sleep 0.05; kill -0 $pid || { tail "$tmp/$name.log"; exit 1; }; done
+  local out="$tmp/$name.out"
+  local c0; c0=$(cpu_ticks $pid); local t0; t0=$(date +%s%N)
+  curl -fs -X POST -H 'Content-Type: application/json' "http://127.0.0.1:$p/connectors" -d "{\"name\":\"bench-$name\",\"config\":{\"connector.class\":\"org.apache.kafka.connect.file.FileStreamSinkConnector\",\"tasks.max\":\"1\",\"topics\":\"$topic\",\"file\":\"$out\"}}" > /dev/null
+  until [[ -f "$out" ]] && [[ $(wc -l < "$out") -ge $N ]]; do sleep 0.2; done
+  local t1; t1=$(date +%s%N); local c1; c1=$(cpu_ticks $pid); local hwm; hwm=$(hwm_kib $pid)
+  kill $pid; wait $pid 2>/dev/null || true
+  local secs; secs=$(python3 -c "print(($t1-$t0)/1e9)")
+  local cpu; cpu=$(python3 -c "print(($c1-$c0)/$hz)")
+  python3 -c "n=$N; s=$secs; c=$cpu; print(f'%-34s %9.0f records/s   %6.2f CPU-s per million   peak RSS %5d MiB' % ('$name', n/s, c*1e6/n, $hwm//1024))"
+}
+
+echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB; N=$N records of $SIZE bytes, 3 partitions, FileStreamSink"
+run connectd "$tmp/connectd" standalone
+jvm="$(ls -d "$HOME"/.cache/connectd/connect-jvm-*/libs 2>/dev/null | tail -1 || true)"
+if [[ -n "$jvm" ]]; then
+  run "jvm-connect-$(basename "$(dirname "$jvm")" | sed 's/connect-jvm-//')" java -Xms256m -Xmx2g -cp "$jvm/*" org.apache.kafka.connect.cli.ConnectStandalone
+else
+  echo "JVM Connect jars not cached: skipped"
+fi
