@@ -295,6 +295,11 @@ func (c *SinkConfig) TableOptions(name string) TableOptions {
 	if o.VersionColumn == "" {
 		o.VersionColumn = c.VersionColumn
 	}
+	if o.TargetFileSize == 0 {
+		if v, err := strconv.ParseInt(c.WriteProps["write.target-file-size-bytes"], 10, 64); err == nil {
+			o.TargetFileSize = v
+		}
+	}
 	if pt.RawCDC {
 		o.IDColumns, o.VersionColumn, o.UpsertMode = nil, "", false
 		if len(pt.PartitionBy) == 0 {

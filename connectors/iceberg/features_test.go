@@ -481,3 +481,58 @@ func TestMissingStaticTableFailsTask(t *testing.T) {
 	require.ErrorContains(t, err, "db.nope")
 	require.NoError(t, task.Stop())
 }
+
+// TestTypeMapping: Connect logical types and Debezium's time/decimal types map to the right
+// Iceberg types and values (read back by DuckDB).
+func TestTypeMapping(t *testing.T) {
+	named := func(b *connect.SchemaBuilder, name string) *connect.Schema { return b.Name(name).Optional().MustBuild() }
+	sc := connect.StructBuilder().Name("types").
+		Field("id", connect.Int64Builder().MustBuild()).
+		Field("dec", connect.DecimalBuilder(2).Optional().MustBuild()).
+		Field("d", connect.DateBuilder().Optional().MustBuild()).
+		Field("tm", connect.TimeBuilder().Optional().MustBuild()).
+		Field("ts", connect.TimestampBuilder().Optional().MustBuild()).
+		Field("dbz_date", named(connect.Int32Builder(), "io.debezium.time.Date")).
+		Field("dbz_micro_ts", named(connect.Int64Builder(), "io.debezium.time.MicroTimestamp")).
+		Field("dbz_ts", named(connect.Int64Builder(), "io.debezium.time.Timestamp")).
+		Field("dbz_nano_ts", named(connect.Int64Builder(), "io.debezium.time.NanoTimestamp")).
+		Field("dbz_zoned", named(connect.StringBuilder(), "io.debezium.time.ZonedTimestamp")).
+		Field("dbz_micro_time", named(connect.Int64Builder(), "io.debezium.time.MicroTime")).
+		Field("small", connect.Int16Builder().Optional().MustBuild()).
+		Field("f", connect.Float32Builder().Optional().MustBuild()).
+		Field("b", connect.BoolBuilder().Optional().MustBuild()).
+		Field("bytes", connect.BytesBuilder().Optional().MustBuild()).
+		Field("tags", connect.ArrayBuilder(connect.StringBuilder().MustBuild()).Optional().MustBuild()).
+		Field("attrs", connect.MapBuilder(connect.StringBuilder().MustBuild(), connect.Int32Builder().MustBuild()).Optional().MustBuild()).
+		MustBuild()
+	ts := time.Date(2026, 5, 17, 10, 11, 12, 345678000, time.UTC)
+	s := connect.NewStruct(sc)
+	vals := []any{int64(1), connect.NewDecimal(12345, 2), time.Date(2026, 5, 17, 0, 0, 0, 0, time.UTC),
+		time.Date(1970, 1, 1, 10, 11, 12, 0, time.UTC), ts.Truncate(time.Millisecond),
+		int32(20590), ts.UnixMicro(), ts.UnixMilli(), ts.UnixNano(), "2026-05-17T10:11:12.345678Z", int64(36672345678),
+		int16(7), float32(1.5), true, []byte{1, 2}, []any{"x", "y"}, map[any]any{"k": int32(3)}}
+	for i, v := range vals {
+		s.PutIndex(i, v)
+	}
+	props, _ := sinkProps(t, map[string]string{KeyTables: "db.types"})
+	task, _ := startTask(t, props)
+	require.NoError(t, task.Put(context.Background(), []*connect.SinkRecord{{Topic: "t", ValueSchema: sc, Value: s, OriginalTopic: "t"}}))
+	require.True(t, task.coord.CommitNow(context.Background()), task.coord.Stats.LastError)
+	require.NoError(t, task.Stop())
+	cat, meta := loadTable(t, props, "db.types")
+	tbl, err := cat.LoadTable(context.Background(), catalog.ToIdentifier("db.types"))
+	require.NoError(t, err)
+	types := map[string]string{}
+	for _, f := range tbl.Schema().Fields() {
+		types[f.Name] = f.Type.String()
+	}
+	require.Equal(t, map[string]string{"id": "long", "dec": "decimal(38, 2)", "d": "date", "tm": "time", "ts": "timestamptz",
+		"dbz_date": "date", "dbz_micro_ts": "timestamptz", "dbz_ts": "timestamptz", "dbz_nano_ts": "timestamptz", "dbz_zoned": "timestamptz",
+		"dbz_micro_time": "time", "small": "int", "f": "float", "b": "boolean", "bytes": "binary", "tags": "list<string>",
+		"attrs": "map<string, int>"}, types)
+	got := duckRows(t, meta, `SELECT dec::VARCHAR, d::VARCHAR, tm::VARCHAR, epoch_us(ts), dbz_date::VARCHAR, epoch_us(dbz_micro_ts),
+		epoch_us(dbz_ts), epoch_us(dbz_nano_ts), epoch_us(dbz_zoned), dbz_micro_time::VARCHAR, small, f, b, tags[2], attrs['k'] FROM t`)
+	us := ts.UnixMicro()
+	ms := ts.Truncate(time.Millisecond).UnixMicro()
+	require.Equal(t, []string{fmt.Sprintf("123.45|2026-05-17|10:11:12|%d|2026-05-17|%d|%d|%d|%d|10:11:12.345678|7|1.5|true|y|3", ms, us, ms, us, us)}, got)
+}
