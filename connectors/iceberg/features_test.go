@@ -485,7 +485,9 @@ func TestMissingStaticTableFailsTask(t *testing.T) {
 // TestTypeMapping: Connect logical types and Debezium's time/decimal types map to the right
 // Iceberg types and values (read back by DuckDB).
 func TestTypeMapping(t *testing.T) {
-	named := func(b *connect.SchemaBuilder, name string) *connect.Schema { return b.Name(name).Optional().MustBuild() }
+	named := func(b *connect.SchemaBuilder, name string) *connect.Schema {
+		return b.Name(name).Optional().MustBuild()
+	}
 	sc := connect.StructBuilder().Name("types").
 		Field("id", connect.Int64Builder().MustBuild()).
 		Field("dec", connect.DecimalBuilder(2).Optional().MustBuild()).
