@@ -660,9 +660,14 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 		order = append(order, k)
 	}
 
-	lookup := vc != "" || w.partitionMayMove(ids)
+	// the committed row's version is only known when the version column is a table column
+	vcInTable := false
+	if vc != "" {
+		_, vcInTable = w.Tbl.Schema().FindFieldByName(vc)
+	}
+	lookup := vcInTable || w.partitionMayMove(ids)
 	var current map[string][]Row
-	if lookup && w.Tbl.CurrentSnapshot() != nil {
+	if lookup && branchHead(w.Tbl, w.Opts.CommitBranch) != nil {
 		keys := make([]Row, 0, len(order))
 		for _, k := range order {
 			keys = append(keys, latest[k].rec.Row)
@@ -679,7 +684,7 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 	for _, k := range order {
 		r := latest[k].rec
 		cur := current[k]
-		if vc != "" && len(cur) > 0 && r.Row[vc] != nil && cur[0][vc] != nil && compareVersion(r.Row[vc], cur[0][vc]) < 0 {
+		if vcInTable && len(cur) > 0 && r.Row[vc] != nil && cur[0][vc] != nil && compareVersion(r.Row[vc], cur[0][vc]) < 0 {
 			st.StaleDropped++
 			continue
 		}
@@ -722,7 +727,11 @@ func (w *Writer) lookupCurrent(ctx context.Context, ids []string, keys []Row) (m
 	}
 	cols := slices.Clone(names)
 	if vc := w.Opts.VersionColumn; vc != "" && !slices.Contains(cols, vc) {
-		cols = append(cols, vc)
+		// only a table column can be compared with the committed row ("source.lsn" of a
+		// Debezium envelope orders versions within a commit only)
+		if _, ok := w.Tbl.Schema().FindFieldByName(vc); ok {
+			cols = append(cols, vc)
+		}
 	}
 	filter := keyFilter(w.Tbl.Schema(), ids[0], keys)
 	scan := w.Tbl.Scan(table.WithRowFilter(filter), table.WithSelectedFields(cols...))

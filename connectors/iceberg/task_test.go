@@ -418,3 +418,31 @@ func TestOneSnapshotPerTablePerRound(t *testing.T) {
 		require.Equal(t, Offsets{{"t", 0}: 30, {"t", 1}: 30, {"t", 2}: 30}, offs)
 	}
 }
+
+// TestEnvelopeVersionColumn: a version column that is a path into the Debezium envelope
+// (source.lsn) orders versions within a commit, here with the table partitioned by a non-key
+// column (so the lookup runs too).
+func TestEnvelopeVersionColumn(t *testing.T) {
+	props, _ := sinkProps(t, map[string]string{
+		KeyTables:                             "shop.c",
+		KeyDefaultIDColumns:                   "id",
+		"iceberg.table.shop.c.partition-by":   "day(ts)",
+		"iceberg.table.shop.c.version-column": "source.lsn",
+	})
+	task, _ := startTask(t, props)
+	// two versions of key 1 in one commit, the older one (lower lsn) arriving later
+	newer := cdcEvent{op: "u", id: 1, name: "new", version: 2, day: 1}.record("cdc", 0, 10) // lsn 1010
+	older := cdcEvent{op: "u", id: 1, name: "old", version: 1, day: 2}.record("cdc", 0, 11)
+	older.Value.(*connect.Struct).Get("source").(*connect.Struct).PutIndex(6, int64(900))
+	require.NoError(t, task.Put(context.Background(), []*connect.SinkRecord{newer, older}))
+	require.True(t, task.coord.CommitNow(context.Background()), task.coord.Stats.LastError)
+	_, meta := loadTable(t, props, "shop.c")
+	require.Equal(t, []string{"1|new|2"}, duckRows(t, meta, "SELECT id, name, version FROM t"))
+	// a second commit runs the partition lookup (the key moves from day 1 to day 3)
+	third := cdcEvent{op: "u", id: 1, name: "third", version: 3, day: 3}.record("cdc", 0, 12)
+	require.NoError(t, task.Put(context.Background(), []*connect.SinkRecord{third}))
+	require.True(t, task.coord.CommitNow(context.Background()), task.coord.Stats.LastError)
+	require.NoError(t, task.Stop())
+	_, meta = loadTable(t, props, "shop.c")
+	require.Equal(t, []string{"1|third|3"}, duckRows(t, meta, "SELECT id, name, version FROM t"))
+}
