@@ -305,7 +305,7 @@ func (d *Distributed) reconfigure(name string) {
 			return
 		}
 	}
-	if equalConfigs(cfgs, snap.Tasks(name)) && (snap.TaskCounts[name] > 0 || len(cfgs) == 0) && !snap.Inconsistent[name] {
+	if sameTaskConfigs(cfgs, snap.Tasks(name)) && !snap.Inconsistent[name] {
 		if _, committed := snap.TaskCounts[name]; committed || len(cfgs) > 0 {
 			return
 		}
@@ -314,6 +314,24 @@ func (d *Distributed) reconfigure(name string) {
 		slog.Warn("writing task configs failed, retrying", "connector", name, "error", err)
 		time.AfterFunc(time.Second, func() { d.enqueue(func() { d.reconfigure(name) }) })
 	}
+}
+
+// sameTaskConfigs compares generated and stored task configs, ignoring task.class: connectd does not use it,
+// and task configs written by a JVM worker carry the JVM's task class, which must not be rewritten (a JVM
+// worker in the same group, or one taking the cluster back, has to be able to load it).
+func sameTaskConfigs(gen, stored []map[string]string) bool {
+	if len(gen) != len(stored) {
+		return false
+	}
+	for i := range gen {
+		a, b := maps.Clone(gen[i]), maps.Clone(stored[i])
+		delete(a, "task.class")
+		delete(b, "task.class")
+		if !maps.Equal(a, b) {
+			return false
+		}
+	}
+	return true
 }
 
 func (d *Distributed) isLeader() (bool, string) {

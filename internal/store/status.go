@@ -24,6 +24,8 @@ type Status struct {
 	Trace      *string     `json:"trace"`
 	WorkerID   string      `json:"worker_id"`
 	Generation int32       `json:"generation"`
+	// Version is the plugin version JVM workers 4.1+ add (KIP-891); kept when read, omitted when unknown.
+	Version *string `json:"version,omitempty"`
 }
 
 // TopicStatus is a topic-tracking record (KIP-558).
