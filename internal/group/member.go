@@ -268,9 +268,7 @@ func (m *Member) joinAndSync(ctx context.Context) (time.Duration, error) {
 		m.h.CatchUp(a.Offset)
 		return 0, fmt.Errorf("group: config mismatch at offset %d", a.Offset)
 	}
-	if isLeader {
-		m.lastCompletedGen = gen
-	}
+	m.lastCompletedGen = gen // every member tracks it (the JVM's lastCompletedGenerationId), leader or not
 	if !m.h.CatchUp(a.Offset) {
 		m.log.Warn("could not read the config topic to the assignment's offset; leaving the group", "offset", a.Offset)
 		m.leave()

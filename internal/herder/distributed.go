@@ -416,6 +416,9 @@ func (d *Distributed) ConnectorConfigUpdated(name string, removed bool) {
 				ids = append(ids, group.TaskID{Connector: name, Task: int32(id.Task)})
 			}
 			d.revoke(group.ConnectorsAndTasks{Tasks: ids})
+			if self, _ := d.isLeader(); self {
+				d.destroyStatuses(name)
+			}
 		} else if run {
 			d.w.StopConnector(name)
 			d.mu.Lock()
@@ -427,6 +430,14 @@ func (d *Distributed) ConnectorConfigUpdated(name string, removed bool) {
 			d.member.RequestRejoin()
 		}
 	})
+}
+
+// destroyStatuses writes DESTROYED (tombstones) for a deleted connector's status records, as the JVM leader does.
+func (d *Distributed) destroyStatuses(name string) {
+	_ = d.statuses.PutConnector(name, d.status(state.Destroyed, ""), false)
+	for i := range d.statuses.Tasks(name) {
+		_ = d.statuses.PutTask(state.TaskID{Connector: name, Task: i}, d.status(state.Destroyed, ""), false)
+	}
 }
 
 func (d *Distributed) localTasks(name string) []state.TaskID {

@@ -462,6 +462,7 @@ func TestDistributedAcceptance(t *testing.T) {
 // TestDistributedNonLeaderWrites sends every write to each worker in turn: whichever is not the leader forwards
 // or writes to the config topic, and the change shows on every worker.
 func TestDistributedNonLeaderWrites(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, "")
 	ws := []*dworker{c.start("a", 0), c.start("b", 0)}
 	topic := c.group + "-in"
@@ -527,6 +528,7 @@ func TestDistributedNonLeaderWrites(t *testing.T) {
 // TestDistributedRestartAll kills every worker and starts them again: connectors, target states and offsets
 // come back as they were.
 func TestDistributedRestartAll(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, "")
 	ports := []int{freePort(t), freePort(t)}
 	a, b := c.start("a", ports[0]), c.start("b", ports[1])
@@ -759,6 +761,7 @@ func TestDistributedJVMTakeover(t *testing.T) {
 // TestDistributedAutoRestart: a failed task is restarted automatically with exponential backoff, the attempt
 // and delay are shown in its status trace, and it runs again once the cause is gone.
 func TestDistributedAutoRestart(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, "task.restart.backoff.initial.ms=200\ntask.restart.backoff.max.ms=2000")
 	w := c.start("a", 0)
 	topic := c.group + "-in"
@@ -789,6 +792,7 @@ func TestDistributedAutoRestart(t *testing.T) {
 // decodes its assignments, tasks spread over both kinds, task configs are forwarded between them (signed with
 // the session key), and the JVM's REST shows the Go workers' statuses.
 func TestDistributedMixedJVMAndGo(t *testing.T) {
+	t.Parallel()
 	cp := jvmClasspath(t)
 	c := newCluster(t, "")
 	topic := c.group + "-in"
