@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/IBM/sarama"
 	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/connectors/iceberg/icebergtest"
@@ -81,7 +83,12 @@ type workerProc struct {
 }
 
 func startConnectd(t *testing.T, args ...string) *workerProc {
+	return startConnectdEnv(t, nil, args...)
+}
+
+func startConnectdEnv(t *testing.T, env []string, args ...string) *workerProc {
 	cmd := exec.Command(connectdBinary(t), args...)
+	cmd.Env = append(os.Environ(), env...)
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
 	require.NoError(t, cmd.Start())
@@ -225,7 +232,9 @@ iceberg.control.commit.interval-ms=250
 	var lastOffsets Offsets
 	for kills < incarnations {
 		produce(events[kills*chunk : (kills+1)*chunk]) // new data for every incarnation
-		w := startConnectd(t, "standalone", wprops, cprops)
+		// a 150 ms pause between writing a table's files and committing it: random kills land
+		// inside commits (files written, catalog not yet updated) much more often
+		w := startConnectdEnv(t, []string{"ICEBERG_SINK_TEST_COMMIT_PAUSE_MS=150"}, "standalone", wprops, cprops)
 		waitHealthy(t, url)
 		// wait until this incarnation has committed something new, then kill at a random point
 		start := time.Now()
@@ -243,7 +252,7 @@ iceberg.control.commit.interval-ms=250
 			l := w.log.String()
 			t.Logf("worker log tail: %s", l[max(0, len(l)-5000):])
 		}
-		time.Sleep(time.Duration(rng.Intn(400)) * time.Millisecond)
+		time.Sleep(time.Duration(rng.Intn(700)) * time.Millisecond)
 		require.NoError(t, w.cmd.Process.Signal(syscall.SIGKILL))
 		_ = w.cmd.Wait()
 		kills++
@@ -268,7 +277,19 @@ iceberg.control.commit.interval-ms=250
 	require.Equal(t, int64(len(events)), total)
 	require.Equal(t, []string{fmt.Sprintf("%d|%d", total, total)},
 		duckRows(t, ht.MetadataLocation(), "SELECT count(*), count(DISTINCT (kafka_partition, kafka_offset)) FROM t"))
-	t.Logf("kills=%d records=%d snapshots(state)=%d", kills, total, len(st.Metadata().Snapshots()))
+	// files written but never committed (kills inside a commit, between files and catalog)
+	orphans := 0
+	for _, tb := range []*table.Table{st, ht} {
+		res, err := tb.DeleteOrphanFiles(context.Background(), table.WithDryRun(true), table.WithFilesOlderThan(time.Nanosecond))
+		if err == nil {
+			for _, f := range res.OrphanFileLocations {
+				if strings.HasSuffix(f, ".parquet") {
+					orphans++
+				}
+			}
+		}
+	}
+	t.Logf("kills=%d records=%d snapshots(state)=%d orphaned data/delete files (kills mid-commit)=%d", kills, total, len(st.Metadata().Snapshots()), orphans)
 }
 
 // TestE2ECatalogOutage: the SQL catalog lives in PostgreSQL (Debian's server); the database is

@@ -6,10 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"os"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	ice "github.com/apache/iceberg-go"
@@ -509,6 +512,9 @@ func (w *Writer) Commit(ctx context.Context, recs []Rec, offsets Offsets, props 
 		// range is re-read and skipped again after a restart, which is harmless.
 		return st, nil
 	}
+	if d := testCommitPause(); d > 0 {
+		time.Sleep(d) // tests: widen the window between writing files and the catalog commit
+	}
 	rd := tx.NewRowDelta(sprops)
 	rd.AddRows(dataFiles...)
 	rd.AddDeletes(delFiles...)
@@ -810,6 +816,13 @@ func batches(sc *arrow.Schema, rows []Row) iter.Seq2[arrow.RecordBatch, error] {
 		}
 	}
 }
+
+// testCommitPause reads ICEBERG_SINK_TEST_COMMIT_PAUSE_MS: the SIGKILL tests set it so that
+// kills land between the data files being written and the catalog commit more often.
+var testCommitPause = sync.OnceValue(func() time.Duration {
+	ms, _ := strconv.Atoi(os.Getenv("ICEBERG_SINK_TEST_COMMIT_PAUSE_MS"))
+	return time.Duration(ms) * time.Millisecond
+})
 
 // sortedTPs is a helper for deterministic output.
 func sortedTPs(o Offsets) []TP {
