@@ -51,6 +51,7 @@ type Distributed struct {
 	restarts   map[state.TaskID]int               // automatic restart attempts
 	ops        chan func()
 	opMu       sync.Mutex // held by every herder operation and group callback: one at a time
+	stopping   bool       // set under opMu by Stop: no new work is started
 	cancel     context.CancelFunc
 	wg         sync.WaitGroup
 	httpClient *http.Client
@@ -133,6 +134,21 @@ func (d *Distributed) Start(ctx context.Context) error {
 
 // Stop leaves the group (its work is reassigned after the delay) and stops everything local.
 func (d *Distributed) Stop() {
+	// stop local work first (final offset commits), then leave the group so that nobody else starts our tasks
+	// while they still run here, as the JVM herder halts before leaving
+	d.opMu.Lock()
+	d.stopping = true
+	d.mu.Lock()
+	var local group.ConnectorsAndTasks
+	for n := range d.running {
+		local.Connectors = append(local.Connectors, n)
+	}
+	for id := range d.tasks {
+		local.Tasks = append(local.Tasks, group.TaskID{Connector: id.Connector, Task: int32(id.Task)})
+	}
+	d.mu.Unlock()
+	d.revoke(local)
+	d.opMu.Unlock()
 	if d.cancel != nil {
 		d.cancel()
 		d.wg.Wait()
@@ -154,7 +170,9 @@ func (d *Distributed) loop(ctx context.Context) {
 			return
 		case op := <-d.ops:
 			d.opMu.Lock()
-			op()
+			if !d.stopping {
+				op()
+			}
 			d.opMu.Unlock()
 		}
 	}
@@ -226,6 +244,9 @@ func (d *Distributed) revoke(c group.ConnectorsAndTasks) {
 func (d *Distributed) Assigned(a *group.Assignment, full group.ConnectorsAndTasks, gen int32, isLeader bool) {
 	d.opMu.Lock()
 	defer d.opMu.Unlock()
+	if d.stopping {
+		return
+	}
 	d.mu.Lock()
 	d.generation = gen
 	d.ready = true
