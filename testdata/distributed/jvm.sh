@@ -10,10 +10,18 @@ CONNECT_VERSION="${CONNECT_VERSION:-4.3.1}"   # connect-file is not published fo
 CACHE="${KAFKA_CACHE:-$HOME/.cache/connectd}"
 LIBS="$CACHE/connect-jvm-$CONNECT_VERSION/libs"
 fetch() {
-  if [[ ! -f "$LIBS/connect-runtime-$CONNECT_VERSION.jar" ]]; then
-    mkdir -p "$LIBS"
+  if [[ ! -f "$LIBS/.complete" ]]; then
+    # resolve into a private directory and rename it into place, so concurrent callers never see half a set
+    local tmp
+    tmp="$(mktemp -d "$CACHE/connect-jvm-$CONNECT_VERSION.XXXXXX")"
     (cd "$HERE/jvm" && mvn -q -B -Dkafka.version="$CONNECT_VERSION" dependency:copy-dependencies \
-       -DoutputDirectory="$LIBS" -DincludeScope=runtime >&2)
+       -DoutputDirectory="$tmp/libs" -DincludeScope=runtime >&2)
+    touch "$tmp/libs/.complete"
+    mkdir -p "$(dirname "$LIBS")"
+    if ! mv -T "$tmp/libs" "$LIBS" 2>/dev/null; then
+      [[ -f "$LIBS/.complete" ]] || { rm -rf "$LIBS"; mv -T "$tmp/libs" "$LIBS"; }
+    fi
+    rm -rf "$tmp"
   fi
   echo "$LIBS"
 }
