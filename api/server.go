@@ -39,6 +39,7 @@ type Server struct {
 	h        herder.Herder
 	registry *connect.Registry
 	loggers  *logging.Registry
+	extra    map[string]http.Handler // non-JVM endpoints such as /metrics
 	log      *slog.Logger
 
 	listeners      []string
@@ -137,6 +138,16 @@ func WithTopicTracking(enabled, allowReset bool) Option {
 }
 
 // WithRegistry replaces connect.DefaultRegistry for /connector-plugins.
+// WithExtraHandler serves h at path (GET/HEAD) on the main listeners, outside the JVM's API (e.g. /metrics).
+func WithExtraHandler(path string, h http.Handler) Option {
+	return func(s *Server) {
+		if s.extra == nil {
+			s.extra = map[string]http.Handler{}
+		}
+		s.extra[path] = h
+	}
+}
+
 func WithRegistry(r *connect.Registry) Option { return func(s *Server) { s.registry = r } }
 
 // WithLoggers replaces logging.Default for /admin/loggers.
@@ -440,6 +451,11 @@ func (s *Server) router(main, admin bool) *mux.Router {
 			methods = []string{"GET", "HEAD"}
 		}
 		r.Handle(rt.path, s.endpoint(rt)).Methods(methods...)
+	}
+	if main {
+		for path, h := range s.extra {
+			r.Handle(path, h).Methods("GET", "HEAD")
+		}
 	}
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		writeError(w, newRestError(404, msgNotFound))

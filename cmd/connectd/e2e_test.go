@@ -155,6 +155,21 @@ func parseLine(t *testing.T, l string) (int32, int) {
 	return p, seq
 }
 
+// metricSum adds the samples of a metric whose labels contain match (Prometheus text format).
+func metricSum(text, name, match string) float64 {
+	var sum float64
+	for _, l := range strings.Split(text, "\n") {
+		if !strings.HasPrefix(l, name+"{") || !strings.Contains(l, match) {
+			continue
+		}
+		f, err := strconv.ParseFloat(l[strings.LastIndexByte(l, ' ')+1:], 64)
+		if err == nil {
+			sum += f
+		}
+	}
+	return sum
+}
+
 func writeWorkerProps(t *testing.T, dir, addr string, port int, extra string) string {
 	path := filepath.Join(dir, "worker.properties")
 	content := fmt.Sprintf(`bootstrap.servers=%s
@@ -203,6 +218,14 @@ func TestFileSinkViaREST(t *testing.T) {
 		require.Equal(t, last[p]+1, seq, "partition %d out of order or duplicated", p)
 		last[p] = seq
 	}
+	// per-connector metrics: everything read and sent, lag drained
+	require.Eventually(t, func() bool {
+		_, m := doJSON(t, "GET", url+"/metrics", nil)
+		return metricSum(string(m), "connectd_sink_task_sink_record_read_total", `connector="file-sink"`) == 600 &&
+			metricSum(string(m), "connectd_sink_task_sink_record_send_total", `connector="file-sink"`) == 600 &&
+			metricSum(string(m), "connectd_sink_partition_lag_records", `connector="file-sink"`) == 0 &&
+			strings.Contains(string(m), "connectd_sink_partition_lag_records{")
+	}, 30*time.Second, 200*time.Millisecond)
 	code, body = doJSON(t, "GET", url+"/connectors/file-sink/status", nil)
 	require.Equal(t, 200, code)
 	var st map[string]any

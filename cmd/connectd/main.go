@@ -22,6 +22,7 @@ import (
 	"github.com/connectd/connectd/api"
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/internal/herder"
+	"github.com/connectd/connectd/internal/metrics"
 	"github.com/connectd/connectd/internal/props"
 	"github.com/connectd/connectd/internal/worker"
 )
@@ -121,6 +122,7 @@ func restOptions(cfg *worker.Config) []api.Option {
 		api.WithCORS(cfg.Props["access.control.allow.origin"], cfg.Props["access.control.allow.methods"]),
 		api.WithResponseHeaders(cfg.Props["response.http.headers.config"]),
 		api.WithSinkConnectorConfigDef(herder.ConnectorConfigDef()),
+		api.WithExtraHandler("/metrics", metrics.Handler()),
 	}
 }
 

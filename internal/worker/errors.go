@@ -16,6 +16,7 @@ import (
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/internal/kafka"
+	"github.com/connectd/connectd/internal/metrics"
 )
 
 // Stage is where in the pipeline an error happened, named as the JVM's Stage enum.
@@ -74,6 +75,7 @@ type errorHandler struct {
 	logEnable     bool
 	logMessages   bool
 	dlq           *dlqReporter
+	metrics       *metrics.Task
 	totalFailures int64
 	totalSkipped  int64
 }
@@ -139,6 +141,9 @@ func (h *errorHandler) execute(ctx context.Context, stage Stage, class string, r
 // otherwise the task fails.
 func (h *errorHandler) fail(ctx context.Context, stage Stage, class string, raw *sarama.ConsumerMessage, cause error) (bool, error) {
 	h.totalFailures++
+	if h.metrics != nil {
+		h.metrics.Error(string(stage))
+	}
 	if h.logEnable || !h.tolerateAll {
 		h.log(stage, class, raw, cause)
 	}
@@ -146,9 +151,15 @@ func (h *errorHandler) fail(ctx context.Context, stage Stage, class string, raw 
 		return false, &ToleranceExceededError{Cause: cause}
 	}
 	h.totalSkipped++
+	if h.metrics != nil {
+		h.metrics.Skipped.Inc()
+	}
 	if h.dlq != nil && raw != nil {
 		if err := h.dlq.report(ctx, h, stage, class, raw, cause); err != nil {
 			return false, fmt.Errorf("writing to the dead letter queue %s: %w", h.dlq.topic, err)
+		}
+		if h.metrics != nil {
+			h.metrics.DLQ.Inc()
 		}
 	}
 	return true, nil

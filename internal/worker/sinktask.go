@@ -15,6 +15,7 @@ import (
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/internal/kafka"
+	"github.com/connectd/connectd/internal/metrics"
 	"github.com/connectd/connectd/internal/state"
 )
 
@@ -34,6 +35,7 @@ type sinkTask struct {
 	errs                                     *errorHandler
 	taskClass                                string
 	log                                      *slog.Logger
+	metrics                                  *metrics.Task
 
 	groupID     string
 	topics      []string
@@ -95,6 +97,7 @@ type batch struct {
 	sess sarama.ConsumerGroupSession
 	tp   connect.TopicPartition
 	msgs []*sarama.ConsumerMessage
+	hwm  int64 // the partition's high watermark when the batch was cut
 }
 
 // SinkTaskStats are counters for metrics and tests.
@@ -114,6 +117,7 @@ func (st *sinkTask) run(ctx context.Context) {
 }
 
 func (st *sinkTask) shutdown(runErr error) {
+	defer st.metrics.Forget()
 	st.chain.close()
 	st.errs.close()
 	if st.group != nil {
@@ -392,7 +396,7 @@ func (h *groupHandler) ConsumeClaim(sess sarama.ConsumerGroupSession, claim sara
 		case <-sess.Context().Done():
 			return nil
 		}
-		b := &batch{sess: sess, tp: tp, msgs: make([]*sarama.ConsumerMessage, 1, min(max, 64))}
+		b := &batch{sess: sess, tp: tp, msgs: make([]*sarama.ConsumerMessage, 1, min(max, 64)), hwm: claim.HighWaterMarkOffset()}
 		b.msgs[0] = first
 	drain:
 		for len(b.msgs) < max {
@@ -547,6 +551,10 @@ more:
 }
 
 func (st *sinkTask) convertBatch(ctx context.Context, b *batch) error {
+	st.metrics.Read.Add(float64(len(b.msgs)))
+	if n := len(b.msgs); n > 0 {
+		st.metrics.SetLag(b.tp.Topic, b.tp.Partition, max(b.hwm-(b.msgs[n-1].Offset+1), 0))
+	}
 	for _, m := range b.msgs {
 		tp := b.tp
 		rec, skip, err := st.convert(ctx, m)
@@ -637,8 +645,11 @@ func (st *sinkTask) convert(ctx context.Context, m *sarama.ConsumerMessage) (*co
 // the task.
 func (st *sinkTask) put(ctx context.Context, recs []*connect.SinkRecord) error {
 	st.timeoutReq = 0
+	start := time.Now()
 	err := st.task.Put(ctx, recs)
+	st.metrics.Put.Observe(time.Since(start).Seconds())
 	if err == nil {
+		st.metrics.Sent.Add(float64(len(recs)))
 		st.recordsPut += int64(len(recs))
 		st.retryDelay = 0
 		st.applyPending()
@@ -696,6 +707,7 @@ func (st *sinkTask) commit(ctx context.Context, final bool) error {
 		toCommit = current
 	}
 	if err != nil {
+		st.metrics.Fails.Inc()
 		st.log.Error("offset commit failed, rewinding to the last committed offsets", "error", err)
 		if final {
 			return nil
@@ -714,10 +726,12 @@ func (st *sinkTask) commit(ctx context.Context, final bool) error {
 		}
 		setOffset(st.sess, tp.Topic, tp.Partition, om.Offset, om.Metadata)
 		st.lastCommitted[tp] = om.Offset
+		st.metrics.SetCommitted(tp.Topic, tp.Partition, om.Offset)
 		changed = true
 	}
 	if changed {
 		st.sess.Commit()
+		st.metrics.Commits.Inc()
 	}
 	// Originals below every committed offset are no longer needed for DLQ reporting.
 	for k := range st.raw {

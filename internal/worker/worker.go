@@ -14,6 +14,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/internal/metrics"
 	"github.com/connectd/connectd/internal/state"
 )
 
@@ -254,6 +255,8 @@ func (w *Worker) newSinkTask(id state.TaskID, connProps, taskProps map[string]st
 	if st.errs, err = newErrorHandler(id.Connector, id.Task, connProps, w.cfg.ClientProps("producer")); err != nil {
 		return nil, err
 	}
+	st.metrics = metrics.ForTask(id.Connector, id.Task)
+	st.errs.metrics = st.metrics
 	topics := taskProps["topics"]
 	if topics == "" {
 		topics = connProps["topics"]
