@@ -3,6 +3,7 @@ package iceberg
 import (
 	"fmt"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -131,6 +132,7 @@ type SinkConfig struct {
 	MaxBuffered      int
 	TargetFileSize   int64
 	RetryBackoff     time.Duration
+	CommitThreads    int
 	PerTable         map[string]*PerTable
 	raw              map[string]string
 }
@@ -184,6 +186,7 @@ func ParseConfig(props map[string]string) (*SinkConfig, error) {
 		MaxBuffered:      int(c.Long(KeyMaxBufferedRecords)),
 		TargetFileSize:   c.Long(KeyTargetFileSize),
 		RetryBackoff:     time.Duration(c.Long(KeyCommitRetryMs)) * time.Millisecond,
+		CommitThreads:    c.Int(KeyCommitThreads),
 		PerTable:         map[string]*PerTable{},
 		raw:              props,
 	}
@@ -211,6 +214,9 @@ func ParseConfig(props map[string]string) (*SinkConfig, error) {
 	}
 	if len(sc.CatalogProps) == 0 {
 		return nil, &connect.ConfigError{Name: KeyCatalogPfx + "*", Message: "Catalog properties are required (iceberg.catalog.type or catalog-impl, uri, warehouse, ...)"}
+	}
+	if sc.CommitThreads <= 0 {
+		sc.CommitThreads = 2 * runtime.GOMAXPROCS(0) // Apache: cores x 2
 	}
 	if sc.CommitInterval <= 0 {
 		sc.CommitInterval = 300 * time.Second

@@ -283,7 +283,14 @@ func (c *coordinator) commitRound(ctx context.Context, tasks []*Task) (ok bool) 
 	}
 	sort.Strings(names)
 	commitID := uuid.NewString()
-	var errs []error
+	// tables commit in parallel (iceberg.control.commit.threads); each table is one snapshot
+	var (
+		errMu   sync.Mutex
+		errs    []error
+		crashed bool
+		wg      sync.WaitGroup
+		sem     = make(chan struct{}, c.cfg.CommitThreads)
+	)
 	for _, name := range names {
 		recs := perTable[name]
 		if len(recs) == 0 {
@@ -292,42 +299,54 @@ func (c *coordinator) commitRound(ctx context.Context, tasks []*Task) (ok bool) 
 		w := c.writer(cat, name)
 		if testHookBeforeTableCommit != nil {
 			if err := testHookBeforeTableCommit(name); err != nil {
-				return false // simulated process death: no cleanup, no rewind
+				crashed = true // simulated process death: this and later tables never commit
+				break
 			}
 		}
-		props := map[string]string{SummaryCommitID: commitID, SummaryTaskID: c.cfg.Name}
-		cctx, cancel := context.WithTimeout(ctx, commitTimeout(c.cfg))
-		st, err := w.Commit(cctx, recs, offsets, props)
-		cancel()
-		if err != nil {
-			if errors.Is(err, catalog.ErrNoSuchTable) && (c.cfg.DynamicEnabled || c.cfg.AutoCreate) {
-				// Apache semantics: with dynamic routing, records for a missing table are skipped
-				// (with auto-create this happens only for a round of key-only deletes)
-				c.log.Warn("table does not exist; records skipped", "table", name, "records", len(recs))
-				continue
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(name string, recs []Rec, w *Writer) {
+			defer func() { <-sem; wg.Done() }()
+			props := map[string]string{SummaryCommitID: commitID, SummaryTaskID: c.cfg.Name}
+			cctx, cancel := context.WithTimeout(ctx, commitTimeout(c.cfg))
+			st, err := w.Commit(cctx, recs, offsets, props)
+			cancel()
+			if err != nil {
+				if errors.Is(err, catalog.ErrNoSuchTable) && (c.cfg.DynamicEnabled || c.cfg.AutoCreate) {
+					// Apache semantics: with dynamic routing, records for a missing table are
+					// skipped (with auto-create this happens only for a round of key-only deletes)
+					c.log.Warn("table does not exist; records skipped", "table", name, "records", len(recs))
+					return
+				}
+				if errors.Is(err, catalog.ErrNoSuchTable) {
+					err = &dataErr{err} // a configured static table must exist: fail the task
+				}
+				w.Tbl = nil // reload on retry
+				if isFatal(err) {
+					c.mu.Lock()
+					c.fatal = fmt.Errorf("iceberg table %s: %w", name, err)
+					c.cond.Broadcast()
+					c.mu.Unlock()
+				}
+				errMu.Lock()
+				errs = append(errs, fmt.Errorf("table %s: %w", name, err))
+				errMu.Unlock()
+				return
 			}
-			if errors.Is(err, catalog.ErrNoSuchTable) {
-				err = &dataErr{err} // a configured static table must exist: fail the task
+			c.mu.Lock()
+			if st.DataFiles+st.DeleteFiles > 0 {
+				c.Stats.Snapshots++
 			}
-			w.Tbl = nil // reload on retry
-			if isFatal(err) {
-				c.mu.Lock()
-				c.fatal = fmt.Errorf("iceberg table %s: %w", name, err)
-				c.cond.Broadcast()
-				c.mu.Unlock()
-			}
-			errs = append(errs, fmt.Errorf("table %s: %w", name, err))
-			continue
-		}
-		c.mu.Lock()
-		if st.DataFiles+st.DeleteFiles > 0 {
-			c.Stats.Snapshots++
-		}
-		c.Stats.DataFiles += int64(st.DataFiles)
-		c.Stats.DeleteFiles += int64(st.DeleteFiles)
-		c.Stats.Records += int64(len(recs) - st.Skipped)
-		c.Stats.Skipped += int64(st.Skipped)
-		c.mu.Unlock()
+			c.Stats.DataFiles += int64(st.DataFiles)
+			c.Stats.DeleteFiles += int64(st.DeleteFiles)
+			c.Stats.Records += int64(len(recs) - st.Skipped)
+			c.Stats.Skipped += int64(st.Skipped)
+			c.mu.Unlock()
+		}(name, recs, w)
+	}
+	wg.Wait()
+	if crashed {
+		return false // no cleanup, no rewind: the process is "dead"
 	}
 	if len(errs) > 0 {
 		return fail(errors.Join(errs...))
