@@ -43,29 +43,22 @@ var (
 	buildErr  error
 )
 
-// connectdBinary builds cmd/connectd once. An overlay adds the built-in converters in case cmd/connectd's
-// plugin list does not import them yet (a duplicate blank import is harmless).
+// connectdBinary builds cmd/connectd once per test binary ($CONNECTD_DIST_BINARY overrides it, e.g. with a
+// binary built with -race).
 func connectdBinary(t testing.TB) string {
 	buildOnce.Do(func() {
+		if b := os.Getenv("CONNECTD_DIST_BINARY"); b != "" {
+			binary = b
+			return
+		}
 		dir, err := os.MkdirTemp("", "connectd-dist")
 		if err != nil {
 			buildErr = err
 			return
 		}
-		root := repoRoot(t)
-		extra := filepath.Join(dir, "zz_test_plugins.go")
-		src := "package main\n\nimport (\n\t_ \"github.com/connectd/connectd/converters/bytes\"\n\t_ \"github.com/connectd/connectd/converters/json\"\n\t_ \"github.com/connectd/connectd/converters/str\"\n)\n"
-		if buildErr = os.WriteFile(extra, []byte(src), 0o644); buildErr != nil {
-			return
-		}
-		ov, _ := json.Marshal(map[string]any{"Replace": map[string]string{filepath.Join(root, "cmd", "connectd", "zz_test_plugins.go"): extra}})
-		ovPath := filepath.Join(dir, "overlay.json")
-		if buildErr = os.WriteFile(ovPath, ov, 0o644); buildErr != nil {
-			return
-		}
 		binary = filepath.Join(dir, "connectd")
-		cmd := exec.Command("go", "build", "-overlay", ovPath, "-o", binary, "./cmd/connectd")
-		cmd.Dir = root
+		cmd := exec.Command("go", "build", "-o", binary, "./cmd/connectd")
+		cmd.Dir = repoRoot(t)
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if err := cmd.Run(); err != nil {
@@ -142,6 +135,9 @@ offset.flush.interval.ms=500
 	go func() { _ = cmd.Wait(); close(w.done) }()
 	t.Cleanup(func() {
 		w.kill()
+		if strings.Contains(w.log.String(), "WARNING: DATA RACE") {
+			t.Errorf("%s: data race (binary built with -race)", name)
+		}
 		if t.Failed() {
 			s := w.log.String()
 			if len(s) > 3000 {
