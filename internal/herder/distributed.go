@@ -164,10 +164,14 @@ func (d *Distributed) Stop() {
 
 // loop runs herder operations one at a time (the JVM's herder thread).
 func (d *Distributed) loop(ctx context.Context) {
+	keyCheck := time.NewTicker(time.Minute) // the leader rotates the session key when it expires
+	defer keyCheck.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-keyCheck.C:
+			d.enqueue(d.ensureSessionKey)
 		case op := <-d.ops:
 			d.opMu.Lock()
 			if !d.stopping {
