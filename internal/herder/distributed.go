@@ -19,6 +19,7 @@ import (
 
 	"github.com/IBM/sarama"
 
+	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/internal/group"
 	"github.com/connectd/connectd/internal/state"
 	"github.com/connectd/connectd/internal/store"
@@ -329,6 +330,11 @@ func (d *Distributed) reconfigure(name string) {
 			slog.Error("task config generation failed", "connector", name, "error", err)
 			return
 		}
+		if tc := jvmTaskClass(d.w, props); tc != "" {
+			for _, c := range cfgs {
+				c["task.class"] = tc
+			}
+		}
 	}
 	if sameTaskConfigs(cfgs, snap.Tasks(name)) && !snap.Inconsistent[name] {
 		if _, committed := snap.TaskCounts[name]; committed || len(cfgs) > 0 {
@@ -339,6 +345,18 @@ func (d *Distributed) reconfigure(name string) {
 		slog.Warn("writing task configs failed, retrying", "connector", name, "error", err)
 		time.AfterFunc(time.Second, func() { d.enqueue(func() { d.reconfigure(name) }) })
 	}
+}
+
+// jvmTaskClass is the JVM task class of the connector's plugin when it declares one (connect.JVMTaskClasser).
+func jvmTaskClass(w *worker.Worker, props map[string]string) string {
+	p, ok := w.Registry().LookupType(props["connector.class"], connect.PluginSink)
+	if !ok {
+		return ""
+	}
+	if tc, ok := p.New().(connect.JVMTaskClasser); ok {
+		return tc.TaskClass()
+	}
+	return ""
 }
 
 // sameTaskConfigs compares generated and stored task configs, ignoring task.class: connectd does not use it,
