@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/connectd/connectd/connect"
@@ -73,6 +74,7 @@ func runDev(ctx context.Context, args []string) error {
 		}
 	}()
 	return serveStandalone(ctx, wp, connectors, func(h *herder.Standalone, url string) {
+		url = strings.TrimSuffix(url, "/")
 		fmt.Printf(`
 connectd dev mode is running.
   Kafka (embedded):   %s   topic %s (Debezium-style CDC, JSON with schemas)
