@@ -144,13 +144,17 @@ func (w *Worker) ConnectorTaskConfigs(name string, maxTasks int) ([]map[string]s
 	if len(cfgs) > maxTasks {
 		return nil, fmt.Errorf("connector %s generated %d task configs, more than tasks.max=%d", name, len(cfgs), maxTasks)
 	}
+	taskClass := r.plugin.Class + "$Task"
+	if tc, ok := r.conn.(connect.JVMTaskClasser); ok {
+		taskClass = tc.TaskClass()
+	}
 	out := make([]map[string]string, len(cfgs))
 	for i, c := range cfgs {
 		m := make(map[string]string, len(c)+2)
 		for k, v := range c {
 			m[k] = v
 		}
-		m["task.class"] = r.plugin.Class + "$Task"
+		m["task.class"] = taskClass
 		if v, ok := r.props["topics"]; ok {
 			m["topics"] = v
 		}
