@@ -144,10 +144,7 @@ func (w *Worker) ConnectorTaskConfigs(name string, maxTasks int) ([]map[string]s
 	if len(cfgs) > maxTasks {
 		return nil, fmt.Errorf("connector %s generated %d task configs, more than tasks.max=%d", name, len(cfgs), maxTasks)
 	}
-	taskClass := r.plugin.Class + "$Task"
-	if tc, ok := r.conn.(connect.JVMTaskClasser); ok {
-		taskClass = tc.TaskClass()
-	}
+	taskClass := taskClassOf(r.conn, r.plugin)
 	out := make([]map[string]string, len(cfgs))
 	for i, c := range cfgs {
 		m := make(map[string]string, len(c)+2)
@@ -231,7 +228,7 @@ func (w *Worker) newSinkTask(id state.TaskID, connProps, taskProps map[string]st
 	}
 	st := &sinkTask{
 		id: id, w: w, task: conn.NewTask(), taskProps: taskProps, connProps: connProps,
-		taskClass: plugin.Class + "$Task",
+		taskClass: taskClassOf(conn, plugin),
 		log:       slog.With("connector", id.Connector, "task", id.Task),
 		targetCh:  make(chan state.Target), commitReq: make(chan struct{}, 1),
 		events: make(chan groupEvent), batches: make(chan *batch), done: make(chan struct{}),
@@ -434,4 +431,12 @@ func (w *Worker) ConsumerGroup(name string, connProps map[string]string) string 
 func (w *Worker) IsSinkConnector(class string) bool {
 	p, ok := w.reg.Lookup(class)
 	return ok && p.Type == connect.PluginSink
+}
+
+// taskClassOf names a connector's task class as the JVM would (DLQ headers, task.class).
+func taskClassOf(conn connect.SinkConnector, plugin *connect.Plugin) string {
+	if tc, ok := conn.(connect.JVMTaskClasser); ok {
+		return tc.TaskClass()
+	}
+	return plugin.Class + "$Task"
 }
