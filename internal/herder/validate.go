@@ -8,11 +8,12 @@ import (
 	"strings"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/internal/worker"
 )
 
 // ConnectorConfigDef is the JVM's ConnectorConfig + SinkConnectorConfig: keys every sink connector has.
 func ConnectorConfigDef() *connect.ConfigDef {
-	const common, tr, pr, eh = "Common", "Transforms", "Predicates", "Error Handling"
+	const common, tr, pr = "Common", "Transforms", "Predicates"
 	return connect.NewConfigDef().
 		Define(connect.ConfigKey{Name: "name", Type: connect.ConfigString, Default: connect.NoDefault, Validator: connect.NonEmptyString(), Importance: connect.High, Group: common, OrderInGroup: 1, Width: connect.WidthMedium, DisplayName: "Connector name", Doc: "Globally unique name to use for this connector."}).
 		Define(connect.ConfigKey{Name: "connector.class", Type: connect.ConfigString, Default: connect.NoDefault, Importance: connect.High, Group: common, OrderInGroup: 2, Width: connect.WidthLong, DisplayName: "Connector class", Doc: "Name or alias of the class for this connector. Must be a subclass of org.apache.kafka.connect.connector.Connector. If the connector is org.apache.kafka.connect.file.FileStreamSinkConnector, you can either specify this full name,  or use \"FileStreamSink\" or \"FileStreamSinkConnector\" to make the configuration a bit shorter"}).
@@ -26,20 +27,7 @@ func ConnectorConfigDef() *connect.ConfigDef {
 		Define(connect.ConfigKey{Name: "topics.regex", Type: connect.ConfigString, Default: "", Validator: connect.ValidRegex(), Importance: connect.High, Group: common, OrderInGroup: 10, Width: connect.WidthLong, DisplayName: "Topics regex", Doc: "Regular expression giving topics to consume. Under the hood, the regex is compiled to a <code>java.util.regex.Pattern</code>. Only one of topics or topics.regex should be specified."}).
 		Define(connect.ConfigKey{Name: "transforms", Type: connect.ConfigList, Default: "", Importance: connect.Low, Group: tr, OrderInGroup: 0, Width: connect.WidthLong, DisplayName: "Transforms", Doc: "Aliases for the transformations to be applied to records."}).
 		Define(connect.ConfigKey{Name: "predicates", Type: connect.ConfigList, Default: "", Importance: connect.Low, Group: pr, OrderInGroup: 0, Width: connect.WidthLong, DisplayName: "Predicates", Doc: "Aliases for the predicates used by transformations."}).
-		Merge(errorsKeys(eh))
-}
-
-func errorsKeys(group string) *connect.ConfigDef {
-	// Mirrors internal/worker's error handling keys; kept here so validation needs no worker.
-	return connect.NewConfigDef().
-		Define(connect.ConfigKey{Name: "errors.retry.timeout", Type: connect.ConfigLong, Default: int64(0), Group: group, OrderInGroup: 1, Width: connect.WidthMedium, DisplayName: "Retry Timeout for Errors", Doc: "The maximum duration in milliseconds that a failed operation will be reattempted. The default is 0, which means no retries will be attempted. Use -1 for infinite retries."}).
-		Define(connect.ConfigKey{Name: "errors.retry.delay.max.ms", Type: connect.ConfigLong, Default: int64(60000), Group: group, OrderInGroup: 2, Width: connect.WidthMedium, DisplayName: "Maximum Delay Between Retries for Errors", Doc: "The maximum duration in milliseconds between consecutive retry attempts. Jitter will be added to the delay once this limit is reached to prevent thundering herd issues."}).
-		Define(connect.ConfigKey{Name: "errors.tolerance", Type: connect.ConfigString, Default: "none", Validator: connect.InIgnoreCase("none", "all"), Group: group, OrderInGroup: 3, Width: connect.WidthShort, DisplayName: "Error Tolerance", Doc: "Behavior for tolerating errors during connector operation. 'none' is the default value and signals that any error will result in an immediate connector task failure; 'all' changes the behavior to skip over problematic records."}).
-		Define(connect.ConfigKey{Name: "errors.log.enable", Type: connect.ConfigBoolean, Default: false, Group: group, OrderInGroup: 4, Width: connect.WidthShort, DisplayName: "Log Errors", Doc: "If true, write each error and the details of the failed operation and problematic record to the Connect application log. This is 'false' by default, so that only errors that are not tolerated are reported."}).
-		Define(connect.ConfigKey{Name: "errors.log.include.messages", Type: connect.ConfigBoolean, Default: false, Group: group, OrderInGroup: 5, Width: connect.WidthShort, DisplayName: "Log Error Details", Doc: "Whether to include in the log the Connect record that resulted in a failure. For sink records, the topic, partition, offset, and timestamp will be logged. This is 'false' by default, which will prevent record keys, values, and headers from being written to log files."}).
-		Define(connect.ConfigKey{Name: "errors.deadletterqueue.topic.name", Type: connect.ConfigString, Default: "", Group: group, OrderInGroup: 6, Width: connect.WidthMedium, DisplayName: "Dead Letter Queue Topic Name", Doc: "The name of the topic to be used as the dead letter queue (DLQ) for messages that result in an error when processed by this sink connector, or its transformations or converters. The topic name is blank by default, which means that no messages are to be recorded in the DLQ."}).
-		Define(connect.ConfigKey{Name: "errors.deadletterqueue.topic.replication.factor", Type: connect.ConfigShort, Default: 3, Group: group, OrderInGroup: 7, Width: connect.WidthMedium, DisplayName: "Dead Letter Queue Topic Replication Factor", Doc: "Replication factor used to create the dead letter queue topic when it doesn't already exist."}).
-		Define(connect.ConfigKey{Name: "errors.deadletterqueue.context.headers.enable", Type: connect.ConfigBoolean, Default: false, Group: group, OrderInGroup: 8, Width: connect.WidthMedium, DisplayName: "Enable Error Context Headers", Doc: "If true, add headers containing error context to the messages written to the dead letter queue. To avoid clashing with headers from the original record, all error context header keys, all error context header keys will start with <code>__connect.errors.</code>"})
+		Merge(worker.ErrorsConfigDef())
 }
 
 // Validator validates connector configs against the registry (shared by the standalone and distributed herders).

@@ -45,8 +45,9 @@ const (
 	HeaderExceptionTrace   = HeaderPrefix + "exception.stacktrace"
 )
 
-// errorsConfigDef is the connector-level error handling keys (JVM ConnectorConfig / SinkConnectorConfig).
-func errorsConfigDef() *connect.ConfigDef {
+// ErrorsConfigDef is the connector-level error handling keys (JVM ConnectorConfig / SinkConnectorConfig),
+// shared by the task's error handler and the herders' validation.
+func ErrorsConfigDef() *connect.ConfigDef {
 	const g = "Error Handling"
 	return connect.NewConfigDef().
 		Define(connect.ConfigKey{Name: "errors.retry.timeout", Type: connect.ConfigLong, Default: int64(0), Group: g, OrderInGroup: 1, Width: connect.WidthMedium, DisplayName: "Retry Timeout for Errors", Doc: "The maximum duration in milliseconds that a failed operation will be reattempted. The default is 0, which means no retries will be attempted. Use -1 for infinite retries."}).
@@ -81,7 +82,7 @@ type errorHandler struct {
 }
 
 func newErrorHandler(connector string, task int, props map[string]string, workerClientProps map[string]string) (*errorHandler, error) {
-	c, err := errorsConfigDef().Parse(props)
+	c, err := ErrorsConfigDef().Parse(props)
 	if err != nil {
 		return nil, err
 	}
