@@ -107,20 +107,13 @@ func newErrorHandler(connector string, task int, props map[string]string, worker
 	return h, nil
 }
 
-// execute runs fn under retry and tolerance. It returns skip=true when the record must be dropped (the
-// error was tolerated and reported) and a non-nil error when the task must fail.
-func (h *errorHandler) execute(ctx context.Context, stage Stage, class string, raw *sarama.ConsumerMessage, fn func() error) (skip bool, err error) {
+// retry handles a failed first attempt: a RetriableError is retried with fn (backoff, up to
+// errors.retry.timeout), anything else goes straight to tolerance. It returns skip=true when the record must
+// be dropped (tolerated and reported) and a non-nil error when the task must fail. The hot path never calls
+// it: callers make the first attempt themselves, so nothing is allocated for records that convert cleanly.
+func (h *errorHandler) retry(ctx context.Context, stage Stage, class string, raw *sarama.ConsumerMessage, err error, fn func() error) (skip bool, _ error) {
 	start := time.Now()
-	attempt := 0
-	for {
-		err = fn()
-		if err == nil {
-			return false, nil
-		}
-		if !connect.IsRetriable(err) || h.retryTimeout == 0 {
-			break
-		}
-		attempt++
+	for attempt := 1; connect.IsRetriable(err) && h.retryTimeout != 0; attempt++ {
 		d := h.backoff(attempt)
 		if h.retryTimeout > 0 {
 			left := h.retryTimeout - time.Since(start)
@@ -133,6 +126,9 @@ func (h *errorHandler) execute(ctx context.Context, stage Stage, class string, r
 		case <-ctx.Done():
 			return false, ctx.Err()
 		case <-time.After(d):
+		}
+		if err = fn(); err == nil {
+			return false, nil
 		}
 	}
 	return h.fail(ctx, stage, class, raw, err)

@@ -589,49 +589,35 @@ func (st *sinkTask) convert(ctx context.Context, m *sarama.ConsumerMessage) (*co
 		rec.TimestampType = connect.CreateTime
 	}
 	if len(m.Headers) > 0 {
-		hs := make(connect.Headers, 0, len(m.Headers))
-		skip, err := st.errs.execute(ctx, StageHeaderConverter, st.hdrConvClass, m, func() error {
-			hs = hs[:0]
-			for _, h := range m.Headers {
-				sv, err := st.hdrConv.ToConnectHeader(m.Topic, string(h.Key), h.Value)
-				if err != nil {
-					return err
-				}
-				hs = append(hs, connect.Header{Key: string(h.Key), Schema: sv.Schema, Value: sv.Value})
+		hs, err := st.convertHeaders(m)
+		if err != nil {
+			skip, err := st.errs.retry(ctx, StageHeaderConverter, st.hdrConvClass, m, err, func() (e error) {
+				hs, e = st.convertHeaders(m)
+				return e
+			})
+			if skip || err != nil {
+				return nil, skip, err
 			}
-			return nil
-		})
-		if skip || err != nil {
-			return nil, skip, err
 		}
 		rec.Headers = hs
 	}
-	skip, err := st.errs.execute(ctx, StageKeyConverter, st.keyConvClass, m, func() error {
-		sv, err := st.keyConv.ToConnectData(m.Topic, rec.Headers, m.Key)
-		rec.KeySchema, rec.Key = sv.Schema, sv.Value
-		return err
-	})
+	sv, skip, err := st.convertData(ctx, StageKeyConverter, st.keyConvClass, st.keyConv, m, rec.Headers, m.Key)
 	if skip || err != nil {
 		return nil, skip, err
 	}
-	skip, err = st.errs.execute(ctx, StageValueConverter, st.valConvClass, m, func() error {
-		sv, err := st.valConv.ToConnectData(m.Topic, rec.Headers, m.Value)
-		rec.ValueSchema, rec.Value = sv.Schema, sv.Value
-		return err
-	})
+	rec.KeySchema, rec.Key = sv.Schema, sv.Value
+	sv, skip, err = st.convertData(ctx, StageValueConverter, st.valConvClass, st.valConv, m, rec.Headers, m.Value)
 	if skip || err != nil {
 		return nil, skip, err
 	}
+	rec.ValueSchema, rec.Value = sv.Schema, sv.Value
 	for i := range st.chain {
 		step := &st.chain[i]
-		var out *connect.SinkRecord
-		skip, err = st.errs.execute(ctx, StageTransformation, step.class, m, func() error {
-			var err error
-			out, err = step.apply(rec)
-			return err
-		})
-		if skip || err != nil {
-			return nil, skip, err
+		out, err := step.apply(rec)
+		if err != nil {
+			if out, skip, err = st.retryTransform(ctx, step, m, rec, err); skip || err != nil {
+				return nil, skip, err
+			}
 		}
 		if out == nil {
 			return nil, true, nil
@@ -639,6 +625,46 @@ func (st *sinkTask) convert(ctx context.Context, m *sarama.ConsumerMessage) (*co
 		rec = out
 	}
 	return rec, false, nil
+}
+
+func (st *sinkTask) convertHeaders(m *sarama.ConsumerMessage) (connect.Headers, error) {
+	hs := make(connect.Headers, 0, len(m.Headers))
+	for _, h := range m.Headers {
+		sv, err := st.hdrConv.ToConnectHeader(m.Topic, string(h.Key), h.Value)
+		if err != nil {
+			return nil, err
+		}
+		hs = append(hs, connect.Header{Key: string(h.Key), Schema: sv.Schema, Value: sv.Value})
+	}
+	return hs, nil
+}
+
+// convertData runs a key or value converter; only a failure goes through the error handler (retryConvert
+// is a separate function so that its closure's captures cost nothing on the clean path).
+func (st *sinkTask) convertData(ctx context.Context, stage Stage, class string, conv connect.Converter, m *sarama.ConsumerMessage, hs connect.Headers, data []byte) (connect.SchemaAndValue, bool, error) {
+	sv, err := conv.ToConnectData(m.Topic, hs, data)
+	if err == nil {
+		return sv, false, nil
+	}
+	return st.retryConvert(ctx, stage, class, conv, m, hs, data, err)
+}
+
+func (st *sinkTask) retryConvert(ctx context.Context, stage Stage, class string, conv connect.Converter, m *sarama.ConsumerMessage, hs connect.Headers, data []byte, first error) (connect.SchemaAndValue, bool, error) {
+	var sv connect.SchemaAndValue
+	skip, err := st.errs.retry(ctx, stage, class, m, first, func() (e error) {
+		sv, e = conv.ToConnectData(m.Topic, hs, data)
+		return e
+	})
+	return sv, skip, err
+}
+
+func (st *sinkTask) retryTransform(ctx context.Context, step *transformStep, m *sarama.ConsumerMessage, rec *connect.SinkRecord, first error) (*connect.SinkRecord, bool, error) {
+	var out *connect.SinkRecord
+	skip, err := st.errs.retry(ctx, StageTransformation, step.class, m, first, func() (e error) {
+		out, e = step.apply(rec)
+		return e
+	})
+	return out, skip, err
 }
 
 // put delivers records; a retriable error keeps the batch for redelivery with backoff, any other fails
