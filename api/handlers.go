@@ -318,27 +318,13 @@ func (s *Server) patchConnectorConfig(w http.ResponseWriter, r *http.Request) {
 		info, e = s.h.PatchConnectorConfig(ctx, name, m.vals)
 		return e
 	})
-	if s.maybeForward(w, r, err, body, nil, "") {
-		return
-	}
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeJSON(w, 200, info)
+	s.finish(w, r, err, body, nil, 200, info)
 }
 
 func (s *Server) deleteConnector(w http.ResponseWriter, r *http.Request) {
 	name := pathVar(r, "connector")
 	err := s.call(r, true, func(ctx context.Context) error { return s.h.DeleteConnector(ctx, name) })
-	if s.maybeForward(w, r, err, nil, nil, "") {
-		return
-	}
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	w.WriteHeader(204)
+	s.finish(w, r, err, nil, nil, 204, nil)
 }
 
 func (s *Server) connectorStatus(w http.ResponseWriter, r *http.Request) {
@@ -422,27 +408,13 @@ func (s *Server) restartConnector(w http.ResponseWriter, r *http.Request) {
 		return e
 	})
 	extra := url.Values{"includeTasks": {strconv.FormatBool(includeTasks)}, "onlyFailed": {strconv.FormatBool(onlyFailed)}}
-	if s.maybeForward(w, r, err, nil, extra, "") {
-		return
-	}
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeJSON(w, 202, st)
+	s.finish(w, r, err, nil, extra, 202, st)
 }
 
 func (s *Server) stopConnector(w http.ResponseWriter, r *http.Request) {
 	name := pathVar(r, "connector")
 	err := s.call(r, true, func(ctx context.Context) error { return s.h.StopConnector(ctx, name) })
-	if s.maybeForward(w, r, err, nil, nil, "") {
-		return
-	}
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	w.WriteHeader(204)
+	s.finish(w, r, err, nil, nil, 204, nil)
 }
 
 func (s *Server) pauseConnector(w http.ResponseWriter, r *http.Request) {
@@ -514,14 +486,7 @@ func (s *Server) restartTask(w http.ResponseWriter, r *http.Request) {
 	}
 	tid := herder.ConnectorTaskID{Connector: pathVar(r, "connector"), Task: id}
 	err := s.call(r, true, func(ctx context.Context) error { return s.h.RestartTask(ctx, tid) })
-	if s.maybeForward(w, r, err, nil, nil, "") {
-		return
-	}
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	w.WriteHeader(204)
+	s.finish(w, r, err, nil, nil, 204, nil)
 }
 
 // ---- offsets ----
@@ -587,14 +552,7 @@ func (s *Server) alterOffsets(w http.ResponseWriter, r *http.Request) {
 		msg, e = s.h.AlterConnectorOffsets(ctx, name, offs)
 		return e
 	})
-	if s.maybeForward(w, r, err, body, nil, "") {
-		return
-	}
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeJSON(w, 200, messageBody{msg})
+	s.finish(w, r, err, body, nil, 200, messageBody{msg})
 }
 
 func (s *Server) resetOffsets(w http.ResponseWriter, r *http.Request) {
@@ -605,14 +563,7 @@ func (s *Server) resetOffsets(w http.ResponseWriter, r *http.Request) {
 		msg, e = s.h.ResetConnectorOffsets(ctx, name)
 		return e
 	})
-	if s.maybeForward(w, r, err, nil, nil, "") {
-		return
-	}
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeJSON(w, 200, messageBody{msg})
+	s.finish(w, r, err, nil, nil, 200, messageBody{msg})
 }
 
 // ---- internal ----
@@ -816,4 +767,21 @@ func (s *Server) setLogger(w http.ResponseWriter, r *http.Request) {
 	}
 	sort.Strings(affected)
 	writeJSON(w, 200, affected)
+}
+
+// finish ends a herder-backed handler: forward to the leader when the herder says so, else the error body,
+// else the success status with v as JSON (no body when v is nil).
+func (s *Server) finish(w http.ResponseWriter, r *http.Request, err error, body []byte, extra url.Values, status int, v any) {
+	if s.maybeForward(w, r, err, body, extra, "") {
+		return
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if v == nil {
+		w.WriteHeader(status)
+		return
+	}
+	writeJSON(w, status, v)
 }
