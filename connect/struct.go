@@ -181,25 +181,9 @@ func ValidateValue(s *Schema, v any) error {
 	case TypeMap:
 		switch m := v.(type) {
 		case map[any]any:
-			for k, e := range m {
-				if err := ValidateValue(s.keySchema, k); err != nil {
-					return err
-				}
-				if err := ValidateValue(s.valSchema, e); err != nil {
-					return err
-				}
-			}
-			return nil
+			return validateMap(s, m)
 		case map[string]any:
-			for k, e := range m {
-				if err := ValidateValue(s.keySchema, k); err != nil {
-					return err
-				}
-				if err := ValidateValue(s.valSchema, e); err != nil {
-					return err
-				}
-			}
-			return nil
+			return validateMap(s, m)
 		}
 	case TypeStruct:
 		st, isStruct := v.(*Struct)
@@ -213,6 +197,18 @@ func ValidateValue(s *Schema, v any) error {
 	}
 	if !ok {
 		return DataErrorf("invalid Java object for schema with type %s: %T", s.Type, v)
+	}
+	return nil
+}
+
+func validateMap[K comparable](s *Schema, m map[K]any) error {
+	for k, e := range m {
+		if err := ValidateValue(s.keySchema, k); err != nil {
+			return err
+		}
+		if err := ValidateValue(s.valSchema, e); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -247,30 +243,25 @@ func ValuesEqual(a, b any) bool {
 		return true
 	case map[string]any:
 		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k, v := range x {
-			w, ok := y[k]
-			if !ok || !ValuesEqual(v, w) {
-				return false
-			}
-		}
-		return true
+		return ok && mapValuesEqual(x, y)
 	case map[any]any:
 		y, ok := b.(map[any]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k, v := range x {
-			w, ok := y[k]
-			if !ok || !ValuesEqual(v, w) {
-				return false
-			}
-		}
-		return true
+		return ok && mapValuesEqual(x, y)
 	}
 	return reflect.DeepEqual(a, b)
+}
+
+func mapValuesEqual[K comparable](x, y map[K]any) bool {
+	if len(x) != len(y) {
+		return false
+	}
+	for k, v := range x {
+		w, ok := y[k]
+		if !ok || !ValuesEqual(v, w) {
+			return false
+		}
+	}
+	return true
 }
 
 func cmpBig(a, b *big.Int) bool {
