@@ -337,3 +337,79 @@ func TestStandaloneDeadLetterQueue(t *testing.T) {
 	_ = ctx
 	_ = os.Getenv
 }
+
+// A task whose Open fails is FAILED with a trace; the worker process keeps running.
+func TestStandaloneOpenFailure(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	topic := kafkatest.UniqueName(t, "openfail")
+	kafkatest.CreateTopic(t, e.addr, topic, 1, nil)
+	name := kafkatest.UniqueName(t, "openfail-sink")
+	sink := sinktest.For(name)
+	sink.FailOpen(errors.New("no table"))
+	e.create(name, sinkConfig(topic, name, 1))
+	var st *herder.ConnectorStateInfo
+	require.Eventually(t, func() bool {
+		st, _ = e.h.ConnectorStatus(ctx, name)
+		return st != nil && len(st.Tasks) == 1 && st.Tasks[0].State == herder.StateFailed
+	}, 60*time.Second, 20*time.Millisecond)
+	assert.Contains(t, st.Tasks[0].Trace, "no table")
+	sink.FailOpen(nil)
+	produceN(t, e.addr, topic, 0, 10)
+	require.NoError(t, e.h.RestartTask(ctx, herder.ConnectorTaskID{Connector: name, Task: 0}))
+	require.Eventually(t, func() bool { return sink.Count() >= 10 }, 60*time.Second, 20*time.Millisecond)
+}
+
+// A failed flush rewinds to the last committed offsets: what the sink dropped is delivered again.
+func TestStandaloneFlushFailureRewinds(t *testing.T) {
+	e := newEnv(t, nil)
+	topic := kafkatest.UniqueName(t, "flushfail")
+	kafkatest.CreateTopic(t, e.addr, topic, 2, nil)
+	name := kafkatest.UniqueName(t, "flushfail-sink")
+	sink := sinktest.For(name)
+	sink.FailFlush(1)
+	produceN(t, e.addr, topic, 0, 100)
+	e.create(name, sinkConfig(topic, name, 1))
+	require.Eventually(t, func() bool {
+		seen := map[string]bool{}
+		for _, r := range sink.Records() {
+			seen[r.Value] = true
+		}
+		return len(seen) == 100
+	}, 60*time.Second, 50*time.Millisecond, "records dropped by the failed flush never came back")
+	require.Eventually(t, func() bool {
+		var sum int64
+		for _, o := range kafkatest.CommittedOffsets(t, e.addr, "connect-"+name, topic) {
+			sum += o
+		}
+		return sum == 100
+	}, 30*time.Second, 100*time.Millisecond)
+}
+
+// Pausing answers at once even while the task is stuck in put (the herder never waits on the task).
+func TestStandalonePauseWhilePutBlocked(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	topic := kafkatest.UniqueName(t, "blocked")
+	kafkatest.CreateTopic(t, e.addr, topic, 1, nil)
+	name := kafkatest.UniqueName(t, "blocked-sink")
+	sink := sinktest.For(name)
+	sink.BlockPuts()
+	defer sink.Unblock()
+	produceN(t, e.addr, topic, 0, 5)
+	e.create(name, sinkConfig(topic, name, 1))
+	e.waitState(name, herder.StateRunning, 1)
+	time.Sleep(time.Second) // let the task enter put
+	done := make(chan error, 1)
+	go func() { done <- e.h.PauseConnector(ctx, name) }()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("pause blocked behind a task stuck in put")
+	}
+	sink.Unblock()
+	e.waitState(name, herder.StatePaused, 1)
+	require.NoError(t, e.h.ResumeConnector(ctx, name))
+	require.Eventually(t, func() bool { return sink.Count() >= 5 }, 30*time.Second, 20*time.Millisecond)
+}

@@ -68,6 +68,9 @@ type sinkTask struct {
 	target        state.Target
 	retryBatch    []*connect.SinkRecord
 	retryAt       time.Time
+	idleAt        time.Time // put([]) requested through SinkTaskContext.Timeout
+	ready         []*batch  // stashed batches released by a partition resume, processed before new ones
+	putSinceFlush bool
 	retryDelay    time.Duration
 	timeoutReq    time.Duration
 	commitWanted  bool
@@ -117,7 +120,11 @@ func (st *sinkTask) run(ctx context.Context) {
 }
 
 func (st *sinkTask) shutdown(runErr error) {
-	defer st.metrics.Forget()
+	cancelled := st.isCancelled()
+	if !cancelled {
+		// a cancelled task's id may already run again here: its status and metrics are the successor's
+		defer st.metrics.Forget()
+	}
 	st.chain.close()
 	st.errs.close()
 	if st.group != nil {
@@ -128,6 +135,10 @@ func (st *sinkTask) shutdown(runErr error) {
 	}
 	if stopErr := st.task.Stop(); stopErr != nil && runErr == nil {
 		runErr = fmt.Errorf("stopping task: %w", stopErr)
+	}
+	if cancelled {
+		st.log.Warn("cancelled task finished", "error", runErr)
+		return
 	}
 	if runErr != nil && !errors.Is(runErr, context.Canceled) {
 		st.log.Error("task failed", "error", runErr)
@@ -180,20 +191,30 @@ func (st *sinkTask) runLoop(ctx context.Context) error {
 
 	flush := time.NewTimer(st.w.cfg.OffsetFlushInterval)
 	defer flush.Stop()
+	// wake fires for a retriable redelivery (retryAt) or the put([]) a task asked for with Timeout (idleAt).
+	wake := time.NewTimer(time.Hour)
+	wake.Stop()
+	defer wake.Stop()
 	for {
+		canPut := st.target == state.Started && st.retryBatch == nil
+		if canPut && len(st.ready) > 0 {
+			// batches released by a partition resume go first, keeping each partition's order
+			if err := st.process(ctx, nil); err != nil {
+				return err
+			}
+		}
 		var batchCh chan *batch
-		if st.target == state.Started && st.retryBatch == nil {
+		if canPut {
 			batchCh = st.batches
 		}
-		var retryC <-chan time.Time
+		wakeAt := st.idleAt
 		if st.retryBatch != nil {
-			d := time.Until(st.retryAt)
-			if d < 0 {
-				d = 0
-			}
-			t := time.NewTimer(d)
-			retryC = t.C
-			defer t.Stop()
+			wakeAt = st.retryAt
+		}
+		var wakeC <-chan time.Time
+		if !wakeAt.IsZero() {
+			wake.Reset(max(time.Until(wakeAt), 0))
+			wakeC = wake.C
 		}
 		select {
 		case <-ctx.Done():
@@ -201,7 +222,6 @@ func (st *sinkTask) runLoop(ctx context.Context) error {
 		case ev := <-st.events:
 			if ev.assigned {
 				if err := st.onAssigned(ev); err != nil {
-					close(ev.done)
 					return err
 				}
 			} else if err := st.onRevoked(ctx, ev); err != nil {
@@ -211,20 +231,31 @@ func (st *sinkTask) runLoop(ctx context.Context) error {
 			if err := st.process(ctx, b); err != nil {
 				return err
 			}
-		case <-retryC:
+		case <-wakeC:
 			recs := st.retryBatch
-			st.retryBatch = nil
-			if err := st.put(ctx, recs); err != nil {
-				return err
+			st.retryBatch, st.idleAt = nil, time.Time{}
+			if recs != nil || st.target == state.Started {
+				if err := st.put(ctx, recs); err != nil {
+					return err
+				}
 			}
 		case t := <-st.targetCh:
 			st.setTarget(t)
 		case <-st.commitReq:
 			st.commitWanted = true
 		case <-flush.C:
+			// The JVM's poll times out at the commit deadline and calls put([]) when nothing came in;
+			// time-driven sinks flush their buffers on it.
+			if !st.putSinceFlush && st.sess != nil && st.target == state.Started && st.retryBatch == nil {
+				if err := st.put(ctx, nil); err != nil {
+					return err
+				}
+			}
+			st.putSinceFlush = false
 			st.commitWanted = true
 			flush.Reset(st.w.cfg.OffsetFlushInterval)
 		}
+		wake.Stop()
 		if st.commitWanted && st.sess != nil {
 			st.commitWanted = false
 			if err := st.commit(ctx, false); err != nil {
@@ -445,8 +476,9 @@ func (st *sinkTask) onAssigned(ev groupEvent) error {
 	}
 	st.pendingSeeks = map[connect.TopicPartition]int64{}
 	for tp := range st.taskPaused {
-		if st.assignment[tp] {
-			st.group.Pause(map[string][]int32{tp.Topic: {tp.Partition}})
+		if !st.assignment[tp] { // JVM: pausedPartitions.retainAll(assignment)
+			delete(st.taskPaused, tp)
+			st.group.Resume(map[string][]int32{tp.Topic: {tp.Partition}})
 		}
 	}
 	if st.target != state.Started {
@@ -467,7 +499,7 @@ func (st *sinkTask) onRevoked(ctx context.Context, ev groupEvent) error {
 	}
 	sortTPs(tps)
 	var err error
-	if ctx.Err() == nil || !st.isCancelled() {
+	if !st.isCancelled() { // a task cancelled after the graceful timeout skips its final commit (JVM)
 		err = st.commit(context.Background(), true)
 	}
 	if cerr := st.task.Close(tps); cerr != nil && err == nil {
@@ -479,7 +511,9 @@ func (st *sinkTask) onRevoked(ctx context.Context, ev groupEvent) error {
 	st.pending = map[connect.TopicPartition]int64{}
 	st.lastCommitted = map[connect.TopicPartition]int64{}
 	st.stashed = map[connect.TopicPartition][]*batch{}
-	st.retryBatch = nil
+	st.retryBatch, st.idleAt = nil, time.Time{}
+	st.ready = nil
+	st.pendingSeeks = map[connect.TopicPartition]int64{}
 	st.raw = map[rawKey]*sarama.ConsumerMessage{}
 	return err
 }
@@ -512,10 +546,19 @@ func (st *sinkTask) setTarget(t state.Target) {
 	}
 }
 
-// process converts and transforms one fetched batch (plus any other batches already waiting) and puts it.
+// process converts and transforms fetched batches (the resume queue, then b, then any batches already
+// waiting) and puts them as one batch.
 func (st *sinkTask) process(ctx context.Context, b *batch) error {
-	bs := []*batch{b}
-	n := len(b.msgs)
+	bs := st.ready
+	st.ready = nil
+	n := 0
+	for _, r := range bs {
+		n += len(r.msgs)
+	}
+	if b != nil {
+		bs = append(bs, b)
+		n += len(b.msgs)
+	}
 more:
 	for n < st.maxBatch {
 		select {
@@ -532,8 +575,18 @@ more:
 			continue // fetched before a revocation or a rewind: it will be fetched again
 		}
 		if st.taskPaused[b.tp] {
+			// sarama ignores pauses for partitions whose consumer did not exist yet (set during Setup):
+			// pause again now that it does, and keep what arrived for the resume.
+			st.group.Pause(map[string][]int32{b.tp.Topic: {b.tp.Partition}})
 			st.stashed[b.tp] = append(st.stashed[b.tp], b)
 			continue
+		}
+		if _, seen := st.lastCommitted[b.tp]; !seen && len(b.msgs) > 0 {
+			// the session's start position is the last committed one (JVM: positions at assignment)
+			st.lastCommitted[b.tp] = b.msgs[0].Offset
+			if _, ok := st.current[b.tp]; !ok {
+				st.current[b.tp] = b.msgs[0].Offset
+			}
 		}
 		if err := st.convertBatch(ctx, b); err != nil {
 			return err
@@ -678,7 +731,12 @@ func (st *sinkTask) put(ctx context.Context, recs []*connect.SinkRecord) error {
 		st.metrics.Sent.Add(float64(len(recs)))
 		st.recordsPut += int64(len(recs))
 		st.retryDelay = 0
+		st.putSinceFlush = true
 		st.applyPending()
+		if st.timeoutReq > 0 {
+			st.idleAt = time.Now().Add(st.timeoutReq)
+		}
+		st.pruneRaw()
 		return nil
 	}
 	if connect.IsRetriable(err) {
@@ -699,6 +757,22 @@ func (st *sinkTask) put(ctx context.Context, recs []*connect.SinkRecord) error {
 		return nil
 	}
 	return fmt.Errorf("put: %w", err)
+}
+
+// maxRawKept bounds the originals kept for DLQ reports of records not yet committed (a task whose
+// preCommit never commits must not keep every record); beyond it, reports of already put records carry
+// the context headers without the original bytes.
+const maxRawKept = 100_000
+
+func (st *sinkTask) pruneRaw() {
+	if len(st.raw) <= maxRawKept {
+		return
+	}
+	for k := range st.raw {
+		if cur, ok := st.current[connect.TopicPartition{Topic: k.topic, Partition: k.partition}]; ok && k.offset < cur {
+			delete(st.raw, k)
+		}
+	}
 }
 
 // applyPending advances the consumed positions once a batch was put (JVM: currentOffsets after put).
@@ -774,8 +848,13 @@ func (st *sinkTask) rewindToCommitted() {
 		if off, ok := st.lastCommitted[tp]; ok {
 			st.pendingSeeks[tp] = off
 			setOffset(st.sess, tp.Topic, tp.Partition, off, "")
+			st.current[tp] = off
 		}
 	}
+	clear(st.pending)
+	st.retryBatch, st.idleAt = nil, time.Time{}
+	st.ready = nil
+	clear(st.stashed)
 	st.requestRestart()
 }
 
@@ -854,20 +933,18 @@ func (c *taskContext) Resume(tps ...connect.TopicPartition) {
 		}
 		if bs := st.stashed[tp]; len(bs) > 0 {
 			delete(st.stashed, tp)
-			go func() {
-				for _, b := range bs {
-					select {
-					case st.batches <- b:
-					case <-b.sess.Context().Done():
-						return
-					}
-				}
-			}()
+			st.ready = append(st.ready, bs...)
 		}
 	}
 }
 
-func (c *taskContext) RequestCommit() { c.st.commitWanted = true }
+// RequestCommit may be called from any goroutine (a connector's own committer, for example).
+func (c *taskContext) RequestCommit() {
+	select {
+	case c.st.commitReq <- struct{}{}:
+	default:
+	}
+}
 
 func (c *taskContext) ErrantRecordReporter() connect.ErrantRecordReporter {
 	if !c.st.errs.tolerateAll && c.st.errs.dlq == nil {

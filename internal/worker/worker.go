@@ -194,10 +194,7 @@ func (w *Worker) SetTargetState(name string, target state.Target) {
 		return // the herder stops the tasks
 	}
 	for _, t := range ts {
-		select {
-		case t.targetCh <- target:
-		case <-t.done:
-		}
+		t.sendTarget(target)
 	}
 }
 
@@ -230,7 +227,7 @@ func (w *Worker) newSinkTask(id state.TaskID, connProps, taskProps map[string]st
 		id: id, w: w, task: conn.NewTask(), taskProps: taskProps, connProps: connProps,
 		taskClass: taskClassOf(conn, plugin),
 		log:       slog.With("connector", id.Connector, "task", id.Task),
-		targetCh:  make(chan state.Target), commitReq: make(chan struct{}, 1),
+		targetCh:  make(chan state.Target, 1), commitReq: make(chan struct{}, 1),
 		events: make(chan groupEvent), batches: make(chan *batch), done: make(chan struct{}),
 		cancelled: make(chan struct{}), restartCh: make(chan struct{}, 1),
 		assignment: map[connect.TopicPartition]bool{}, current: map[connect.TopicPartition]int64{}, pending: map[connect.TopicPartition]int64{},
@@ -439,4 +436,20 @@ func taskClassOf(conn connect.SinkConnector, plugin *connect.Plugin) string {
 		return tc.TaskClass()
 	}
 	return plugin.Class + "$Task"
+}
+
+// sendTarget hands the task its new target state without blocking (the latest one wins): the herder must not
+// wait on a task that is busy in put() or retrying.
+func (st *sinkTask) sendTarget(t state.Target) {
+	for {
+		select {
+		case st.targetCh <- t:
+			return
+		default:
+		}
+		select {
+		case <-st.targetCh: // drop the stale one
+		default:
+		}
+	}
 }

@@ -44,6 +44,29 @@ type Sink struct {
 	putCalls       int
 	rejectValue    string
 	rejectIf       func(string) bool
+	failOpen       error
+	flushFailures  int
+	putGate        chan struct{}
+	flushedLen     int
+}
+
+// FailOpen makes Open fail with err (nil clears).
+func (s *Sink) FailOpen(err error) { s.mu.Lock(); s.failOpen = err; s.mu.Unlock() }
+
+// FailFlush makes the next n flushes fail; the task then drops what it buffered, as a sink may.
+func (s *Sink) FailFlush(n int) { s.mu.Lock(); s.flushFailures = n; s.mu.Unlock() }
+
+// BlockPuts makes put wait until Unblock is called.
+func (s *Sink) BlockPuts() { s.mu.Lock(); s.putGate = make(chan struct{}); s.mu.Unlock() }
+
+// Unblock releases blocked puts.
+func (s *Sink) Unblock() {
+	s.mu.Lock()
+	if s.putGate != nil {
+		close(s.putGate)
+		s.putGate = nil
+	}
+	s.mu.Unlock()
 }
 
 var (
@@ -127,9 +150,39 @@ func (t *Task) Start(props map[string]string) error {
 	return nil
 }
 
+func (t *Task) Open(tps []connect.TopicPartition) error {
+	t.sink.mu.Lock()
+	defer t.sink.mu.Unlock()
+	return t.sink.failOpen
+}
+
+// Flush fails when told to; the records put since the last flush are then "lost" by the sink (removed
+// from the recording), so only the runtime's rewind can bring them back.
+func (t *Task) Flush(_ context.Context, _ map[connect.TopicPartition]connect.OffsetAndMetadata) error {
+	s := t.sink
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.flushFailures > 0 {
+		s.flushFailures--
+		s.records = s.records[:s.flushedLen]
+		return errors.New("simulated flush failure")
+	}
+	s.flushedLen = len(s.records)
+	return nil
+}
+
 func (t *Task) Put(ctx context.Context, recs []*connect.SinkRecord) error {
 	s := t.sink
 	s.mu.Lock()
+	if g := s.putGate; g != nil && len(recs) > 0 {
+		s.mu.Unlock()
+		select {
+		case <-g:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		s.mu.Lock()
+	}
 	s.putCalls++
 	if s.failFatal != nil {
 		err := s.failFatal
