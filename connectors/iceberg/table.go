@@ -129,7 +129,7 @@ func OffsetsSummaryKey(groupID string) string { return offsetsPrefix + groupID }
 // are merged by max on every commit, so the head always holds the full picture.
 func CommittedOffsets(tbl *table.Table, branch, key string) (Offsets, error) {
 	snap := branchHead(tbl, branch)
-	if snap == nil || snap.Summary == nil {
+	if key == "" || snap == nil || snap.Summary == nil {
 		return Offsets{}, nil
 	}
 	v, ok := snap.Summary.Properties[key]
@@ -326,6 +326,7 @@ type CommitStats struct {
 	Skipped      int // records at or below the committed offsets (replays)
 	StaleDropped int // records older (by version column) than the committed row
 	Collapsed    int // versions collapsed within the commit
+	Tombstones   int // delete versions recorded in the tombstone table (tombstones.go)
 }
 
 // ErrFenced is returned when the table moved under a commit in a way that makes this
@@ -339,6 +340,9 @@ type Writer struct {
 	Ident table.Identifier
 	Opts  TableOptions
 	Tbl   *table.Table
+
+	tombs        *Writer // writer of <table>__deletes (tombstones.go), created on first use
+	isTombstones bool    // this writer maintains a tombstone table
 }
 
 // Load (re)loads the table; with auto-create it creates it from st when missing.
@@ -449,9 +453,18 @@ func (w *Writer) Commit(ctx context.Context, recs []Rec, offsets Offsets, props 
 	}
 	var dataRows, delRows []Row
 	if delta {
-		dataRows, delRows, err = w.planDelta(ctx, live, ids, &st)
+		var tombRows []Row
+		dataRows, delRows, tombRows, err = w.planDelta(ctx, live, ids, &st)
 		if err != nil {
 			return st, err
+		}
+		// tombstones commit BEFORE the table (tombstones.go, point 2), also when the table
+		// itself has nothing to write (a key inserted and deleted within this commit)
+		if len(tombRows) > 0 {
+			if err := w.commitTombstones(ctx, ids, tombRows); err != nil {
+				return st, fmt.Errorf("tombstones: %w", err)
+			}
+			st.Tombstones = len(tombRows)
 		}
 	} else {
 		dataRows = make([]Row, 0, len(live))
@@ -643,7 +656,10 @@ func compareVersion(a, b any) int {
 // equality-delete rows. Within a commit the newest version of a key wins (by version column,
 // else by Kafka order: recs arrive in offset order per partition); equality deletes only reach
 // rows of earlier snapshots, so two versions of one key must never both be written.
-func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *CommitStats) (data, dels []Row, err error) {
+//
+// With tombstones (tombstones.go), an upsert at or below the key's delete version is dropped,
+// and tombs returns the tombstone rows (id columns + version) of the surviving deletes.
+func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *CommitStats) (data, dels, tombs []Row, err error) {
 	type entry struct {
 		rec Rec
 		idx int
@@ -672,20 +688,32 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 		_, vcInTable = w.Tbl.Schema().FindFieldByName(vc)
 	}
 	lookup := vcInTable || w.partitionMayMove(ids)
-	var current map[string][]Row
-	if lookup && branchHead(w.Tbl, w.Opts.CommitBranch) != nil {
-		keys := make([]Row, 0, len(order))
+	tombsOn := w.tombstonesEnabled()
+	var keys []Row
+	if lookup || tombsOn {
+		keys = make([]Row, 0, len(order))
 		for _, k := range order {
 			keys = append(keys, latest[k].rec.Row)
 		}
+	}
+	var current map[string][]Row
+	if lookup && branchHead(w.Tbl, w.Opts.CommitBranch) != nil {
 		current, err = w.lookupCurrent(ctx, ids, keys)
 		if err != nil {
-			return nil, nil, fmt.Errorf("lookup current rows: %w", err)
+			return nil, nil, nil, fmt.Errorf("lookup current rows: %w", err)
+		}
+	}
+	// read after the table head above, which the commit's compare-and-swap pins
+	var deleted map[string]any
+	if tombsOn {
+		deleted, err = w.loadTombstones(ctx, ids, keys)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("lookup tombstones: %w", err)
 		}
 	}
 	names, _, err := w.deleteColumns(ids)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	for _, k := range order {
 		r := latest[k].rec
@@ -693,6 +721,18 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 		if vcInTable && len(cur) > 0 && r.Row[vc] != nil && cur[0][vc] != nil && compareVersion(r.Row[vc], cur[0][vc]) < 0 {
 			st.StaleDropped++
 			continue
+		}
+		if tombsOn && r.Row[vc] != nil {
+			dv, wasDeleted := deleted[k]
+			switch {
+			case r.Op != OpDelete && wasDeleted && compareVersion(r.Row[vc], dv) <= 0:
+				st.StaleDropped++ // superseded by a delete committed earlier: stays deleted
+				continue
+			case r.Op == OpDelete && (!wasDeleted || compareVersion(r.Row[vc], dv) > 0):
+				tr := project(r.Row, ids)
+				tr[vc] = r.Row[vc]
+				tombs = append(tombs, tr)
+			}
 		}
 		if r.Op != OpDelete {
 			data = append(data, r.Row)
@@ -713,7 +753,7 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 		}
 		dels = append(dels, project(r.Row, names))
 	}
-	return data, dels, nil
+	return data, dels, tombs, nil
 }
 
 func project(r Row, names []string) Row {
