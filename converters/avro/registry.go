@@ -269,53 +269,40 @@ func (rc *registryClient) schemaByID(id int) (text, typ string, err error) {
 }
 
 func (rc *registryClient) lookupVersion(subject, schema string) (int, error) {
-	key := subject + "|" + schema
-	rc.mu.Lock()
-	v, ok := rc.versions[key]
-	rc.mu.Unlock()
-	if ok {
-		return v, nil
-	}
-	err := rc.try(func(i int) error {
-		s, e := rc.clients[i].LookupSchema(subject, schema, srclient.Avro)
-		if e != nil {
-			return e
-		}
-		v = s.Version()
-		return nil
-	})
-	if err != nil {
-		return 0, err
-	}
-	rc.mu.Lock()
-	rc.versions[key] = v
-	rc.mu.Unlock()
-	return v, nil
+	_, v, err := rc.lookup(subject, schema, rc.versions)
+	return v, err
 }
 
 func (rc *registryClient) lookupID(subject, schema string) (int, error) {
+	id, _, err := rc.lookup(subject, schema, rc.ids)
+	return id, err
+}
+
+// lookup resolves a schema under a subject (POST /subjects/{s}) once, caching both its id and its version;
+// cache says which of the two the caller needs, to answer from it without a request.
+func (rc *registryClient) lookup(subject, schema string, cache map[string]int) (id, version int, err error) {
 	key := subject + "|" + schema
 	rc.mu.Lock()
-	id, ok := rc.ids[key]
+	cached, ok := cache[key]
 	rc.mu.Unlock()
 	if ok {
-		return id, nil
+		return cached, cached, nil
 	}
-	err := rc.try(func(i int) error {
+	err = rc.try(func(i int) error {
 		s, e := rc.clients[i].LookupSchema(subject, schema, srclient.Avro)
 		if e != nil {
 			return e
 		}
-		id = s.ID()
+		id, version = s.ID(), s.Version()
 		return nil
 	})
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	rc.mu.Lock()
-	rc.ids[key] = id
+	rc.ids[key], rc.versions[key] = id, version
 	rc.mu.Unlock()
-	return id, nil
+	return id, version, nil
 }
 
 // register posts the schema (POST /subjects/{s}/versions) and returns its id. srclient's CreateSchema
