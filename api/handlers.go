@@ -234,12 +234,7 @@ func checkConfigName(name string, cfg *orderedMap) (map[string]string, error) {
 
 func (s *Server) getConnector(w http.ResponseWriter, r *http.Request) {
 	name := pathVar(r, "connector")
-	var info *herder.ConnectorInfo
-	err := s.call(r, false, func(ctx context.Context) error {
-		var e error
-		info, e = s.h.ConnectorInfo(ctx, name)
-		return e
-	})
+	info, err := read(s, r, func(ctx context.Context) (*herder.ConnectorInfo, error) { return s.h.ConnectorInfo(ctx, name) })
 	if err != nil {
 		writeError(w, err)
 		return
@@ -249,12 +244,7 @@ func (s *Server) getConnector(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) getConnectorConfig(w http.ResponseWriter, r *http.Request) {
 	name := pathVar(r, "connector")
-	var cfg map[string]string
-	err := s.call(r, false, func(ctx context.Context) error {
-		var e error
-		cfg, e = s.h.ConnectorConfig(ctx, name)
-		return e
-	})
+	cfg, err := read(s, r, func(ctx context.Context) (map[string]string, error) { return s.h.ConnectorConfig(ctx, name) })
 	if err != nil {
 		writeError(w, err)
 		return
@@ -329,12 +319,7 @@ func (s *Server) deleteConnector(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) connectorStatus(w http.ResponseWriter, r *http.Request) {
 	name := pathVar(r, "connector")
-	var st *herder.ConnectorStateInfo
-	err := s.call(r, false, func(ctx context.Context) error {
-		var e error
-		st, e = s.h.ConnectorStatus(ctx, name)
-		return e
-	})
+	st, err := read(s, r, func(ctx context.Context) (*herder.ConnectorStateInfo, error) { return s.h.ConnectorStatus(ctx, name) })
 	if err != nil {
 		writeError(w, err)
 		return
@@ -348,12 +333,7 @@ func (s *Server) activeTopics(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name := pathVar(r, "connector")
-	var topics []string
-	err := s.call(r, false, func(ctx context.Context) error {
-		var e error
-		topics, e = s.h.ConnectorActiveTopics(ctx, name)
-		return e
-	})
+	topics, err := read(s, r, func(ctx context.Context) ([]string, error) { return s.h.ConnectorActiveTopics(ctx, name) })
 	if err != nil {
 		writeError(w, err)
 		return
@@ -437,12 +417,7 @@ func (s *Server) resumeConnector(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) taskConfigs(w http.ResponseWriter, r *http.Request) {
 	name := pathVar(r, "connector")
-	var tasks []herder.TaskInfo
-	err := s.call(r, false, func(ctx context.Context) error {
-		var e error
-		tasks, e = s.h.TaskConfigs(ctx, name)
-		return e
-	})
+	tasks, err := read(s, r, func(ctx context.Context) ([]herder.TaskInfo, error) { return s.h.TaskConfigs(ctx, name) })
 	if err != nil {
 		writeError(w, err)
 		return
@@ -465,11 +440,8 @@ func (s *Server) taskStatus(w http.ResponseWriter, r *http.Request) {
 		writeError(w, newRestError(404, msgNotFound))
 		return
 	}
-	var st *herder.TaskState
-	err := s.call(r, false, func(ctx context.Context) error {
-		var e error
-		st, e = s.h.TaskStatus(ctx, herder.ConnectorTaskID{Connector: pathVar(r, "connector"), Task: id})
-		return e
+	st, err := read(s, r, func(ctx context.Context) (*herder.TaskState, error) {
+		return s.h.TaskStatus(ctx, herder.ConnectorTaskID{Connector: pathVar(r, "connector"), Task: id})
 	})
 	if err != nil {
 		writeError(w, err)
@@ -493,12 +465,7 @@ func (s *Server) restartTask(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) getOffsets(w http.ResponseWriter, r *http.Request) {
 	name := pathVar(r, "connector")
-	var offs *herder.ConnectorOffsets
-	err := s.call(r, false, func(ctx context.Context) error {
-		var e error
-		offs, e = s.h.ConnectorOffsets(ctx, name)
-		return e
-	})
+	offs, err := read(s, r, func(ctx context.Context) (*herder.ConnectorOffsets, error) { return s.h.ConnectorOffsets(ctx, name) })
 	if err != nil {
 		writeError(w, err)
 		return
@@ -784,4 +751,14 @@ func (s *Server) finish(w http.ResponseWriter, r *http.Request, err error, body 
 		return
 	}
 	writeJSON(w, status, v)
+}
+
+// read runs a herder read (never forwarded: GETs are answered from the local snapshot).
+func read[T any](s *Server, r *http.Request, fn func(ctx context.Context) (T, error)) (T, error) {
+	var out T
+	err := s.call(r, false, func(ctx context.Context) (e error) {
+		out, e = fn(ctx)
+		return e
+	})
+	return out, err
 }
