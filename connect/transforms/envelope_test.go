@@ -313,9 +313,9 @@ func encodeValue(s *connect.Schema, v any) any {
 	case int8, int16, int32, int64, int:
 		return json.Number(fmt.Sprint(x))
 	case float32:
-		return json.Number(javaDouble(float64(x), 32))
+		return json.Number(connect.JavaDouble(float64(x), 32))
 	case float64:
-		return json.Number(javaDouble(x, 64))
+		return json.Number(connect.JavaDouble(x, 64))
 	case []byte:
 		return base64.StdEncoding.EncodeToString(x)
 	case []any:

@@ -7,8 +7,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"sort"
-	"strings"
 
 	"github.com/connectd/connectd/connect"
 )
@@ -71,7 +69,7 @@ func (t *Task) Start(props map[string]string) error {
 
 func (t *Task) Put(_ context.Context, records []*connect.SinkRecord) error {
 	for _, r := range records {
-		t.w.WriteString(JavaString(r.Value))
+		t.w.WriteString(connect.JavaString(r.Value))
 		t.w.WriteByte('\n')
 	}
 	// Like the JVM's PrintStream, what was put is in the file when put returns (one write per batch here).
@@ -99,34 +97,4 @@ func (t *Task) Stop() error {
 		return t.f.Close()
 	}
 	return nil
-}
-
-// JavaString renders a Connect value as Java's toString would (what the JVM file sink writes).
-func JavaString(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "null"
-	case string:
-		return x
-	case []byte:
-		return fmt.Sprintf("[B@%x", len(x))
-	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		parts := make([]string, len(keys))
-		for i, k := range keys {
-			parts[i] = k + "=" + JavaString(x[k])
-		}
-		return "{" + strings.Join(parts, ", ") + "}"
-	case []any:
-		parts := make([]string, len(x))
-		for i, e := range x {
-			parts[i] = JavaString(e)
-		}
-		return "[" + strings.Join(parts, ", ") + "]"
-	}
-	return fmt.Sprint(v)
 }

@@ -551,132 +551,15 @@ func appendString(out []byte, s string) []byte {
 	return append(out, '"')
 }
 
-// appendJavaFloat writes Double.toString / Float.toString (shortest repr), NaN and infinities quoted as
-// Jackson's WRITE_NAN_AS_STRINGS does.
+// appendJavaFloat writes Double.toString / Float.toString, NaN and infinities quoted as Jackson's
+// WRITE_NAN_AS_STRINGS does.
 func appendJavaFloat(out []byte, f float64, bits int) []byte {
-	switch {
-	case math.IsNaN(f):
-		return append(out, `"NaN"`...)
-	case math.IsInf(f, 1):
-		return append(out, `"Infinity"`...)
-	case math.IsInf(f, -1):
-		return append(out, `"-Infinity"`...)
-	case f == 0:
-		if math.Signbit(f) {
-			return append(out, "-0.0"...)
-		}
-		return append(out, "0.0"...)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		out = append(out, '"')
+		out = connect.AppendJavaDouble(out, f, bits)
+		return append(out, '"')
 	}
-	var buf [32]byte
-	e := strconv.AppendFloat(buf[:0], f, 'e', -1, bits) // d.dddde±XX
-	abs := math.Abs(f)
-	sci := abs < 1e-3 || abs >= 1e7
-	if sci && (e[1] == 'e' || (e[0] == '-' && e[2] == 'e')) {
-		// Java picks the closest two-digit decimal when one digit would do (4.9E-324, not 5.0E-324).
-		e = strconv.AppendFloat(buf[:0], f, 'e', 1, bits)
-	}
-	neg := e[0] == '-'
-	if neg {
-		out = append(out, '-')
-		e = e[1:]
-	}
-	ei := 0
-	for e[ei] != 'e' {
-		ei++
-	}
-	exp, _ := strconv.Atoi(string(e[ei+1:]))
-	digits := make([]byte, 0, 20)
-	for _, c := range e[:ei] {
-		if c != '.' {
-			digits = append(digits, c)
-		}
-	}
-	if !sci {
-		if exp >= 0 {
-			ip := exp + 1
-			for len(digits) < ip+1 {
-				digits = append(digits, '0')
-			}
-			out = append(out, digits[:ip]...)
-			out = append(out, '.')
-			return append(out, digits[ip:]...)
-		}
-		out = append(out, '0', '.')
-		for k := 0; k < -exp-1; k++ {
-			out = append(out, '0')
-		}
-		return append(out, digits...)
-	}
-	out = append(out, digits[0], '.')
-	if len(digits) > 1 {
-		out = append(out, digits[1:]...)
-	} else {
-		out = append(out, '0')
-	}
-	out = append(out, 'E')
-	return strconv.AppendInt(out, int64(exp), 10)
+	return connect.AppendJavaDouble(out, f, bits)
 }
 
-// bigDecimalString is BigDecimal.toString (scientific notation when the scale is negative or the
-// adjusted exponent is below -6), what Jackson writes for a DecimalNode.
-func bigDecimalString(d connect.Decimal) string {
-	u := d.Unscaled
-	if u == nil {
-		u = new(big.Int)
-	}
-	coeff := new(big.Int).Abs(u).String()
-	neg := u.Sign() < 0
-	scale := int64(d.Scale)
-	adjusted := -scale + int64(len(coeff)-1)
-	var sb strings.Builder
-	if neg {
-		sb.WriteByte('-')
-	}
-	if scale >= 0 && adjusted >= -6 {
-		if scale == 0 {
-			sb.WriteString(coeff)
-			return sb.String()
-		}
-		if int64(len(coeff)) > scale {
-			p := int64(len(coeff)) - scale
-			sb.WriteString(coeff[:p])
-			sb.WriteByte('.')
-			sb.WriteString(coeff[p:])
-			return sb.String()
-		}
-		sb.WriteString("0.")
-		for k := int64(0); k < scale-int64(len(coeff)); k++ {
-			sb.WriteByte('0')
-		}
-		sb.WriteString(coeff)
-		return sb.String()
-	}
-	sb.WriteByte(coeff[0])
-	if len(coeff) > 1 {
-		sb.WriteByte('.')
-		sb.WriteString(coeff[1:])
-	}
-	sb.WriteByte('E')
-	if adjusted >= 0 {
-		sb.WriteByte('+')
-	}
-	sb.WriteString(strconv.FormatInt(adjusted, 10))
-	return sb.String()
-}
-
-// JavaDouble is Double.toString (bits 64) or Float.toString (bits 32) of f, as the JVM prints it; NaN and
-// the infinities are unquoted here.
-func JavaDouble(f float64, bits int) string {
-	switch {
-	case math.IsNaN(f):
-		return "NaN"
-	case math.IsInf(f, 1):
-		return "Infinity"
-	case math.IsInf(f, -1):
-		return "-Infinity"
-	}
-	return string(appendJavaFloat(nil, f, bits))
-}
-
-// BigDecimalString is java.math.BigDecimal.toString of d.
-func BigDecimalString(d connect.Decimal) string { return bigDecimalString(d) }
+func bigDecimalString(d connect.Decimal) string { return connect.JavaBigDecimalString(d) }

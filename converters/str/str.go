@@ -4,15 +4,11 @@ package str
 
 import (
 	"encoding/binary"
-	"fmt"
-	"strconv"
 	"strings"
-	"time"
 	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/connectd/connectd/connect"
-	cjson "github.com/connectd/connectd/converters/json"
 )
 
 const (
@@ -83,7 +79,7 @@ func (c *Converter) FromConnectData(_ string, _ connect.Headers, _ *connect.Sche
 	if value == nil {
 		return nil, nil
 	}
-	return encode(c.enc, JavaString(value)), nil
+	return encode(c.enc, connect.JavaString(value)), nil
 }
 
 // ToConnectHeader and FromConnectHeader make the converter usable as a header converter.
@@ -172,89 +168,4 @@ func encode(enc string, s string) []byte {
 		return out
 	}
 	return []byte(s)
-}
-
-// JavaString renders a Connect value as the JVM's Object.toString() would (Struct, List and Map forms
-// included); []byte has no useful JVM form ("[B@hash"), so it is written as its bytes.
-func JavaString(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "null"
-	case string:
-		return x
-	case []byte:
-		return string(x)
-	case int8:
-		return strconv.FormatInt(int64(x), 10)
-	case int16:
-		return strconv.FormatInt(int64(x), 10)
-	case int32:
-		return strconv.FormatInt(int64(x), 10)
-	case int64:
-		return strconv.FormatInt(x, 10)
-	case int:
-		return strconv.Itoa(x)
-	case float32:
-		return cjson.JavaDouble(float64(x), 32)
-	case float64:
-		return cjson.JavaDouble(x, 64)
-	case bool:
-		return strconv.FormatBool(x)
-	case connect.Decimal:
-		return cjson.BigDecimalString(x)
-	case time.Time:
-		return x.UTC().Format("Mon Jan 02 15:04:05 UTC 2006") // java.util.Date.toString in a UTC JVM
-	case *connect.Struct:
-		var sb strings.Builder
-		sb.WriteString("Struct{")
-		first := true
-		for _, f := range x.Schema().Fields() {
-			fv := x.GetWithoutDefault(f.Name)
-			if fv == nil {
-				continue
-			}
-			if !first {
-				sb.WriteByte(',')
-			}
-			first = false
-			sb.WriteString(f.Name)
-			sb.WriteByte('=')
-			sb.WriteString(JavaString(fv))
-		}
-		sb.WriteByte('}')
-		return sb.String()
-	case []any:
-		parts := make([]string, len(x))
-		for i, e := range x {
-			parts[i] = JavaString(e)
-		}
-		return "[" + strings.Join(parts, ", ") + "]"
-	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sortStrings(keys)
-		parts := make([]string, len(keys))
-		for i, k := range keys {
-			parts[i] = k + "=" + JavaString(x[k])
-		}
-		return "{" + strings.Join(parts, ", ") + "}"
-	case map[any]any:
-		parts := make([]string, 0, len(x))
-		for k, e := range x {
-			parts = append(parts, JavaString(k)+"="+JavaString(e))
-		}
-		sortStrings(parts)
-		return "{" + strings.Join(parts, ", ") + "}"
-	}
-	return fmt.Sprint(v)
-}
-
-func sortStrings(s []string) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
 }

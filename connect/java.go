@@ -1,0 +1,208 @@
+package connect
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Rendering of Connect values the way the JVM prints them, shared by converters, SMTs and sinks that must
+// produce the same text as their JVM counterparts.
+
+// AppendJavaDouble appends Double.toString (bits 64) or Float.toString (bits 32) of f, as the JVM prints it
+// (shortest representation, scientific notation below 1e-3 and from 1e7).
+func AppendJavaDouble(out []byte, f float64, bits int) []byte {
+	switch {
+	case math.IsNaN(f):
+		return append(out, "NaN"...)
+	case math.IsInf(f, 1):
+		return append(out, "Infinity"...)
+	case math.IsInf(f, -1):
+		return append(out, "-Infinity"...)
+	case f == 0:
+		if math.Signbit(f) {
+			return append(out, "-0.0"...)
+		}
+		return append(out, "0.0"...)
+	}
+	var buf [32]byte
+	e := strconv.AppendFloat(buf[:0], f, 'e', -1, bits) // d.dddde±XX
+	abs := math.Abs(f)
+	sci := abs < 1e-3 || abs >= 1e7
+	if sci && (e[1] == 'e' || (e[0] == '-' && e[2] == 'e')) {
+		// Java picks the closest two-digit decimal when one digit would do (4.9E-324, not 5.0E-324).
+		e = strconv.AppendFloat(buf[:0], f, 'e', 1, bits)
+	}
+	neg := e[0] == '-'
+	if neg {
+		out = append(out, '-')
+		e = e[1:]
+	}
+	ei := 0
+	for e[ei] != 'e' {
+		ei++
+	}
+	exp, _ := strconv.Atoi(string(e[ei+1:]))
+	digits := make([]byte, 0, 20)
+	for _, c := range e[:ei] {
+		if c != '.' {
+			digits = append(digits, c)
+		}
+	}
+	if !sci {
+		if exp >= 0 {
+			ip := exp + 1
+			for len(digits) < ip+1 {
+				digits = append(digits, '0')
+			}
+			out = append(out, digits[:ip]...)
+			out = append(out, '.')
+			return append(out, digits[ip:]...)
+		}
+		out = append(out, '0', '.')
+		for k := 0; k < -exp-1; k++ {
+			out = append(out, '0')
+		}
+		return append(out, digits...)
+	}
+	out = append(out, digits[0], '.')
+	if len(digits) > 1 {
+		out = append(out, digits[1:]...)
+	} else {
+		out = append(out, '0')
+	}
+	out = append(out, 'E')
+	return strconv.AppendInt(out, int64(exp), 10)
+}
+
+// JavaDouble is Double.toString (bits 64) or Float.toString (bits 32) of f.
+func JavaDouble(f float64, bits int) string { return string(AppendJavaDouble(nil, f, bits)) }
+
+// JavaBigDecimalString is java.math.BigDecimal.toString (scientific notation when the scale is negative or
+// the adjusted exponent is below -6).
+func JavaBigDecimalString(d Decimal) string {
+	u := d.Unscaled
+	if u == nil {
+		u = new(big.Int)
+	}
+	coeff := new(big.Int).Abs(u).String()
+	neg := u.Sign() < 0
+	scale := int64(d.Scale)
+	adjusted := -scale + int64(len(coeff)-1)
+	var sb strings.Builder
+	if neg {
+		sb.WriteByte('-')
+	}
+	if scale >= 0 && adjusted >= -6 {
+		if scale == 0 {
+			sb.WriteString(coeff)
+			return sb.String()
+		}
+		if int64(len(coeff)) > scale {
+			p := int64(len(coeff)) - scale
+			sb.WriteString(coeff[:p])
+			sb.WriteByte('.')
+			sb.WriteString(coeff[p:])
+			return sb.String()
+		}
+		sb.WriteString("0.")
+		for k := int64(0); k < scale-int64(len(coeff)); k++ {
+			sb.WriteByte('0')
+		}
+		sb.WriteString(coeff)
+		return sb.String()
+	}
+	sb.WriteByte(coeff[0])
+	if len(coeff) > 1 {
+		sb.WriteByte('.')
+		sb.WriteString(coeff[1:])
+	}
+	sb.WriteByte('E')
+	if adjusted >= 0 {
+		sb.WriteByte('+')
+	}
+	sb.WriteString(strconv.FormatInt(adjusted, 10))
+	return sb.String()
+}
+
+// JavaString renders a Connect value as the JVM's Object.toString() would (Struct, List and Map forms
+// included, map entries sorted); []byte has no useful JVM form ("[B@hash"), so it is written as its bytes.
+// StringConverter and the file sink write values this way.
+func JavaString(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return x
+	case []byte:
+		return string(x)
+	case int8:
+		return strconv.FormatInt(int64(x), 10)
+	case int16:
+		return strconv.FormatInt(int64(x), 10)
+	case int32:
+		return strconv.FormatInt(int64(x), 10)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case int:
+		return strconv.Itoa(x)
+	case float32:
+		return JavaDouble(float64(x), 32)
+	case float64:
+		return JavaDouble(x, 64)
+	case bool:
+		return strconv.FormatBool(x)
+	case Decimal:
+		return JavaBigDecimalString(x)
+	case time.Time:
+		return x.UTC().Format("Mon Jan 02 15:04:05 UTC 2006") // java.util.Date.toString in a UTC JVM
+	case *Struct:
+		var sb strings.Builder
+		sb.WriteString("Struct{")
+		first := true
+		for _, f := range x.Schema().Fields() {
+			fv := x.GetWithoutDefault(f.Name)
+			if fv == nil {
+				continue
+			}
+			if !first {
+				sb.WriteByte(',')
+			}
+			first = false
+			sb.WriteString(f.Name)
+			sb.WriteByte('=')
+			sb.WriteString(JavaString(fv))
+		}
+		sb.WriteByte('}')
+		return sb.String()
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = JavaString(e)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = k + "=" + JavaString(x[k])
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	case map[any]any:
+		parts := make([]string, 0, len(x))
+		for k, e := range x {
+			parts = append(parts, JavaString(k)+"="+JavaString(e))
+		}
+		sort.Strings(parts)
+		return "{" + strings.Join(parts, ", ") + "}"
+	}
+	return fmt.Sprint(v)
+}
