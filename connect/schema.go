@@ -311,3 +311,35 @@ func sortedKeys(m map[string]string) []string {
 	sort.Strings(ks)
 	return ks
 }
+
+// InferType is the schema type of a schemaless value (the JVM's ConnectSchema.schemaType of its class); 0
+// when the Go type is not a Connect value type.
+func InferType(v any) Type {
+	switch v.(type) {
+	case int8:
+		return TypeInt8
+	case int16:
+		return TypeInt16
+	case int32:
+		return TypeInt32
+	case int64:
+		return TypeInt64
+	case float32:
+		return TypeFloat32
+	case float64:
+		return TypeFloat64
+	case bool:
+		return TypeBoolean
+	case string:
+		return TypeString
+	case []byte:
+		return TypeBytes
+	case []any:
+		return TypeArray
+	case map[string]any, map[any]any:
+		return TypeMap
+	case *Struct:
+		return TypeStruct
+	}
+	return 0
+}

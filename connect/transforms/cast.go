@@ -223,37 +223,6 @@ func (c *Cast) buildSchema(s *connect.Schema) (*connect.Schema, error) {
 	return u, nil
 }
 
-// inferType is ConnectSchema.schemaType(value.getClass()).
-func inferType(v any) connect.Type {
-	switch v.(type) {
-	case int8:
-		return connect.TypeInt8
-	case int16:
-		return connect.TypeInt16
-	case int32:
-		return connect.TypeInt32
-	case int64, int:
-		return connect.TypeInt64
-	case float32:
-		return connect.TypeFloat32
-	case float64:
-		return connect.TypeFloat64
-	case bool:
-		return connect.TypeBoolean
-	case string:
-		return connect.TypeString
-	case []byte:
-		return connect.TypeBytes
-	case []any:
-		return connect.TypeArray
-	case map[string]any, map[any]any:
-		return connect.TypeMap
-	case *connect.Struct:
-		return connect.TypeStruct
-	}
-	return 0
-}
-
 func javaClassOf(v any) string {
 	n := javaClassName(v)
 	if n == "[B" {
@@ -404,4 +373,12 @@ func parseJavaDouble(s string) (float64, error) {
 		return 0, fmt.Errorf("bad number")
 	}
 	return strconv.ParseFloat(t, 64)
+}
+
+// inferType is ConnectSchema.schemaType(value.getClass()); a Go int counts as INT64 here.
+func inferType(v any) connect.Type {
+	if _, ok := v.(int); ok {
+		return connect.TypeInt64
+	}
+	return connect.InferType(v)
 }

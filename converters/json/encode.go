@@ -169,7 +169,7 @@ func (c *Converter) appendValue(out []byte, s *connect.Schema, v any) ([]byte, e
 	}
 	var t connect.Type
 	if s == nil {
-		t = inferType(v)
+		t = connect.InferType(v)
 		if t == 0 {
 			return nil, dataErr("Java class %s does not have corresponding schema type.", javaClass(v))
 		}
@@ -413,36 +413,6 @@ func pow10(scale int32) *big.Int {
 		return big.NewInt(1) // only used for ordering keys; negative scales compare via String below
 	}
 	return new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(scale)), nil)
-}
-
-func inferType(v any) connect.Type {
-	switch v.(type) {
-	case int8:
-		return connect.TypeInt8
-	case int16:
-		return connect.TypeInt16
-	case int32:
-		return connect.TypeInt32
-	case int64:
-		return connect.TypeInt64
-	case float32:
-		return connect.TypeFloat32
-	case float64:
-		return connect.TypeFloat64
-	case bool:
-		return connect.TypeBoolean
-	case string:
-		return connect.TypeString
-	case []byte:
-		return connect.TypeBytes
-	case []any:
-		return connect.TypeArray
-	case map[string]any, map[any]any:
-		return connect.TypeMap
-	case *connect.Struct:
-		return connect.TypeStruct
-	}
-	return 0
 }
 
 // javaClass names a Go value's type as the JVM's getClass() would print it in messages.
