@@ -1,0 +1,533 @@
+package iceberg
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/connectd/connectd/internal/testutil/kafkatest"
+)
+
+// Snapshot summary properties the distributed commit protocol writes (literals on purpose:
+// the test pins the wire names, not the package constants).
+const (
+	distSummaryCommitID     = "kafka.connect.commit-id"
+	distSummaryContributors = "connectd.commit.contributors"
+)
+
+// distLogBuf is a bytes.Buffer safe for a child process writing while the test reads.
+type distLogBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *distLogBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *distLogBuf) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// distProc is one incarnation of a `connectd distributed` worker process.
+type distProc struct {
+	slot, gen int
+	url       string
+	cmd       *exec.Cmd
+	log       *distLogBuf
+	done      chan struct{}
+}
+
+func (p *distProc) alive() bool {
+	select {
+	case <-p.done:
+		return false
+	default:
+		return true
+	}
+}
+
+func (p *distProc) sigkill() {
+	if p.alive() {
+		_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	}
+	<-p.done
+}
+
+// distStartWorker starts `connectd distributed props`; wait for it with healthy.
+func distStartWorker(t *testing.T, slot, gen int, props, url string) *distProc {
+	t.Helper()
+	cmd := exec.Command(connectdBinary(t), "distributed", props)
+	// a pause between writing a table's files and committing it makes kills inside commits likelier
+	cmd.Env = append(os.Environ(), "ICEBERG_SINK_TEST_COMMIT_PAUSE_MS=150")
+	p := &distProc{slot: slot, gen: gen, url: url, cmd: cmd, log: &distLogBuf{}, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = p.log, p.log
+	require.NoError(t, cmd.Start())
+	go func() { _ = cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		p.sigkill()
+		if t.Failed() {
+			s := p.log.String()
+			if len(s) > 2500 {
+				s = s[len(s)-2500:]
+			}
+			t.Logf("worker w%d (incarnation %d) log tail:\n%s", slot, gen, s)
+		}
+	})
+	return p
+}
+
+// healthy waits until the process's REST answers /health with 200.
+func (p *distProc) healthy(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if code, _ := distHTTP("GET", p.url+"/health", ""); code == 200 {
+			return
+		}
+		require.True(t, p.alive(), "w%d exited:\n%s", p.slot, p.log.String())
+		require.True(t, time.Now().Before(deadline), "w%d never became healthy:\n%s", p.slot, p.log.String())
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func distHTTP(method, url, body string) (int, string) {
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		return 0, err.Error()
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+type distConnStatus struct {
+	Connector struct {
+		State    string `json:"state"`
+		WorkerID string `json:"worker_id"`
+	} `json:"connector"`
+	Tasks []struct {
+		ID       int    `json:"id"`
+		State    string `json:"state"`
+		WorkerID string `json:"worker_id"`
+		Trace    string `json:"trace"`
+	} `json:"tasks"`
+}
+
+// TestE2EDistributedSingleCommitter (issue 4, build point 4: "one snapshot per table per commit
+// interval across all tasks of a connector"): three `connectd distributed` processes on the real
+// broker run one Iceberg sink with six tasks spread over them. A Debezium CDC stream arrives in
+// bursts; between bursts the worker processes are SIGKILLed round-robin (and started again), so
+// the elected committer dies too. Afterwards the independent reader (DuckDB) sees exactly the
+// expected current state in the upsert table and every record exactly once in the raw history
+// table, and the snapshots show the fan-in: per table at most one snapshot per commit round
+// (kafka.connect.commit-id), some history snapshot holding data files of >= 2 processes
+// (connectd.commit.contributors), and both tables committed in the same rounds.
+func TestE2EDistributedSingleCommitter(t *testing.T) {
+	if testing.Short() {
+		t.Skip("e2e")
+	}
+	connectdBinary(t) // built before the clock starts
+	addr := kafkatest.Bootstrap(t)
+	started := time.Now()
+	topic := kafkatest.UniqueName(t, "ice-dist-cdc")
+	const parts = 6
+	kafkatest.CreateTopic(t, addr, topic, parts, nil)
+	control := kafkatest.UniqueName(t, "ice-dist-control")
+	kafkatest.CreateTopic(t, addr, control, 1, nil)
+	group := kafkatest.UniqueName(t, "ice-dist-workers")
+	name := kafkatest.UniqueName(t, "ice-dist") // connector names are global through connect-<name>
+	dir := t.TempDir()
+	catDB := filepath.Join(dir, "catalog.db")
+	wh := filepath.Join(dir, "warehouse")
+
+	// three worker slots; a restarted slot reuses its properties (same port, same worker id)
+	const slots = 3
+	var props, urls [slots]string
+	for i := 0; i < slots; i++ {
+		urls[i] = fmt.Sprintf("http://127.0.0.1:%d", freeTCPPort(t))
+		props[i] = filepath.Join(dir, fmt.Sprintf("w%d.properties", i))
+		require.NoError(t, os.WriteFile(props[i], []byte(fmt.Sprintf(`bootstrap.servers=%s
+group.id=%s
+config.storage.topic=%s-configs
+offset.storage.topic=%s-offsets
+status.storage.topic=%s-status
+config.storage.replication.factor=1
+offset.storage.replication.factor=1
+status.storage.replication.factor=1
+session.timeout.ms=6000
+heartbeat.interval.ms=1000
+listeners=%s
+key.converter=org.apache.kafka.connect.json.JsonConverter
+key.converter.schemas.enable=false
+value.converter=org.apache.kafka.connect.json.JsonConverter
+value.converter.schemas.enable=false
+offset.flush.interval.ms=200
+`, addr, group, group, group, group, urls[i])), 0o644))
+	}
+	var procs [slots]*distProc
+	var all []*distProc // every incarnation
+	gens := 0
+	start := func(slot int) {
+		procs[slot] = distStartWorker(t, slot, gens, props[slot], urls[slot])
+		all = append(all, procs[slot])
+		gens++
+	}
+	for i := 0; i < slots; i++ {
+		start(i)
+	}
+	for _, p := range procs {
+		p.healthy(t)
+	}
+	t.Logf("%d workers healthy after %v", slots, time.Since(started).Round(time.Millisecond))
+	anyURL := func() string {
+		for _, p := range procs {
+			if p.alive() {
+				return p.url
+			}
+		}
+		return urls[0]
+	}
+
+	// the connector, created through a worker that need not be the leader
+	cfg := map[string]string{
+		"connector.class":                              "org.apache.iceberg.connect.IcebergSinkConnector",
+		"tasks.max":                                    "6",
+		"topics":                                       topic,
+		"consumer.override.max.poll.records":           "150",
+		"consumer.override.session.timeout.ms":         "6000",
+		"consumer.override.heartbeat.interval.ms":      "1000",
+		"iceberg.tables":                               "shop.customers,shop.customers_history",
+		"iceberg.tables.auto-create-enabled":           "true",
+		"iceberg.tables.default-id-columns":            "id",
+		"iceberg.table.shop.customers.partition-by":    "region",
+		"iceberg.table.shop.customers_history.raw-cdc": "true",
+		"iceberg.catalog.type":                         "sql",
+		"iceberg.catalog.uri":                          "jdbc:sqlite:" + catDB,
+		"iceberg.catalog.warehouse":                    wh,
+		"iceberg.control.topic":                        control,
+		"iceberg.control.commit.interval-ms":           "2000",
+		"iceberg.control.commit.max-buffered-records":  "1000000",
+	}
+	body, err := json.Marshal(map[string]any{"name": name, "config": cfg})
+	require.NoError(t, err)
+	var lastCreate string
+	distEventually(t, 60*time.Second, 250*time.Millisecond, func() bool { // 409 while the first rebalance is under way
+		code, resp := distHTTP("POST", urls[1]+"/connectors", string(body))
+		lastCreate = fmt.Sprintf("%d %s", code, resp)
+		return code == 201 || code == 200 || (code == 409 && strings.Contains(resp, "already exists"))
+	}, func() string { return "creating the connector: " + lastCreate })
+
+	status := func() (distConnStatus, bool) {
+		code, resp := distHTTP("GET", anyURL()+"/connectors/"+name+"/status", "")
+		var cs distConnStatus
+		if code != 200 || json.Unmarshal([]byte(resp), &cs) != nil {
+			return cs, false
+		}
+		return cs, true
+	}
+	// taskWorkers maps worker id -> running tasks when all 6 tasks are RUNNING.
+	taskWorkers := func() (map[string]int, string) {
+		cs, ok := status()
+		if !ok {
+			return nil, "no status"
+		}
+		out := map[string]int{}
+		desc := fmt.Sprintf("connector %s@%s;", cs.Connector.State, cs.Connector.WorkerID)
+		running := 0
+		for _, tk := range cs.Tasks {
+			desc += fmt.Sprintf(" %d:%s@%s", tk.ID, tk.State, tk.WorkerID)
+			if tk.State == "FAILED" {
+				desc += " (" + distFirstLine(tk.Trace) + ")"
+			}
+			if tk.State == "RUNNING" {
+				running++
+				out[tk.WorkerID]++
+			}
+		}
+		if len(cs.Tasks) != 6 || running != 6 {
+			return nil, desc
+		}
+		return out, desc
+	}
+	var spread map[string]int
+	var lastStatus string
+	distEventually(t, 60*time.Second, 200*time.Millisecond, func() bool {
+		spread, lastStatus = taskWorkers()
+		return len(spread) >= 2
+	}, func() string { return "6 RUNNING tasks on >= 2 workers: " + lastStatus })
+	t.Logf("tasks running after %v: %v", time.Since(started).Round(time.Millisecond), spread)
+
+	// the CDC stream, keyed over the 6 partitions
+	events, want := cdcStream(404, 6000, 600, parts)
+	pcfg := kafkatest.NewConfig()
+	pcfg.Producer.Partitioner = sarama.NewManualPartitioner
+	prod, err := sarama.NewSyncProducer([]string{addr}, pcfg)
+	require.NoError(t, err)
+	defer prod.Close()
+	var next [parts]int64
+	produce := func(evs []cdcEvent) {
+		var msgs []*sarama.ProducerMessage
+		for _, e := range evs {
+			p := int32(e.id % parts)
+			k, v := e.debeziumJSON(next[p])
+			next[p]++
+			msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Partition: p, Key: sarama.ByteEncoder(k), Value: sarama.ByteEncoder(v)})
+		}
+		require.NoError(t, prod.SendMessages(msgs))
+	}
+
+	scfg, err := ParseConfig(map[string]string{"name": name, KeyTables: "x.y", "iceberg.catalog.type": "sql",
+		"iceberg.catalog.uri": "jdbc:sqlite:" + catDB, "iceberg.catalog.warehouse": wh})
+	require.NoError(t, err)
+	withTable := func(tbl string, f func(*table.Table)) bool {
+		cat, err := OpenCatalog(context.Background(), scfg.CatalogName, scfg.CatalogProps)
+		if err != nil {
+			return false
+		}
+		defer func() {
+			if c, ok := cat.(interface{ Close() error }); ok {
+				_ = c.Close()
+			}
+		}()
+		tb, err := cat.LoadTable(context.Background(), catalog.ToIdentifier(tbl))
+		if err != nil {
+			return false
+		}
+		f(tb)
+		return true
+	}
+	tableOffsets := func(tbl string) (o Offsets) {
+		withTable(tbl, func(tb *table.Table) { o, _ = CommittedOffsets(tb, "", OffsetsSummaryKey("connect-"+name)) })
+		return o
+	}
+	caughtUp := func(tbl string) bool {
+		o := tableOffsets(tbl)
+		for p := int32(0); p < parts; p++ {
+			if o[TP{topic, p}] < next[p] {
+				return false
+			}
+		}
+		return true
+	}
+
+	// bursts, with a SIGKILL of one worker process (round-robin) between consecutive bursts
+	const bursts = 6
+	rng := rand.New(rand.NewSource(7))
+	chunk := len(events) / bursts
+	kills, committerKills := 0, 0
+	var killLog []string
+	for b := 0; b < bursts; b++ {
+		end := (b + 1) * chunk
+		if b == bursts-1 {
+			end = len(events)
+		}
+		produce(events[b*chunk : end])
+		if b == bursts-1 {
+			break
+		}
+		// let the burst be picked up and a round or two run, then kill at a random point
+		time.Sleep(time.Duration(1500+rng.Intn(2000)) * time.Millisecond)
+		for _, p := range procs { // all up again (the previous victim included): >= 2 stay alive
+			p.healthy(t)
+		}
+		// the committer is the process whose task holds the first partition (as in Apache's
+		// sink): every other kill targets it, the others rotate over the remaining slots
+		committer := distPartitionHolder(procs[:], topic+"-0")
+		victim := kills % slots
+		if committer >= 0 && (kills%2 == 0) != (victim == committer) {
+			if kills%2 == 0 {
+				victim = committer
+			} else {
+				victim = (committer + 1 + kills/2%2) % slots
+			}
+		}
+		procs[victim].sigkill()
+		kills++
+		what := ""
+		if victim == committer {
+			what = " (committer)"
+			committerKills++
+		} else if committer < 0 {
+			what = " (committer unknown)"
+		}
+		killLog = append(killLog, fmt.Sprintf("w%d%s@%v", victim, what, time.Since(started).Round(100*time.Millisecond)))
+		// restart the slot (a new process, same worker id) after a short while
+		time.Sleep(time.Duration(300+rng.Intn(1200)) * time.Millisecond)
+		start(victim)
+	}
+	produced := time.Now()
+	total := int64(0)
+	for _, n := range next {
+		total += n
+	}
+	require.Equal(t, int64(len(events)), total)
+	t.Logf("produced %d records in %d bursts with %d kills, %d of the committer (%v) by %v",
+		total, bursts, kills, committerKills, killLog, time.Since(started).Round(time.Millisecond))
+
+	var lastOffsets string
+	distEventually(t, 90*time.Second, 250*time.Millisecond, func() bool {
+		lastOffsets = fmt.Sprintf("history %v, upsert %v, want %v", tableOffsets("shop.customers_history"), tableOffsets("shop.customers"), next)
+		return caughtUp("shop.customers_history") && caughtUp("shop.customers")
+	}, func() string {
+		_, s := taskWorkers()
+		return "tables never caught up: " + lastOffsets + "; status: " + s
+	})
+	t.Logf("caught up %v after the last burst", time.Since(produced).Round(time.Millisecond))
+	_, lastStatus = taskWorkers()
+	t.Logf("status at the end: %s", lastStatus)
+	for _, p := range procs {
+		p.sigkill() // nothing new can be committed while the tables are read
+	}
+
+	// (a) exactly once, seen by the independent reader
+	cat, err := OpenCatalog(context.Background(), scfg.CatalogName, scfg.CatalogProps)
+	require.NoError(t, err)
+	st, err := cat.LoadTable(context.Background(), catalog.ToIdentifier("shop.customers"))
+	require.NoError(t, err)
+	ht, err := cat.LoadTable(context.Background(), catalog.ToIdentifier("shop.customers_history"))
+	require.NoError(t, err)
+	require.Empty(t, duckRows(t, st.MetadataLocation(), "SELECT id FROM t GROUP BY id HAVING count(*) > 1"), "duplicate keys in the upsert table")
+	require.Equal(t, wantRows(want), duckRows(t, st.MetadataLocation(), "SELECT id, name, version FROM t"))
+	require.Equal(t, []string{fmt.Sprintf("%d|%d|%d", total, total, parts)},
+		duckRows(t, ht.MetadataLocation(), "SELECT count(*), count(DISTINCT (kafka_partition, kafka_offset)), count(DISTINCT kafka_partition) FROM t"))
+
+	// (b) snapshot fan-in: one snapshot per table per round, committed by one committer for all processes
+	type tableRounds struct {
+		ids             map[string]int // commit-id -> snapshots
+		snapshots       int
+		maxContributors int
+		withProperty    int
+	}
+	rounds := func(tb *table.Table) tableRounds {
+		r := tableRounds{ids: map[string]int{}}
+		for _, s := range tb.Metadata().Snapshots() {
+			if s.Summary == nil {
+				continue
+			}
+			id, ok := s.Summary.Properties[distSummaryCommitID]
+			if !ok {
+				continue // not written by the sink (table creation)
+			}
+			r.snapshots++
+			r.ids[id]++
+			if v, ok := s.Summary.Properties[distSummaryContributors]; ok {
+				r.withProperty++
+				if n, err := strconv.Atoi(v); err == nil && n > r.maxContributors {
+					r.maxContributors = n
+				}
+			}
+		}
+		return r
+	}
+	sr, hr := rounds(st), rounds(ht)
+	shared := 0
+	for id := range hr.ids {
+		if sr.ids[id] > 0 {
+			shared++
+		}
+	}
+	t.Logf("upsert table: %d sink snapshots in %d rounds, %d with %s (max %d); history table: %d sink snapshots in %d rounds, %d with %s (max %d); rounds shared: %d",
+		sr.snapshots, len(sr.ids), sr.withProperty, distSummaryContributors, sr.maxContributors,
+		hr.snapshots, len(hr.ids), hr.withProperty, distSummaryContributors, hr.maxContributors, shared)
+	rewinds := 0 // failed or abandoned rounds: the tasks rewind to their committed offsets
+	for _, p := range all {
+		rewinds += strings.Count(p.log.String(), "rewind")
+	}
+	t.Logf("kills=%d (committer %d) processes=%d records=%d log lines about rewinds=%d elapsed=%v",
+		kills, committerKills, len(all), total, rewinds, time.Since(started).Round(time.Millisecond))
+	for _, c := range []struct {
+		table string
+		r     tableRounds
+	}{{"shop.customers", sr}, {"shop.customers_history", hr}} {
+		assert.NotZero(t, c.r.snapshots, "%s: no snapshot carries %s", c.table, distSummaryCommitID)
+		assert.Empty(t, distDupIDs(c.r.ids), "%s: commit rounds with more than one snapshot (one snapshot per table per round)", c.table)
+	}
+	assert.GreaterOrEqual(t, hr.maxContributors, 2,
+		"no history snapshot holds data files of >= 2 worker processes (%d of %d sink snapshots carry %s)",
+		hr.withProperty, hr.snapshots, distSummaryContributors)
+	assert.NotZero(t, shared, "the two tables were never committed in the same round")
+}
+
+// distEventually polls cond (in this goroutine) until it holds or timeout passes; then it fails
+// the test with msg(), evaluated at that moment.
+func distEventually(t *testing.T, timeout, tick time.Duration, cond func() bool, msg func() string) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			require.FailNow(t, "condition not met within "+timeout.String(), msg())
+		}
+		time.Sleep(tick)
+	}
+}
+
+// distPartitionHolder returns the slot of the live process whose task was most recently assigned
+// partition tp ("<topic>-<n>"), from the workers' "partitions assigned" log lines, or -1.
+func distPartitionHolder(procs []*distProc, tp string) int {
+	best, bestAt := -1, ""
+	for _, p := range procs {
+		if !p.alive() {
+			continue
+		}
+		for _, line := range strings.Split(p.log.String(), "\n") {
+			if !strings.Contains(line, `msg="partitions assigned"`) {
+				continue
+			}
+			i := strings.Index(line, tp)
+			if i < 0 || i+len(tp) >= len(line) || !strings.ContainsRune(`]" `, rune(line[i+len(tp)])) {
+				continue
+			}
+			at, _, _ := strings.Cut(strings.TrimPrefix(line, "time="), " ")
+			if at > bestAt { // RFC 3339 UTC timestamps of one clock compare as strings
+				best, bestAt = p.slot, at
+			}
+		}
+	}
+	return best
+}
+
+// distDupIDs lists the commit ids with more than one snapshot.
+func distDupIDs(ids map[string]int) []string {
+	var out []string
+	for id, n := range ids {
+		if n > 1 {
+			out = append(out, fmt.Sprintf("%s x%d", id, n))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func distFirstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
