@@ -99,6 +99,20 @@ type SinkTaskContext interface {
 	ErrantRecordReporter() ErrantRecordReporter
 }
 
+// WorkerInfo is implemented by the runtime's SinkTaskContext. Connectors that need their own
+// Kafka clients (the Iceberg sink's control topic) use the worker's client settings, as the JVM
+// Iceberg sink reads the worker's properties.
+type WorkerInfo interface {
+	// WorkerKafkaProps returns the worker's Kafka client properties (bootstrap.servers,
+	// security.*, ssl.*, sasl.*, ...), a copy the caller may change.
+	WorkerKafkaProps() map[string]string
+	// WorkerID identifies this worker process (the advertised REST host:port).
+	WorkerID() string
+	// Distributed reports whether the worker is a member of a distributed cluster, where tasks
+	// of one connector may run in several processes.
+	Distributed() bool
+}
+
 // ErrantRecordReporter sends a failed record to the error handler. It returns an error when the record
 // cannot be tolerated (errors.tolerance=none), in which case the task should fail with it.
 type ErrantRecordReporter interface {

@@ -37,6 +37,7 @@ func serveDistributed(ctx context.Context, wp map[string]string) error {
 	if err != nil {
 		return fmt.Errorf("invalid worker config: %w", err)
 	}
+	cfg.Distributed = true
 	dcfg, err := herder.ParseDistributedConfig(wp)
 	if err != nil {
 		return fmt.Errorf("invalid worker config: %w", err)

@@ -51,6 +51,8 @@ const (
 	KeyMaxBufferedRecords = "iceberg.control.commit.max-buffered-records"
 	KeyTargetFileSize     = "iceberg.tables.target-file-size-bytes"
 	KeyCommitRetryMs      = "iceberg.control.commit.retry-backoff-ms"
+	KeyCoordination       = "iceberg.control.coordination"
+	KeyKafkaPfx           = "iceberg.kafka."
 )
 
 // per-table keys: iceberg.table.<name>.<suffix>
@@ -89,7 +91,7 @@ func ConfigDef() *connect.ConfigDef {
 	b(KeyUpsertModeEnabled, "Set to true to treat all appends as upserts (Tabular)")
 	s(KeyCDCField, nil, "Source record field that identifies the type of operation (insert, update, or delete) (Tabular)")
 	s(KeyCatalogName, "iceberg", "Name of the catalog")
-	s(KeyControlTopic, "control-iceberg", "Name of the control topic (accepted; commits are coordinated in-process)")
+	s(KeyControlTopic, "control-iceberg", "Name of the control topic through which the tasks of a connector in several worker processes reach the one committer (created with 1 partition when missing)")
 	s(KeyControlGroupID, nil, "Tabular's control group id (accepted; source offsets live in the snapshot summary)")
 	s(KeyControlGroupIDPrefix, "cg-control-", "Prefix of the control consumer groups (accepted)")
 	s(KeyConnectGroupID, nil, "Name of the Connect consumer group, should not be set under normal conditions")
@@ -103,6 +105,7 @@ func ConfigDef() *connect.ConfigDef {
 	l(KeyMaxBufferedRecords, int64(200000), "Extension: records buffered across the connector's tasks that trigger an early commit")
 	l(KeyTargetFileSize, int64(0), "Extension: target data file size in bytes (0: table default)")
 	l(KeyCommitRetryMs, int64(1000), "Extension: backoff before retrying a failed commit round")
+	s(KeyCoordination, "auto", "Extension: how commits are coordinated: topic (one committer for all worker processes, through the control topic), local (one committer per worker process), auto (topic in distributed mode, local in standalone and dev mode)")
 	return d
 }
 
@@ -133,6 +136,11 @@ type SinkConfig struct {
 	TargetFileSize   int64
 	RetryBackoff     time.Duration
 	CommitThreads    int
+	ControlTopic     string
+	Coordination     string            // auto, local, topic
+	KafkaProps       map[string]string // iceberg.kafka.* (control topic client overrides)
+	Topics           []string          // the connector's topics (or TopicsRegex)
+	TopicsRegex      string
 	PerTable         map[string]*PerTable
 	raw              map[string]string
 }
@@ -187,6 +195,11 @@ func ParseConfig(props map[string]string) (*SinkConfig, error) {
 		TargetFileSize:   c.Long(KeyTargetFileSize),
 		RetryBackoff:     time.Duration(c.Long(KeyCommitRetryMs)) * time.Millisecond,
 		CommitThreads:    c.Int(KeyCommitThreads),
+		ControlTopic:     c.String(KeyControlTopic),
+		Coordination:     strings.ToLower(c.String(KeyCoordination)),
+		KafkaProps:       connect.WithPrefix(props, KeyKafkaPfx),
+		Topics:           splitList(props["topics"]),
+		TopicsRegex:      props["topics.regex"],
 		PerTable:         map[string]*PerTable{},
 		raw:              props,
 	}
@@ -194,6 +207,11 @@ func ParseConfig(props map[string]string) (*SinkConfig, error) {
 		if _, ok := sc.WriteProps[k]; !ok {
 			sc.WriteProps[k] = v
 		}
+	}
+	switch sc.Coordination {
+	case "auto", "local", "topic":
+	default:
+		return nil, &connect.ConfigError{Name: KeyCoordination, Value: sc.Coordination, Message: "must be one of auto, local, topic"}
 	}
 	sc.CatalogProps = map[string]string{}
 	for k, v := range connect.WithPrefix(props, KeyCatalogPfx) {

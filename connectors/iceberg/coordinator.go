@@ -18,8 +18,10 @@ package iceberg
 //  4. A failed round (catalog down, CAS conflict) drops the buffers and rewinds the tasks to
 //     the group position; tables that did commit in that round skip the replayed prefix.
 //  5. Within one process a connector has one coordinator, which drains all of its tasks and
-//     commits one snapshot per table per interval (invariant 2). Tasks of one connector in
-//     several processes stay exactly-once by (2)-(3) but each process commits its own snapshot.
+//     commits one snapshot per table per interval. Across processes (distributed mode) the
+//     coordinators run the control-topic protocol of control.go: one committer commits the
+//     files all processes prepared, one snapshot per table per round; (2) there is the check
+//     that each part was planned on the head being committed on.
 //  6. Written-but-uncommitted files are never referenced by table metadata: orphans only.
 
 import (
@@ -35,6 +37,8 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
+
+	"github.com/connectd/connectd/connect"
 )
 
 var coordinators = struct {
@@ -60,6 +64,8 @@ type coordinator struct {
 	done    chan struct{}
 
 	roundMu sync.Mutex // one round at a time
+	ctl     *control   // distributed coordination (control.go); nil: this process commits alone
+	catMu   sync.Mutex
 	cat     catalog.Catalog
 	writers map[string]*Writer
 
@@ -73,23 +79,45 @@ type CoordinatorStats struct {
 	LastError                                                                 string
 }
 
-func joinCoordinator(cfg *SinkConfig) *coordinator {
+func joinCoordinator(cfg *SinkConfig, wi connect.WorkerInfo) (*coordinator, error) {
 	key := cfg.GroupID
 	coordinators.mu.Lock()
 	defer coordinators.mu.Unlock()
 	if c, ok := coordinators.m[key]; ok && !c.isClosed() {
-		return c
+		return c, nil
 	}
+	c, err := newCoordinator(cfg, wi)
+	if err != nil {
+		return nil, err
+	}
+	coordinators.m[key] = c
+	return c, nil
+}
+
+// newCoordinator starts a coordinator that no registry knows (joinCoordinator registers it).
+func newCoordinator(cfg *SinkConfig, wi connect.WorkerInfo) (*coordinator, error) {
 	c := &coordinator{
-		key: key, cfg: cfg, tasks: map[*Task]struct{}{},
+		key: cfg.GroupID, cfg: cfg, tasks: map[*Task]struct{}{},
 		trigger: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 		writers: map[string]*Writer{},
 		log:     slog.Default().With("connector", cfg.Name, "component", "iceberg-coordinator"),
 	}
 	c.cond = sync.NewCond(&c.mu)
-	coordinators.m[key] = c
-	go c.loop()
-	return c
+	distributed := cfg.Coordination == "topic" || (cfg.Coordination == "auto" && wi != nil && wi.Distributed())
+	if distributed {
+		if wi == nil {
+			return nil, fmt.Errorf("%s=topic needs the worker's Kafka settings, which this runtime does not provide", KeyCoordination)
+		}
+		ctl, err := startControl(c, wi)
+		if err != nil {
+			return nil, err
+		}
+		c.ctl = ctl
+		close(c.done) // no local loop
+	} else {
+		go c.loop()
+	}
+	return c, nil
 }
 
 // coordinatorFor returns the live coordinator of a connector's group (tests, benchmarks).
@@ -119,8 +147,11 @@ func (c *coordinator) unregister(t *Task) {
 	if !last {
 		return
 	}
-	// last task out: one final round for what the stopping task still buffers, then stop.
-	c.commitRound(context.Background(), []*Task{t})
+	// last task out: one final round for what the stopping task still buffers (distributed:
+	// nothing, the partitions' next owner re-reads past the group offsets), then stop.
+	if c.ctl == nil {
+		c.commitRound(context.Background(), []*Task{t})
+	}
 	c.mu.Lock()
 	if len(c.tasks) > 0 { // someone joined meanwhile
 		c.mu.Unlock()
@@ -129,8 +160,16 @@ func (c *coordinator) unregister(t *Task) {
 	c.closed = true
 	c.cond.Broadcast()
 	c.mu.Unlock()
+	c.shutdown()
+}
+
+// shutdown stops the loops (the caller marked the coordinator closed) and closes the clients.
+func (c *coordinator) shutdown() {
 	close(c.stop)
 	<-c.done
+	if c.ctl != nil {
+		c.ctl.close()
+	}
 	coordinators.mu.Lock()
 	if coordinators.m[c.key] == c {
 		delete(coordinators.m, c.key)
@@ -148,6 +187,10 @@ func (c *coordinator) fatalErr() error {
 }
 
 func (c *coordinator) triggerRound() {
+	if c.ctl != nil {
+		go c.ctl.trigger()
+		return
+	}
 	select {
 	case c.trigger <- struct{}{}:
 	default:
@@ -203,6 +246,8 @@ func (c *coordinator) CommitNow(ctx context.Context) bool {
 }
 
 func (c *coordinator) catalog(ctx context.Context) (catalog.Catalog, error) {
+	c.catMu.Lock()
+	defer c.catMu.Unlock()
 	if c.cat != nil {
 		return c.cat, nil
 	}
@@ -390,16 +435,7 @@ func (c *coordinator) crash() {
 	c.tasks = map[*Task]struct{}{}
 	c.cond.Broadcast()
 	c.mu.Unlock()
-	close(c.stop)
-	<-c.done
-	coordinators.mu.Lock()
-	if coordinators.m[c.key] == c {
-		delete(coordinators.m, c.key)
-	}
-	coordinators.mu.Unlock()
-	if cl, ok := c.cat.(interface{ Close() error }); ok {
-		_ = cl.Close()
-	}
+	c.shutdown()
 }
 
 // dataErr marks a record that cannot be written into its table.

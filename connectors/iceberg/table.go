@@ -374,12 +374,61 @@ func (w *Writer) idColumns() []string {
 	return out
 }
 
-// Commit writes recs and commits one snapshot carrying merged offsets. Records whose offset
-// is below the table's committed offset for their partition are skipped: this is what makes a
-// replay after a crash (or a zombie's late commit) idempotent, because the check runs against
-// the branch head that the compare-and-swap (AssertRefSnapshotID) then pins.
+// Part is one table's share of a commit round: files written, not yet committed. Prepare
+// makes it (on the process that holds the records), Apply commits one or more parts (from any
+// number of processes) as one snapshot.
+type Part struct {
+	// Base is the snapshot id of the branch head the part was planned against (0: none). Apply
+	// commits a part only on that very head: its offset filter, its live-row and tombstone
+	// lookups were all made against it.
+	Base          int64
+	SchemaID      int
+	Data, Deletes []ice.DataFile
+	Stats         CommitStats
+	// Tombstones is the part of the table's tombstone table (tombstones.go); Apply commits it
+	// before the table itself.
+	Tombstones *Part
+}
+
+// Files reports whether the part carries files to commit.
+func (p *Part) Files() bool { return p != nil && len(p.Data)+len(p.Deletes) > 0 }
+
+func headID(tbl *table.Table, branch string) int64 {
+	if s := branchHead(tbl, branch); s != nil {
+		return s.SnapshotID
+	}
+	return 0
+}
+
+// Commit writes recs and commits one snapshot carrying merged offsets (Prepare, then Apply).
+// Records whose offset is below the table's committed offset for their partition are skipped:
+// this is what makes a replay after a crash (or a zombie's late commit) idempotent, because the
+// check runs against the branch head that the compare-and-swap (AssertRefSnapshotID) then pins.
 func (w *Writer) Commit(ctx context.Context, recs []Rec, offsets Offsets, props map[string]string) (CommitStats, error) {
-	var st CommitStats
+	p, err := w.Prepare(ctx, recs)
+	if err != nil {
+		return p.Stats, err
+	}
+	if p.Tombstones.Files() {
+		// tombstones commit BEFORE the table (tombstones.go, point 2), also when the table
+		// itself has nothing to write (a key inserted and deleted within this commit)
+		if _, err := w.tombs.Apply(ctx, []*Part{p.Tombstones}, nil, nil); err != nil {
+			w.tombs.Tbl = nil
+			return p.Stats, fmt.Errorf("tombstones: %w", err)
+		}
+	}
+	st, err := w.Apply(ctx, []*Part{p}, offsets, props)
+	st.Skipped, st.StaleDropped, st.Collapsed, st.Tombstones = p.Stats.Skipped, p.Stats.StaleDropped, p.Stats.Collapsed, p.Stats.Tombstones
+	st.RowsWritten, st.RowsDeleted = p.Stats.RowsWritten, p.Stats.RowsDeleted
+	return st, err
+}
+
+// Prepare loads (or auto-creates) the table, evolves its schema, drops records below the
+// head's committed offsets, plans upserts and deletes, and writes data and delete files. It
+// commits nothing to the table (schema changes and tombstone-table creation aside).
+func (w *Writer) Prepare(ctx context.Context, recs []Rec) (*Part, error) {
+	p := &Part{}
+	st := &p.Stats
 	if w.Tbl == nil {
 		// auto-create from the first full row (a delete may carry only the key)
 		var rs *ice.StructType
@@ -392,18 +441,20 @@ func (w *Writer) Commit(ctx context.Context, recs []Rec, offsets Offsets, props 
 			}
 		}
 		if err := w.Load(ctx, rs); err != nil {
-			return st, err
+			return p, err
 		}
 	}
 	if w.Opts.EvolveSchema {
 		if err := w.evolve(ctx, recs); err != nil {
-			return st, fmt.Errorf("schema evolution: %w", err)
+			return p, fmt.Errorf("schema evolution: %w", err)
 		}
 	}
 	tbl := w.Tbl
+	p.Base = headID(tbl, w.Opts.CommitBranch)
+	p.SchemaID = tbl.Schema().ID
 	committed, err := CommittedOffsets(tbl, w.Opts.CommitBranch, w.Opts.OffsetsKey)
 	if err != nil {
-		return st, err
+		return p, err
 	}
 	live := make([]Rec, 0, len(recs))
 	for _, r := range recs {
@@ -413,21 +464,129 @@ func (w *Writer) Commit(ctx context.Context, recs []Rec, offsets Offsets, props 
 		}
 		live = append(live, r)
 	}
+	if len(live) == 0 {
+		return p, nil
+	}
+
+	ids := w.idColumns()
+	delta := len(ids) > 0 && w.Opts.DeltaMode
+	for i := 0; i < len(live) && !delta && len(ids) > 0; i++ {
+		delta = live[i].Op != OpInsert
+	}
+	var dataRows, delRows []Row
+	if delta {
+		var tombRows []Row
+		dataRows, delRows, tombRows, err = w.planDelta(ctx, live, ids, st)
+		if err != nil {
+			return p, err
+		}
+		if len(tombRows) > 0 {
+			tp, err := w.prepareTombstones(ctx, ids, tombRows)
+			if err != nil {
+				return p, fmt.Errorf("tombstones: %w", err)
+			}
+			p.Tombstones = tp
+			st.Tombstones = len(tombRows)
+		}
+	} else {
+		dataRows = make([]Row, 0, len(live))
+		for _, r := range live {
+			if r.Op == OpDelete {
+				continue // append mode: deletes have no row to append (tombstones)
+			}
+			dataRows = append(dataRows, r.Row)
+		}
+	}
+
+	if w.Opts.CaseInsensitive {
+		normalizeCase(tbl.Schema(), dataRows)
+		normalizeCase(tbl.Schema(), delRows)
+	}
+	if len(dataRows) > 0 {
+		asc, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
+		if err != nil {
+			return p, err
+		}
+		var wopts []table.WriteRecordOption
+		if w.Opts.TargetFileSize > 0 {
+			wopts = append(wopts, table.WithTargetFileSize(w.Opts.TargetFileSize))
+		}
+		for df, err := range table.WriteRecords(ctx, tbl, asc, batches(asc, dataRows), wopts...) {
+			if err != nil {
+				return p, fmt.Errorf("write data files: %w", err)
+			}
+			p.Data = append(p.Data, df)
+		}
+		st.RowsWritten = len(dataRows)
+	}
+	if len(delRows) > 0 {
+		names, eqIDs, err := w.deleteColumns(ids)
+		if err != nil {
+			return p, err
+		}
+		dsc, err := tbl.Schema().Select(true, names...)
+		if err != nil {
+			return p, err
+		}
+		dasc, err := table.SchemaToArrowSchema(dsc, nil, true, false)
+		if err != nil {
+			return p, err
+		}
+		files, err := tbl.NewTransaction().WriteEqualityDeletes(ctx, eqIDs, batches(dasc, delRows))
+		if err != nil {
+			return p, fmt.Errorf("write equality deletes: %w", err)
+		}
+		p.Deletes = files
+		st.RowsDeleted = len(delRows)
+	}
+	st.DataFiles, st.DeleteFiles = len(p.Data), len(p.Deletes)
+	return p, nil
+}
+
+// Apply commits parts as ONE snapshot on the branch head, with offsets merged (by max) into
+// the head's offsets in the summary. Every part must have been planned against the current head
+// (else ErrFenced: someone committed in between, the parts' records may already be in the
+// table); the compare-and-swap pins that head until the catalog commit. Tombstone parts are
+// NOT applied here (the caller applies them first, on the tombstone table's writer).
+func (w *Writer) Apply(ctx context.Context, parts []*Part, offsets Offsets, props map[string]string) (CommitStats, error) {
+	var st CommitStats
+	var dataFiles, delFiles []ice.DataFile
+	for _, p := range parts {
+		dataFiles = append(dataFiles, p.Data...)
+		delFiles = append(delFiles, p.Deletes...)
+	}
+	st.DataFiles, st.DeleteFiles = len(dataFiles), len(delFiles)
+	if len(dataFiles) == 0 && len(delFiles) == 0 {
+		// Nothing to write (every record was a replay, a tombstone, or stale). No snapshot: the
+		// range is re-read and skipped again after a restart, which is harmless.
+		return st, nil
+	}
+	if w.Tbl == nil {
+		if err := w.Load(ctx, nil); err != nil {
+			return st, err
+		}
+	}
+	tbl := w.Tbl
+	head := headID(tbl, w.Opts.CommitBranch)
+	for _, p := range parts {
+		if p.Files() && p.Base != head {
+			w.Tbl = nil
+			return st, fmt.Errorf("%w: part planned on snapshot %d, head is %d", ErrFenced, p.Base, head)
+		}
+	}
+	committed, err := CommittedOffsets(tbl, w.Opts.CommitBranch, w.Opts.OffsetsKey)
+	if err != nil {
+		return st, err
+	}
 	merged := Offsets{}
-	advanced := false
 	for tp, o := range committed {
 		merged[tp] = o
 	}
 	for tp, o := range offsets {
 		if o > merged[tp] {
 			merged[tp] = o
-			advanced = true
 		}
 	}
-	if len(live) == 0 && !advanced {
-		return st, nil
-	}
-
 	sprops := ice.Properties{}
 	for k, v := range props {
 		sprops[k] = v
@@ -445,86 +604,6 @@ func (w *Writer) Commit(ctx context.Context, recs []Rec, offsets Offsets, props 
 	if err := tx.AssertRefSnapshotID(""); err != nil {
 		return st, err
 	}
-
-	ids := w.idColumns()
-	delta := len(ids) > 0 && w.Opts.DeltaMode
-	for i := 0; i < len(live) && !delta && len(ids) > 0; i++ {
-		delta = live[i].Op != OpInsert
-	}
-	var dataRows, delRows []Row
-	if delta {
-		var tombRows []Row
-		dataRows, delRows, tombRows, err = w.planDelta(ctx, live, ids, &st)
-		if err != nil {
-			return st, err
-		}
-		// tombstones commit BEFORE the table (tombstones.go, point 2), also when the table
-		// itself has nothing to write (a key inserted and deleted within this commit)
-		if len(tombRows) > 0 {
-			if err := w.commitTombstones(ctx, ids, tombRows); err != nil {
-				return st, fmt.Errorf("tombstones: %w", err)
-			}
-			st.Tombstones = len(tombRows)
-		}
-	} else {
-		dataRows = make([]Row, 0, len(live))
-		for _, r := range live {
-			if r.Op == OpDelete {
-				continue // append mode: deletes have no row to append (tombstones)
-			}
-			dataRows = append(dataRows, r.Row)
-		}
-	}
-
-	if w.Opts.CaseInsensitive {
-		normalizeCase(tbl.Schema(), dataRows)
-		normalizeCase(tbl.Schema(), delRows)
-	}
-	var dataFiles, delFiles []ice.DataFile
-	if len(dataRows) > 0 {
-		asc, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
-		if err != nil {
-			return st, err
-		}
-		var wopts []table.WriteRecordOption
-		if w.Opts.TargetFileSize > 0 {
-			wopts = append(wopts, table.WithTargetFileSize(w.Opts.TargetFileSize))
-		}
-		for df, err := range table.WriteRecords(ctx, tbl, asc, batches(asc, dataRows), wopts...) {
-			if err != nil {
-				return st, fmt.Errorf("write data files: %w", err)
-			}
-			dataFiles = append(dataFiles, df)
-		}
-		st.RowsWritten = len(dataRows)
-	}
-	if len(delRows) > 0 {
-		names, eqIDs, err := w.deleteColumns(ids)
-		if err != nil {
-			return st, err
-		}
-		dsc, err := tbl.Schema().Select(true, names...)
-		if err != nil {
-			return st, err
-		}
-		dasc, err := table.SchemaToArrowSchema(dsc, nil, true, false)
-		if err != nil {
-			return st, err
-		}
-		files, err := tx.WriteEqualityDeletes(ctx, eqIDs, batches(dasc, delRows))
-		if err != nil {
-			return st, fmt.Errorf("write equality deletes: %w", err)
-		}
-		delFiles = files
-		st.RowsDeleted = len(delRows)
-	}
-	st.DataFiles, st.DeleteFiles = len(dataFiles), len(delFiles)
-
-	if len(dataFiles) == 0 && len(delFiles) == 0 {
-		// Nothing to write (every record was a replay, a tombstone, or stale). No snapshot: the
-		// range is re-read and skipped again after a restart, which is harmless.
-		return st, nil
-	}
 	if d := testCommitPause(); d > 0 {
 		time.Sleep(d) // tests: widen the window between writing files and the catalog commit
 	}
@@ -538,11 +617,10 @@ func (w *Writer) Commit(ctx context.Context, recs []Rec, offsets Offsets, props 
 	if err != nil {
 		// a moved head is ErrCommitFailed (REST 409, SQL CAS) or, when the catalog checks the
 		// AssertRefSnapshotID requirement itself (SQL catalog), a "requirement failed" error
+		w.Tbl = nil // reload next time
 		if errors.Is(err, table.ErrCommitFailed) || strings.Contains(err.Error(), "requirement failed") {
-			w.Tbl = nil // reload next time
 			return st, fmt.Errorf("%w: %v", ErrFenced, err)
 		}
-		w.Tbl = nil
 		return st, err
 	}
 	w.Tbl = ntbl

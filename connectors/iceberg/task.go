@@ -30,6 +30,7 @@ type Task struct {
 	nbuf      int
 	pos       map[TP]int64 // next offset per partition, through what Put has seen
 	committed map[TP]int64 // next offset per partition that every table holds
+	assigned  map[TP]bool
 	rewind    bool
 	now       func() time.Time
 }
@@ -48,10 +49,18 @@ func (t *Task) Start(props map[string]string) error {
 	t.buf = map[string][]Rec{}
 	t.pos = map[TP]int64{}
 	t.committed = map[TP]int64{}
+	t.assigned = map[TP]bool{}
 	if t.now == nil {
 		t.now = time.Now
 	}
-	t.coord = joinCoordinator(cfg)
+	if t.coord == nil { // tests preset one to model several processes
+		wi, _ := t.Ctx.(connect.WorkerInfo)
+		coord, err := joinCoordinator(cfg, wi)
+		if err != nil {
+			return err
+		}
+		t.coord = coord
+	}
 	t.coord.register(t)
 	return nil
 }
@@ -290,11 +299,31 @@ func (t *Task) drain() (map[string][]Rec, map[TP]int64) {
 	return bufs, pos
 }
 
-// roundCommitted records that everything below pos is in every table.
+// drainAssigned is drain plus the partitions the task holds.
+func (t *Task) drainAssigned() (map[string][]Rec, map[TP]int64, []TP) {
+	bufs, pos := t.drain()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	asg := make([]TP, 0, len(t.assigned))
+	for tp := range t.assigned {
+		asg = append(asg, tp)
+	}
+	return bufs, pos, asg
+}
+
+// holds reports whether the task is assigned tp.
+func (t *Task) holds(tp TP) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.assigned[tp]
+}
+
+// roundCommitted records that everything below pos is in every table (for the partitions the
+// task still tracks: a partition revoked meanwhile belongs to its new owner).
 func (t *Task) roundCommitted(pos map[TP]int64) {
 	t.mu.Lock()
 	for tp, o := range pos {
-		if o > t.committed[tp] {
+		if c, ok := t.committed[tp]; ok && o > c {
 			t.committed[tp] = o
 		}
 	}
@@ -363,6 +392,7 @@ func (t *Task) Open(partitions []connect.TopicPartition) error {
 		tp := TP{p.Topic, p.Partition}
 		delete(t.pos, tp)
 		delete(t.committed, tp)
+		t.assigned[tp] = true
 	}
 	return nil
 }
@@ -376,6 +406,7 @@ func (t *Task) Close(partitions []connect.TopicPartition) error {
 	for _, p := range partitions {
 		tp := TP{p.Topic, p.Partition}
 		gone[tp] = true
+		delete(t.assigned, tp)
 		delete(t.pos, tp)
 		delete(t.committed, tp)
 	}

@@ -128,9 +128,10 @@ func (w *Writer) loadTombstones(ctx context.Context, ids []string, keys []Row) (
 	return out, nil
 }
 
-// commitTombstones upserts rows (id columns + version column) into the tombstone table,
-// creating it on first use from the main table's column types.
-func (w *Writer) commitTombstones(ctx context.Context, ids []string, rows []Row) error {
+// prepareTombstones prepares the upsert of rows (id columns + version column) into the
+// tombstone table, creating it on first use from the main table's column types. The part is
+// committed by the caller before the main table's part.
+func (w *Writer) prepareTombstones(ctx context.Context, ids []string, rows []Row) (*Part, error) {
 	tw := w.tombstoneWriter(ids)
 	if tw.Tbl == nil {
 		sc := w.Tbl.Schema()
@@ -138,13 +139,18 @@ func (w *Writer) commitTombstones(ctx context.Context, ids []string, rows []Row)
 		for i, n := range append(slices.Clone(ids), w.Opts.VersionColumn) {
 			f, ok := sc.FindFieldByName(n)
 			if !ok {
-				return fmt.Errorf("column %q not in table schema", n)
+				return nil, fmt.Errorf("column %q not in table schema", n)
 			}
 			fields = append(fields, ice.NestedField{ID: i + 1, Name: n, Type: f.Type, Required: i < len(ids)})
 		}
 		tbl, err := CreateTable(ctx, w.Cat, tw.Ident, &ice.StructType{FieldList: fields}, tw.Opts)
 		if err != nil {
-			return fmt.Errorf("create %s: %w", tw.Ident, err)
+			if !errors.Is(err, catalog.ErrTableAlreadyExists) {
+				return nil, fmt.Errorf("create %s: %w", tw.Ident, err)
+			}
+			if tbl, err = w.Cat.LoadTable(ctx, tw.Ident); err != nil {
+				return nil, err
+			}
 		}
 		tw.Tbl = tbl
 	}
@@ -152,9 +158,22 @@ func (w *Writer) commitTombstones(ctx context.Context, ids []string, rows []Row)
 	for i, r := range rows {
 		recs[i] = Rec{Op: OpUpdate, Row: r}
 	}
-	_, err := tw.Commit(ctx, recs, nil, nil)
+	p, err := tw.Prepare(ctx, recs)
 	if err != nil {
 		tw.Tbl = nil
 	}
-	return err
+	return p, err
+}
+
+// commitTombstones prepares and commits tombstone rows on their own.
+func (w *Writer) commitTombstones(ctx context.Context, ids []string, rows []Row) error {
+	p, err := w.prepareTombstones(ctx, ids, rows)
+	if err != nil {
+		return err
+	}
+	if _, err := w.tombs.Apply(ctx, []*Part{p}, nil, nil); err != nil {
+		w.tombs.Tbl = nil
+		return err
+	}
+	return nil
 }

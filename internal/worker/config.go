@@ -43,6 +43,8 @@ type Config struct {
 	AdvertisedHost         string
 	AdvertisedPort         int
 	AdvertisedListenerType string
+	// Distributed is set by the distributed runner (tasks of a connector may run in several processes).
+	Distributed bool
 }
 
 // ParseConfig validates worker properties.
@@ -72,15 +74,21 @@ func ParseConfig(props map[string]string) (*Config, error) {
 // ClientProps returns the worker-level properties for one client role: the bare connection keys
 // (bootstrap.servers, security.*, sasl.*, ssl.*) overlaid with "<role>." prefixed keys.
 func (c *Config) ClientProps(role string) map[string]string {
+	out := c.BaseClientProps()
+	for k, v := range connect.WithPrefix(c.Props, role+".") {
+		out[k] = v
+	}
+	return out
+}
+
+// BaseClientProps are the worker-level Kafka client settings shared by every client role.
+func (c *Config) BaseClientProps() map[string]string {
 	out := map[string]string{}
 	for k, v := range c.Props {
 		if k == "bootstrap.servers" || strings.HasPrefix(k, "security.") || strings.HasPrefix(k, "sasl.") ||
 			strings.HasPrefix(k, "ssl.") || k == "client.dns.lookup" || k == "metadata.max.age.ms" || k == "request.timeout.ms" {
 			out[k] = v
 		}
-	}
-	for k, v := range connect.WithPrefix(c.Props, role+".") {
-		out[k] = v
 	}
 	return out
 }

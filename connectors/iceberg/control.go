@@ -1,0 +1,829 @@
+package iceberg
+
+// Cross-process commits: one snapshot per table per commit round for ALL tasks of a connector,
+// wherever they run (coordination "topic", the default in distributed mode).
+//
+// Each worker process has one coordinator per connector (coordinator.go) that buffers its
+// tasks' records. Through the control topic (iceberg.control.topic, messages keyed and filtered
+// by the connector's consumer group):
+//
+//	committer  the process whose tasks hold the connector's first topic-partition (the Apache
+//	           sink's rule), every commit interval: START{round id}
+//	everyone   drains its tasks and Prepares each table (reload the head, drop records below the
+//	           head's offsets, plan upserts/deletes, write data and delete files), then
+//	           DATA{round, assigned partitions, drained positions, per table: base snapshot +
+//	           the files in the manifest-entry Avro encoding of iceberg-go's codec package}
+//	committer  waits until the DATA messages cover every partition of the connector's topics (or
+//	           the commit timeout), then per table Apply(all parts): ONE snapshot, positions of
+//	           the included processes merged into the summary offsets, compare-and-swap on the
+//	           head the parts were planned on; then COMMIT{round, ok, included processes}
+//	everyone   on COMMIT ok and included: the drained positions are durable (PreCommit may hand
+//	           them to the Connect group); on anything else (failed round, excluded, no COMMIT
+//	           within twice the timeout, a newer START first): drop buffers and rewind.
+//
+// Why this stays exactly-once with any number of committers (a zombie, two processes briefly
+// both believing they lead, a committer dying between tables): a part is committed only on the
+// very head it was planned against (Apply checks Base == head, the catalog's compare-and-swap
+// pins it), so a record enters a table only if its offset is at or above the head's offsets, and
+// that same commit raises them past it. A process advances its group offsets only on an explicit
+// COMMIT of the round it is in; any doubt rewinds it to the group offsets (at least once), and
+// the table offsets skip what is already in (hence exactly once). Leadership only decides who
+// does the work, never what is safe.
+//
+// The message format is this project's (JSON), not the Apache sink's Avro events: do not share a
+// control topic between this sink and the JVM one.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/IBM/sarama"
+	ice "github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/codec"
+	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
+
+	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/internal/kafka"
+)
+
+// SummaryContributors is the snapshot summary property holding how many worker processes wrote
+// the files of that snapshot.
+const SummaryContributors = "connectd.commit.contributors"
+
+const (
+	ctlStart   = "start"
+	ctlData    = "data"
+	ctlCommit  = "commit"
+	ctlRequest = "request" // a process whose buffers are full asks for an early round
+)
+
+type ctlTP struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	Offset    int64  `json:"offset,omitempty"`
+}
+
+// ctlFile is one data or delete file in the manifest-entry Avro encoding of its spec.
+type ctlFile struct {
+	Spec  int    `json:"spec"`
+	Entry []byte `json:"entry"`
+}
+
+type ctlTable struct {
+	Name     string      `json:"name"`
+	Base     int64       `json:"base"`
+	SchemaID int         `json:"schemaId"`
+	Data     []ctlFile   `json:"data,omitempty"`
+	Deletes  []ctlFile   `json:"deletes,omitempty"`
+	Stats    CommitStats `json:"stats"`
+	Tomb     *ctlTable   `json:"tombstones,omitempty"`
+}
+
+type ctlMsg struct {
+	Type     string     `json:"type"`
+	Group    string     `json:"group"`
+	Round    string     `json:"round,omitempty"`
+	From     string     `json:"from"`
+	Assigned []ctlTP    `json:"assigned,omitempty"`
+	Offsets  []ctlTP    `json:"offsets,omitempty"`
+	Tables   []ctlTable `json:"tables,omitempty"`
+	Error    string     `json:"error,omitempty"`
+	OK       bool       `json:"ok,omitempty"`
+	Included []string   `json:"included,omitempty"`
+}
+
+// encodePart turns a prepared part into its control-topic form.
+func encodePart(name string, tbl *table.Table, p *Part) (ctlTable, error) {
+	ct := ctlTable{Name: name, Base: p.Base, SchemaID: p.SchemaID, Stats: p.Stats}
+	if !p.Files() {
+		return ct, nil
+	}
+	md := tbl.Metadata()
+	sc := schemaByID(md, p.SchemaID)
+	if sc == nil {
+		return ct, fmt.Errorf("table %s: schema %d not in metadata", name, p.SchemaID)
+	}
+	enc := func(files []ice.DataFile) ([]ctlFile, error) {
+		out := make([]ctlFile, 0, len(files))
+		for _, df := range files {
+			spec := md.PartitionSpecByID(int(df.SpecID()))
+			if spec == nil {
+				return nil, fmt.Errorf("table %s: partition spec %d not in metadata", name, df.SpecID())
+			}
+			b, err := codec.EncodeDataFile(df, *spec, sc, md.Version())
+			if err != nil {
+				return nil, fmt.Errorf("table %s: encode %s: %w", name, df.FilePath(), err)
+			}
+			out = append(out, ctlFile{Spec: int(df.SpecID()), Entry: b})
+		}
+		return out, nil
+	}
+	var err error
+	if ct.Data, err = enc(p.Data); err != nil {
+		return ct, err
+	}
+	ct.Deletes, err = enc(p.Deletes)
+	return ct, err
+}
+
+// decodePart is the inverse of encodePart against the committer's copy of the table metadata
+// (schemas and specs are only ever added, so the ids the part names are there).
+func decodePart(tbl *table.Table, ct ctlTable) (*Part, error) {
+	p := &Part{Base: ct.Base, SchemaID: ct.SchemaID, Stats: ct.Stats}
+	if len(ct.Data)+len(ct.Deletes) == 0 {
+		return p, nil
+	}
+	md := tbl.Metadata()
+	sc := schemaByID(md, ct.SchemaID)
+	if sc == nil {
+		return nil, fmt.Errorf("%w: schema %d not in the committer's metadata", ErrFenced, ct.SchemaID)
+	}
+	dec := func(fs []ctlFile) ([]ice.DataFile, error) {
+		out := make([]ice.DataFile, 0, len(fs))
+		for _, f := range fs {
+			spec := md.PartitionSpecByID(f.Spec)
+			if spec == nil {
+				return nil, fmt.Errorf("%w: partition spec %d not in the committer's metadata", ErrFenced, f.Spec)
+			}
+			df, err := codec.DecodeDataFile(f.Entry, *spec, sc, md.Version())
+			if err != nil {
+				return nil, fmt.Errorf("decode data file: %w", err)
+			}
+			out = append(out, df)
+		}
+		return out, nil
+	}
+	var err error
+	if p.Data, err = dec(ct.Data); err != nil {
+		return nil, err
+	}
+	if p.Deletes, err = dec(ct.Deletes); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func schemaByID(md table.Metadata, id int) *ice.Schema {
+	for _, s := range md.Schemas() {
+		if s.ID == id {
+			return s
+		}
+	}
+	return nil
+}
+
+// control is the coordinator's side of the control topic (distributed coordination).
+type control struct {
+	c     *coordinator
+	id    string // this process: worker id + a random suffix (a restarted process is new)
+	topic string
+
+	client sarama.Client
+	prod   sarama.SyncProducer
+	cons   sarama.Consumer
+	topics *regexp.Regexp // topics.regex, when set
+
+	starts   chan ctlMsg
+	datas    chan ctlMsg
+	commits  chan ctlMsg
+	requests chan struct{}
+
+	pwriters map[string]*Writer // the participant's writers (the committer's are c.writers)
+	wg       sync.WaitGroup
+
+	triggerMu   sync.Mutex
+	lastTrigger time.Time
+}
+
+// startControl connects to the control topic (creating it when missing) and starts the reader,
+// participant and committer loops.
+func startControl(c *coordinator, wi connect.WorkerInfo) (*control, error) {
+	props := wi.WorkerKafkaProps()
+	for k, v := range c.cfg.KafkaProps {
+		props[k] = v
+	}
+	if props["client.id"] == "" {
+		props["client.id"] = "connectd-iceberg-control-" + c.cfg.Name
+	}
+	scfg, err := kafka.NewConfig(props)
+	if err != nil {
+		return nil, fmt.Errorf("control topic client: %w", err)
+	}
+	scfg.Producer.Return.Successes = true
+	scfg.Producer.RequiredAcks = sarama.WaitForAll
+	scfg.Producer.MaxMessageBytes = 1 << 20
+	scfg.Consumer.Return.Errors = false
+	client, err := sarama.NewClient(kafka.Brokers(props), scfg)
+	if err != nil {
+		return nil, fmt.Errorf("control topic client: %w", err)
+	}
+	ctl := &control{
+		c: c, id: wi.WorkerID() + "/" + uuid.NewString()[:8], topic: c.cfg.ControlTopic, client: client,
+		starts: make(chan ctlMsg, 16), datas: make(chan ctlMsg, 256), commits: make(chan ctlMsg, 16),
+		requests: make(chan struct{}, 1), pwriters: map[string]*Writer{},
+	}
+	if c.cfg.TopicsRegex != "" {
+		if ctl.topics, err = regexp.Compile(c.cfg.TopicsRegex); err != nil {
+			client.Close()
+			return nil, err
+		}
+	}
+	fail := func(err error) (*control, error) {
+		client.Close()
+		return nil, err
+	}
+	if err := ctl.ensureTopic(); err != nil {
+		return fail(err)
+	}
+	if ctl.prod, err = sarama.NewSyncProducerFromClient(client); err != nil {
+		return fail(fmt.Errorf("control topic producer: %w", err))
+	}
+	if ctl.cons, err = sarama.NewConsumerFromClient(client); err != nil {
+		return fail(fmt.Errorf("control topic consumer: %w", err))
+	}
+	parts, err := client.Partitions(ctl.topic)
+	if err != nil {
+		return fail(err)
+	}
+	for _, p := range parts {
+		pc, err := ctl.cons.ConsumePartition(ctl.topic, p, sarama.OffsetNewest)
+		if err != nil {
+			return fail(fmt.Errorf("consume control topic %s: %w", ctl.topic, err))
+		}
+		ctl.wg.Add(1)
+		go ctl.read(pc)
+	}
+	ctl.wg.Add(2)
+	go ctl.participate()
+	go ctl.commitLoop()
+	c.log.Info("iceberg commits coordinated through the control topic", "topic", ctl.topic, "process", ctl.id)
+	return ctl, nil
+}
+
+func (ctl *control) ensureTopic() error {
+	if parts, err := ctl.client.Partitions(ctl.topic); err == nil && len(parts) > 0 {
+		return nil
+	}
+	admin, err := sarama.NewClusterAdminFromClient(ctl.client)
+	if err != nil {
+		return err
+	}
+	rf := int16(min(3, len(ctl.client.Brokers())))
+	err = admin.CreateTopic(ctl.topic, &sarama.TopicDetail{NumPartitions: 1, ReplicationFactor: rf}, false)
+	if err != nil && !errors.Is(err, sarama.ErrTopicAlreadyExists) {
+		return fmt.Errorf("create control topic %s: %w", ctl.topic, err)
+	}
+	return ctl.client.RefreshMetadata(ctl.topic)
+}
+
+// close waits for the loops (the coordinator's stop channel is closed first) and closes the
+// clients.
+func (ctl *control) close() {
+	ctl.wg.Wait()
+	_ = ctl.cons.Close()
+	_ = ctl.prod.Close()
+	_ = ctl.client.Close()
+}
+
+func (ctl *control) send(m ctlMsg) error {
+	m.Group, m.From = ctl.c.cfg.GroupID, ctl.id
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	_, _, err = ctl.prod.SendMessage(&sarama.ProducerMessage{Topic: ctl.topic, Key: sarama.StringEncoder(m.Group), Value: sarama.ByteEncoder(b)})
+	if err != nil {
+		return fmt.Errorf("send %s to control topic: %w", m.Type, err)
+	}
+	return nil
+}
+
+// read dispatches control messages of this connector. A full channel drops the message: every
+// loss only makes a round fail or miss a process, which is safe (see the top of the file).
+func (ctl *control) read(pc sarama.PartitionConsumer) {
+	defer ctl.wg.Done()
+	defer pc.Close()
+	for {
+		select {
+		case <-ctl.c.stop:
+			return
+		case km, ok := <-pc.Messages():
+			if !ok {
+				return
+			}
+			var m ctlMsg
+			if err := json.Unmarshal(km.Value, &m); err != nil || m.Group != ctl.c.cfg.GroupID {
+				continue
+			}
+			var ch chan ctlMsg
+			switch m.Type {
+			case ctlStart:
+				ch = ctl.starts
+			case ctlData:
+				ch = ctl.datas
+			case ctlCommit:
+				ch = ctl.commits
+			case ctlRequest:
+				select {
+				case ctl.requests <- struct{}{}:
+				default:
+				}
+				continue
+			default:
+				continue
+			}
+			select {
+			case ch <- m:
+			default:
+				ctl.c.log.Warn("control message dropped (channel full)", "type", m.Type, "round", m.Round)
+			}
+		}
+	}
+}
+
+// ---- participant ----
+
+type pendingRound struct {
+	id       string
+	ds       []drained
+	deadline time.Time
+}
+
+type drained struct {
+	t   *Task
+	pos map[TP]int64
+}
+
+func (ctl *control) participate() {
+	defer ctl.wg.Done()
+	c := ctl.c
+	var pending *pendingRound
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-c.stop:
+			if pending != nil {
+				ctl.resolve(pending, false)
+			}
+			return
+		case m := <-ctl.starts:
+			if pending != nil {
+				ctl.resolve(pending, false) // a newer round started: ours may never be committed
+			}
+			pending = ctl.prepare(m)
+		case m := <-ctl.commits:
+			if pending != nil && m.Round == pending.id {
+				ctl.resolve(pending, m.OK && slices.Contains(m.Included, ctl.id))
+				pending = nil
+			}
+		case <-tick.C:
+			if pending != nil && time.Now().After(pending.deadline) {
+				c.log.Warn("no commit for the round; tasks rewind", "round", pending.id)
+				ctl.resolve(pending, false)
+				pending = nil
+			}
+		}
+	}
+}
+
+// resolve ends a round for this process's tasks.
+func (ctl *control) resolve(p *pendingRound, ok bool) {
+	for _, d := range p.ds {
+		if ok {
+			d.t.roundCommitted(d.pos)
+		} else {
+			d.t.roundFailed()
+		}
+	}
+	c := ctl.c
+	c.mu.Lock()
+	c.round++
+	c.Stats.Rounds++
+	if !ok {
+		c.Stats.FailedRounds++
+	}
+	c.cond.Broadcast()
+	c.mu.Unlock()
+}
+
+func (ctl *control) pwriter(cat catalog.Catalog, name string) *Writer {
+	w, ok := ctl.pwriters[name]
+	if !ok {
+		w = &Writer{Cat: cat, Ident: catalog.ToIdentifier(name), Opts: ctl.c.cfg.TableOptions(name)}
+		ctl.pwriters[name] = w
+	}
+	return w
+}
+
+// prepare drains the tasks, writes this process's files for the round and sends DATA.
+func (ctl *control) prepare(start ctlMsg) *pendingRound {
+	c := ctl.c
+	ctx := context.Background()
+	c.mu.Lock()
+	tasks := make([]*Task, 0, len(c.tasks))
+	for t := range c.tasks {
+		tasks = append(tasks, t)
+	}
+	c.mu.Unlock()
+	p := &pendingRound{id: start.Round, deadline: time.Now().Add(2*commitTimeout(c.cfg) + c.cfg.CommitTimeout)}
+	perTable := map[string][]Rec{}
+	positions := Offsets{}
+	msg := ctlMsg{Type: ctlData, Round: start.Round}
+	for _, t := range tasks {
+		bufs, pos, assigned := t.drainAssigned()
+		p.ds = append(p.ds, drained{t, pos})
+		for name, recs := range bufs {
+			perTable[name] = append(perTable[name], recs...)
+		}
+		for tp, o := range pos {
+			positions[tp] = max(positions[tp], o)
+		}
+		for _, tp := range assigned {
+			msg.Assigned = append(msg.Assigned, ctlTP{Topic: tp.Topic, Partition: tp.Partition})
+		}
+	}
+	for _, tp := range sortedTPs(positions) {
+		msg.Offsets = append(msg.Offsets, ctlTP{Topic: tp.Topic, Partition: tp.Partition, Offset: positions[tp]})
+	}
+	tables, err := ctl.prepareTables(ctx, perTable)
+	if err != nil {
+		msg.Error = err.Error()
+		c.mu.Lock()
+		c.Stats.LastError = err.Error()
+		c.mu.Unlock()
+		c.log.Warn("iceberg round: preparing files failed; tasks rewind", "round", start.Round, "err", err)
+	}
+	msg.Tables = tables
+	if err := ctl.send(msg); err != nil {
+		c.log.Warn("iceberg round: cannot answer the committer; tasks rewind", "round", start.Round, "err", err)
+		ctl.resolve(p, false)
+		return nil
+	}
+	if msg.Error != "" {
+		ctl.resolve(p, false)
+		return nil
+	}
+	return p
+}
+
+func (ctl *control) prepareTables(ctx context.Context, perTable map[string][]Rec) ([]ctlTable, error) {
+	c := ctl.c
+	if len(perTable) == 0 {
+		return nil, nil
+	}
+	cat, err := c.catalog(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("open catalog: %w", err)
+	}
+	names := make([]string, 0, len(perTable))
+	for n := range perTable {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := make([]ctlTable, len(names))
+	skip := make([]bool, len(names))
+	var (
+		errMu sync.Mutex
+		errs  []error
+		wg    sync.WaitGroup
+		sem   = make(chan struct{}, c.cfg.CommitThreads)
+	)
+	for i, name := range names {
+		w := ctl.pwriter(cat, name)
+		w.Tbl = nil // another process commits: plan on the current head
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(i int, name string, recs []Rec, w *Writer) {
+			defer func() { <-sem; wg.Done() }()
+			cctx, cancel := context.WithTimeout(ctx, commitTimeout(c.cfg))
+			defer cancel()
+			part, err := w.Prepare(cctx, recs)
+			if err == nil {
+				out[i], err = encodePart(name, w.Tbl, part)
+				if err == nil && part.Tombstones != nil {
+					var tt ctlTable
+					tt, err = encodePart(name+TombstoneSuffix, w.tombs.Tbl, part.Tombstones)
+					out[i].Tomb = &tt
+				}
+			}
+			if err != nil {
+				if errors.Is(err, catalog.ErrNoSuchTable) && (c.cfg.DynamicEnabled || c.cfg.AutoCreate) {
+					c.log.Warn("table does not exist; records skipped", "table", name, "records", len(recs))
+					skip[i] = true
+					return
+				}
+				if errors.Is(err, catalog.ErrNoSuchTable) {
+					err = &dataErr{err}
+				}
+				if isFatal(err) {
+					c.mu.Lock()
+					c.fatal = fmt.Errorf("iceberg table %s: %w", name, err)
+					c.cond.Broadcast()
+					c.mu.Unlock()
+				}
+				errMu.Lock()
+				errs = append(errs, fmt.Errorf("table %s: %w", name, err))
+				errMu.Unlock()
+			}
+		}(i, name, perTable[name], w)
+	}
+	wg.Wait()
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	kept := out[:0]
+	for i, t := range out {
+		if !skip[i] {
+			kept = append(kept, t)
+		}
+	}
+	return kept, nil
+}
+
+// ---- committer ----
+
+func (ctl *control) trigger() {
+	ctl.triggerMu.Lock()
+	if time.Since(ctl.lastTrigger) < time.Second {
+		ctl.triggerMu.Unlock()
+		return
+	}
+	ctl.lastTrigger = time.Now()
+	ctl.triggerMu.Unlock()
+	if lead, _ := ctl.leadership(); lead {
+		select {
+		case ctl.requests <- struct{}{}:
+		default:
+		}
+		return
+	}
+	_ = ctl.send(ctlMsg{Type: ctlRequest})
+}
+
+// leadership reports whether this process commits (its tasks hold the first partition of the
+// connector's topics) and all partitions of those topics.
+func (ctl *control) leadership() (bool, []TP) {
+	topics := ctl.c.cfg.Topics
+	if ctl.topics != nil {
+		_ = ctl.client.RefreshMetadata()
+		all, err := ctl.client.Topics()
+		if err != nil {
+			return false, nil
+		}
+		topics = nil
+		for _, t := range all {
+			if matchFull(ctl.topics, t) {
+				topics = append(topics, t)
+			}
+		}
+	} else {
+		_ = ctl.client.RefreshMetadata(topics...)
+	}
+	var tps []TP
+	for _, t := range topics {
+		parts, err := ctl.client.Partitions(t)
+		if err != nil {
+			continue
+		}
+		for _, p := range parts {
+			tps = append(tps, TP{t, p})
+		}
+	}
+	if len(tps) == 0 {
+		return false, nil
+	}
+	sort.Slice(tps, func(i, j int) bool {
+		if tps[i].Topic != tps[j].Topic {
+			return tps[i].Topic < tps[j].Topic
+		}
+		return tps[i].Partition < tps[j].Partition
+	})
+	first := tps[0]
+	c := ctl.c
+	c.mu.Lock()
+	tasks := make([]*Task, 0, len(c.tasks))
+	for t := range c.tasks {
+		tasks = append(tasks, t)
+	}
+	c.mu.Unlock()
+	for _, t := range tasks {
+		if t.holds(first) {
+			return true, tps
+		}
+	}
+	return false, tps
+}
+
+func (ctl *control) commitLoop() {
+	defer ctl.wg.Done()
+	c := ctl.c
+	next := c.cfg.CommitInterval
+	for {
+		timer := time.NewTimer(next)
+		select {
+		case <-c.stop:
+			timer.Stop()
+			return
+		case <-timer.C:
+		case <-ctl.requests:
+			timer.Stop()
+		}
+		lead, all := ctl.leadership()
+		if !lead {
+			next = c.cfg.CommitInterval
+			continue
+		}
+		if ctl.commitRound(all) {
+			next = c.cfg.CommitInterval
+		} else {
+			next = c.cfg.RetryBackoff
+		}
+	}
+}
+
+// commitRound runs one round as the committer.
+func (ctl *control) commitRound(all []TP) bool {
+	c := ctl.c
+	ctx := context.Background()
+	round := uuid.NewString()
+	// drop DATA of earlier rounds still queued
+	for len(ctl.datas) > 0 {
+		<-ctl.datas
+	}
+	if err := ctl.send(ctlMsg{Type: ctlStart, Round: round}); err != nil {
+		c.log.Warn("iceberg round: cannot start", "err", err)
+		return false
+	}
+	need := make(map[TP]bool, len(all))
+	for _, tp := range all {
+		need[tp] = true
+	}
+	var answers []ctlMsg
+	deadline := time.NewTimer(c.cfg.CommitTimeout)
+	defer deadline.Stop()
+collect:
+	for len(need) > 0 {
+		select {
+		case <-c.stop:
+			return false
+		case <-deadline.C:
+			c.log.Info("iceberg round: commit timeout reached; committing the answers received", "round", round, "missing_partitions", len(need))
+			break collect
+		case m := <-ctl.datas:
+			if m.Round != round {
+				continue
+			}
+			answers = append(answers, m)
+			for _, tp := range m.Assigned {
+				delete(need, TP{tp.Topic, tp.Partition})
+			}
+		}
+	}
+	ok := true
+	var included []string
+	perTable := map[string]*tableAnswer{}
+	offsets := Offsets{}
+	for _, m := range answers {
+		if m.Error != "" {
+			continue // that process rewinds; its partitions go in a later round
+		}
+		included = append(included, m.From)
+		for _, o := range m.Offsets {
+			tp := TP{o.Topic, o.Partition}
+			offsets[tp] = max(offsets[tp], o.Offset)
+		}
+		for _, t := range m.Tables {
+			tp := perTable[t.Name]
+			if tp == nil {
+				tp = &tableAnswer{name: t.Name}
+				perTable[t.Name] = tp
+			}
+			tp.parts = append(tp.parts, t)
+			if len(t.Data)+len(t.Deletes) > 0 {
+				tp.contributors++
+			}
+		}
+	}
+	if len(perTable) > 0 {
+		if err := ctl.applyTables(ctx, round, sortedAnswers(perTable), offsets); err != nil {
+			ok = false
+			c.mu.Lock()
+			c.Stats.LastError = err.Error()
+			c.mu.Unlock()
+			c.log.Warn("iceberg round failed; every process rewinds to its committed offsets", "round", round, "err", err)
+		}
+	}
+	if err := ctl.send(ctlMsg{Type: ctlCommit, Round: round, OK: ok, Included: included}); err != nil {
+		c.log.Warn("iceberg round: cannot announce the result (processes rewind after their timeout)", "round", round, "err", err)
+	}
+	return ok
+}
+
+type tableAnswer struct {
+	name         string
+	parts        []ctlTable
+	contributors int
+}
+
+func sortedAnswers(m map[string]*tableAnswer) []tableAnswer {
+	out := make([]tableAnswer, 0, len(m))
+	for _, v := range m {
+		out = append(out, *v)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out
+}
+
+// applyTables commits every table's parts as one snapshot: tombstone tables first (all of
+// them), then the tables.
+func (ctl *control) applyTables(ctx context.Context, round string, tables []tableAnswer, offsets Offsets) error {
+	c := ctl.c
+	cat, err := c.catalog(ctx)
+	if err != nil {
+		return fmt.Errorf("open catalog: %w", err)
+	}
+	run := func(tombstones bool) error {
+		var (
+			errMu sync.Mutex
+			errs  []error
+			wg    sync.WaitGroup
+			sem   = make(chan struct{}, c.cfg.CommitThreads)
+		)
+		for _, ta := range tables {
+			w := c.writer(cat, ta.name)
+			var cts []ctlTable
+			for _, p := range ta.parts {
+				if !tombstones {
+					cts = append(cts, p)
+				} else if p.Tomb != nil && len(p.Tomb.Data)+len(p.Tomb.Deletes) > 0 {
+					cts = append(cts, *p.Tomb)
+				}
+			}
+			if len(cts) == 0 {
+				continue
+			}
+			if tombstones {
+				w = &Writer{Cat: cat, Ident: TombstoneIdent(w.Ident), isTombstones: true, Opts: TableOptions{CommitBranch: w.Opts.CommitBranch}}
+			}
+			props := map[string]string{SummaryCommitID: round, SummaryTaskID: c.cfg.Name, SummaryContributors: strconv.Itoa(ta.contributors)}
+			var offs Offsets
+			if !tombstones {
+				offs = offsets
+			}
+			wg.Add(1)
+			sem <- struct{}{}
+			go func(name string, w *Writer, cts []ctlTable) {
+				defer func() { <-sem; wg.Done() }()
+				cctx, cancel := context.WithTimeout(ctx, commitTimeout(c.cfg))
+				defer cancel()
+				st, err := ctl.applyTable(cctx, w, cts, offs, props)
+				if err != nil {
+					errMu.Lock()
+					errs = append(errs, fmt.Errorf("table %s: %w", name, err))
+					errMu.Unlock()
+					return
+				}
+				c.mu.Lock()
+				if st.DataFiles+st.DeleteFiles > 0 {
+					c.Stats.Snapshots++
+				}
+				c.Stats.DataFiles += int64(st.DataFiles)
+				c.Stats.DeleteFiles += int64(st.DeleteFiles)
+				c.mu.Unlock()
+			}(ta.name, w, cts)
+		}
+		wg.Wait()
+		return errors.Join(errs...)
+	}
+	if err := run(true); err != nil {
+		return err
+	}
+	return run(false)
+}
+
+func (ctl *control) applyTable(ctx context.Context, w *Writer, cts []ctlTable, offsets Offsets, props map[string]string) (CommitStats, error) {
+	if err := w.Load(ctx, nil); err != nil { // always the current head
+		w.Tbl = nil
+		return CommitStats{}, err
+	}
+	parts := make([]*Part, 0, len(cts))
+	for _, ct := range cts {
+		p, err := decodePart(w.Tbl, ct)
+		if err != nil {
+			return CommitStats{}, err
+		}
+		parts = append(parts, p)
+	}
+	return w.Apply(ctx, parts, offsets, props)
+}

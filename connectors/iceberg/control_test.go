@@ -1,0 +1,167 @@
+package iceberg
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+	"github.com/stretchr/testify/require"
+
+	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/internal/testutil/kafkatest"
+)
+
+// procCtx is the task context of a task in one of several simulated worker processes.
+type procCtx struct {
+	fakeCtx
+	id    string
+	kafka map[string]string
+}
+
+func (p *procCtx) WorkerKafkaProps() map[string]string { return maps.Clone(p.kafka) }
+func (p *procCtx) WorkerID() string                    { return p.id }
+func (p *procCtx) Distributed() bool                   { return true }
+
+// startProcTask starts a task in its own simulated process (its own coordinator).
+func startProcTask(t *testing.T, props map[string]string, id, addr string) *Task {
+	t.Helper()
+	cfg, err := ParseConfig(props)
+	require.NoError(t, err)
+	ctx := &procCtx{fakeCtx: fakeCtx{props: props}, id: id, kafka: map[string]string{"bootstrap.servers": addr}}
+	coord, err := newCoordinator(cfg, ctx)
+	require.NoError(t, err)
+	task := &Task{coord: coord}
+	task.Initialize(ctx)
+	require.NoError(t, task.Start(props))
+	t.Cleanup(func() { _ = task.Stop() })
+	return task
+}
+
+// TestControlTopicOneSnapshotPerRound: two worker processes (each its own coordinator and
+// task, one of them the committer) on the real broker; each round commits ONE snapshot per
+// table holding the files of both, and the result is exact (DuckDB).
+func TestControlTopicOneSnapshotPerRound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs the Kafka broker")
+	}
+	addr := kafkatest.Bootstrap(t)
+	topic := kafkatest.UniqueName(t, "ctl-cdc")
+	const parts = 4
+	kafkatest.CreateTopic(t, addr, topic, parts, nil)
+	props, _ := sinkProps(t, map[string]string{
+		"topics":                            topic,
+		"iceberg.tables":                    "shop.customers,shop.customers_history",
+		"iceberg.tables.default-id-columns": "id",
+		"iceberg.table.shop.customers.partition-by":         "day(ts)",
+		"iceberg.table.shop.customers.version-column":       "version",
+		"iceberg.table.shop.customers_history.raw-cdc":      "true",
+		"iceberg.control.coordination":                      "topic",
+		"iceberg.control.topic":                             kafkatest.UniqueName(t, "ctl"),
+		"iceberg.control.commit.interval-ms":                "300",
+		"iceberg.control.commit.timeout-ms":                 "10000",
+		"iceberg.control.commit.max-buffered-records":       "1000000",
+		"iceberg.table.shop.customers_history.partition-by": "kafka_partition",
+	})
+	a := startProcTask(t, props, "a:8083", addr)
+	b := startProcTask(t, props, "b:8083", addr)
+	tp := func(p int32) connect.TopicPartition { return connect.TopicPartition{Topic: topic, Partition: p} }
+	require.NoError(t, a.Open([]connect.TopicPartition{tp(0), tp(1)})) // a holds the first partition: committer
+	require.NoError(t, b.Open([]connect.TopicPartition{tp(2), tp(3)}))
+
+	events, want := cdcStream(11, 2400, 150, parts)
+	var offs [parts]int64
+	owner := func(p int32) *Task {
+		if p < 2 {
+			return a
+		}
+		return b
+	}
+	durable := func(task *Task, ps ...int32) bool {
+		pc, err := task.PreCommit(context.Background(), nil)
+		require.NoError(t, err)
+		for _, p := range ps {
+			if pc[tp(p)].Offset != offs[p] {
+				return false
+			}
+		}
+		return true
+	}
+	const rounds = 4
+	per := len(events) / rounds
+	for r := 0; r < rounds; r++ {
+		batches := map[int32][]*connect.SinkRecord{}
+		for _, e := range events[r*per : (r+1)*per] {
+			p := int32(e.id % parts)
+			batches[p] = append(batches[p], e.record(topic, p, offs[p]))
+			offs[p]++
+		}
+		for p, recs := range batches {
+			require.NoError(t, owner(p).Put(context.Background(), recs))
+		}
+		require.Eventually(t, func() bool { return durable(a, 0, 1) && durable(b, 2, 3) }, 60*time.Second, 50*time.Millisecond,
+			"round %d: stats a=%+v b=%+v", r, a.coord.Stats, b.coord.Stats)
+	}
+
+	_, meta := loadTable(t, props, "shop.customers")
+	require.Equal(t, wantRows(want), duckRows(t, meta, "SELECT id, name, version FROM t"), "current state through DuckDB")
+	require.Empty(t, duckRows(t, meta, "SELECT id, count(*) FROM t GROUP BY id HAVING count(*) > 1"))
+	cat, hmeta := loadTable(t, props, "shop.customers_history")
+	require.Equal(t, []string{fmt.Sprintf("%d|%d", len(events), len(events))},
+		duckRows(t, hmeta, "SELECT count(*), count(DISTINCT (kafka_partition, kafka_offset)) FROM t"))
+
+	// one snapshot per table per round, holding the files of both processes
+	for _, name := range []string{"shop.customers", "shop.customers_history"} {
+		tbl, err := cat.LoadTable(context.Background(), catalog.ToIdentifier(name))
+		require.NoError(t, err)
+		seen := map[string]bool{}
+		both := 0
+		for _, s := range tbl.Metadata().Snapshots() {
+			if s.Summary == nil || s.Summary.Properties[SummaryCommitID] == "" {
+				continue
+			}
+			id := s.Summary.Properties[SummaryCommitID]
+			require.False(t, seen[id], "%s: two snapshots in round %s", name, id)
+			seen[id] = true
+			if n, _ := strconv.Atoi(s.Summary.Properties[SummaryContributors]); n == 2 {
+				both++
+			}
+		}
+		require.Len(t, seen, rounds, "%s: one snapshot per round", name)
+		require.Equal(t, rounds, both, "%s: every round holds files of both processes", name)
+	}
+	require.Zero(t, a.coord.Stats.FailedRounds+b.coord.Stats.FailedRounds)
+}
+
+// TestApplyFencesStaleParts: a part planned on an older head is never committed (a zombie
+// committer, or a process that planned before someone else's commit).
+func TestApplyFencesStaleParts(t *testing.T) {
+	ctx := context.Background()
+	cat := sqliteCatalog(t)
+	tp := TP{"t", 0}
+	w := &Writer{Cat: cat, Ident: table.Identifier{"db", "events"}, Opts: TableOptions{AutoCreate: true, OffsetsKey: OffsetsSummaryKey("g")}}
+	rec := func(off int64) Rec {
+		return Rec{TP: tp, Offset: off, Op: OpInsert, Schema: customerSchema, Row: Row{"id": off, "name": "x"}}
+	}
+	_, err := w.Commit(ctx, []Rec{rec(0)}, Offsets{tp: 1}, nil)
+	require.NoError(t, err)
+	p1, err := w.Prepare(ctx, []Rec{rec(1)})
+	require.NoError(t, err)
+	p2, err := w.Prepare(ctx, []Rec{rec(1), rec(2)}) // the same record, planned by a second committer
+	require.NoError(t, err)
+	_, err = w.Apply(ctx, []*Part{p1}, Offsets{tp: 2}, nil)
+	require.NoError(t, err)
+	_, err = w.Apply(ctx, []*Part{p2}, Offsets{tp: 3}, nil)
+	require.ErrorIs(t, err, ErrFenced)
+	// planned again on the new head, the replayed record is skipped
+	p3, err := w.Prepare(ctx, []Rec{rec(1), rec(2)})
+	require.NoError(t, err)
+	require.Equal(t, 1, p3.Stats.Skipped)
+	_, err = w.Apply(ctx, []*Part{p3}, Offsets{tp: 3}, nil)
+	require.NoError(t, err)
+	require.Len(t, scanRows(t, w.Tbl), 3)
+}
