@@ -424,6 +424,8 @@ offset.flush.interval.ms=200
 		snapshots       int
 		maxContributors int
 		withProperty    int
+		timeline        []string // per sink snapshot: time since the start, contributors, added records
+		beforeLastBurst int      // sink snapshots committed while processes were still being killed
 	}
 	rounds := func(tb *table.Table) tableRounds {
 		r := tableRounds{ids: map[string]int{}}
@@ -437,6 +439,11 @@ offset.flush.interval.ms=200
 			}
 			r.snapshots++
 			r.ids[id]++
+			if s.TimestampMs < produced.UnixMilli() {
+				r.beforeLastBurst++
+			}
+			r.timeline = append(r.timeline, fmt.Sprintf("+%.1fs:c=%s:r=%s", time.UnixMilli(s.TimestampMs).Sub(started).Seconds(),
+				s.Summary.Properties[distSummaryContributors], s.Summary.Properties["added-records"]))
 			if v, ok := s.Summary.Properties[distSummaryContributors]; ok {
 				r.withProperty++
 				if n, err := strconv.Atoi(v); err == nil && n > r.maxContributors {
@@ -460,6 +467,8 @@ offset.flush.interval.ms=200
 	for _, p := range all {
 		rewinds += strings.Count(p.log.String(), "rewind")
 	}
+	t.Logf("upsert snapshots (time since start, contributors, added records): %v", sr.timeline)
+	t.Logf("history snapshots (time since start, contributors, added records): %v", hr.timeline)
 	t.Logf("kills=%d (committer %d) processes=%d records=%d log lines about rewinds=%d elapsed=%v",
 		kills, committerKills, len(all), total, rewinds, time.Since(started).Round(time.Millisecond))
 	for _, c := range []struct {
@@ -473,6 +482,10 @@ offset.flush.interval.ms=200
 		"no history snapshot holds data files of >= 2 worker processes (%d of %d sink snapshots carry %s)",
 		hr.withProperty, hr.snapshots, distSummaryContributors)
 	assert.NotZero(t, shared, "the two tables were never committed in the same round")
+	// commits must go on while processes die (else the kills test no commit and no recovery):
+	// the kill phase spans > 10 commit intervals
+	assert.GreaterOrEqual(t, hr.beforeLastBurst, 3, "history snapshots committed during the kill phase (%v): %v",
+		produced.Sub(started).Round(time.Second), hr.timeline)
 }
 
 // distEventually polls cond (in this goroutine) until it holds or timeout passes; then it fails
