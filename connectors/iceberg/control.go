@@ -245,10 +245,13 @@ func startControl(c *coordinator, wi connect.WorkerInfo) (*control, error) {
 	if err := ctl.ensureTopic(); err != nil {
 		return fail(err)
 	}
-	if ctl.prod, err = sarama.NewSyncProducerFromClient(client); err != nil {
+	// own connections for the producer and the consumer: on a shared sarama client a fetch
+	// long-poll holds the broker connection and starves the producer
+	if ctl.prod, err = sarama.NewSyncProducer(kafka.Brokers(props), scfg); err != nil {
 		return fail(fmt.Errorf("control topic producer: %w", err))
 	}
-	if ctl.cons, err = sarama.NewConsumerFromClient(client); err != nil {
+	if ctl.cons, err = sarama.NewConsumer(kafka.Brokers(props), scfg); err != nil {
+		_ = ctl.prod.Close()
 		return fail(fmt.Errorf("control topic consumer: %w", err))
 	}
 	parts, err := client.Partitions(ctl.topic)
@@ -258,6 +261,8 @@ func startControl(c *coordinator, wi connect.WorkerInfo) (*control, error) {
 	for _, p := range parts {
 		pc, err := ctl.cons.ConsumePartition(ctl.topic, p, sarama.OffsetNewest)
 		if err != nil {
+			_ = ctl.prod.Close()
+			_ = ctl.cons.Close()
 			return fail(fmt.Errorf("consume control topic %s: %w", ctl.topic, err))
 		}
 		ctl.wg.Add(1)
@@ -368,6 +373,7 @@ func (ctl *control) participate() {
 	defer ctl.wg.Done()
 	c := ctl.c
 	var pending *pendingRound
+	var last string // the last round answered
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
@@ -378,9 +384,18 @@ func (ctl *control) participate() {
 			}
 			return
 		case m := <-ctl.starts:
+			if m.Round == last {
+				// the committer repeats START while it waits: tell it the partitions we hold now
+				// (a rebalance after our answer), so that it need not wait for the timeout
+				if pending != nil {
+					ctl.sendAssignment(m.Round)
+				}
+				continue
+			}
 			if pending != nil {
 				ctl.resolve(pending, false) // a newer round started: ours may never be committed
 			}
+			last = m.Round
 			pending = ctl.prepare(m)
 		case m := <-ctl.commits:
 			if pending != nil && m.Round == pending.id {
@@ -394,6 +409,27 @@ func (ctl *control) participate() {
 				pending = nil
 			}
 		}
+	}
+}
+
+// sendAssignment answers a repeated START with the partitions this process's tasks hold now
+// and nothing else: no files, no positions (what was not drained goes in a later round).
+func (ctl *control) sendAssignment(round string) {
+	c := ctl.c
+	c.mu.Lock()
+	tasks := make([]*Task, 0, len(c.tasks))
+	for t := range c.tasks {
+		tasks = append(tasks, t)
+	}
+	c.mu.Unlock()
+	msg := ctlMsg{Type: ctlData, Round: round}
+	for _, t := range tasks {
+		for _, tp := range t.assignment() {
+			msg.Assigned = append(msg.Assigned, ctlTP{Topic: tp.Topic, Partition: tp.Partition})
+		}
+	}
+	if err := ctl.send(msg); err != nil {
+		c.log.Warn("iceberg round: cannot update the committer", "round", round, "err", err)
 	}
 }
 
@@ -657,6 +693,7 @@ func (ctl *control) commitRound(all []TP) bool {
 	c := ctl.c
 	ctx := context.Background()
 	round := uuid.NewString()
+	began := time.Now()
 	// drop DATA of earlier rounds still queued
 	for len(ctl.datas) > 0 {
 		<-ctl.datas
@@ -672,11 +709,17 @@ func (ctl *control) commitRound(all []TP) bool {
 	var answers []ctlMsg
 	deadline := time.NewTimer(c.cfg.CommitTimeout)
 	defer deadline.Stop()
+	// START is repeated while waiting: a process that started after it, or whose tasks got
+	// partitions in a rebalance after it answered, then covers them (sendAssignment)
+	repeat := time.NewTicker(max(c.cfg.CommitTimeout/20, 500*time.Millisecond))
+	defer repeat.Stop()
 collect:
 	for len(need) > 0 {
 		select {
 		case <-c.stop:
 			return false
+		case <-repeat.C:
+			_ = ctl.send(ctlMsg{Type: ctlStart, Round: round})
 		case <-deadline.C:
 			c.log.Info("iceberg round: commit timeout reached; committing the answers received", "round", round, "missing_partitions", len(need))
 			break collect
@@ -698,7 +741,9 @@ collect:
 		if m.Error != "" {
 			continue // that process rewinds; its partitions go in a later round
 		}
-		included = append(included, m.From)
+		if !slices.Contains(included, m.From) {
+			included = append(included, m.From)
+		}
 		for _, o := range m.Offsets {
 			tp := TP{o.Topic, o.Partition}
 			offsets[tp] = max(offsets[tp], o.Offset)
@@ -724,6 +769,14 @@ collect:
 			c.log.Warn("iceberg round failed; every process rewinds to its committed offsets", "round", round, "err", err)
 		}
 	}
+	c.log.Info("iceberg round done", "round", round, "ok", ok, "answers", len(answers), "included", len(included),
+		"tables", len(perTable), "missing_partitions", len(need), "took", time.Since(began).Round(time.Millisecond))
+	c.mu.Lock()
+	c.Stats.LedRounds++
+	if !ok {
+		c.Stats.LedFailed++
+	}
+	c.mu.Unlock()
 	if err := ctl.send(ctlMsg{Type: ctlCommit, Round: round, OK: ok, Included: included}); err != nil {
 		c.log.Warn("iceberg round: cannot announce the result (processes rewind after their timeout)", "round", round, "err", err)
 	}

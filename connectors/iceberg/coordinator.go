@@ -76,7 +76,9 @@ type coordinator struct {
 // CoordinatorStats counts commit rounds.
 type CoordinatorStats struct {
 	Rounds, FailedRounds, Snapshots, DataFiles, DeleteFiles, Records, Skipped int64
-	LastError                                                                 string
+	// LedRounds and LedFailed count the rounds this process ran as the committer (control.go).
+	LedRounds, LedFailed int64
+	LastError            string
 }
 
 func joinCoordinator(cfg *SinkConfig, wi connect.WorkerInfo) (*coordinator, error) {
@@ -125,6 +127,13 @@ func coordinatorFor(groupID string) *coordinator {
 	coordinators.mu.Lock()
 	defer coordinators.mu.Unlock()
 	return coordinators.m[groupID]
+}
+
+// stats returns a copy of the counters.
+func (c *coordinator) stats() CoordinatorStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.Stats
 }
 
 func (c *coordinator) isClosed() bool {

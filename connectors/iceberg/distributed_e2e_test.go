@@ -233,7 +233,9 @@ offset.flush.interval.ms=200
 		"iceberg.catalog.warehouse":                    wh,
 		"iceberg.control.topic":                        control,
 		"iceberg.control.commit.interval-ms":           "2000",
-		"iceberg.control.commit.max-buffered-records":  "1000000",
+		// a round whose answers miss a killed process's partitions waits this long (default 30 s)
+		"iceberg.control.commit.timeout-ms":           "5000",
+		"iceberg.control.commit.max-buffered-records": "1000000",
 	}
 	body, err := json.Marshal(map[string]any{"name": name, "config": cfg})
 	require.NoError(t, err)

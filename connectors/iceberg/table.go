@@ -351,6 +351,9 @@ func (w *Writer) Load(ctx context.Context, st *ice.StructType) error {
 	if err != nil {
 		if errors.Is(err, catalog.ErrNoSuchTable) && w.Opts.AutoCreate && st != nil {
 			tbl, err = CreateTable(ctx, w.Cat, w.Ident, st, w.Opts)
+			if errors.Is(err, catalog.ErrTableAlreadyExists) { // another process won the race
+				tbl, err = w.Cat.LoadTable(ctx, w.Ident)
+			}
 		}
 		if err != nil {
 			return err

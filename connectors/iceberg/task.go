@@ -302,13 +302,18 @@ func (t *Task) drain() (map[string][]Rec, map[TP]int64) {
 // drainAssigned is drain plus the partitions the task holds.
 func (t *Task) drainAssigned() (map[string][]Rec, map[TP]int64, []TP) {
 	bufs, pos := t.drain()
+	return bufs, pos, t.assignment()
+}
+
+// assignment returns the partitions the task holds.
+func (t *Task) assignment() []TP {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	asg := make([]TP, 0, len(t.assigned))
+	out := make([]TP, 0, len(t.assigned))
 	for tp := range t.assigned {
-		asg = append(asg, tp)
+		out = append(out, tp)
 	}
-	return bufs, pos, asg
+	return out
 }
 
 // holds reports whether the task is assigned tp.
