@@ -829,8 +829,10 @@ func (st *sinkTask) commit(ctx context.Context, final bool) error {
 		st.metrics.SetCommitted(tp.Topic, tp.Partition, om.Offset)
 		changed = true
 	}
+	// Commit on every cycle, not only when an offset changed: sarama keeps an offset whose
+	// commit failed dirty and re-sends it on the next Commit (a no-op when nothing is dirty).
+	st.sess.Commit()
 	if changed {
-		st.sess.Commit()
 		st.metrics.Commits.Inc()
 	}
 	// Originals below every committed offset are no longer needed for DLQ reporting.
