@@ -949,8 +949,8 @@ func (c *taskContext) RequestCommit() {
 }
 
 func (c *taskContext) WorkerKafkaProps() map[string]string { return c.st.w.cfg.BaseClientProps() }
-func (c *taskContext) WorkerID() string                     { return c.st.w.id }
-func (c *taskContext) Distributed() bool                    { return c.st.w.cfg.Distributed }
+func (c *taskContext) WorkerID() string                    { return c.st.w.id }
+func (c *taskContext) Distributed() bool                   { return c.st.w.cfg.Distributed }
 
 var _ connect.WorkerInfo = (*taskContext)(nil)
 
