@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/internal/testutil/kafkatest"
 )
 
 var benchSchema = connect.StructBuilder().Name("bench.Order").
@@ -131,4 +132,91 @@ func BenchmarkUpsertBucketed(b *testing.B) {
 func BenchmarkUpsertVersioned(b *testing.B) {
 	benchSink(b, map[string]string{KeyTables: "bench.orders_upsert_v", KeyDefaultIDColumns: "id", KeyUpsertModeEnabled: "true",
 		KeyVersionColumn: "version"}, 50_000)
+}
+
+// BenchmarkCommitRound compares one commit round of two tasks (50,000 append records each)
+// committed in-process (local: both tasks in one process) with the cross-process protocol
+// (topic: each task in its own simulated process, committer + participant over the control
+// topic on the real broker, files encoded and decoded). The difference is the price of one
+// snapshot per round across processes.
+func BenchmarkCommitRound(b *testing.B) {
+	for _, mode := range []string{"local", "topic"} {
+		b.Run(mode, func(b *testing.B) { benchRound(b, mode) })
+	}
+}
+
+func benchRound(b *testing.B, mode string) {
+	const perTask = 50_000
+	const batch = 500
+	addr := kafkatest.Bootstrap(b)
+	topic := kafkatest.UniqueName(b, "bench-round")
+	kafkatest.CreateTopic(b, addr, topic, 2, nil)
+	props, _ := sinkProps(b, map[string]string{KeyTables: "bench.round", KeyMaxBufferedRecords: "10000000", "topics": topic,
+		KeyCoordination: mode, KeyControlTopic: kafkatest.UniqueName(b, "bench-ctl"), KeyCommitTimeoutMs: "60000"})
+	var tasks [2]*Task
+	if mode == "local" {
+		tasks[0], _ = startTask(b, props)
+		tasks[1], _ = startTask(b, props)
+		defer tasks[0].Stop()
+		defer tasks[1].Stop()
+	} else {
+		tasks[0] = startProcTask(b, props, "a:8083", addr)
+		tasks[1] = startProcTask(b, props, "b:8083", addr)
+	}
+	recs := make([][]*connect.SinkRecord, 2)
+	for i := range tasks {
+		require.NoError(b, tasks[i].Open([]connect.TopicPartition{{Topic: topic, Partition: int32(i)}}))
+		recs[i] = benchRecords(perTask, 1<<62, 0)
+		for _, r := range recs[i] {
+			r.Topic, r.OriginalTopic, r.Partition, r.OriginalPartition = topic, topic, int32(i), int32(i)
+		}
+	}
+	ctx := context.Background()
+	durable := func(off int64) bool {
+		for i, t := range tasks {
+			pc, err := t.PreCommit(ctx, nil)
+			require.NoError(b, err)
+			if pc[connect.TopicPartition{Topic: topic, Partition: int32(i)}].Offset != off {
+				return false
+			}
+		}
+		return true
+	}
+	var roundTime time.Duration
+	cpu0 := cpuSeconds()
+	b.ResetTimer()
+	start := time.Now()
+	off := int64(0)
+	for n := 0; n < b.N; n++ {
+		b.StopTimer()
+		for i := range recs {
+			for j, r := range recs[i] {
+				r.Offset, r.OriginalOffset = off+int64(j), off+int64(j)
+			}
+		}
+		off += perTask
+		b.StartTimer()
+		for i, t := range tasks {
+			for j := 0; j < perTask; j += batch {
+				require.NoError(b, t.Put(ctx, recs[i][j:j+batch]))
+			}
+		}
+		r0 := time.Now()
+		if mode == "local" {
+			require.True(b, tasks[0].coord.CommitNow(ctx))
+		} else {
+			tasks[0].coord.ctl.requests <- struct{}{} // task 0 holds the first partition: committer
+		}
+		for !durable(off) {
+			time.Sleep(2 * time.Millisecond)
+		}
+		roundTime += time.Since(r0)
+	}
+	b.StopTimer()
+	el := time.Since(start).Seconds()
+	total := float64(b.N * perTask * 2)
+	b.ReportMetric(total/el, "records/s")
+	b.ReportMetric((cpuSeconds()-cpu0)/total*1e6, "cpu-s/M-records")
+	b.ReportMetric(float64(roundTime.Milliseconds())/float64(b.N), "ms/round")
+	b.ReportMetric(0, "ns/op")
 }

@@ -62,7 +62,8 @@ const SummaryContributors = "connectd.commit.contributors"
 
 const (
 	ctlStart   = "start"
-	ctlData    = "data"
+	ctlData    = "data"   // a process's answer: its files and drained positions (once per round)
+	ctlAssign  = "assign" // a repeated answer: only the partitions held now (coverage, never included)
 	ctlCommit  = "commit"
 	ctlRequest = "request" // a process whose buffers are full asks for an early round
 )
@@ -182,6 +183,10 @@ func schemaByID(md table.Metadata, id int) *ice.Schema {
 	return nil
 }
 
+// maxControlMessage bounds one control message (a process's answer for all tables of a round);
+// the control topic is created with max.message.bytes to match.
+const maxControlMessage = 16 << 20
+
 // control is the coordinator's side of the control topic (distributed coordination).
 type control struct {
 	c     *coordinator
@@ -193,16 +198,18 @@ type control struct {
 	cons   sarama.Consumer
 	topics *regexp.Regexp // topics.regex, when set
 
-	starts   chan ctlMsg
-	datas    chan ctlMsg
-	commits  chan ctlMsg
-	requests chan struct{}
+	pmsgs    chan ctlMsg   // START and COMMIT, in topic order, for the participant
+	datas    chan ctlMsg   // DATA and ASSIGN, for the committer
+	requests chan struct{} // early round: asked by another process, or by this one (leader)
+	wants    chan struct{} // this process's buffers are full (Task.Put → triggerRound)
+
+	ctx    context.Context // cancelled by close: stops catalog work of a round in progress
+	cancel context.CancelFunc
 
 	pwriters map[string]*Writer // the participant's writers (the committer's are c.writers)
 	wg       sync.WaitGroup
 
-	triggerMu   sync.Mutex
-	lastTrigger time.Time
+	lastTrigger time.Time // commit loop only
 }
 
 // startControl connects to the control topic (creating it when missing) and starts the reader,
@@ -221,7 +228,8 @@ func startControl(c *coordinator, wi connect.WorkerInfo) (*control, error) {
 	}
 	scfg.Producer.Return.Successes = true
 	scfg.Producer.RequiredAcks = sarama.WaitForAll
-	scfg.Producer.MaxMessageBytes = 1 << 20
+	scfg.Producer.MaxMessageBytes = maxControlMessage
+	scfg.Producer.Compression = sarama.CompressionLZ4 // manifest entries compress well
 	scfg.Consumer.Return.Errors = false
 	client, err := sarama.NewClient(kafka.Brokers(props), scfg)
 	if err != nil {
@@ -229,9 +237,10 @@ func startControl(c *coordinator, wi connect.WorkerInfo) (*control, error) {
 	}
 	ctl := &control{
 		c: c, id: wi.WorkerID() + "/" + uuid.NewString()[:8], topic: c.cfg.ControlTopic, client: client,
-		starts: make(chan ctlMsg, 16), datas: make(chan ctlMsg, 256), commits: make(chan ctlMsg, 16),
-		requests: make(chan struct{}, 1), pwriters: map[string]*Writer{},
+		pmsgs: make(chan ctlMsg, 64), datas: make(chan ctlMsg, 256),
+		requests: make(chan struct{}, 1), wants: make(chan struct{}, 1), pwriters: map[string]*Writer{},
 	}
+	ctl.ctx, ctl.cancel = context.WithCancel(context.Background())
 	if c.cfg.TopicsRegex != "" {
 		if ctl.topics, err = regexp.Compile(c.cfg.TopicsRegex); err != nil {
 			client.Close()
@@ -239,6 +248,13 @@ func startControl(c *coordinator, wi connect.WorkerInfo) (*control, error) {
 		}
 	}
 	fail := func(err error) (*control, error) {
+		ctl.cancel()
+		if ctl.prod != nil {
+			_ = ctl.prod.Close()
+		}
+		if ctl.cons != nil {
+			_ = ctl.cons.Close()
+		}
 		client.Close()
 		return nil, err
 	}
@@ -251,20 +267,24 @@ func startControl(c *coordinator, wi connect.WorkerInfo) (*control, error) {
 		return fail(fmt.Errorf("control topic producer: %w", err))
 	}
 	if ctl.cons, err = sarama.NewConsumer(kafka.Brokers(props), scfg); err != nil {
-		_ = ctl.prod.Close()
 		return fail(fmt.Errorf("control topic consumer: %w", err))
 	}
 	parts, err := client.Partitions(ctl.topic)
 	if err != nil {
 		return fail(err)
 	}
+	var pcs []sarama.PartitionConsumer
 	for _, p := range parts {
 		pc, err := ctl.cons.ConsumePartition(ctl.topic, p, sarama.OffsetNewest)
 		if err != nil {
-			_ = ctl.prod.Close()
-			_ = ctl.cons.Close()
+			for _, pc := range pcs {
+				_ = pc.Close()
+			}
 			return fail(fmt.Errorf("consume control topic %s: %w", ctl.topic, err))
 		}
+		pcs = append(pcs, pc)
+	}
+	for _, pc := range pcs {
 		ctl.wg.Add(1)
 		go ctl.read(pc)
 	}
@@ -284,7 +304,9 @@ func (ctl *control) ensureTopic() error {
 		return err
 	}
 	rf := int16(min(3, len(ctl.client.Brokers())))
-	err = admin.CreateTopic(ctl.topic, &sarama.TopicDetail{NumPartitions: 1, ReplicationFactor: rf}, false)
+	maxBytes := strconv.Itoa(maxControlMessage)
+	err = admin.CreateTopic(ctl.topic, &sarama.TopicDetail{NumPartitions: 1, ReplicationFactor: rf,
+		ConfigEntries: map[string]*string{"max.message.bytes": &maxBytes}}, false)
 	if err != nil && !errors.Is(err, sarama.ErrTopicAlreadyExists) {
 		return fmt.Errorf("create control topic %s: %w", ctl.topic, err)
 	}
@@ -294,6 +316,7 @@ func (ctl *control) ensureTopic() error {
 // close waits for the loops (the coordinator's stop channel is closed first) and closes the
 // clients.
 func (ctl *control) close() {
+	ctl.cancel()
 	ctl.wg.Wait()
 	_ = ctl.cons.Close()
 	_ = ctl.prod.Close()
@@ -332,12 +355,10 @@ func (ctl *control) read(pc sarama.PartitionConsumer) {
 			}
 			var ch chan ctlMsg
 			switch m.Type {
-			case ctlStart:
-				ch = ctl.starts
-			case ctlData:
+			case ctlStart, ctlCommit:
+				ch = ctl.pmsgs // one channel: a COMMIT is never handled after the next START
+			case ctlData, ctlAssign:
 				ch = ctl.datas
-			case ctlCommit:
-				ch = ctl.commits
 			case ctlRequest:
 				select {
 				case ctl.requests <- struct{}{}:
@@ -383,7 +404,14 @@ func (ctl *control) participate() {
 				ctl.resolve(pending, false)
 			}
 			return
-		case m := <-ctl.starts:
+		case m := <-ctl.pmsgs:
+			if m.Type == ctlCommit {
+				if pending != nil && m.Round == pending.id {
+					ctl.resolve(pending, m.OK && slices.Contains(m.Included, ctl.id))
+					pending = nil
+				}
+				continue
+			}
 			if m.Round == last {
 				// the committer repeats START while it waits: tell it the partitions we hold now
 				// (a rebalance after our answer), so that it need not wait for the timeout
@@ -397,11 +425,6 @@ func (ctl *control) participate() {
 			}
 			last = m.Round
 			pending = ctl.prepare(m)
-		case m := <-ctl.commits:
-			if pending != nil && m.Round == pending.id {
-				ctl.resolve(pending, m.OK && slices.Contains(m.Included, ctl.id))
-				pending = nil
-			}
 		case <-tick.C:
 			if pending != nil && time.Now().After(pending.deadline) {
 				c.log.Warn("no commit for the round; tasks rewind", "round", pending.id)
@@ -422,7 +445,7 @@ func (ctl *control) sendAssignment(round string) {
 		tasks = append(tasks, t)
 	}
 	c.mu.Unlock()
-	msg := ctlMsg{Type: ctlData, Round: round}
+	msg := ctlMsg{Type: ctlAssign, Round: round}
 	for _, t := range tasks {
 		for _, tp := range t.assignment() {
 			msg.Assigned = append(msg.Assigned, ctlTP{Topic: tp.Topic, Partition: tp.Partition})
@@ -465,7 +488,7 @@ func (ctl *control) pwriter(cat catalog.Catalog, name string) *Writer {
 // prepare drains the tasks, writes this process's files for the round and sends DATA.
 func (ctl *control) prepare(start ctlMsg) *pendingRound {
 	c := ctl.c
-	ctx := context.Background()
+	ctx := ctl.ctx
 	c.mu.Lock()
 	tasks := make([]*Task, 0, len(c.tasks))
 	for t := range c.tasks {
@@ -589,14 +612,21 @@ func (ctl *control) prepareTables(ctx context.Context, perTable map[string][]Rec
 
 // ---- committer ----
 
+// trigger asks for an early round (Task.Put with full buffers); the commit loop acts on it.
 func (ctl *control) trigger() {
-	ctl.triggerMu.Lock()
+	select {
+	case ctl.wants <- struct{}{}:
+	default:
+	}
+}
+
+// wantRound handles trigger on the commit loop: the leader starts a round, anyone else asks
+// the leader (at most once a second).
+func (ctl *control) wantRound() {
 	if time.Since(ctl.lastTrigger) < time.Second {
-		ctl.triggerMu.Unlock()
 		return
 	}
 	ctl.lastTrigger = time.Now()
-	ctl.triggerMu.Unlock()
 	if lead, _ := ctl.leadership(); lead {
 		select {
 		case ctl.requests <- struct{}{}:
@@ -664,34 +694,30 @@ func (ctl *control) leadership() (bool, []TP) {
 func (ctl *control) commitLoop() {
 	defer ctl.wg.Done()
 	c := ctl.c
-	next := c.cfg.CommitInterval
+	timer := time.NewTimer(c.cfg.CommitInterval)
+	defer timer.Stop()
 	for {
-		timer := time.NewTimer(next)
 		select {
 		case <-c.stop:
-			timer.Stop()
 			return
+		case <-ctl.wants:
+			ctl.wantRound()
+			continue
 		case <-timer.C:
 		case <-ctl.requests:
-			timer.Stop()
 		}
-		lead, all := ctl.leadership()
-		if !lead {
-			next = c.cfg.CommitInterval
-			continue
-		}
-		if ctl.commitRound(all) {
-			next = c.cfg.CommitInterval
-		} else {
+		next := c.cfg.CommitInterval
+		if lead, all := ctl.leadership(); lead && !ctl.commitRound(all) {
 			next = c.cfg.RetryBackoff
 		}
+		timer.Reset(next)
 	}
 }
 
 // commitRound runs one round as the committer.
 func (ctl *control) commitRound(all []TP) bool {
 	c := ctl.c
-	ctx := context.Background()
+	ctx := ctl.ctx
 	round := uuid.NewString()
 	began := time.Now()
 	// drop DATA of earlier rounds still queued
@@ -727,7 +753,9 @@ collect:
 			if m.Round != round {
 				continue
 			}
-			answers = append(answers, m)
+			if m.Type == ctlData {
+				answers = append(answers, m)
+			}
 			for _, tp := range m.Assigned {
 				delete(need, TP{tp.Topic, tp.Partition})
 			}
@@ -737,15 +765,31 @@ collect:
 	var included []string
 	perTable := map[string]*tableAnswer{}
 	offsets := Offsets{}
+	// Include each process's first DATA only (a producer retry may duplicate it), and no two
+	// answers for one partition: a partition that moved in a rebalance during the round can be
+	// answered by its old owner (drained before the revocation) and by its new owner (re-read
+	// from the group offset, planned on the same head) - committing both would write its
+	// records twice. The later answer is left out; that process rewinds and re-reads, and the
+	// table offsets then skip what the earlier one committed.
+	seen := map[string]bool{}
+	owner := map[TP]string{}
+answers:
 	for _, m := range answers {
-		if m.Error != "" {
-			continue // that process rewinds; its partitions go in a later round
-		}
-		if !slices.Contains(included, m.From) {
-			included = append(included, m.From)
+		if m.Error != "" || seen[m.From] {
+			continue // an erroring process rewinds; its partitions go in a later round
 		}
 		for _, o := range m.Offsets {
+			if other, ok := owner[TP{o.Topic, o.Partition}]; ok && other != m.From {
+				c.log.Info("iceberg round: partition answered twice (rebalance); the later answer waits for the next round",
+					"round", round, "partition", TP{o.Topic, o.Partition}.String(), "process", m.From)
+				continue answers
+			}
+		}
+		seen[m.From] = true
+		included = append(included, m.From)
+		for _, o := range m.Offsets {
 			tp := TP{o.Topic, o.Partition}
+			owner[tp] = m.From
 			offsets[tp] = max(offsets[tp], o.Offset)
 		}
 		for _, t := range m.Tables {

@@ -63,11 +63,12 @@ type coordinator struct {
 	stop    chan struct{}
 	done    chan struct{}
 
-	roundMu sync.Mutex // one round at a time
-	ctl     *control   // distributed coordination (control.go); nil: this process commits alone
-	catMu   sync.Mutex
-	cat     catalog.Catalog
-	writers map[string]*Writer
+	roundMu      sync.Mutex // one round at a time
+	shutdownOnce sync.Once
+	ctl          *control // distributed coordination (control.go); nil: this process commits alone
+	catMu        sync.Mutex
+	cat          catalog.Catalog
+	writers      map[string]*Writer
 
 	// Stats for tests and benchmarks.
 	Stats CoordinatorStats
@@ -172,8 +173,13 @@ func (c *coordinator) unregister(t *Task) {
 	c.shutdown()
 }
 
-// shutdown stops the loops (the caller marked the coordinator closed) and closes the clients.
+// shutdown stops the loops (the caller marked the coordinator closed) and closes the clients;
+// only the first call does anything.
 func (c *coordinator) shutdown() {
+	c.shutdownOnce.Do(c.doShutdown)
+}
+
+func (c *coordinator) doShutdown() {
 	close(c.stop)
 	<-c.done
 	if c.ctl != nil {
@@ -197,7 +203,7 @@ func (c *coordinator) fatalErr() error {
 
 func (c *coordinator) triggerRound() {
 	if c.ctl != nil {
-		go c.ctl.trigger()
+		c.ctl.trigger()
 		return
 	}
 	select {
@@ -208,6 +214,13 @@ func (c *coordinator) triggerRound() {
 
 // waitRound blocks until the round after the current one has finished (backpressure).
 func (c *coordinator) waitRound(ctx context.Context) {
+	// cond.Wait does not watch ctx: wake the waiters when it is done
+	stop := context.AfterFunc(ctx, func() {
+		c.mu.Lock()
+		c.cond.Broadcast()
+		c.mu.Unlock()
+	})
+	defer stop()
 	c.mu.Lock()
 	target := c.round + 1
 	for c.round < target && !c.closed && c.fatal == nil && ctx.Err() == nil {

@@ -339,6 +339,18 @@ offset.flush.interval.ms=200
 		return true
 	}
 
+	sinkSnapshots := func(tbl string) (n int) {
+		withTable(tbl, func(tb *table.Table) {
+			for _, sn := range tb.Metadata().Snapshots() {
+				if sn.Summary != nil && sn.Summary.Properties[distSummaryCommitID] != "" {
+					n++
+				}
+			}
+		})
+		return n
+	}
+	snapsAtKill := 0
+
 	// bursts, with a SIGKILL of one worker process (round-robin) between consecutive bursts
 	const bursts = 6
 	rng := rand.New(rand.NewSource(7))
@@ -354,8 +366,13 @@ offset.flush.interval.ms=200
 		if b == bursts-1 {
 			break
 		}
-		// let the burst be picked up and a round or two run, then kill at a random point
-		time.Sleep(time.Duration(1500+rng.Intn(2000)) * time.Millisecond)
+		// let the burst be picked up and committed by at least one round since the last kill
+		// (the sink's consumer group rebalances after every kill and restart; without this wait
+		// the kills could outpace the rounds and test no commit at all), then kill at a random
+		// point of the next rounds
+		distEventually(t, 60*time.Second, 100*time.Millisecond, func() bool { return sinkSnapshots("shop.customers_history") > snapsAtKill },
+			func() string { return fmt.Sprintf("no round committed since kill %d", kills) })
+		time.Sleep(time.Duration(rng.Intn(2500)) * time.Millisecond)
 		for _, p := range procs { // all up again (the previous victim included): >= 2 stay alive
 			p.healthy(t)
 		}
@@ -370,6 +387,7 @@ offset.flush.interval.ms=200
 				victim = (committer + 1 + kills/2%2) % slots
 			}
 		}
+		snapsAtKill = sinkSnapshots("shop.customers_history")
 		procs[victim].sigkill()
 		kills++
 		what := ""

@@ -554,9 +554,20 @@ func (w *Writer) Prepare(ctx context.Context, recs []Rec) (*Part, error) {
 func (w *Writer) Apply(ctx context.Context, parts []*Part, offsets Offsets, props map[string]string) (CommitStats, error) {
 	var st CommitStats
 	var dataFiles, delFiles []ice.DataFile
+	seen := map[string]bool{} // iceberg-go would add a file given twice twice
 	for _, p := range parts {
-		dataFiles = append(dataFiles, p.Data...)
-		delFiles = append(delFiles, p.Deletes...)
+		for _, f := range p.Data {
+			if !seen[f.FilePath()] {
+				seen[f.FilePath()] = true
+				dataFiles = append(dataFiles, f)
+			}
+		}
+		for _, f := range p.Deletes {
+			if !seen[f.FilePath()] {
+				seen[f.FilePath()] = true
+				delFiles = append(delFiles, f)
+			}
+		}
 	}
 	st.DataFiles, st.DeleteFiles = len(dataFiles), len(delFiles)
 	if len(dataFiles) == 0 && len(delFiles) == 0 {
