@@ -17,6 +17,10 @@ type ExtractNewRecordState struct {
 	headers     []fieldRef
 	routeBy     string
 	schemaCache map[*connect.Schema]*connect.Schema
+
+	dropHeader         string // drop.fields.header.name
+	dropFromKey        bool   // drop.fields.from.key
+	dropKeepCompatible bool   // drop.fields.keep.schema.compatible
 }
 
 type fieldRef struct{ parent, field, newField string }
@@ -102,11 +106,27 @@ func (*ExtractNewRecordState) ConfigDef() *connect.ConfigDef {
 		Define(connect.ConfigKey{Name: "add.fields.prefix", Type: connect.ConfigString, Default: "__", Doc: "Prefix of added fields."}).
 		Define(connect.ConfigKey{Name: "add.fields", Type: connect.ConfigString, Default: "", Doc: "Metadata fields to add to the row."}).
 		Define(connect.ConfigKey{Name: "add.headers.prefix", Type: connect.ConfigString, Default: "__", Doc: "Prefix of added headers."}).
-		Define(connect.ConfigKey{Name: "add.headers", Type: connect.ConfigString, Default: "", Doc: "Metadata fields to add as headers."})
+		Define(connect.ConfigKey{Name: "add.headers", Type: connect.ConfigString, Default: "", Doc: "Metadata fields to add as headers."}).
+		Define(connect.ConfigKey{Name: dropFieldsHeaderKey, Type: connect.ConfigString, Default: nil, Importance: connect.Low,
+			Doc: "Specifies the name of a header that contains a list of fields to be removed from the event value."}).
+		Define(connect.ConfigKey{Name: dropFieldsFromKeyKey, Type: connect.ConfigBoolean, Default: false, Importance: connect.Low,
+			Doc: "Specifies whether to apply the drop fields behavior to the event key as well as the value. " +
+				"Default behavior is to only remove fields from the event value, not the key."}).
+		Define(connect.ConfigKey{Name: dropFieldsKeepCompatibleKey, Type: connect.ConfigBoolean, Default: true, Importance: connect.Low,
+			Doc: "Controls the output event's schema compatibility when using the drop fields feature. " +
+				"`true`: dropped fields are removed if the schema indicates its optional leaving the schemas unchanged, " +
+				"`false`: dropped fields are removed from the key/value schemas, regardless of optionality."})
 }
 func (*ExtractNewRecordState) Close() error { return nil }
 
 func (t *ExtractNewRecordState) Configure(props map[string]string) error {
+	// debezium-core validates its own fields first (io.debezium.config.Field) and answers a bad boolean with
+	// a ConnectException "Unable to validate config." rather than the ConfigDef message.
+	for _, k := range []string{dropFieldsFromKeyKey, dropFieldsKeepCompatibleKey} {
+		if err := validateDebeziumBoolean(props, k); err != nil {
+			return err
+		}
+	}
 	cfg, err := t.ConfigDef().Parse(props)
 	if err != nil {
 		return err
@@ -120,6 +140,9 @@ func (t *ExtractNewRecordState) Configure(props map[string]string) error {
 	t.fields = parseFieldRefs(cfg.String("add.fields.prefix"), cfg.String("add.fields"))
 	t.headers = parseFieldRefs(cfg.String("add.headers.prefix"), cfg.String("add.headers"))
 	t.routeBy = cfg.String("route.by.field")
+	t.dropHeader = cfg.String(dropFieldsHeaderKey)
+	t.dropFromKey = cfg.Bool(dropFieldsFromKeyKey)
+	t.dropKeepCompatible = cfg.Bool(dropFieldsKeepCompatibleKey)
 	t.schemaCache = map[*connect.Schema]*connect.Schema{}
 	return nil
 }
@@ -136,9 +159,16 @@ func (t *ExtractNewRecordState) Apply(r *connect.SinkRecord) (*connect.SinkRecor
 	}
 	env, _ := r.Value.(*connect.Struct)
 	hs := r.Headers
-	if len(t.headers) > 0 && env != nil {
+	if len(t.headers) > 0 && (env != nil || tomb) {
 		hs = hs.Clone()
 		for _, h := range t.headers {
+			if env == nil {
+				// makeHeaders: a tombstone gets only the "op" header, as "d"
+				if h.field == "op" {
+					hs = append(hs, connect.Header{Key: h.newField, Schema: connect.StringSchema, Value: "d"})
+				}
+				continue
+			}
 			sch, ok := h.schema(env.Schema())
 			if !ok {
 				continue
@@ -164,25 +194,25 @@ func (t *ExtractNewRecordState) Apply(r *connect.SinkRecord) (*connect.SinkRecor
 		return nil, nil // truncate
 	}
 	var out *connect.SinkRecord
+	var err error
 	if after == nil {
 		switch t.mode {
 		case "drop", "drop-keep-tombstone":
 			return nil, nil
 		case "tombstone", "none":
 			out = base.WithValue(afterF.Schema, nil)
-			if t.routeBy != "" {
-				if s, ok := before.Get(t.routeBy).(string); ok {
-					out.Topic = s
-				}
-			}
-			return out, nil
+		default:
+			out = base.WithValue(beforeF.Schema, before)
+			out = t.addDeleted(out, "true")
 		}
-		out = base.WithValue(beforeF.Schema, before)
-		out = t.addDeleted(out, "true")
 		if t.routeBy != "" {
 			if s, ok := before.Get(t.routeBy).(string); ok {
 				out.Topic = s
 			}
+		}
+		// on deletes the fields are dropped before add.fields are added (debezium-core's order)
+		if out, err = t.dropFields(out); err != nil {
+			return nil, err
 		}
 		if out.Value != nil {
 			return t.addFields(env, out)
@@ -199,7 +229,11 @@ func (t *ExtractNewRecordState) Apply(r *connect.SinkRecord) (*connect.SinkRecor
 			out.Topic = s
 		}
 	}
-	return t.addFields(env, out)
+	if out, err = t.addFields(env, out); err != nil {
+		return nil, err
+	}
+	// on creates/updates the fields are dropped after add.fields are added, so these can be dropped too
+	return t.dropFields(out)
 }
 
 func (t *ExtractNewRecordState) addDeleted(r *connect.SinkRecord, v string) *connect.SinkRecord {
