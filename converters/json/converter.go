@@ -12,9 +12,11 @@
 package json
 
 import (
+	"bytes"
 	"container/list"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/connectd/connectd/connect"
 )
@@ -62,6 +64,15 @@ type Converter struct {
 	replaceNull    bool
 	toCache        *lru[string, *connect.Schema]
 	fromCache      *lru[*connect.Schema, []byte]
+	// last is the schema of the previous record with its JSON text: a stream's records mostly
+	// repeat one schema, and comparing bytes is much cheaper than scanning the schema to
+	// find its end and copying it into a cache key.
+	last atomic.Pointer[rawSchema]
+}
+
+type rawSchema struct {
+	raw    []byte
+	schema *connect.Schema
 }
 
 // New returns a converter with the default configuration (schemas enabled, BASE64 decimals).
@@ -102,6 +113,13 @@ func (c *Converter) Configure(configs map[string]string, isKey bool) error {
 func (c *Converter) ToConnectData(_ string, _ connect.Headers, value []byte) (connect.SchemaAndValue, error) {
 	if value == nil {
 		return connect.NullSchemaAndValue, nil
+	}
+	if schema, pi, ok := c.sameSchemaEnvelope(value); ok {
+		v, err := c.convert(value, schema, pi)
+		if err != nil {
+			return connect.SchemaAndValue{}, err
+		}
+		return connect.SchemaAndValue{Schema: schema, Value: v}, nil
 	}
 	start, _, err := validate(value)
 	if err != nil {
@@ -144,12 +162,43 @@ func (c *Converter) ToConnectData(_ string, _ connect.Headers, value []byte) (co
 			}
 			c.toCache.put(string(raw), schema)
 		}
+		if c.toCache.max > 0 && raw[0] == '{' {
+			c.last.Store(&rawSchema{raw: bytes.Clone(raw), schema: schema})
+		}
 	}
 	v, err := c.convert(value, schema, pi)
 	if err != nil {
 		return connect.SchemaAndValue{}, err
 	}
 	return connect.SchemaAndValue{Schema: schema, Value: v}, nil
+}
+
+// sameSchemaEnvelope recognises {"schema":S,"payload":P} where S is byte for byte the schema of
+// the previous record (the layout JsonConverter writes): then only P is validated and scanned,
+// instead of validating the whole document, scanning S to find its end and copying it into a
+// cache key. Anything else (other spacing, another schema, bad JSON) takes the general path,
+// which also produces the JVM's error messages.
+func (c *Converter) sameSchemaEnvelope(value []byte) (*connect.Schema, int, bool) {
+	l := c.last.Load()
+	if l == nil || !c.schemasEnabled {
+		return nil, 0, false
+	}
+	const pre, mid = `{"schema":`, `,"payload":`
+	i := skipWS(value, 0)
+	rest := value[i:]
+	if !bytes.HasPrefix(rest, []byte(pre)) || !bytes.HasPrefix(rest[len(pre):], l.raw) ||
+		!bytes.HasPrefix(rest[len(pre)+len(l.raw):], []byte(mid)) {
+		return nil, 0, false
+	}
+	pi := i + len(pre) + len(l.raw) + len(mid)
+	e, err := validValue(value, pi, 1)
+	if err != nil {
+		return nil, 0, false
+	}
+	if e = skipWS(value, e); e >= len(value) || value[e] != '}' {
+		return nil, 0, false
+	}
+	return l.schema, pi, true
 }
 
 // FromConnectData implements connect.Converter.

@@ -1,7 +1,9 @@
 package json
 
 import (
+	"bytes"
 	"encoding/base64"
+	"reflect"
 	"testing"
 )
 
@@ -27,6 +29,49 @@ func FuzzJSONToConnect(f *testing.F) {
 			if _, err := c.FromConnectData("t", nil, sv.Schema, sv.Value); err != nil && sv.Schema == nil {
 				t.Fatalf("schemaless value did not encode again: %v (%#v)", err, sv.Value)
 			}
+		}
+	})
+}
+
+// FuzzJSONSameSchemaFastPath: a converter that has seen the Debezium fixture's schema (so its
+// same-schema fast path is armed) decodes anything exactly as a converter without the fast path
+// (cache size 0): the same value, or the same error.
+func FuzzJSONSameSchemaFastPath(f *testing.F) {
+	fx := loadFixtures(f)
+	var seed []byte
+	for _, c := range fx.Encode {
+		if c.Name == "debezium-envelope" {
+			seed = []byte(c.Outputs["schemas.enable=true,decimal.format=BASE64,replace.null.with.default=true"]["bytes"].(string))
+		}
+	}
+	if seed == nil {
+		f.Fatal("no debezium-envelope fixture")
+	}
+	f.Add(seed)
+	i := bytes.Index(seed, []byte(`,"payload":`)) + len(`,"payload":`)
+	for _, v := range []string{`null}`, `{}}`, `{"before":null}`, `{"after":1}} trailing`, `{"op":"c"},"x":1}`, `{"op":`, `[1]}`, `{"op":"c"}  }`} {
+		f.Add(append(seed[:i:i], v...))
+	}
+	f.Add(append([]byte(" \n"), seed...))
+	armed := New()
+	if _, err := armed.ToConnectData("t", nil, seed); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		plain := &Converter{}
+		if err := plain.Configure(map[string]string{"schemas.cache.size": "0"}, false); err != nil {
+			t.Fatal(err)
+		}
+		want, werr := plain.ToConnectData("t", nil, data)
+		got, gerr := armed.ToConnectData("t", nil, data)
+		if (werr == nil) != (gerr == nil) || (werr != nil && werr.Error() != gerr.Error()) {
+			t.Fatalf("errors differ: fast path %v, general %v", gerr, werr)
+		}
+		if werr == nil && !reflect.DeepEqual(want, got) {
+			t.Fatalf("values differ:\nfast path %#v\ngeneral   %#v", got, want)
+		}
+		if _, err := armed.ToConnectData("t", nil, seed); err != nil { // re-arm on the fixture's schema
+			t.Fatal(err)
 		}
 	})
 }
