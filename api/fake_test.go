@@ -188,9 +188,11 @@ func (f *fakeHerder) status(name string) *herder.ConnectorStateInfo {
 	case herder.TargetStopped:
 		st = herder.StateStopped
 	}
-	info := &herder.ConnectorStateInfo{Name: name, Connector: herder.AbstractState{State: st, WorkerID: workerID}, Tasks: []herder.TaskState{}, Type: "sink"}
+	// the file sink's connector and task version() (KIP-891), as in plugins.txt
+	v := herder.VersionOf("4.0.0")
+	info := &herder.ConnectorStateInfo{Name: name, Connector: herder.AbstractState{State: st, WorkerID: workerID, Version: v}, Tasks: []herder.TaskState{}, Type: "sink"}
 	if st != herder.StateStopped {
-		info.Tasks = append(info.Tasks, herder.TaskState{ID: 0, AbstractState: herder.AbstractState{State: st, WorkerID: workerID}})
+		info.Tasks = append(info.Tasks, herder.TaskState{ID: 0, AbstractState: herder.AbstractState{State: st, WorkerID: workerID, Version: v}})
 	}
 	return info
 }

@@ -477,9 +477,9 @@ func (d *Distributed) ConnectorConfigUpdated(name string, removed bool) {
 
 // destroyStatuses writes DESTROYED (tombstones) for a deleted connector's status records, as the JVM leader does.
 func (d *Distributed) destroyStatuses(name string) {
-	_ = d.statuses.PutConnector(name, d.status(state.Destroyed, ""), false)
+	_ = d.statuses.PutConnector(name, d.status(state.Destroyed, "", nil), false)
 	for i := range d.statuses.Tasks(name) {
-		_ = d.statuses.PutTask(state.TaskID{Connector: name, Task: i}, d.status(state.Destroyed, ""), false)
+		_ = d.statuses.PutTask(state.TaskID{Connector: name, Task: i}, d.status(state.Destroyed, "", nil), false)
 	}
 }
 
@@ -582,11 +582,11 @@ func (d *Distributed) restartLocalTask(snap *store.Snapshot, id state.TaskID) {
 
 // ---- state.Listener (the worker reports here; statuses go to the status topic with our generation) ----
 
-func (d *Distributed) status(s state.State, trace string) store.Status {
+func (d *Distributed) status(s state.State, trace string, version func() *string) store.Status {
 	d.mu.Lock()
 	gen := d.generation
 	d.mu.Unlock()
-	st := store.Status{State: s, WorkerID: d.w.ID(), Generation: gen}
+	st := store.Status{State: s, WorkerID: d.w.ID(), Generation: gen, Version: statusVersion(s, version).Ptr()}
 	if trace != "" {
 		st.Trace = &trace
 	}
@@ -594,7 +594,8 @@ func (d *Distributed) status(s state.State, trace string) store.Status {
 }
 
 func (d *Distributed) ConnectorState(name string, s state.State, trace string) {
-	if err := d.statuses.PutConnector(name, d.status(s, trace), s == state.Unassigned); err != nil {
+	st := d.status(s, trace, func() *string { return d.w.ConnectorVersion(name) })
+	if err := d.statuses.PutConnector(name, st, s == state.Unassigned); err != nil {
 		slog.Warn("writing connector status failed", "connector", name, "error", err)
 	}
 }
@@ -628,7 +629,7 @@ func (d *Distributed) TaskState(id state.TaskID, s state.State, trace string) {
 			})
 		})
 	}
-	if err := d.statuses.PutTask(id, d.status(s, trace), s == state.Unassigned); err != nil {
+	if err := d.statuses.PutTask(id, d.status(s, trace, func() *string { return d.w.TaskVersion(id) }), s == state.Unassigned); err != nil {
 		slog.Warn("writing task status failed", "task", id.String(), "error", err)
 	}
 }
@@ -773,7 +774,7 @@ func (d *Distributed) toAbstract(st *store.Status) AbstractState {
 	if st == nil {
 		return AbstractState{State: StateUnassigned, WorkerID: d.w.ID()}
 	}
-	as := AbstractState{State: st.State, WorkerID: st.WorkerID}
+	as := AbstractState{State: st.State, WorkerID: st.WorkerID, Version: VersionPtr(st.Version)}
 	if st.Trace != nil {
 		as.Trace = *st.Trace
 	}

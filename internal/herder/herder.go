@@ -5,6 +5,7 @@ package herder
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -50,7 +51,75 @@ type ConnectorInfo struct {
 type AbstractState struct {
 	State    State  `json:"state"`
 	WorkerID string `json:"worker_id"`
-	Trace    string `json:"trace,omitempty"`
+	// Version is the running plugin's version() (KIP-891, JVM 4.1+): null when unknown, e.g. UNASSIGNED.
+	Version PluginVersion `json:"version,omitzero"`
+	Trace   string        `json:"trace,omitempty"` // after version, in the JVM's order
+}
+
+// undefinedPluginVersion is the JVM's PluginDesc.UNDEFINED_VERSION, which its NoVersionFilter leaves out.
+const undefinedPluginVersion = "undefined"
+
+// PluginVersion is the "version" of a connector or task status. Like the JVM's ConnectorStateInfo (Jackson
+// JsonInclude.CUSTOM with PluginInfo.NoVersionFilter) it is written as null when unknown (the zero value),
+// as a string otherwise, and left out only when it is "undefined".
+type PluginVersion struct{ v *string }
+
+// VersionOf returns a known version.
+func VersionOf(v string) PluginVersion { return PluginVersion{v: &v} }
+
+// VersionPtr converts a nil-able version (nil = unknown).
+func VersionPtr(v *string) PluginVersion {
+	if v == nil {
+		return PluginVersion{}
+	}
+	return VersionOf(*v)
+}
+
+// Get returns the version and whether it is known.
+func (p PluginVersion) Get() (string, bool) {
+	if p.v == nil {
+		return "", false
+	}
+	return *p.v, true
+}
+
+// Ptr returns the version as a nil-able string (nil = unknown).
+func (p PluginVersion) Ptr() *string {
+	if p.v == nil {
+		return nil
+	}
+	v := *p.v
+	return &v
+}
+
+// IsZero reports whether the field is left out of JSON (omitzero): only for "undefined".
+func (p PluginVersion) IsZero() bool { return p.v != nil && *p.v == undefinedPluginVersion }
+
+func (p PluginVersion) MarshalJSON() ([]byte, error) {
+	if p.v == nil {
+		return []byte("null"), nil
+	}
+	return json.Marshal(*p.v)
+}
+
+func (p *PluginVersion) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		p.v = nil
+		return nil
+	}
+	var v string
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	p.v = &v
+	return nil
+}
+
+func (p PluginVersion) String() string {
+	if p.v == nil {
+		return "<nil>"
+	}
+	return *p.v
 }
 
 // TaskState is one task's status.

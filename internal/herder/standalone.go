@@ -37,6 +37,7 @@ type standaloneConnector struct {
 
 // NewStandalone creates a standalone herder. The worker must report states to StatusListener().
 func NewStandalone(w *worker.Worker, status *StatusTracker) *Standalone {
+	status.SetVersions(w)
 	return &Standalone{
 		w:          w,
 		validator:  &Validator{Registry: w.Registry(), OverridePolicy: w.Config().OverridePolicy},

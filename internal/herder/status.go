@@ -17,6 +17,7 @@ type StatusTracker struct {
 	OnTopic           func(connector, topic string, task int)
 
 	mu         sync.Mutex
+	versions   PluginVersions
 	connectors map[string]AbstractState
 	tasks      map[ConnectorTaskID]AbstractState
 	topics     map[string]map[string]bool
@@ -28,8 +29,42 @@ func NewStatusTracker(workerID string) *StatusTracker {
 		tasks: map[ConnectorTaskID]AbstractState{}, topics: map[string]map[string]bool{}}
 }
 
+// PluginVersions tells which version a connector or task instance running here reports (the worker).
+type PluginVersions interface {
+	ConnectorVersion(name string) *string
+	TaskVersion(id state.TaskID) *string
+}
+
+// statusVersion is the version a status written by this worker carries, as the JVM herder's listener asks
+// its Worker: the running instance's version(), unknown (null) when it runs none. UNASSIGNED and DESTROYED
+// are reported once the instance is gone, so the JVM writes them with a null version.
+func statusVersion(st state.State, lookup func() *string) PluginVersion {
+	if st == StateUnassigned || st == StateDestroyed || lookup == nil {
+		return PluginVersion{}
+	}
+	return VersionPtr(lookup())
+}
+
+// SetVersions attaches the source of plugin versions (the worker); without one, versions are unknown.
+func (s *StatusTracker) SetVersions(v PluginVersions) {
+	s.mu.Lock()
+	s.versions = v
+	s.mu.Unlock()
+}
+
+func (s *StatusTracker) lookup(f func(PluginVersions) *string) func() *string {
+	s.mu.Lock()
+	v := s.versions
+	s.mu.Unlock()
+	if v == nil {
+		return nil
+	}
+	return func() *string { return f(v) }
+}
+
 func (s *StatusTracker) ConnectorState(name string, st state.State, trace string) {
-	as := AbstractState{State: st, WorkerID: s.workerID, Trace: trace}
+	as := AbstractState{State: st, WorkerID: s.workerID, Trace: trace,
+		Version: statusVersion(st, s.lookup(func(v PluginVersions) *string { return v.ConnectorVersion(name) }))}
 	s.PutConnector(name, as)
 	if s.OnConnectorChange != nil {
 		s.OnConnectorChange(name, as)
@@ -37,7 +72,8 @@ func (s *StatusTracker) ConnectorState(name string, st state.State, trace string
 }
 
 func (s *StatusTracker) TaskState(id state.TaskID, st state.State, trace string) {
-	as := AbstractState{State: st, WorkerID: s.workerID, Trace: trace}
+	as := AbstractState{State: st, WorkerID: s.workerID, Trace: trace,
+		Version: statusVersion(st, s.lookup(func(v PluginVersions) *string { return v.TaskVersion(id) }))}
 	s.PutTask(id, as)
 	if s.OnTaskChange != nil {
 		s.OnTaskChange(id, as)

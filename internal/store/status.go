@@ -24,8 +24,9 @@ type Status struct {
 	Trace      *string     `json:"trace"`
 	WorkerID   string      `json:"worker_id"`
 	Generation int32       `json:"generation"`
-	// Version is the plugin version JVM workers 4.1+ add (KIP-891); kept when read, omitted when unknown.
-	Version *string `json:"version,omitempty"`
+	// Version is the plugin's version() (KIP-891): JVM workers 4.1+ always write the key, null when unknown
+	// (UNASSIGNED); records from older workers have none (nil).
+	Version *string `json:"version"`
 }
 
 // TopicStatus is a topic-tracking record (KIP-558).

@@ -54,6 +54,7 @@ type connectorRunner struct {
 	started   bool
 	onReconf  func()
 	failedErr error
+	version   string // conn.Version(), read once at instantiation as the JVM's WorkerConnector does
 }
 
 type connectorCtx struct {
@@ -71,6 +72,31 @@ func (c *connectorCtx) RaiseError(err error) {
 	c.w.listener.ConnectorState(c.r.name, state.Failed, Trace(err))
 }
 
+// ConnectorVersion is the version() of the connector instance this worker runs, nil when it runs none (the
+// JVM's Worker.connectorVersion, shown in status bodies and status records since KIP-891).
+func (w *Worker) ConnectorVersion(name string) *string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if r := w.connectors[name]; r != nil {
+		v := r.version
+		return &v
+	}
+	return nil
+}
+
+// TaskVersion is the version() of the task instance this worker runs, nil when it runs none (the JVM's
+// Worker.taskVersion).
+func (w *Worker) TaskVersion(id state.TaskID) *string {
+	w.mu.Lock()
+	st := w.tasks[id]
+	w.mu.Unlock()
+	if st == nil || st.task == nil {
+		return nil
+	}
+	v := st.task.Version()
+	return &v
+}
+
 // StartConnector starts (or, for PAUSED/STOPPED targets, only records) a connector instance. onReconfigure
 // is called when the connector asks for its task configs to be regenerated.
 func (w *Worker) StartConnector(name string, props map[string]string, target state.Target, onReconfigure func()) error {
@@ -85,7 +111,8 @@ func (w *Worker) StartConnector(name string, props map[string]string, target sta
 		w.listener.ConnectorState(name, state.Failed, Trace(err))
 		return err
 	}
-	r := &connectorRunner{name: name, conn: conn, plugin: plugin, props: props, target: target, onReconf: onReconfigure}
+	r := &connectorRunner{name: name, conn: conn, plugin: plugin, props: props, target: target, onReconf: onReconfigure,
+		version: conn.Version()}
 	w.connectors[name] = r
 	w.mu.Unlock()
 	conn.Initialize(&connectorCtx{w: w, r: r})
