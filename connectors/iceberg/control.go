@@ -43,6 +43,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/IBM/sarama"
@@ -209,7 +210,8 @@ type control struct {
 	pwriters map[string]*Writer // the participant's writers (the committer's are c.writers)
 	wg       sync.WaitGroup
 
-	lastTrigger time.Time // commit loop only
+	lastTrigger time.Time   // commit loop only
+	leading     atomic.Bool // the last leadership check (metrics)
 }
 
 // startControl connects to the control topic (creating it when missing) and starts the reader,
@@ -471,6 +473,8 @@ func (ctl *control) resolve(p *pendingRound, ok bool) {
 	c.Stats.Rounds++
 	if !ok {
 		c.Stats.FailedRounds++
+	} else {
+		c.Stats.LastDurable = time.Now()
 	}
 	c.cond.Broadcast()
 	c.mu.Unlock()
@@ -707,7 +711,9 @@ func (ctl *control) commitLoop() {
 		case <-ctl.requests:
 		}
 		next := c.cfg.CommitInterval
-		if lead, all := ctl.leadership(); lead && !ctl.commitRound(all) {
+		lead, all := ctl.leadership()
+		ctl.leading.Store(lead)
+		if lead && !ctl.commitRound(all) {
 			next = c.cfg.RetryBackoff
 		}
 		timer.Reset(next)

@@ -80,6 +80,7 @@ type CoordinatorStats struct {
 	// LedRounds and LedFailed count the rounds this process ran as the committer (control.go).
 	LedRounds, LedFailed int64
 	LastError            string
+	LastDurable          time.Time // when a round last made the tasks' positions durable
 }
 
 func joinCoordinator(cfg *SinkConfig, wi connect.WorkerInfo) (*coordinator, error) {
@@ -128,6 +129,23 @@ func coordinatorFor(groupID string) *coordinator {
 	coordinators.mu.Lock()
 	defer coordinators.mu.Unlock()
 	return coordinators.m[groupID]
+}
+
+// buffered counts the records buffered in the tasks.
+func (c *coordinator) buffered() int {
+	c.mu.Lock()
+	tasks := make([]*Task, 0, len(c.tasks))
+	for t := range c.tasks {
+		tasks = append(tasks, t)
+	}
+	c.mu.Unlock()
+	n := 0
+	for _, t := range tasks {
+		t.mu.Lock()
+		n += t.nbuf
+		t.mu.Unlock()
+	}
+	return n
 }
 
 // stats returns a copy of the counters.
@@ -301,6 +319,8 @@ func (c *coordinator) commitRound(ctx context.Context, tasks []*Task) (ok bool) 
 		c.Stats.Rounds++
 		if !ok {
 			c.Stats.FailedRounds++
+		} else {
+			c.Stats.LastDurable = time.Now()
 		}
 		c.cond.Broadcast()
 		c.mu.Unlock()
