@@ -16,6 +16,7 @@ const (
 )
 
 func init() {
+	registerMoreSMTs()
 	connect.Register(connect.Plugin{Class: DebeziumTransformClass, Aliases: []string{tabularDebeziumTransformClass},
 		Type: connect.PluginTransformation, Version: Version, New: func() any { return &DebeziumTransform{} }})
 	connect.Register(connect.Plugin{Class: KafkaMetadataTransformClass, Type: connect.PluginTransformation,
