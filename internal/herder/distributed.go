@@ -21,6 +21,7 @@ import (
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/internal/group"
+	"github.com/connectd/connectd/internal/logging"
 	"github.com/connectd/connectd/internal/state"
 	"github.com/connectd/connectd/internal/store"
 	"github.com/connectd/connectd/internal/worker"
@@ -571,6 +572,14 @@ func (d *Distributed) RestartRequested(r store.RestartRequest) {
 }
 
 func (d *Distributed) SessionKeyUpdated(store.SessionKey) {}
+
+// LoggingLevelUpdated applies a cluster-wide logger level read from the config topic (written by
+// any worker for PUT /admin/loggers/{ns}?scope=cluster), as the JVM's onLoggingLevelUpdate.
+func (d *Distributed) LoggingLevelUpdated(namespace, level string) {
+	if _, err := logging.Default.SetLevel(namespace, level); err != nil {
+		slog.Warn("ignoring cluster logger level", "namespace", namespace, "level", level, "error", err)
+	}
+}
 
 func (d *Distributed) restartLocalTask(snap *store.Snapshot, id state.TaskID) {
 	d.w.StopTasks([]state.TaskID{id})

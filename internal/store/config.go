@@ -88,6 +88,12 @@ type ConfigListener interface {
 	SessionKeyUpdated(k SessionKey)
 }
 
+// LoggerLevelListener is implemented by config listeners that apply cluster-wide logger levels
+// (`logger-cluster-<ns>` records, PUT /admin/loggers/{ns}?scope=cluster).
+type LoggerLevelListener interface {
+	LoggingLevelUpdated(namespace, level string)
+}
+
 // ConfigStore is the config topic's reader and writer.
 type ConfigStore struct {
 	log      *Log
@@ -310,6 +316,18 @@ func (s *ConfigStore) Apply(r Record) {
 		}
 		notify = func() {
 			s.listener.RestartRequested(RestartRequest{Connector: name, IncludeTasks: v.IncludeTasks, OnlyFailed: v.OnlyFailed})
+		}
+	case strings.HasPrefix(key, LoggerPrefix):
+		// as the JVM: only levels written after this worker started apply (older ones are history)
+		ns := key[len(LoggerPrefix):]
+		var v struct {
+			Level string `json:"level"`
+		}
+		if r.Value == nil || json.Unmarshal(r.Value, &v) != nil || v.Level == "" || !s.started {
+			break
+		}
+		if ll, ok := s.listener.(LoggerLevelListener); ok {
+			notify = func() { ll.LoggingLevelUpdated(ns, v.Level) }
 		}
 	case key == SessionKeyKey:
 		var v sessionKeyValue
