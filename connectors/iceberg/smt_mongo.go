@@ -212,13 +212,28 @@ func primitiveBSONSchema(t bType) *connect.Schema {
 }
 
 func (m *MongoDebeziumTransform) addFieldSchema(key string, v *bVal, b *connect.SchemaBuilder, bname string) error {
+	if key == "" {
+		return errEmptyFieldName
+	}
 	if s := primitiveBSONSchema(v.t); s != nil {
 		b.Field(key, s)
 		return nil
 	}
 	switch v.t {
 	case bJavaScriptWithScope:
-		return &jvmError{"java.lang.UnsupportedOperationException", "connectd: JavaScript with scope values are not supported"}
+		// as the JVM: a required struct {code, scope}; the scope's fields are built on a builder named <name>.scope
+		name := bname + "." + key
+		scope := connect.StructBuilder().Name(name + ".scope").Optional()
+		for i, k := range v.doc.keys {
+			if err := m.addFieldSchema(k, v.doc.vals[i], scope, name+".scope"); err != nil {
+				return err
+			}
+		}
+		ss, err := scope.Build()
+		if err != nil {
+			return err
+		}
+		b.Field(key, connect.StructBuilder().Name(name).Field("code", connect.OptionalStringSchema).Field("scope", ss).MustBuild())
 	case bRegex:
 		b.Field(key, connect.StructBuilder().Name("io.debezium.mongodb.regex").Optional().
 			Field("regex", connect.OptionalStringSchema).Field("options", connect.OptionalStringSchema).MustBuild())
@@ -435,6 +450,21 @@ func (m *MongoDebeziumTransform) convertFieldValue(key string, v *bVal, st *conn
 		col = time.UnixMilli(v.i).UTC()
 	case bTimestamp:
 		col = time.UnixMilli(1000 * v.i).UTC()
+	case bJavaScriptWithScope:
+		f, ok := s.Field(key)
+		if !ok {
+			return npe("javascript field " + key)
+		}
+		sf, _ := f.Schema.Field("scope")
+		js, scope := connect.NewStruct(f.Schema), connect.NewStruct(sf.Schema)
+		js.PutIndex(0, v.s)
+		for i, k := range v.doc.keys { // the JVM passes the {code, scope} schema, not the scope's, for lookups
+			if err := m.convertFieldValue(k, v.doc.vals[i], scope, f.Schema); err != nil {
+				return err
+			}
+		}
+		js.PutIndex(1, scope)
+		col = js
 	case bRegex:
 		f, ok := s.Field(key)
 		if !ok {
@@ -648,7 +678,8 @@ func parseBSONDocument(s string) (*bDoc, error) {
 		return nil, err
 	}
 	if v.t != bDocument {
-		return nil, bsonParseErr("JSON reader was expecting a document but found " + v.t.String())
+		return nil, &jvmError{"org.bson.BsonInvalidOperationException",
+			"readStartDocument can only be called when CurrentBSONType is DOCUMENT, not when CurrentBSONType is " + v.t.String() + "."}
 	}
 	return v.doc, nil
 }
@@ -782,8 +813,8 @@ func bsonValue(p *jParser, depth int) (*bVal, error) {
 	}
 	// shell-mode constructors: ObjectId("..."), NumberLong(..), NumberInt(..), NumberDecimal(".."), ISODate(".."), Date(..)
 	p.ws()
-	if p.i >= len(p.s) || p.s[p.i] != '(' {
-		return nil, bsonParseErr("JSON reader does not support the unquoted string '" + id + "'.")
+	if p.i >= len(p.s) || p.s[p.i] != '(' || !shellConstructors[id] {
+		return nil, bsonParseErr("JSON reader was expecting a value but found '" + id + "'.")
 	}
 	p.i++
 	var args []*bVal
@@ -824,8 +855,10 @@ func bsonValue(p *jParser, depth int) (*bVal, error) {
 		}
 		return &bVal{t: bDateTime, i: arg.i}, nil
 	}
-	return nil, bsonParseErr("JSON reader does not support the unquoted string '" + id + "'.")
+	return nil, bsonParseErr("JSON reader was expecting a value but found '" + id + "'.")
 }
+
+var shellConstructors = map[string]bool{"ObjectId": true, "NumberLong": true, "NumberInt": true, "NumberDecimal": true, "ISODate": true, "Date": true}
 
 func bsonIdent(p *jParser) (string, error) {
 	start := p.i
@@ -961,7 +994,10 @@ func extendedJSON(d *bDoc) (*bVal, error) {
 	case len(d.keys) == 1 && d.keys[0] == "$code":
 		return &bVal{t: bJavaScript, s: v0.s}, nil
 	case len(d.keys) == 2 && d.keys[0] == "$code" && d.keys[1] == "$scope":
-		return &bVal{t: bJavaScriptWithScope, s: v0.s}, nil
+		if d.vals[1].t != bDocument {
+			return nil, bsonParseErr("Invalid $scope")
+		}
+		return &bVal{t: bJavaScriptWithScope, s: v0.s, doc: d.vals[1].doc}, nil
 	case len(d.keys) == 1 && d.keys[0] == "$symbol":
 		return &bVal{t: bSymbol, s: v0.s}, nil
 	case len(d.keys) == 1 && d.keys[0] == "$undefined":

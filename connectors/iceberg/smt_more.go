@@ -37,6 +37,9 @@ type jvmError struct{ class, msg string }
 func (e *jvmError) Error() string     { return e.msg }
 func (e *jvmError) ClassName() string { return e.class }
 
+// errEmptyFieldName is SchemaBuilder.field's check (null or empty names).
+var errEmptyFieldName = &jvmError{"org.apache.kafka.connect.errors.SchemaBuilderException", "fieldName cannot be null."}
+
 func npe(msg string) error { return &jvmError{"java.lang.NullPointerException", msg} }
 
 func javaClassOf(v any) string {
@@ -158,6 +161,9 @@ func (c *CopyValue) Apply(r *connect.SinkRecord) (*connect.SinkRecord, error) {
 	sf, ok := s.Field(c.source)
 	if !ok {
 		return nil, npe(`Cannot invoke "org.apache.kafka.connect.data.Field.schema()" because the return value of "org.apache.kafka.connect.data.Schema.field(String)" is null`)
+	}
+	if c.target == "" {
+		return nil, errEmptyFieldName
 	}
 	if _, dup := s.Field(c.target); dup {
 		return nil, &jvmError{"org.apache.kafka.connect.errors.SchemaBuilderException", "Cannot create field because of field name duplication " + c.target}
@@ -294,6 +300,9 @@ func (j *JsonToMapTransform) Apply(r *connect.SinkRecord) (*connect.SinkRecord, 
 	b := connect.StructBuilder()
 	for i, k := range node.keys {
 		if fs := schemaFromNode(node.vals[i]); fs != nil {
+			if k == "" {
+				return nil, errEmptyFieldName
+			}
 			b.Field(k, fs)
 		}
 	}
