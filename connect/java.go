@@ -206,3 +206,40 @@ func JavaString(v any) string {
 	}
 	return fmt.Sprint(v)
 }
+
+// JavaClassName is what the JVM's value.getClass().getName() gives for a Connect value.
+func JavaClassName(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case int8:
+		return "java.lang.Byte"
+	case int16:
+		return "java.lang.Short"
+	case int32:
+		return "java.lang.Integer"
+	case int64, int:
+		return "java.lang.Long"
+	case float32:
+		return "java.lang.Float"
+	case float64:
+		return "java.lang.Double"
+	case bool:
+		return "java.lang.Boolean"
+	case string:
+		return "java.lang.String"
+	case []byte:
+		return "[B"
+	case []any:
+		return "java.util.ArrayList"
+	case map[string]any, map[any]any:
+		return "java.util.HashMap"
+	case *Struct:
+		return "org.apache.kafka.connect.data.Struct"
+	case Decimal:
+		return "java.math.BigDecimal"
+	case time.Time:
+		return "java.util.Date"
+	}
+	return fmt.Sprintf("%T", v)
+}

@@ -441,12 +441,7 @@ func (ctl *control) participate() {
 // and nothing else: no files, no positions (what was not drained goes in a later round).
 func (ctl *control) sendAssignment(round string) {
 	c := ctl.c
-	c.mu.Lock()
-	tasks := make([]*Task, 0, len(c.tasks))
-	for t := range c.tasks {
-		tasks = append(tasks, t)
-	}
-	c.mu.Unlock()
+	tasks := c.taskList()
 	msg := ctlMsg{Type: ctlAssign, Round: round}
 	for _, t := range tasks {
 		for _, tp := range t.assignment() {
@@ -493,12 +488,7 @@ func (ctl *control) pwriter(cat catalog.Catalog, name string) *Writer {
 func (ctl *control) prepare(start ctlMsg) *pendingRound {
 	c := ctl.c
 	ctx := ctl.ctx
-	c.mu.Lock()
-	tasks := make([]*Task, 0, len(c.tasks))
-	for t := range c.tasks {
-		tasks = append(tasks, t)
-	}
-	c.mu.Unlock()
+	tasks := c.taskList()
 	p := &pendingRound{id: start.Round, deadline: time.Now().Add(2*commitTimeout(c.cfg) + c.cfg.CommitTimeout)}
 	perTable := map[string][]Rec{}
 	positions := Offsets{}
@@ -681,12 +671,7 @@ func (ctl *control) leadership() (bool, []TP) {
 	})
 	first := tps[0]
 	c := ctl.c
-	c.mu.Lock()
-	tasks := make([]*Task, 0, len(c.tasks))
-	for t := range c.tasks {
-		tasks = append(tasks, t)
-	}
-	c.mu.Unlock()
+	tasks := c.taskList()
 	for _, t := range tasks {
 		if t.holds(first) {
 			return true, tps

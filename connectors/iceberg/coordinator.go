@@ -131,14 +131,20 @@ func coordinatorFor(groupID string) *coordinator {
 	return coordinators.m[groupID]
 }
 
-// buffered counts the records buffered in the tasks.
-func (c *coordinator) buffered() int {
+// taskList is a snapshot of the registered tasks.
+func (c *coordinator) taskList() []*Task {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	tasks := make([]*Task, 0, len(c.tasks))
 	for t := range c.tasks {
 		tasks = append(tasks, t)
 	}
-	c.mu.Unlock()
+	return tasks
+}
+
+// buffered counts the records buffered in the tasks.
+func (c *coordinator) buffered() int {
+	tasks := c.taskList()
 	n := 0
 	for _, t := range tasks {
 		t.mu.Lock()
@@ -260,12 +266,7 @@ func (c *coordinator) loop() {
 		case <-c.trigger:
 			timer.Stop()
 		}
-		c.mu.Lock()
-		tasks := make([]*Task, 0, len(c.tasks))
-		for t := range c.tasks {
-			tasks = append(tasks, t)
-		}
-		c.mu.Unlock()
+		tasks := c.taskList()
 		if c.commitRound(context.Background(), tasks) {
 			next = c.cfg.CommitInterval
 		} else {
@@ -276,12 +277,7 @@ func (c *coordinator) loop() {
 
 // CommitNow runs one round synchronously (tests, benchmarks, dev mode).
 func (c *coordinator) CommitNow(ctx context.Context) bool {
-	c.mu.Lock()
-	tasks := make([]*Task, 0, len(c.tasks))
-	for t := range c.tasks {
-		tasks = append(tasks, t)
-	}
-	c.mu.Unlock()
+	tasks := c.taskList()
 	return c.commitRound(ctx, tasks)
 }
 

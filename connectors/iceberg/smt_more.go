@@ -6,7 +6,6 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/connectd/connectd/connect"
@@ -42,41 +41,8 @@ var errEmptyFieldName = &jvmError{"org.apache.kafka.connect.errors.SchemaBuilder
 
 func npe(msg string) error { return &jvmError{"java.lang.NullPointerException", msg} }
 
-func javaClassOf(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case int8:
-		return "java.lang.Byte"
-	case int16:
-		return "java.lang.Short"
-	case int32:
-		return "java.lang.Integer"
-	case int64, int:
-		return "java.lang.Long"
-	case float32:
-		return "java.lang.Float"
-	case float64:
-		return "java.lang.Double"
-	case bool:
-		return "java.lang.Boolean"
-	case string:
-		return "java.lang.String"
-	case []byte:
-		return "[B"
-	case []any:
-		return "java.util.ArrayList"
-	case map[string]any, map[any]any:
-		return "java.util.HashMap"
-	case *connect.Struct:
-		return "org.apache.kafka.connect.data.Struct"
-	case connect.Decimal:
-		return "java.math.BigDecimal"
-	case time.Time:
-		return "java.util.Date"
-	}
-	return fmt.Sprintf("%T", v)
-}
+// javaClassOf is the JVM's value.getClass().getName().
+var javaClassOf = connect.JavaClassName
 
 func requireMap(v any, purpose string) (map[string]any, error) {
 	if m, ok := v.(map[string]any); ok {
