@@ -22,7 +22,10 @@
 #   KAFKA_CACHE            download cache root (default ~/.cache/connectd)
 #   KAFKA_HEAP_OPTS        default "-Xms128m -Xmx512m"
 #   KAFKA_JVM_OPTS         default: serial GC and C1-only JIT, which start fastest on 2 cores
-#   KAFKA_EXTRA_CONFIG     extra server.properties lines (newline separated), appended last
+#   KAFKA_EXTRA_CONFIG     extra server.properties lines (newline separated), appended last (a key
+#                          set there wins, e.g. listeners=... for extra SSL/SASL listeners)
+#   KAFKA_FORMAT_ARGS      extra arguments for the storage format step, one per line, e.g.
+#                          --add-scram and SCRAM-SHA-512=[name=alice,password=alice-secret]
 #   KAFKA_START_TIMEOUT    seconds to wait for the broker to serve (default 120)
 #   KAFKA_OWNER_PID        if set, a watchdog stops the broker once this process has exited
 #   KAFKA_KEEP_LOGS=1      `down` keeps $KAFKA_DIR/logs
@@ -260,7 +263,10 @@ cmd_up() {
   while [[ "$cluster_id" == -* ]]; do
     cluster_id="$(head -c16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')"
   done
-  local cp="$LIBS/*" cds_use=() cds_dump=()
+  local cp="$LIBS/*" cds_use=() cds_dump=() format_args=()
+  if [[ -n "${KAFKA_FORMAT_ARGS:-}" ]]; then
+    mapfile -t format_args <<<"$KAFKA_FORMAT_ARGS"
+  fi
   if [[ "${KAFKA_CDS:-1}" != 0 ]]; then
     local archive
     archive="$(cds_archive)"
@@ -274,6 +280,7 @@ cmd_up() {
   # shellcheck disable=SC2086
   if ! "$JAVA" $KAFKA_HEAP_OPTS $KAFKA_JVM_OPTS ${cds_use[@]+"${cds_use[@]}"} -Dlog4j2.configurationFile="$KAFKA_DIR/log4j2-format.properties" \
       -cp "$cp" kafka.tools.StorageTool format -t "$cluster_id" -c "$KAFKA_DIR/server.properties" \
+      ${format_args[@]+"${format_args[@]}"} \
       </dev/null >"$LOG_DIR/format.out" 2>&1 8>&- 9>&-; then
     cat "$LOG_DIR/format.out" >&2
     show_log_tail

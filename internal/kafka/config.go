@@ -4,16 +4,15 @@ package kafka
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"log/slog"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/IBM/sarama"
+	"github.com/xdg-go/scram"
 )
 
 // Version is the protocol version we speak (brokers ≥ 2.1 per KIP-896; Kafka 4 brokers).
@@ -28,7 +27,12 @@ func Brokers(props map[string]string) []string {
 	var out []string
 	for _, b := range strings.Split(bs, ",") {
 		b = strings.TrimSpace(b)
-		b = strings.TrimPrefix(strings.TrimPrefix(b, "PLAINTEXT://"), "SASL_PLAINTEXT://")
+		for _, p := range []string{"SASL_PLAINTEXT://", "SASL_SSL://", "PLAINTEXT://", "SSL://"} {
+			if len(b) > len(p) && strings.EqualFold(b[:len(p)], p) {
+				b = b[len(p):]
+				break
+			}
+		}
 		if b != "" {
 			out = append(out, b)
 		}
@@ -169,10 +173,8 @@ func durationMS(props map[string]string, key string, dst *time.Duration) error {
 	return nil
 }
 
-var jaasKV = regexp.MustCompile(`(\w+)\s*=\s*"([^"]*)"`)
-
 func applySecurity(c *sarama.Config, props map[string]string) error {
-	proto := strings.ToUpper(props["security.protocol"])
+	proto := strings.ToUpper(strings.TrimSpace(props["security.protocol"]))
 	switch proto {
 	case "", "PLAINTEXT":
 	case "SSL", "SASL_SSL", "SASL_PLAINTEXT":
@@ -180,70 +182,114 @@ func applySecurity(c *sarama.Config, props map[string]string) error {
 		return fmt.Errorf("invalid value %s for configuration security.protocol", props["security.protocol"])
 	}
 	if proto == "SSL" || proto == "SASL_SSL" {
-		tc := &tls.Config{MinVersion: tls.VersionTLS12}
-		if f := props["ssl.truststore.location"]; f != "" {
-			if t := strings.ToUpper(props["ssl.truststore.type"]); t != "PEM" {
-				return fmt.Errorf("ssl.truststore.type %q is not supported: use PEM files (ssl.truststore.type=PEM)", props["ssl.truststore.type"])
-			}
-			pem, err := os.ReadFile(f)
-			if err != nil {
-				return fmt.Errorf("reading ssl.truststore.location: %w", err)
-			}
-			pool := x509.NewCertPool()
-			if !pool.AppendCertsFromPEM(pem) {
-				return fmt.Errorf("no certificates in %s", f)
-			}
-			tc.RootCAs = pool
-		}
-		if f := props["ssl.keystore.location"]; f != "" {
-			cert, err := tls.LoadX509KeyPair(f, f)
-			if err != nil {
-				return fmt.Errorf("loading ssl.keystore.location (PEM with key and certificate): %w", err)
-			}
-			tc.Certificates = []tls.Certificate{cert}
-		}
-		// An explicitly empty algorithm disables host name checks, as in the JVM client.
-		if v, set := props["ssl.endpoint.identification.algorithm"]; set && strings.TrimSpace(v) == "" {
-			tc.InsecureSkipVerify = true
+		tc, err := tlsConfig(props)
+		if err != nil {
+			return err
 		}
 		c.Net.TLS.Enable = true
 		c.Net.TLS.Config = tc
 	}
 	if strings.HasPrefix(proto, "SASL") {
-		c.Net.SASL.Enable = true
-		for _, m := range jaasKV.FindAllStringSubmatch(props["sasl.jaas.config"], -1) {
-			switch m[1] {
-			case "username":
-				c.Net.SASL.User = m[2]
-			case "password":
-				c.Net.SASL.Password = m[2]
-			}
-		}
-		switch strings.ToUpper(props["sasl.mechanism"]) {
-		case "", "PLAIN":
-			c.Net.SASL.Mechanism = sarama.SASLTypePlaintext
-		case "SCRAM-SHA-256", "SCRAM-SHA-512":
-			return fmt.Errorf("sasl.mechanism %s is not supported yet", props["sasl.mechanism"])
-		default:
-			return fmt.Errorf("sasl.mechanism %s is not supported", props["sasl.mechanism"])
-		}
+		return applySASL(c, props)
 	}
 	return nil
 }
 
-// Logger adapts sarama's logger to slog at debug level (sarama is chatty).
+// tlsConfig builds the TLS settings of an SSL or SASL_SSL connection from the ssl.* keys.
+func tlsConfig(props map[string]string) (*tls.Config, error) {
+	tc := &tls.Config{MinVersion: tls.VersionTLS12}
+	if props["ssl.truststore.location"] != "" {
+		pool, err := loadTrustStore(props)
+		if err != nil {
+			return nil, err
+		}
+		tc.RootCAs = pool
+	}
+	if props["ssl.keystore.location"] != "" {
+		certs, err := loadKeyStore(props)
+		if err != nil {
+			return nil, err
+		}
+		tc.Certificates = certs
+	}
+	// ssl.endpoint.identification.algorithm: "https" (the default) checks the host name against
+	// the certificate; explicitly empty checks only the chain, as in the JVM client.
+	switch v, set := props["ssl.endpoint.identification.algorithm"]; {
+	case set && strings.TrimSpace(v) == "":
+		tc.InsecureSkipVerify = true // the chain is still verified, by VerifyConnection
+		tc.VerifyConnection = verifyChainOnly(tc.RootCAs)
+	case !set || strings.EqualFold(strings.TrimSpace(v), "https"):
+	default:
+		return nil, fmt.Errorf("invalid value %s for configuration ssl.endpoint.identification.algorithm: use https or an empty value", v)
+	}
+	return tc, nil
+}
+
+// applySASL applies sasl.mechanism and the user name and password of sasl.jaas.config.
+func applySASL(c *sarama.Config, props map[string]string) error {
+	mech := strings.ToUpper(strings.TrimSpace(props["sasl.mechanism"]))
+	switch mech {
+	case "", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
+	default:
+		return fmt.Errorf("sasl.mechanism %s is not supported: use PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", props["sasl.mechanism"])
+	}
+	jaas := strings.TrimSpace(props["sasl.jaas.config"])
+	if jaas == "" {
+		return fmt.Errorf("sasl.jaas.config is required for security.protocol %s (JAAS files named by java.security.auth.login.config are not read)", props["security.protocol"])
+	}
+	e, err := parseJAAS(jaas)
+	if err != nil {
+		return err
+	}
+	if mech == "" {
+		// The JVM client defaults to GSSAPI, which connectd lacks; it has always defaulted to PLAIN.
+		if strings.HasSuffix(e.Module, "ScramLoginModule") {
+			return fmt.Errorf("sasl.jaas.config uses %s but sasl.mechanism is not set: set it to SCRAM-SHA-256 or SCRAM-SHA-512", e.Module)
+		}
+		mech = "PLAIN"
+	}
+	switch mech {
+	case "PLAIN":
+		c.Net.SASL.Mechanism = sarama.SASLTypePlaintext
+	case "SCRAM-SHA-256":
+		c.Net.SASL.Mechanism = sarama.SASLTypeSCRAMSHA256
+		c.Net.SASL.SCRAMClientGeneratorFunc = newSCRAMClientGenerator(scram.SHA256)
+	case "SCRAM-SHA-512":
+		c.Net.SASL.Mechanism = sarama.SASLTypeSCRAMSHA512
+		c.Net.SASL.SCRAMClientGeneratorFunc = newSCRAMClientGenerator(scram.SHA512)
+	}
+	if e.Options["tokenauth"] == "true" {
+		return fmt.Errorf("sasl.jaas.config: delegation token authentication (tokenauth=true) is not supported")
+	}
+	user, okU := e.Options["username"]
+	pass, okP := e.Options["password"]
+	if !okU || !okP {
+		return fmt.Errorf("sasl.jaas.config: %s needs username and password options", e.Module)
+	}
+	c.Net.SASL.Enable = true
+	c.Net.SASL.User = user
+	c.Net.SASL.Password = pass
+	return nil
+}
+
+// Logger adapts sarama's logger to slog at debug level (sarama is chatty). Its SASL lines are all
+// failures (refused mechanism, bad credentials), some of which sarama leaves out of the errors it
+// returns, so they are logged at warn level.
 func init() {
 	sarama.Logger = slogAdapter{}
 }
 
 type slogAdapter struct{}
 
-func (slogAdapter) Print(v ...any) {
-	slog.Debug(strings.TrimSpace(fmt.Sprint(v...)), "component", "sarama")
+func (slogAdapter) log(msg string) {
+	msg = strings.TrimSpace(msg)
+	if strings.Contains(msg, "SASL") {
+		slog.Warn(msg, "component", "sarama")
+		return
+	}
+	slog.Debug(msg, "component", "sarama")
 }
-func (slogAdapter) Printf(format string, v ...any) {
-	slog.Debug(strings.TrimSpace(fmt.Sprintf(format, v...)), "component", "sarama")
-}
-func (slogAdapter) Println(v ...any) {
-	slog.Debug(strings.TrimSpace(fmt.Sprint(v...)), "component", "sarama")
-}
+
+func (a slogAdapter) Print(v ...any)                 { a.log(fmt.Sprint(v...)) }
+func (a slogAdapter) Printf(format string, v ...any) { a.log(fmt.Sprintf(format, v...)) }
+func (a slogAdapter) Println(v ...any)               { a.log(fmt.Sprint(v...)) }

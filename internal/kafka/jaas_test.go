@@ -1,0 +1,111 @@
+package kafka
+
+import (
+	"testing"
+
+	"github.com/IBM/sarama"
+	"github.com/stretchr/testify/require"
+	"github.com/xdg-go/scram"
+)
+
+func TestParseJAAS(t *testing.T) {
+	const scram = "org.apache.kafka.common.security.scram.ScramLoginModule"
+	tests := []struct {
+		name    string
+		in      string
+		module  string
+		opts    map[string]string
+		wantErr string
+	}{
+		{name: "plain", in: `org.apache.kafka.common.security.plain.PlainLoginModule required username="alice" password="alice-secret";`,
+			module: "org.apache.kafka.common.security.plain.PlainLoginModule", opts: map[string]string{"username": "alice", "password": "alice-secret"}},
+		{name: "scram, spaces and newlines", in: "\n  " + scram + "  required\n\tusername = \"alice\"\n\tpassword = \"s e c\" ;\n",
+			module: scram, opts: map[string]string{"username": "alice", "password": "s e c"}},
+		{name: "single quotes", in: scram + ` required username='al"ice' password='x';`,
+			module: scram, opts: map[string]string{"username": `al"ice`, "password": "x"}},
+		{name: "escapes", in: scram + ` required username="a\\b" password="q\"u;o=t\e\101\n";`,
+			module: scram, opts: map[string]string{"username": `a\b`, "password": "q\"u;o=teA\n"}},
+		{name: "unquoted values", in: scram + ` required username=alice password=pa$$-w0rd.x;`,
+			module: scram, opts: map[string]string{"username": "alice", "password": "pa$$-w0rd.x"}},
+		{name: "comments", in: scram + " /* the user */ required username=\"alice\" // trailing\n password=\"p/w\";",
+			module: scram, opts: map[string]string{"username": "alice", "password": "p/w"}},
+		{name: "control flag case-insensitive", in: scram + ` OPTIONAL username="a" password="b";`,
+			module: scram, opts: map[string]string{"username": "a", "password": "b"}},
+		{name: "no options", in: scram + ` required;`, module: scram, opts: map[string]string{}},
+		{name: "empty", in: "  ", wantErr: "login module not specified"},
+		{name: "no semicolon", in: scram + ` required username="a" password="b"`, wantErr: "not terminated by semi-colon"},
+		{name: "no flag", in: scram, wantErr: "control flag not specified"},
+		{name: "bad flag", in: scram + ` mandatory username="a";`, wantErr: "invalid login module control flag 'mandatory'"},
+		{name: "no value", in: scram + ` required username=;`, wantErr: "value not specified for key 'username'"},
+		{name: "no equals", in: scram + ` required username "a";`, wantErr: "value not specified for key 'username'"},
+		{name: "two modules", in: scram + ` required; ` + scram + ` required;`, wantErr: "contains 2 login modules, should be 1"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e, err := parseJAAS(tc.in)
+			if tc.wantErr != "" {
+				require.ErrorContains(t, err, tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.module, e.Module)
+			require.Equal(t, tc.opts, e.Options)
+		})
+	}
+}
+
+func TestApplySASL(t *testing.T) {
+	const scramLine = `org.apache.kafka.common.security.scram.ScramLoginModule required username="u" password="p\"w";`
+	tests := []struct {
+		name    string
+		props   map[string]string
+		mech    sarama.SASLMechanism
+		wantErr string
+	}{
+		{name: "scram-sha-256", props: map[string]string{"sasl.mechanism": "SCRAM-SHA-256", "sasl.jaas.config": scramLine}, mech: sarama.SASLTypeSCRAMSHA256},
+		{name: "scram-sha-512 lower case", props: map[string]string{"sasl.mechanism": "scram-sha-512", "sasl.jaas.config": scramLine}, mech: sarama.SASLTypeSCRAMSHA512},
+		{name: "plain", props: map[string]string{"sasl.mechanism": "PLAIN", "sasl.jaas.config": `org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="p\"w";`}, mech: sarama.SASLTypePlaintext},
+		{name: "no mechanism: PLAIN as before", props: map[string]string{"sasl.jaas.config": `org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="p\"w";`}, mech: sarama.SASLTypePlaintext},
+		{name: "scram module without mechanism", props: map[string]string{"sasl.jaas.config": scramLine}, wantErr: "sasl.mechanism is not set: set it to SCRAM-SHA-256 or SCRAM-SHA-512"},
+		{name: "gssapi", props: map[string]string{"sasl.mechanism": "GSSAPI", "sasl.jaas.config": scramLine}, wantErr: "sasl.mechanism GSSAPI is not supported: use PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512"},
+		{name: "oauthbearer", props: map[string]string{"sasl.mechanism": "OAUTHBEARER"}, wantErr: "sasl.mechanism OAUTHBEARER is not supported"},
+		{name: "no jaas", props: map[string]string{"sasl.mechanism": "SCRAM-SHA-512"}, wantErr: "sasl.jaas.config is required"},
+		{name: "no password", props: map[string]string{"sasl.mechanism": "SCRAM-SHA-512", "sasl.jaas.config": `x.ScramLoginModule required username="u";`}, wantErr: "needs username and password"},
+		{name: "tokenauth", props: map[string]string{"sasl.mechanism": "SCRAM-SHA-512", "sasl.jaas.config": `x.ScramLoginModule required username="u" password="p" tokenauth="true";`}, wantErr: "tokenauth=true) is not supported"},
+		{name: "bad jaas", props: map[string]string{"sasl.mechanism": "SCRAM-SHA-512", "sasl.jaas.config": `x.ScramLoginModule required username="u"`}, wantErr: "not terminated by semi-colon"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.props["security.protocol"] = "SASL_PLAINTEXT"
+			c, err := NewConfig(tc.props)
+			if tc.wantErr != "" {
+				require.ErrorContains(t, err, tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			require.True(t, c.Net.SASL.Enable)
+			require.Equal(t, tc.mech, c.Net.SASL.Mechanism)
+			require.Equal(t, "u", c.Net.SASL.User)
+			require.Equal(t, `p"w`, c.Net.SASL.Password)
+			require.Equal(t, tc.mech != sarama.SASLTypePlaintext, c.Net.SASL.SCRAMClientGeneratorFunc != nil)
+			require.NoError(t, c.Validate())
+		})
+	}
+}
+
+func TestSCRAMClientConversation(t *testing.T) {
+	// The client's first message: GS2 header without authzid, escaped user name, a nonce.
+	c, ok := newSCRAMClientGenerator(scram.SHA512)().(*scramClient)
+	require.True(t, ok)
+	require.NoError(t, c.Begin("a=b,c", "pw", ""))
+	first, err := c.Step("")
+	require.NoError(t, err)
+	require.Regexp(t, `^n,,n=a=3Db=2Cc,r=.+$`, first)
+	require.False(t, c.Done())
+}
+
+func TestBrokers(t *testing.T) {
+	require.Equal(t, []string{"a:9092", "b:9093", "c:9094", "d:9095"},
+		Brokers(map[string]string{"bootstrap.servers": "SASL_SSL://a:9092, ssl://b:9093,PLAINTEXT://c:9094,SASL_PLAINTEXT://d:9095"}))
+	require.Equal(t, []string{"localhost:9092"}, Brokers(nil))
+}
