@@ -2,7 +2,6 @@ package connect
 
 import (
 	"fmt"
-	"math"
 	"math/big"
 	"sort"
 	"strconv"
@@ -13,70 +12,10 @@ import (
 // Rendering of Connect values the way the JVM prints them, shared by converters, SMTs and sinks that must
 // produce the same text as their JVM counterparts.
 
-// AppendJavaDouble appends Double.toString (bits 64) or Float.toString (bits 32) of f, as the JVM prints it
-// (shortest representation, scientific notation below 1e-3 and from 1e7).
+// AppendJavaDouble appends Double.toString (bits 64) or Float.toString (bits 32) of f as JDK 17 prints it
+// (javafloat.go): plain notation for 1e-3 <= |f| < 1e7, else d.dddEn.
 func AppendJavaDouble(out []byte, f float64, bits int) []byte {
-	switch {
-	case math.IsNaN(f):
-		return append(out, "NaN"...)
-	case math.IsInf(f, 1):
-		return append(out, "Infinity"...)
-	case math.IsInf(f, -1):
-		return append(out, "-Infinity"...)
-	case f == 0:
-		if math.Signbit(f) {
-			return append(out, "-0.0"...)
-		}
-		return append(out, "0.0"...)
-	}
-	var buf [32]byte
-	e := strconv.AppendFloat(buf[:0], f, 'e', -1, bits) // d.dddde±XX
-	abs := math.Abs(f)
-	sci := abs < 1e-3 || abs >= 1e7
-	if sci && (e[1] == 'e' || (e[0] == '-' && e[2] == 'e')) {
-		// Java picks the closest two-digit decimal when one digit would do (4.9E-324, not 5.0E-324).
-		e = strconv.AppendFloat(buf[:0], f, 'e', 1, bits)
-	}
-	neg := e[0] == '-'
-	if neg {
-		out = append(out, '-')
-		e = e[1:]
-	}
-	ei := 0
-	for e[ei] != 'e' {
-		ei++
-	}
-	exp, _ := strconv.Atoi(string(e[ei+1:]))
-	digits := make([]byte, 0, 20)
-	for _, c := range e[:ei] {
-		if c != '.' {
-			digits = append(digits, c)
-		}
-	}
-	if !sci {
-		if exp >= 0 {
-			ip := exp + 1
-			for len(digits) < ip+1 {
-				digits = append(digits, '0')
-			}
-			out = append(out, digits[:ip]...)
-			out = append(out, '.')
-			return append(out, digits[ip:]...)
-		}
-		out = append(out, '0', '.')
-		for k := 0; k < -exp-1; k++ {
-			out = append(out, '0')
-		}
-		return append(out, digits...)
-	}
-	out = append(out, digits[0], '.')
-	if len(digits) > 1 {
-		out = append(out, digits[1:]...)
-	} else {
-		out = append(out, '0')
-	}
-	out = append(out, 'E')
-	return strconv.AppendInt(out, int64(exp), 10)
+	return appendJavaFloat(out, f, bits == 32)
 }
 
 // JavaDouble is Double.toString (bits 64) or Float.toString (bits 32) of f.

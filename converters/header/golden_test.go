@@ -132,9 +132,9 @@ func neutralValue(v any) any {
 	case int64:
 		return map[string]any{"t": "int64", "v": strconv.FormatInt(x, 10)}
 	case float32:
-		return map[string]any{"t": "float32", "bits": float64(int32(math.Float32bits(x))), "s": string(appendJavaFloat(nil, float64(x), true))}
+		return map[string]any{"t": "float32", "bits": float64(int32(math.Float32bits(x))), "s": connect.JavaDouble(float64(x), 32)}
 	case float64:
-		return map[string]any{"t": "float64", "bits": strconv.FormatInt(int64(math.Float64bits(x)), 10), "s": string(appendJavaFloat(nil, x, false))}
+		return map[string]any{"t": "float64", "bits": strconv.FormatInt(int64(math.Float64bits(x)), 10), "s": connect.JavaDouble(x, 64)}
 	case connect.Decimal:
 		return map[string]any{"t": "decimal", "unscaled": x.Unscaled.String(), "scale": float64(x.Scale)}
 	case string:
