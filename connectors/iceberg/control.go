@@ -233,7 +233,7 @@ func startControl(c *coordinator, wi connect.WorkerInfo) (*control, error) {
 	scfg.Producer.MaxMessageBytes = maxControlMessage
 	scfg.Producer.Compression = sarama.CompressionLZ4 // manifest entries compress well
 	scfg.Consumer.Return.Errors = false
-	client, err := sarama.NewClient(kafka.Brokers(props), scfg)
+	client, err := kafka.NewClient(kafka.Brokers(props), scfg)
 	if err != nil {
 		return nil, fmt.Errorf("control topic client: %w", err)
 	}

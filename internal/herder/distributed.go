@@ -21,6 +21,7 @@ import (
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/internal/group"
+	"github.com/connectd/connectd/internal/kafka"
 	"github.com/connectd/connectd/internal/logging"
 	"github.com/connectd/connectd/internal/state"
 	"github.com/connectd/connectd/internal/store"
@@ -83,8 +84,13 @@ func (d *Distributed) SetWorker(w *worker.Worker) {
 
 // Start creates or checks the internal topics, reads them to the end, and joins the group.
 func (d *Distributed) Start(ctx context.Context) error {
-	admin, err := sarama.NewClusterAdmin(d.brokers, d.sc)
+	aclient, err := kafka.NewClient(d.brokers, d.sc) // explains a refused SASL mechanism, unlike sarama
 	if err != nil {
+		return err
+	}
+	admin, err := sarama.NewClusterAdminFromClient(aclient) // closing admin closes aclient
+	if err != nil {
+		aclient.Close()
 		return err
 	}
 	for _, spec := range []store.TopicSpec{d.cfg.ConfigTopic, d.cfg.OffsetTopic, d.cfg.StatusTopic} {
@@ -116,7 +122,7 @@ func (d *Distributed) Start(ctx context.Context) error {
 	}
 	gc := *d.sc
 	gc.Net.ReadTimeout = d.cfg.RebalanceTimeout + 10*time.Second
-	gclient, err := sarama.NewClient(d.brokers, &gc)
+	gclient, err := kafka.NewClient(d.brokers, &gc)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+
+	"github.com/connectd/connectd/internal/kafka"
 )
 
 // TopicSpec describes an internal topic as the JVM's worker keys do.
@@ -135,7 +137,7 @@ func NewLog(brokers []string, base *sarama.Config, topic string, apply func(Reco
 	c.Producer.Partitioner = sarama.NewReferenceHashPartitioner
 	c.Consumer.Offsets.AutoCommit.Enable = false
 	c.Consumer.Return.Errors = true
-	client, err := sarama.NewClient(brokers, &c)
+	client, err := kafka.NewClient(brokers, &c)
 	if err != nil {
 		return nil, err
 	}

@@ -214,7 +214,7 @@ func (d *dlqReporter) ensure() error {
 		return err
 	}
 	cfg.ClientID = d.clientID
-	client, err := sarama.NewClient(kafka.Brokers(d.clientProps), cfg)
+	client, err := kafka.NewClient(kafka.Brokers(d.clientProps), cfg)
 	if err != nil {
 		return connect.Retriable(fmt.Errorf("connecting the DLQ producer: %w", err))
 	}

@@ -62,7 +62,7 @@ func (w *Worker) AlterGroupOffsets(group string, offsets map[connect.TopicPartit
 	if err != nil {
 		return err
 	}
-	client, err := sarama.NewClient(kafka.Brokers(props), cfg)
+	client, err := kafka.NewClient(kafka.Brokers(props), cfg)
 	if err != nil {
 		return fmt.Errorf("connecting to Kafka: %w", err)
 	}
@@ -133,7 +133,7 @@ func (w *Worker) ClusterID() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	client, err := sarama.NewClient(kafka.Brokers(props), cfg)
+	client, err := kafka.NewClient(kafka.Brokers(props), cfg)
 	if err != nil {
 		return "", err
 	}

@@ -296,7 +296,7 @@ func (st *sinkTask) openConsumer() error {
 		}
 		st.maxBatch = n
 	}
-	client, err := sarama.NewClient(kafka.Brokers(props), cfg)
+	client, err := kafka.NewClient(kafka.Brokers(props), cfg)
 	if err != nil {
 		return connect.Retriable(fmt.Errorf("creating consumer for %s: %w", st.groupID, err))
 	}
