@@ -19,14 +19,15 @@ package iceberg
 //	           head the parts were planned on; then COMMIT{round, ok, included processes}
 //	everyone   on COMMIT ok and included: the drained positions are durable (PreCommit may hand
 //	           them to the Connect group); on anything else (failed round, excluded, no COMMIT
-//	           within twice the timeout, a newer START first): drop buffers and rewind.
+//	           within twice the timeout, a newer START first): the records go back to the tasks
+//	           and are planned again in the next round.
 //
 // Why this stays exactly-once with any number of committers (a zombie, two processes briefly
 // both believing they lead, a committer dying between tables): a part is committed only on the
 // very head it was planned against (Apply checks Base == head, the catalog's compare-and-swap
 // pins it), so a record enters a table only if its offset is at or above the head's offsets, and
 // that same commit raises them past it. A process advances its group offsets only on an explicit
-// COMMIT of the round it is in; any doubt rewinds it to the group offsets (at least once), and
+// COMMIT of the round it is in; in any doubt it plans the records again in a later round (at least once), and
 // the table offsets skip what is already in (hence exactly once). Leadership only decides who
 // does the work, never what is safe.
 //
@@ -387,11 +388,6 @@ type pendingRound struct {
 	deadline time.Time
 }
 
-type drained struct {
-	t   *Task
-	pos map[TP]int64
-}
-
 func (ctl *control) participate() {
 	defer ctl.wg.Done()
 	c := ctl.c
@@ -429,7 +425,7 @@ func (ctl *control) participate() {
 			pending = ctl.prepare(m)
 		case <-tick.C:
 			if pending != nil && time.Now().After(pending.deadline) {
-				c.log.Warn("no commit for the round; tasks rewind", "round", pending.id)
+				c.log.Warn("no commit for the round; its records are retried in the next round", "round", pending.id)
 				ctl.resolve(pending, false)
 				pending = nil
 			}
@@ -457,15 +453,16 @@ func (ctl *control) sendAssignment(round string) {
 func (ctl *control) resolve(p *pendingRound, ok bool) {
 	for _, d := range p.ds {
 		if ok {
-			d.t.roundCommitted(d.pos)
+			d.t.roundCommitted(d)
 		} else {
-			d.t.roundFailed()
+			d.t.roundFailed(d)
 		}
 	}
 	c := ctl.c
 	c.mu.Lock()
 	c.round++
 	c.Stats.Rounds++
+	c.lastFailed = !ok
 	if !ok {
 		c.Stats.FailedRounds++
 	} else {
@@ -494,8 +491,9 @@ func (ctl *control) prepare(start ctlMsg) *pendingRound {
 	positions := Offsets{}
 	msg := ctlMsg{Type: ctlData, Round: start.Round}
 	for _, t := range tasks {
-		bufs, pos, assigned := t.drainAssigned()
-		p.ds = append(p.ds, drained{t, pos})
+		d, assigned := t.drainAssigned()
+		p.ds = append(p.ds, d)
+		bufs, pos := d.bufs, d.pos
 		for name, recs := range bufs {
 			perTable[name] = append(perTable[name], recs...)
 		}
@@ -515,11 +513,11 @@ func (ctl *control) prepare(start ctlMsg) *pendingRound {
 		c.mu.Lock()
 		c.Stats.LastError = err.Error()
 		c.mu.Unlock()
-		c.log.Warn("iceberg round: preparing files failed; tasks rewind", "round", start.Round, "err", err)
+		c.log.Warn("iceberg round: preparing files failed; its records are retried in the next round", "round", start.Round, "err", err)
 	}
 	msg.Tables = tables
 	if err := ctl.send(msg); err != nil {
-		c.log.Warn("iceberg round: cannot answer the committer; tasks rewind", "round", start.Round, "err", err)
+		c.log.Warn("iceberg round: cannot answer the committer; its records are retried in the next round", "round", start.Round, "err", err)
 		ctl.resolve(p, false)
 		return nil
 	}
@@ -760,14 +758,14 @@ collect:
 	// answers for one partition: a partition that moved in a rebalance during the round can be
 	// answered by its old owner (drained before the revocation) and by its new owner (re-read
 	// from the group offset, planned on the same head) - committing both would write its
-	// records twice. The later answer is left out; that process rewinds and re-reads, and the
+	// records twice. The later answer is left out; that process plans its records again, and the
 	// table offsets then skip what the earlier one committed.
 	seen := map[string]bool{}
 	owner := map[TP]string{}
 answers:
 	for _, m := range answers {
 		if m.Error != "" || seen[m.From] {
-			continue // an erroring process rewinds; its partitions go in a later round
+			continue // an erroring process retries its records in a later round
 		}
 		for _, o := range m.Offsets {
 			if other, ok := owner[TP{o.Topic, o.Partition}]; ok && other != m.From {
@@ -801,7 +799,7 @@ answers:
 			c.mu.Lock()
 			c.Stats.LastError = err.Error()
 			c.mu.Unlock()
-			c.log.Warn("iceberg round failed; every process rewinds to its committed offsets", "round", round, "err", err)
+			c.log.Warn("iceberg round failed; every process retries its records in the next round", "round", round, "err", err)
 		}
 	}
 	c.log.Info("iceberg round done", "round", round, "ok", ok, "answers", len(answers), "included", len(included),
@@ -813,7 +811,7 @@ answers:
 	}
 	c.mu.Unlock()
 	if err := ctl.send(ctlMsg{Type: ctlCommit, Round: round, OK: ok, Included: included}); err != nil {
-		c.log.Warn("iceberg round: cannot announce the result (processes rewind after their timeout)", "round", round, "err", err)
+		c.log.Warn("iceberg round: cannot announce the result (processes retry their records after their timeout)", "round", round, "err", err)
 	}
 	return ok
 }

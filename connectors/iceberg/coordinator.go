@@ -15,8 +15,10 @@ package iceberg
 //     table of a fully successful round holds. After any crash, restart or rebalance the task
 //     resumes at the group offset, which is at or below every table's offsets, so every record
 //     not yet in a table is read again: at least once. With (2): exactly once.
-//  4. A failed round (catalog down, CAS conflict) drops the buffers and rewinds the tasks to
-//     the group position; tables that did commit in that round skip the replayed prefix.
+//  4. A failed round (catalog down, CAS conflict) gives the records back to their tasks
+//     (Task.roundFailed) and the next round plans them again; tables that did commit in that
+//     round skip them by (2). No consumer rewind, so no group rebalance per failed round; while
+//     rounds keep failing, Put pushes back with a RetriableError once the buffers are full.
 //  5. Within one process a connector has one coordinator, which drains all of its tasks and
 //     commits one snapshot per table per interval. Across processes (distributed mode) the
 //     coordinators run the control-topic protocol of control.go: one committer commits the
@@ -63,6 +65,7 @@ type coordinator struct {
 	stop    chan struct{}
 	done    chan struct{}
 
+	lastFailed   bool       // the latest round failed (Put's backpressure)
 	roundMu      sync.Mutex // one round at a time
 	shutdownOnce sync.Once
 	ctl          *control // distributed coordination (control.go); nil: this process commits alone
@@ -129,6 +132,13 @@ func coordinatorFor(groupID string) *coordinator {
 	coordinators.mu.Lock()
 	defer coordinators.mu.Unlock()
 	return coordinators.m[groupID]
+}
+
+// lastRoundFailed reports whether the latest round this process took part in failed.
+func (c *coordinator) lastRoundFailed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lastFailed
 }
 
 // taskList is a snapshot of the registered tasks.
@@ -305,7 +315,7 @@ func (c *coordinator) writer(cat catalog.Catalog, name string) *Writer {
 }
 
 // commitRound drains the tasks and commits one snapshot per table. It returns false when
-// the round failed (the tasks then rewind).
+// the round failed (the records go back to the tasks for the next round).
 func (c *coordinator) commitRound(ctx context.Context, tasks []*Task) (ok bool) {
 	c.roundMu.Lock()
 	defer c.roundMu.Unlock()
@@ -313,6 +323,7 @@ func (c *coordinator) commitRound(ctx context.Context, tasks []*Task) (ok bool) 
 		c.mu.Lock()
 		c.round++
 		c.Stats.Rounds++
+		c.lastFailed = !ok
 		if !ok {
 			c.Stats.FailedRounds++
 		} else {
@@ -322,17 +333,14 @@ func (c *coordinator) commitRound(ctx context.Context, tasks []*Task) (ok bool) 
 		c.mu.Unlock()
 	}()
 
-	type drained struct {
-		t   *Task
-		pos map[TP]int64
-	}
 	var ds []drained
 	perTable := map[string][]Rec{}
 	offsets := Offsets{}
 	total := 0
 	for _, t := range tasks {
-		bufs, pos := t.drain()
-		ds = append(ds, drained{t, pos})
+		d := t.drain()
+		ds = append(ds, d)
+		bufs, pos := d.bufs, d.pos
 		for name, recs := range bufs {
 			perTable[name] = append(perTable[name], recs...)
 			total += len(recs)
@@ -350,9 +358,9 @@ func (c *coordinator) commitRound(ctx context.Context, tasks []*Task) (ok bool) 
 		c.mu.Lock()
 		c.Stats.LastError = err.Error()
 		c.mu.Unlock()
-		c.log.Warn("iceberg commit round failed; tasks rewind to the committed offsets", "err", err)
+		c.log.Warn("iceberg commit round failed; its records are retried in the next round", "err", err)
 		for _, d := range ds {
-			d.t.roundFailed()
+			d.t.roundFailed(d)
 		}
 		return false
 	}
@@ -394,6 +402,9 @@ func (c *coordinator) commitRound(ctx context.Context, tasks []*Task) (ok bool) 
 			cctx, cancel := context.WithTimeout(ctx, commitTimeout(c.cfg))
 			st, err := w.Commit(cctx, recs, offsets, props)
 			cancel()
+			if err == nil && testHookTableCommitError != nil {
+				err = testHookTableCommitError(name) // after the commit: as if the answer was lost
+			}
 			if err != nil {
 				if errors.Is(err, catalog.ErrNoSuchTable) && (c.cfg.DynamicEnabled || c.cfg.AutoCreate) {
 					// Apache semantics: with dynamic routing, records for a missing table are
@@ -429,13 +440,13 @@ func (c *coordinator) commitRound(ctx context.Context, tasks []*Task) (ok bool) 
 	}
 	wg.Wait()
 	if crashed {
-		return false // no cleanup, no rewind: the process is "dead"
+		return false // no cleanup: the process is "dead"
 	}
 	if len(errs) > 0 {
 		return fail(errors.Join(errs...))
 	}
 	for _, d := range ds {
-		d.t.roundCommitted(d.pos)
+		d.t.roundCommitted(d)
 	}
 	return true
 }
@@ -462,6 +473,9 @@ func isFatal(err error) bool {
 	}
 	return false
 }
+
+// testHookTableCommitError lets tests fail a table's commit (a failure the process survives).
+var testHookTableCommitError func(table string) error
 
 // testHookBeforeTableCommit lets tests kill a round between table commits.
 var testHookBeforeTableCommit func(table string) error

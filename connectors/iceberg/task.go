@@ -28,10 +28,11 @@ type Task struct {
 	mu        sync.Mutex
 	buf       map[string][]Rec
 	nbuf      int
+	inflight  int          // rows drained into rounds not yet resolved
 	pos       map[TP]int64 // next offset per partition, through what Put has seen
 	committed map[TP]int64 // next offset per partition that every table holds
 	assigned  map[TP]bool
-	rewind    bool
+	gen       map[TP]int // bumped by Open and Close: records drained before are stale after
 	now       func() time.Time
 }
 
@@ -50,6 +51,7 @@ func (t *Task) Start(props map[string]string) error {
 	t.pos = map[TP]int64{}
 	t.committed = map[TP]int64{}
 	t.assigned = map[TP]bool{}
+	t.gen = map[TP]int{}
 	if t.now == nil {
 		t.now = time.Now
 	}
@@ -88,13 +90,11 @@ func (t *Task) Put(ctx context.Context, records []*connect.SinkRecord) error {
 		return err
 	}
 	t.mu.Lock()
-	if offs := t.takeRewindLocked(); offs != nil {
-		// the last commit round failed: drop this batch and rewind to the committed offsets
+	if max := t.cfg.MaxBuffered; max > 0 && t.nbuf+t.inflight >= 2*max && t.coord.lastRoundFailed() {
+		// rounds are failing (catalog down, ...) and the buffers are full: have the worker
+		// redeliver this batch later instead of growing without bound
 		t.mu.Unlock()
-		if len(offs) > 0 {
-			t.Ctx.Offset(offs)
-		}
-		return nil
+		return &connect.RetriableError{Err: fmt.Errorf("iceberg: %d rows buffered and the last commit round failed; waiting for a round to succeed", t.nbuf+t.inflight)}
 	}
 	now := t.now()
 	for _, r := range records {
@@ -118,9 +118,11 @@ func (t *Task) Put(ctx context.Context, records []*connect.SinkRecord) error {
 		}
 		t.pos[tp] = off + 1
 	}
-	n := t.nbuf
+	n := t.nbuf + t.inflight
 	t.mu.Unlock()
-	if max := t.cfg.MaxBuffered; max > 0 && n >= max {
+	// full buffers ask for an early round, unless rounds are failing: then the retry backoff
+	// paces them and the check above pushes back
+	if max := t.cfg.MaxBuffered; max > 0 && n >= max && !t.coord.lastRoundFailed() {
 		t.coord.triggerRound()
 		if n >= 2*max {
 			t.coord.waitRound(ctx)
@@ -285,24 +287,34 @@ func matchFull(re *regexp.Regexp, s string) bool {
 	return err == nil && full.MatchString(s)
 }
 
+// drained is what a round took from a task: given back on failure (roundFailed), its
+// positions made durable on success (roundCommitted).
+type drained struct {
+	t    *Task
+	bufs map[string][]Rec
+	n    int // rows in bufs
+	pos  map[TP]int64
+	gen  map[TP]int
+}
+
 // drain hands the buffers and positions to the coordinator.
-func (t *Task) drain() (map[string][]Rec, map[TP]int64) {
+func (t *Task) drain() drained {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	bufs := t.buf
+	d := drained{t: t, bufs: t.buf, n: t.nbuf, pos: make(map[TP]int64, len(t.pos)), gen: make(map[TP]int, len(t.pos))}
 	t.buf = map[string][]Rec{}
+	t.inflight += t.nbuf
 	t.nbuf = 0
-	pos := make(map[TP]int64, len(t.pos))
 	for tp, o := range t.pos {
-		pos[tp] = o
+		d.pos[tp] = o
+		d.gen[tp] = t.gen[tp]
 	}
-	return bufs, pos
+	return d
 }
 
 // drainAssigned is drain plus the partitions the task holds.
-func (t *Task) drainAssigned() (map[string][]Rec, map[TP]int64, []TP) {
-	bufs, pos := t.drain()
-	return bufs, pos, t.assignment()
+func (t *Task) drainAssigned() (drained, []TP) {
+	return t.drain(), t.assignment()
 }
 
 // assignment returns the partitions the task holds.
@@ -325,9 +337,10 @@ func (t *Task) holds(tp TP) bool {
 
 // roundCommitted records that everything below pos is in every table (for the partitions the
 // task still tracks: a partition revoked meanwhile belongs to its new owner).
-func (t *Task) roundCommitted(pos map[TP]int64) {
+func (t *Task) roundCommitted(d drained) {
 	t.mu.Lock()
-	for tp, o := range pos {
+	t.inflight -= d.n
+	for tp, o := range d.pos {
 		if c, ok := t.committed[tp]; ok && o > c {
 			t.committed[tp] = o
 		}
@@ -338,44 +351,34 @@ func (t *Task) roundCommitted(pos map[TP]int64) {
 	}
 }
 
-// roundFailed drops what is buffered and forgets the positions past the committed offsets;
-// the task rewinds the consumer on its next Put or PreCommit (both run on the task goroutine).
-func (t *Task) roundFailed() {
+// roundFailed gives a failed round's records back: they go in front of what arrived since
+// (per partition, Kafka order is kept) and are planned again in the next round, where the
+// tables' offsets skip any that did get committed (a table that committed before another
+// failed, or a round that committed although this process heard no COMMIT). Records of
+// partitions revoked or reassigned since the drain are dropped: their next owner re-reads them
+// from the group offset. No rewind, so no consumer-group rebalance per failed round.
+func (t *Task) roundFailed(d drained) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.buf = map[string][]Rec{}
-	t.nbuf = 0
-	for tp := range t.pos {
-		if c, ok := t.committed[tp]; ok {
-			t.pos[tp] = c
-		} else {
-			delete(t.pos, tp)
+	t.inflight -= d.n
+	for name, recs := range d.bufs {
+		kept := make([]Rec, 0, len(recs))
+		for _, r := range recs {
+			if g, ok := d.gen[r.TP]; ok && g == t.gen[r.TP] {
+				kept = append(kept, r)
+			}
+		}
+		if len(kept) > 0 {
+			t.buf[name] = append(kept, t.buf[name]...)
+			t.nbuf += len(kept)
 		}
 	}
-	t.rewind = true
-}
-
-// takeRewindLocked returns the seek positions of a pending rewind (nil when none).
-func (t *Task) takeRewindLocked() map[connect.TopicPartition]int64 {
-	if !t.rewind {
-		return nil
-	}
-	t.rewind = false
-	offs := map[connect.TopicPartition]int64{}
-	for tp, o := range t.committed {
-		offs[connect.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}] = o
-		t.pos[tp] = o
-	}
-	return offs
 }
 
 // PreCommit returns the offsets that every table holds (never more).
 func (t *Task) PreCommit(_ context.Context, _ map[connect.TopicPartition]connect.OffsetAndMetadata) (map[connect.TopicPartition]connect.OffsetAndMetadata, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if offs := t.takeRewindLocked(); len(offs) > 0 && t.Ctx != nil {
-		t.Ctx.Offset(offs)
-	}
 	out := map[connect.TopicPartition]connect.OffsetAndMetadata{}
 	for tp, o := range t.committed {
 		out[connect.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}] = connect.OffsetAndMetadata{Offset: o}
@@ -398,6 +401,7 @@ func (t *Task) Open(partitions []connect.TopicPartition) error {
 		delete(t.pos, tp)
 		delete(t.committed, tp)
 		t.assigned[tp] = true
+		t.gen[tp]++
 	}
 	return nil
 }
@@ -412,6 +416,7 @@ func (t *Task) Close(partitions []connect.TopicPartition) error {
 		tp := TP{p.Topic, p.Partition}
 		gone[tp] = true
 		delete(t.assigned, tp)
+		t.gen[tp]++
 		delete(t.pos, tp)
 		delete(t.committed, tp)
 	}

@@ -446,3 +446,76 @@ func TestEnvelopeVersionColumn(t *testing.T) {
 	_, meta = loadTable(t, props, "shop.c")
 	require.Equal(t, []string{"1|third|3"}, duckRows(t, meta, "SELECT id, name, version FROM t"))
 }
+
+// TestFailedRoundRetriesWithoutRewind: a round in which one table's commit fails gives its
+// records back to the task; the next round commits them, the table that did commit skips them,
+// and the consumer is never rewound (no group rebalance). With the buffers full while rounds
+// fail, Put pushes back with a RetriableError.
+func TestFailedRoundRetriesWithoutRewind(t *testing.T) {
+	props, _ := sinkProps(t, map[string]string{
+		"iceberg.tables":                               "shop.customers,shop.customers_history",
+		"iceberg.tables.default-id-columns":            "id",
+		"iceberg.table.shop.customers_history.raw-cdc": "true",
+		"iceberg.tables.upsert-mode-enabled":           "true",
+		KeyMaxBufferedRecords:                          "100",
+		KeyCommitRetryMs:                               "3600000",
+	})
+	task, fctx := startTask(t, props)
+	defer task.Stop()
+	defer func() { testHookTableCommitError = nil }()
+	const parts = 2
+	events, want := cdcStream(5, 900, 60, parts)
+	var offs [parts]int64
+	var batches [][]*connect.SinkRecord
+	for i := 0; i < len(events); i += 20 {
+		var b []*connect.SinkRecord
+		for _, e := range events[i:min(i+20, len(events))] {
+			p := int32(e.id % parts)
+			b = append(b, e.record("cdc.shop.customers", p, offs[p]))
+			offs[p]++
+		}
+		batches = append(batches, b)
+	}
+	ctx := context.Background()
+	buffered := func() int { task.mu.Lock(); defer task.mu.Unlock(); return task.nbuf }
+	// every round: the history table commits, then the upsert table's commit "fails"
+	testHookTableCommitError = func(table string) error {
+		if table == "shop.customers" {
+			return fmt.Errorf("injected: catalog unavailable")
+		}
+		return nil
+	}
+	require.NoError(t, task.Put(ctx, batches[0]))
+	require.NoError(t, task.Put(ctx, batches[1])) // 40 records = 80 table rows < max-buffered: no early round
+	require.False(t, task.coord.CommitNow(ctx))
+	require.Equal(t, 80, buffered(), "the records are back in the buffers")
+	// rounds keep failing: once 2 x max-buffered rows are buffered, Put pushes back
+	next := 2
+	var re *connect.RetriableError
+	for ; next < len(batches); next++ {
+		if err := task.Put(ctx, batches[next]); err != nil {
+			require.ErrorAs(t, err, &re)
+			break
+		}
+	}
+	require.Less(t, next, len(batches), "Put never pushed back")
+	require.GreaterOrEqual(t, buffered()+40, 200)
+	// the catalog is back: everything commits, each record once
+	testHookTableCommitError = nil
+	require.True(t, task.coord.CommitNow(ctx), task.coord.stats().LastError)
+	for _, b := range batches[next:] {
+		require.NoError(t, task.Put(ctx, b))
+	}
+	require.True(t, task.coord.CommitNow(ctx), task.coord.stats().LastError)
+	require.Empty(t, fctx.rewinds, "no rewind")
+	pc, err := task.PreCommit(ctx, nil)
+	require.NoError(t, err)
+	for p := 0; p < parts; p++ {
+		require.Equal(t, offs[p], pc[connect.TopicPartition{Topic: "cdc.shop.customers", Partition: int32(p)}].Offset)
+	}
+	_, meta := loadTable(t, props, "shop.customers")
+	require.Equal(t, wantRows(want), duckRows(t, meta, "SELECT id, name, version FROM t"))
+	_, hmeta := loadTable(t, props, "shop.customers_history")
+	require.Equal(t, []string{fmt.Sprintf("%d|%d", len(events), len(events))},
+		duckRows(t, hmeta, "SELECT count(*), count(DISTINCT (kafka_partition, kafka_offset)) FROM t"))
+}
