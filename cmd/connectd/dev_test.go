@@ -27,7 +27,6 @@ func TestDevModeSmoke(t *testing.T) {
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
 	p := startWorker(t, "dev", "-data", dir, "-rest", url, "-kafka-port", fmt.Sprint(freePort(t)), "-interval", "5ms")
 	waitREST(t, url)
-	require.Contains(t, p.log.String(), "scripts/iceberg-query.sh", "dev mode prints how to query the tables")
 
 	for _, name := range []string{"customers-file-sink", "customers-iceberg-sink"} {
 		require.Eventually(t, func() bool {
@@ -77,4 +76,6 @@ func TestDevModeSmoke(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("dev mode did not stop on SIGTERM")
 	}
+	// read only now: the process wrote its output concurrently
+	require.Contains(t, p.log.String(), "scripts/iceberg-query.sh", "dev mode prints how to query the tables")
 }
