@@ -544,54 +544,31 @@ func (ctl *control) prepareTables(ctx context.Context, perTable map[string][]Rec
 	sort.Strings(names)
 	out := make([]ctlTable, len(names))
 	skip := make([]bool, len(names))
-	var (
-		errMu sync.Mutex
-		errs  []error
-		wg    sync.WaitGroup
-		sem   = make(chan struct{}, c.cfg.CommitThreads)
-	)
+	ws := make([]*Writer, len(names)) // the writer maps are not for concurrent use
 	for i, name := range names {
-		w := ctl.pwriter(cat, name)
-		w.Tbl = nil // another process commits: plan on the current head
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(i int, name string, recs []Rec, w *Writer) {
-			defer func() { <-sem; wg.Done() }()
-			cctx, cancel := context.WithTimeout(ctx, commitTimeout(c.cfg))
-			defer cancel()
-			part, err := w.Prepare(cctx, recs)
-			if err == nil {
-				out[i], err = encodePart(name, w.Tbl, part)
-				if err == nil && part.Tombstones != nil {
-					var tt ctlTable
-					tt, err = encodePart(name+TombstoneSuffix, w.tombs.Tbl, part.Tombstones)
-					out[i].Tomb = &tt
-				}
-			}
-			if err != nil {
-				if errors.Is(err, catalog.ErrNoSuchTable) && (c.cfg.DynamicEnabled || c.cfg.AutoCreate) {
-					c.log.Warn("table does not exist; records skipped", "table", name, "records", len(recs))
-					skip[i] = true
-					return
-				}
-				if errors.Is(err, catalog.ErrNoSuchTable) {
-					err = &dataErr{err}
-				}
-				if isFatal(err) {
-					c.mu.Lock()
-					c.fatal = fmt.Errorf("iceberg table %s: %w", name, err)
-					c.cond.Broadcast()
-					c.mu.Unlock()
-				}
-				errMu.Lock()
-				errs = append(errs, fmt.Errorf("table %s: %w", name, err))
-				errMu.Unlock()
-			}
-		}(i, name, perTable[name], w)
+		ws[i] = ctl.pwriter(cat, name)
+		ws[i].Tbl = nil // another process commits: plan on the current head
 	}
-	wg.Wait()
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+	err = parallel(len(names), c.cfg.CommitThreads, func(i int) error {
+		name, recs, w := names[i], perTable[names[i]], ws[i]
+		cctx, cancel := context.WithTimeout(ctx, commitTimeout(c.cfg))
+		defer cancel()
+		part, err := w.Prepare(cctx, recs)
+		if err == nil {
+			out[i], err = encodePart(name, w.Tbl, part)
+			if err == nil && part.Tombstones != nil {
+				var tt ctlTable
+				tt, err = encodePart(name+TombstoneSuffix, w.tombs.Tbl, part.Tombstones)
+				out[i].Tomb = &tt
+			}
+		}
+		if err != nil {
+			skip[i], err = c.tableError(name, len(recs), err)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	kept := out[:0]
 	for i, t := range out {
@@ -839,15 +816,13 @@ func (ctl *control) applyTables(ctx context.Context, round string, tables []tabl
 	if err != nil {
 		return fmt.Errorf("open catalog: %w", err)
 	}
+	ws := make([]*Writer, len(tables)) // the writer map is not for concurrent use
+	for i, ta := range tables {
+		ws[i] = c.writer(cat, ta.name)
+	}
 	run := func(tombstones bool) error {
-		var (
-			errMu sync.Mutex
-			errs  []error
-			wg    sync.WaitGroup
-			sem   = make(chan struct{}, c.cfg.CommitThreads)
-		)
-		for _, ta := range tables {
-			w := c.writer(cat, ta.name)
+		return parallel(len(tables), c.cfg.CommitThreads, func(i int) error {
+			ta, w := tables[i], ws[i]
 			var cts []ctlTable
 			for _, p := range ta.parts {
 				if !tombstones {
@@ -857,40 +832,24 @@ func (ctl *control) applyTables(ctx context.Context, round string, tables []tabl
 				}
 			}
 			if len(cts) == 0 {
-				continue
+				return nil
 			}
+			var offs Offsets
 			if tombstones {
 				w = &Writer{Cat: cat, Ident: TombstoneIdent(w.Ident), isTombstones: true, Opts: TableOptions{CommitBranch: w.Opts.CommitBranch}}
-			}
-			props := map[string]string{SummaryCommitID: round, SummaryTaskID: c.cfg.Name, SummaryContributors: strconv.Itoa(ta.contributors)}
-			var offs Offsets
-			if !tombstones {
+			} else {
 				offs = offsets
 			}
-			wg.Add(1)
-			sem <- struct{}{}
-			go func(name string, w *Writer, cts []ctlTable) {
-				defer func() { <-sem; wg.Done() }()
-				cctx, cancel := context.WithTimeout(ctx, commitTimeout(c.cfg))
-				defer cancel()
-				st, err := ctl.applyTable(cctx, w, cts, offs, props)
-				if err != nil {
-					errMu.Lock()
-					errs = append(errs, fmt.Errorf("table %s: %w", name, err))
-					errMu.Unlock()
-					return
-				}
-				c.mu.Lock()
-				if st.DataFiles+st.DeleteFiles > 0 {
-					c.Stats.Snapshots++
-				}
-				c.Stats.DataFiles += int64(st.DataFiles)
-				c.Stats.DeleteFiles += int64(st.DeleteFiles)
-				c.mu.Unlock()
-			}(ta.name, w, cts)
-		}
-		wg.Wait()
-		return errors.Join(errs...)
+			props := map[string]string{SummaryCommitID: round, SummaryTaskID: c.cfg.Name, SummaryContributors: strconv.Itoa(ta.contributors)}
+			cctx, cancel := context.WithTimeout(ctx, commitTimeout(c.cfg))
+			defer cancel()
+			st, err := ctl.applyTable(cctx, w, cts, offs, props)
+			if err != nil {
+				return fmt.Errorf("table %s: %w", ta.name, err)
+			}
+			c.countCommit(st, 0, 0)
+			return nil
+		})
 	}
 	if err := run(true); err != nil {
 		return err

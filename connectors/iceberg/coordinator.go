@@ -406,36 +406,15 @@ func (c *coordinator) commitRound(ctx context.Context, tasks []*Task) (ok bool) 
 				err = testHookTableCommitError(name) // after the commit: as if the answer was lost
 			}
 			if err != nil {
-				if errors.Is(err, catalog.ErrNoSuchTable) && (c.cfg.DynamicEnabled || c.cfg.AutoCreate) {
-					// Apache semantics: with dynamic routing, records for a missing table are
-					// skipped (with auto-create this happens only for a round of key-only deletes)
-					c.log.Warn("table does not exist; records skipped", "table", name, "records", len(recs))
-					return
+				if skip, err := c.tableError(name, len(recs), err); !skip {
+					w.Tbl = nil // reload on retry
+					errMu.Lock()
+					errs = append(errs, err)
+					errMu.Unlock()
 				}
-				if errors.Is(err, catalog.ErrNoSuchTable) {
-					err = &dataErr{err} // a configured static table must exist: fail the task
-				}
-				w.Tbl = nil // reload on retry
-				if isFatal(err) {
-					c.mu.Lock()
-					c.fatal = fmt.Errorf("iceberg table %s: %w", name, err)
-					c.cond.Broadcast()
-					c.mu.Unlock()
-				}
-				errMu.Lock()
-				errs = append(errs, fmt.Errorf("table %s: %w", name, err))
-				errMu.Unlock()
 				return
 			}
-			c.mu.Lock()
-			if st.DataFiles+st.DeleteFiles > 0 {
-				c.Stats.Snapshots++
-			}
-			c.Stats.DataFiles += int64(st.DataFiles)
-			c.Stats.DeleteFiles += int64(st.DeleteFiles)
-			c.Stats.Records += int64(len(recs) - st.Skipped)
-			c.Stats.Skipped += int64(st.Skipped)
-			c.mu.Unlock()
+			c.countCommit(st, int64(len(recs)-st.Skipped), int64(st.Skipped))
 		}(name, recs, w)
 	}
 	wg.Wait()
@@ -449,6 +428,64 @@ func (c *coordinator) commitRound(ctx context.Context, tasks []*Task) (ok bool) 
 		d.t.roundCommitted(d)
 	}
 	return true
+}
+
+// tableError classifies a table's failure in a round. Apache semantics: with dynamic routing
+// (or auto-create, for a round of key-only deletes) records for a missing table are skipped; a
+// configured static table must exist; an error no retry can fix (bad data, incompatible schema)
+// fails the tasks.
+func (c *coordinator) tableError(name string, records int, err error) (skip bool, _ error) {
+	if errors.Is(err, catalog.ErrNoSuchTable) && (c.cfg.DynamicEnabled || c.cfg.AutoCreate) {
+		c.log.Warn("table does not exist; records skipped", "table", name, "records", records)
+		return true, nil
+	}
+	if errors.Is(err, catalog.ErrNoSuchTable) {
+		err = &dataErr{err}
+	}
+	if isFatal(err) {
+		c.mu.Lock()
+		c.fatal = fmt.Errorf("iceberg table %s: %w", name, err)
+		c.cond.Broadcast()
+		c.mu.Unlock()
+	}
+	return false, fmt.Errorf("table %s: %w", name, err)
+}
+
+// countCommit adds a table commit to the stats.
+func (c *coordinator) countCommit(st CommitStats, records, skipped int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st.DataFiles+st.DeleteFiles > 0 {
+		c.Stats.Snapshots++
+	}
+	c.Stats.DataFiles += int64(st.DataFiles)
+	c.Stats.DeleteFiles += int64(st.DeleteFiles)
+	c.Stats.Records += records
+	c.Stats.Skipped += skipped
+}
+
+// parallel runs fn(0..n-1), at most threads at once, and joins their errors.
+func parallel(n, threads int, fn func(i int) error) error {
+	var (
+		mu   sync.Mutex
+		errs []error
+		wg   sync.WaitGroup
+		sem  = make(chan struct{}, max(threads, 1))
+	)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(i int) {
+			defer func() { <-sem; wg.Done() }()
+			if err := fn(i); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}(i)
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 func commitTimeout(cfg *SinkConfig) time.Duration {
