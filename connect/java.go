@@ -2,6 +2,7 @@ package connect
 
 import (
 	"fmt"
+	"math"
 	"math/big"
 	"sort"
 	"strconv"
@@ -181,4 +182,18 @@ func JavaClassName(v any) string {
 		return "java.util.Date"
 	}
 	return fmt.Sprintf("%T", v)
+}
+
+// JavaDoubleToLong is Java's (long) cast of a double (Number.longValue of a Double): NaN is 0, values out of
+// range saturate.
+func JavaDoubleToLong(f float64) int64 {
+	switch {
+	case math.IsNaN(f):
+		return 0
+	case f >= math.MaxInt64:
+		return math.MaxInt64
+	case f <= math.MinInt64:
+		return math.MinInt64
+	}
+	return int64(f)
 }

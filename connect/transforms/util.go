@@ -218,17 +218,8 @@ func javaList(l []string) string { return "[" + strings.Join(l, ", ") + "]" }
 
 // Java numeric narrowing (Number.byteValue() etc.).
 
-func f2l(f float64) int64 {
-	switch {
-	case math.IsNaN(f):
-		return 0
-	case f >= math.MaxInt64:
-		return math.MaxInt64
-	case f <= math.MinInt64:
-		return math.MinInt64
-	}
-	return int64(f)
-}
+// f2l is Java's (long) cast of a double.
+var f2l = connect.JavaDoubleToLong
 
 func f2i(f float64) int32 {
 	switch {

@@ -458,18 +458,7 @@ func (ctl *control) resolve(p *pendingRound, ok bool) {
 			d.t.roundFailed(d)
 		}
 	}
-	c := ctl.c
-	c.mu.Lock()
-	c.round++
-	c.Stats.Rounds++
-	c.lastFailed = !ok
-	if !ok {
-		c.Stats.FailedRounds++
-	} else {
-		c.Stats.LastDurable = time.Now()
-	}
-	c.cond.Broadcast()
-	c.mu.Unlock()
+	ctl.c.roundEnded(ok)
 }
 
 func (ctl *control) pwriter(cat catalog.Catalog, name string) *Writer {

@@ -134,6 +134,21 @@ func coordinatorFor(groupID string) *coordinator {
 	return coordinators.m[groupID]
 }
 
+// roundEnded records the end of a round this process took part in and wakes Put's waiters.
+func (c *coordinator) roundEnded(ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.round++
+	c.Stats.Rounds++
+	c.lastFailed = !ok
+	if !ok {
+		c.Stats.FailedRounds++
+	} else {
+		c.Stats.LastDurable = time.Now()
+	}
+	c.cond.Broadcast()
+}
+
 // lastRoundFailed reports whether the latest round this process took part in failed.
 func (c *coordinator) lastRoundFailed() bool {
 	c.mu.Lock()
@@ -319,19 +334,7 @@ func (c *coordinator) writer(cat catalog.Catalog, name string) *Writer {
 func (c *coordinator) commitRound(ctx context.Context, tasks []*Task) (ok bool) {
 	c.roundMu.Lock()
 	defer c.roundMu.Unlock()
-	defer func() {
-		c.mu.Lock()
-		c.round++
-		c.Stats.Rounds++
-		c.lastFailed = !ok
-		if !ok {
-			c.Stats.FailedRounds++
-		} else {
-			c.Stats.LastDurable = time.Now()
-		}
-		c.cond.Broadcast()
-		c.mu.Unlock()
-	}()
+	defer func() { c.roundEnded(ok) }()
 
 	var ds []drained
 	perTable := map[string][]Rec{}

@@ -657,18 +657,8 @@ func asLong(v any) (int64, error) {
 	return 0, errParse
 }
 
-// javaD2L is Java's (long) cast of a double: NaN is 0, out of range saturates.
-func javaD2L(f float64) int64 {
-	switch {
-	case f != f:
-		return 0
-	case f >= math.MaxInt64:
-		return math.MaxInt64
-	case f <= math.MinInt64:
-		return math.MinInt64
-	}
-	return int64(f)
-}
+// javaD2L is Java's (long) cast of a double.
+var javaD2L = connect.JavaDoubleToLong
 
 func asDouble(v any) (float64, error) {
 	switch n := v.(type) {
