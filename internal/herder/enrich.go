@@ -71,7 +71,6 @@ func (v *Validator) validateAliasClass(kind aliasKind, prefix string, config map
 	switch cls := strings.TrimSpace(raw); {
 	case !set:
 		cv.Errors = append(cv.Errors, fmt.Sprintf("Missing required configuration \"%s\" which has no default value.", name))
-	case v.Registry == nil:
 	default:
 		p, ok := v.Registry.Lookup(cls)
 		switch {
@@ -265,7 +264,7 @@ func uniqueAliasValidator(kind string) connect.Validator {
 // valid, or not one whose plugin kind is known.
 func (v *Validator) checkClassKey(name string, config map[string]string) string {
 	cls := strings.TrimSpace(config[name])
-	if cls == "" || v.Registry == nil {
+	if cls == "" {
 		return ""
 	}
 	var iface string
