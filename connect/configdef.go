@@ -448,16 +448,19 @@ func (v validString) Validate(name string, val any) error {
 			return nil
 		}
 	}
+	if v.ignoreCase {
+		return &ConfigError{Name: name, Value: val, Message: "String must be one of (case insensitive): " + strings.Join(v.allowed, ", ")}
+	}
 	return &ConfigError{Name: name, Value: val, Message: "String must be one of: " + strings.Join(v.allowed, ", ")}
 }
 func (v validString) String() string { return "[" + strings.Join(v.allowed, ", ") + "]" }
 
 type nonEmptyString struct{}
 
-// NonEmptyString rejects "" (and null).
+// NonEmptyString rejects "" (null passes, as in the JVM's NonEmptyString).
 func NonEmptyString() Validator { return nonEmptyString{} }
 func (nonEmptyString) Validate(name string, v any) error {
-	if s, _ := v.(string); s == "" {
+	if s, ok := v.(string); ok && s == "" {
 		return &ConfigError{Name: name, Value: v, Message: "String must be non-empty"}
 	}
 	return nil

@@ -676,7 +676,7 @@ type ValueToKey struct {
 
 func (*ValueToKey) ConfigDef() *connect.ConfigDef {
 	return connect.NewConfigDef().
-		Define(connect.ConfigKey{Name: "fields", Type: connect.ConfigList, Default: connect.NoDefault, Validator: nonEmptyList, Importance: connect.High,
+		Define(connect.ConfigKey{Name: "fields", Type: connect.ConfigList, Default: connect.NoDefault, Validator: nonNullNonEmptyList, Importance: connect.High,
 			Doc: "Field names on the record value to extract as the record key."}).
 		Define(rnwdKey())
 }
@@ -744,7 +744,12 @@ func (*InsertHeader) ConfigDef() *connect.ConfigDef {
 			Doc: "The literal value that is to be set as the header value on all records."})
 }
 
-var nonNull = connect.ValidatorFunc{Desc: "non-null string", Fn: func(name string, v any) error { return nil }}
+var nonNull = connect.ValidatorFunc{Desc: "non-null string", Fn: func(name string, v any) error {
+	if v == nil {
+		return &connect.ConfigError{Name: name, Value: nil, Message: "entry must be non null"}
+	}
+	return nil
+}}
 
 func (*InsertHeader) Close() error { return nil }
 func (t *InsertHeader) Configure(props map[string]string) (err error) {
@@ -766,7 +771,7 @@ func (t *InsertHeader) Apply(r *connect.SinkRecord) (*connect.SinkRecord, error)
 type DropHeaders struct{ headers []string }
 
 func (*DropHeaders) ConfigDef() *connect.ConfigDef {
-	return connect.NewConfigDef().Define(connect.ConfigKey{Name: "headers", Type: connect.ConfigList, Default: connect.NoDefault, Validator: nonEmptyList,
+	return connect.NewConfigDef().Define(connect.ConfigKey{Name: "headers", Type: connect.ConfigList, Default: connect.NoDefault, Validator: nonNullNonEmptyList,
 		Importance: connect.High, Doc: "The name of the headers to be removed."})
 }
 func (*DropHeaders) Close() error { return nil }

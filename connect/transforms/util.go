@@ -207,10 +207,21 @@ func parseConfig(def *connect.ConfigDef, props map[string]string) (*connect.Conf
 
 // nonEmptyList is the JVM's NonEmptyListValidator.
 var nonEmptyList = connect.ValidatorFunc{Desc: "non-empty list", Fn: func(name string, v any) error {
+	if v == nil {
+		return &connect.ConfigError{Name: name, Value: nil, Message: "Empty list"}
+	}
 	if l, _ := v.([]string); len(l) == 0 {
 		return &connect.ConfigError{Name: name, Value: "[]", Message: "Empty list"}
 	}
 	return nil
+}}
+
+// nonNullNonEmptyList is nonEmptyList that rejects null as the JVM's ValidList does.
+var nonNullNonEmptyList = connect.ValidatorFunc{Desc: "non-empty list", Fn: func(name string, v any) error {
+	if v == nil {
+		return &connect.ConfigError{Message: "Configuration '" + name + "' values must not be null."}
+	}
+	return nonEmptyList.Fn(name, v)
 }}
 
 // javaList renders a list as Java's List.toString.

@@ -10,16 +10,26 @@ import (
 
 // SMT class names (the Iceberg sink's own transforms, and Tabular's older package).
 const (
-	DebeziumTransformClass        = "org.apache.iceberg.connect.transforms.DebeziumTransform"
-	KafkaMetadataTransformClass   = "org.apache.iceberg.connect.transforms.KafkaMetadataTransform"
-	tabularDebeziumTransformClass = "io.tabular.iceberg.connect.transforms.DebeziumTransform"
+	DebeziumTransformClass      = "org.apache.iceberg.connect.transforms.DebeziumTransform"
+	KafkaMetadataTransformClass = "org.apache.iceberg.connect.transforms.KafkaMetadataTransform"
+	// tabularTransforms is the package of the same SMTs in Tabular's iceberg-kafka-connect, accepted as aliases.
+	tabularTransforms = "io.tabular.iceberg.connect.transforms."
 )
+
+// tabularAlias is the Tabular class name of an Apache Iceberg SMT class, for those Tabular shipped (all but
+// CopyValue).
+func tabularAlias(class string) []string {
+	if class == CopyValueClass {
+		return nil
+	}
+	return []string{tabularTransforms + class[strings.LastIndexByte(class, '.')+1:]}
+}
 
 func init() {
 	registerMoreSMTs()
-	connect.Register(connect.Plugin{Class: DebeziumTransformClass, Aliases: []string{tabularDebeziumTransformClass},
+	connect.Register(connect.Plugin{Class: DebeziumTransformClass, Aliases: tabularAlias(DebeziumTransformClass),
 		Type: connect.PluginTransformation, Version: Version, New: func() any { return &DebeziumTransform{} }})
-	connect.Register(connect.Plugin{Class: KafkaMetadataTransformClass, Type: connect.PluginTransformation,
+	connect.Register(connect.Plugin{Class: KafkaMetadataTransformClass, Aliases: tabularAlias(KafkaMetadataTransformClass), Type: connect.PluginTransformation,
 		Version: Version, New: func() any { return &KafkaMetadataTransform{} }})
 }
 

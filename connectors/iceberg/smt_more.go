@@ -26,7 +26,7 @@ func registerMoreSMTs() {
 		JsonToMapTransformClass:     func() any { return &JsonToMapTransform{} },
 		MongoDebeziumTransformClass: func() any { return &MongoDebeziumTransform{} },
 	} {
-		connect.Register(connect.Plugin{Class: class, Type: connect.PluginTransformation, Version: Version, New: mk})
+		connect.Register(connect.Plugin{Class: class, Aliases: tabularAlias(class), Type: connect.PluginTransformation, Version: Version, New: mk})
 	}
 }
 

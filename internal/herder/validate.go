@@ -22,11 +22,11 @@ func ConnectorConfigDef() *connect.ConfigDef {
 		Define(connect.ConfigKey{Name: "key.converter", Type: connect.ConfigClass, Default: nil, Importance: connect.Low, Group: common, OrderInGroup: 5, Width: connect.WidthShort, DisplayName: "Key converter class", Doc: "Converter class used to convert between Kafka Connect format and the serialized form that is written to Kafka. This controls the format of the keys in messages written to or read from Kafka."}).
 		Define(connect.ConfigKey{Name: "value.converter", Type: connect.ConfigClass, Default: nil, Importance: connect.Low, Group: common, OrderInGroup: 6, Width: connect.WidthShort, DisplayName: "Value converter class", Doc: "Converter class used to convert between Kafka Connect format and the serialized form that is written to Kafka. This controls the format of the values in messages written to or read from Kafka."}).
 		Define(connect.ConfigKey{Name: "header.converter", Type: connect.ConfigClass, Default: nil, Importance: connect.Low, Group: common, OrderInGroup: 7, Width: connect.WidthShort, DisplayName: "Header converter class", Doc: "HeaderConverter class used to convert between Kafka Connect format and the serialized form that is written to Kafka."}).
-		Define(connect.ConfigKey{Name: "config.action.reload", Type: connect.ConfigString, Default: "restart", Validator: connect.InIgnoreCase("none", "restart"), Importance: connect.Low, Group: common, OrderInGroup: 8, Width: connect.WidthMedium, DisplayName: "Reload Action", Doc: "The action that Connect should take on the connector when changes in external configuration providers result in a change in the connector's configuration properties."}).
+		Define(connect.ConfigKey{Name: "config.action.reload", Type: connect.ConfigString, Default: "restart", Validator: connect.In("none", "restart"), Importance: connect.Low, Group: common, OrderInGroup: 8, Width: connect.WidthMedium, DisplayName: "Reload Action", Doc: "The action that Connect should take on the connector when changes in external configuration providers result in a change in the connector's configuration properties."}).
 		Define(connect.ConfigKey{Name: "topics", Type: connect.ConfigList, Default: "", Importance: connect.High, Group: common, OrderInGroup: 9, Width: connect.WidthLong, DisplayName: "Topics", Doc: "List of topics to consume, separated by commas"}).
 		Define(connect.ConfigKey{Name: "topics.regex", Type: connect.ConfigString, Default: "", Validator: connect.ValidRegex(), Importance: connect.High, Group: common, OrderInGroup: 10, Width: connect.WidthLong, DisplayName: "Topics regex", Doc: "Regular expression giving topics to consume. Under the hood, the regex is compiled to a <code>java.util.regex.Pattern</code>. Only one of topics or topics.regex should be specified."}).
-		Define(connect.ConfigKey{Name: "transforms", Type: connect.ConfigList, Default: "", Importance: connect.Low, Group: tr, OrderInGroup: 0, Width: connect.WidthLong, DisplayName: "Transforms", Doc: "Aliases for the transformations to be applied to records."}).
-		Define(connect.ConfigKey{Name: "predicates", Type: connect.ConfigList, Default: "", Importance: connect.Low, Group: pr, OrderInGroup: 0, Width: connect.WidthLong, DisplayName: "Predicates", Doc: "Aliases for the predicates used by transformations."}).
+		Define(connect.ConfigKey{Name: "transforms", Type: connect.ConfigList, Default: "", Validator: uniqueAliasValidator("transformation"), Importance: connect.Low, Group: tr, OrderInGroup: 0, Width: connect.WidthLong, DisplayName: "Transforms", Doc: "Aliases for the transformations to be applied to records."}).
+		Define(connect.ConfigKey{Name: "predicates", Type: connect.ConfigList, Default: "", Validator: uniqueAliasValidator("predicate"), Importance: connect.Low, Group: pr, OrderInGroup: 0, Width: connect.WidthLong, DisplayName: "Predicates", Doc: "Aliases for the predicates used by transformations."}).
 		Merge(worker.ErrorsConfigDef())
 }
 
@@ -90,78 +90,19 @@ func (v *Validator) Validate(config map[string]string) (*ConfigInfos, error) {
 	if v.WorkerGroupID != "" && "connect-"+config["name"] == v.WorkerGroupID {
 		addErr("name", fmt.Sprintf("Consumer group connect-%s conflicts with Connect worker group %s", config["name"], v.WorkerGroupID))
 	}
-	// Converters named must exist.
-	for _, k := range []string{"key.converter", "value.converter"} {
-		if c := config[k]; c != "" {
-			if _, ok := v.Registry.LookupType(c, connect.PluginConverter); !ok {
-				addErr(k, fmt.Sprintf("Class %s could not be found.", c))
+	// Class keys of the definition name plugins of their kind.
+	for _, k := range def.Keys() {
+		if k.Type == connect.ConfigClass {
+			if msg := v.checkClassKey(k.Name, config); msg != "" {
+				addErr(k.Name, msg)
 			}
-		}
-	}
-	if c := config["header.converter"]; c != "" {
-		if _, ok := v.Registry.LookupType(c, connect.PluginHeaderConverter, connect.PluginConverter); !ok {
-			addErr("header.converter", fmt.Sprintf("Class %s could not be found.", c))
 		}
 	}
 	// Client override policy.
 	overrideErrs := v.overrideErrors(config)
 
-	// Transforms and predicates: their keys and the plugins' own definitions.
-	extra := connect.NewConfigDef()
-	for _, kind := range []struct{ list, typ string }{{"transforms", "transformation"}, {"predicates", "predicate"}} {
-		for _, alias := range splitList(config[kind.list]) {
-			prefix := kind.list + "." + alias + "."
-			group := "Transforms: " + alias
-			if kind.list == "predicates" {
-				group = "Predicates: " + alias
-			}
-			extra.Define(connect.ConfigKey{Name: prefix + "type", Type: connect.ConfigClass, Default: connect.NoDefault, Importance: connect.High, Group: group, OrderInGroup: 0, Width: connect.WidthLong, DisplayName: "Transformation type for " + alias, Doc: "Class for the '" + alias + "' " + kind.typ + "."})
-			if kind.list == "transforms" {
-				extra.Define(connect.ConfigKey{Name: prefix + "negate", Type: connect.ConfigBoolean, Default: false, Importance: connect.Medium, Group: group, OrderInGroup: 0, Width: connect.WidthShort, DisplayName: "Negate", Doc: "Whether the configured predicate should be negated."})
-				extra.Define(connect.ConfigKey{Name: prefix + "predicate", Type: connect.ConfigString, Default: "", Importance: connect.Medium, Group: group, OrderInGroup: 0, Width: connect.WidthLong, DisplayName: "Predicate", Doc: "The alias of a predicate used to determine whether to apply this transformation."})
-			}
-			cls := config[prefix+"type"]
-			if cls == "" {
-				continue
-			}
-			pt := connect.PluginTransformation
-			if kind.list == "predicates" {
-				pt = connect.PluginPredicate
-			}
-			p, ok := v.Registry.LookupType(cls, pt)
-			if !ok {
-				continue // reported below as the type key's error
-			}
-			if c, ok := p.New().(connect.Configurable); ok && c.ConfigDef() != nil {
-				extra = extra.Merge(c.ConfigDef().WithPrefix(prefix, group))
-			}
-		}
-	}
-	extraVals := extra.Validate(config)
-	for i := range extraVals {
-		k := extraVals[i].Name
-		if strings.HasSuffix(k, ".type") {
-			cls := config[k]
-			pt := connect.PluginTransformation
-			if strings.HasPrefix(k, "predicates.") {
-				pt = connect.PluginPredicate
-			}
-			if cls != "" {
-				if _, ok := v.Registry.LookupType(cls, pt); !ok {
-					extraVals[i].Errors = append(extraVals[i].Errors, fmt.Sprintf("Invalid value %s for configuration %s: Class %s could not be found.", cls, k, cls))
-				}
-			}
-		}
-		if strings.HasSuffix(k, ".predicate") && config[k] != "" {
-			found := false
-			for _, p := range splitList(config["predicates"]) {
-				found = found || p == config[k]
-			}
-			if !found {
-				extraVals[i].Errors = append(extraVals[i].Errors, fmt.Sprintf("Invalid value %s for configuration %s: Undefined predicate", config[k], k))
-			}
-		}
-	}
+	// Transforms and predicates: their class keys and the plugins' own definitions.
+	extra, extraVals := v.enrichAliases(config)
 
 	// The connector's own definition, and its custom validation.
 	connDef := conn.ConfigDef()
