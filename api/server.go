@@ -312,7 +312,8 @@ func (s *Server) Start() error {
 		if sp.admin {
 			h = admin
 		}
-		srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second}
+		// Connection-level errors (failed TLS handshakes) are logged at debug, as Jetty does.
+		srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
 		s.mu.Lock()
 		s.servers = append(s.servers, srv)
 		s.bound = append(s.bound, boundListener{protocol: protocol, host: host, port: port, admin: sp.admin, addr: ln.Addr()})
