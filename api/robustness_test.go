@@ -39,7 +39,7 @@ func deepOffsets(depth int) string {
 }
 
 // Deep bodies on every JSON-reading endpoint get an error, and the worker keeps serving: 10M nested arrays
-// exceed the body limit (413), 3M are read and stop at the nesting limit (500, Jackson's message).
+// exceed the body limit (413), 1M are read and stop at the nesting limit (500, Jackson's message).
 func TestDeepJSONOverHTTP(t *testing.T) {
 	e := newEnv(t, true)
 	client := &http.Client{}
@@ -54,7 +54,7 @@ func TestDeepJSONOverHTTP(t *testing.T) {
 		return resp.StatusCode, string(data)
 	}
 	tenM := bytes.Repeat([]byte("["), 10_000_000)
-	threeM := bytes.Repeat([]byte("["), 3_000_000)
+	oneM := bytes.Repeat([]byte("["), 1_000_000)
 	endpoints := []struct{ method, path string }{
 		{"POST", "/connectors"},
 		{"PUT", "/connectors/a/config"},
@@ -68,7 +68,7 @@ func TestDeepJSONOverHTTP(t *testing.T) {
 		status, body := send(ep.method, ep.path, tenM)
 		assert.Equal(t, 413, status, "%s %s", ep.method, ep.path)
 		assert.Equal(t, `{"error_code":413,"message":"HTTP 413 Request Entity Too Large"}`, body)
-		status, body = send(ep.method, ep.path, threeM)
+		status, body = send(ep.method, ep.path, oneM)
 		assert.Equal(t, 500, status, "%s %s", ep.method, ep.path)
 		assert.Contains(t, body, `"message":"Document nesting depth (1001) exceeds the maximum allowed`)
 		status, _ = send("GET", "/connectors", nil)

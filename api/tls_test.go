@@ -215,3 +215,35 @@ func TestForwardingOverHTTPSWithAuth(t *testing.T) {
 	assert.Contains(t, leaderH.configs, "sink-a")
 	assert.NotContains(t, followerH.configs, "sink-a")
 }
+
+// rest.advertised.listener picks which of an http and an https listener other workers are told about;
+// rest.advertised.host.name and rest.advertised.port override the listener's.
+func TestAdvertisedHTTPSListener(t *testing.T) {
+	ca := testcerts.NewCA(t, "rest-ca")
+	ks := ca.Issue(t, "worker").KeyStorePEM(t, ca, "worker")
+	both := map[string]string{"listeners": "http://127.0.0.1:0,https://127.0.0.1:0", "ssl.keystore.location": ks}
+	port := func(s *Server, protocol string) string {
+		for _, b := range s.bound {
+			if b.protocol == protocol {
+				a := b.addr.String()
+				return a[strings.LastIndexByte(a, ':')+1:]
+			}
+		}
+		return ""
+	}
+	s := startFromProps(t, newFakeHerder(), both, "")
+	assert.Equal(t, "http://127.0.0.1:"+port(s, "http")+"/", s.AdvertisedURL())
+	both["rest.advertised.listener"] = "https"
+	s = startFromProps(t, newFakeHerder(), both, "")
+	assert.Equal(t, "https://127.0.0.1:"+port(s, "https")+"/", s.AdvertisedURL())
+	status, _, err := get(httpsClient(ca, nil), s.AdvertisedURL()+"connectors", "")
+	require.NoError(t, err)
+	assert.Equal(t, 200, status)
+
+	opts, err := SecurityOptions(both, "")
+	require.NoError(t, err)
+	s = NewServer(newFakeHerder(), append(opts, WithListeners("https://127.0.0.1:0"), WithAdvertised("worker-1.example", 9443, "https"))...)
+	require.NoError(t, s.Start())
+	defer s.Shutdown(context.Background())
+	assert.Equal(t, "https://worker-1.example:9443/", s.AdvertisedURL())
+}

@@ -209,7 +209,7 @@ rest.extension.classes=org.apache.kafka.connect.rest.basic.auth.extension.BasicA
 	deep := bytes.Repeat([]byte("["), 10_000_000)
 	code, body = admin.do(t, "POST", workers[1].url+"/connectors", deep)
 	assert.Equal(t, 413, code, body)
-	code, body = admin.do(t, "PATCH", workers[0].url+"/connectors/x/offsets", bytes.Repeat([]byte("["), 3_000_000))
+	code, body = admin.do(t, "PATCH", workers[0].url+"/connectors/x/offsets", bytes.Repeat([]byte("["), 1_000_000))
 	assert.Equal(t, 500, code)
 	assert.Contains(t, body, "Document nesting depth (1001) exceeds the maximum allowed (1000")
 	for _, w := range workers {
@@ -230,4 +230,59 @@ func TestUnknownRestExtensionRefused(t *testing.T) {
 	}
 	assert.NotEqual(t, 0, cmd.ProcessState.ExitCode())
 	assert.Contains(t, log.String(), "com.example.AuditRestExtension")
+}
+
+// From the moment a distributed worker's REST port accepts connections, every request gets an HTTP answer
+// (possibly an error body), never an empty reply, while the herder is still joining the group.
+func TestDistributedStartAnswersEveryRequest(t *testing.T) {
+	addr := kafkatest.Bootstrap(t)
+	group := kafkatest.UniqueName(t, "start")
+	dir := t.TempDir()
+	port := freePort(t)
+	props := fmt.Sprintf(`bootstrap.servers=%s
+group.id=%s
+config.storage.topic=%s-configs
+offset.storage.topic=%s-offsets
+status.storage.topic=%s-status
+config.storage.replication.factor=1
+offset.storage.replication.factor=1
+status.storage.replication.factor=1
+key.converter=org.apache.kafka.connect.storage.StringConverter
+value.converter=org.apache.kafka.connect.storage.StringConverter
+listeners=http://127.0.0.1:%d
+`, addr, group, group, group, group, port)
+	f := filepath.Join(dir, "worker.properties")
+	require.NoError(t, os.WriteFile(f, []byte(props), 0o600))
+	_, log, done := startWorkerEnv(t, nil, "distributed", f)
+	url := fmt.Sprintf("http://127.0.0.1:%d/connectors", port)
+	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	deadline := time.Now().Add(90 * time.Second)
+	answered, statuses := 0, map[int]int{}
+	for answered < 300 && time.Now().Before(deadline) {
+		select {
+		case <-done:
+			t.Fatalf("worker exited:\n%s", log.String())
+		default:
+		}
+		resp, err := client.Get(url)
+		if err != nil {
+			require.Contains(t, err.Error(), "connection refused", "after %d answers", answered)
+			require.Zero(t, answered, "the listener went away")
+			time.Sleep(2 * time.Millisecond)
+			continue
+		}
+		data, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		statuses[resp.StatusCode]++
+		if resp.StatusCode != 200 {
+			var eb struct {
+				ErrorCode int `json:"error_code"`
+			}
+			require.NoError(t, json.Unmarshal(data, &eb), "status %d body %q", resp.StatusCode, data)
+			require.Equal(t, resp.StatusCode, eb.ErrorCode)
+		}
+		answered++
+	}
+	require.Equal(t, 300, answered)
+	t.Logf("statuses during start: %v", statuses)
 }
