@@ -257,7 +257,7 @@ listeners=http://127.0.0.1:%d
 	url := fmt.Sprintf("http://127.0.0.1:%d/connectors", port)
 	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	deadline := time.Now().Add(90 * time.Second)
-	answered, statuses := 0, map[int]int{}
+	answered, statuses, messages := 0, map[int]int{}, map[string]bool{}
 	for answered < 300 && time.Now().Before(deadline) {
 		select {
 		case <-done:
@@ -276,13 +276,15 @@ listeners=http://127.0.0.1:%d
 		statuses[resp.StatusCode]++
 		if resp.StatusCode != 200 {
 			var eb struct {
-				ErrorCode int `json:"error_code"`
+				ErrorCode int    `json:"error_code"`
+				Message   string `json:"message"`
 			}
 			require.NoError(t, json.Unmarshal(data, &eb), "status %d body %q", resp.StatusCode, data)
 			require.Equal(t, resp.StatusCode, eb.ErrorCode)
+			messages[eb.Message] = true
 		}
 		answered++
 	}
 	require.Equal(t, 300, answered)
-	t.Logf("statuses during start: %v", statuses)
+	t.Logf("statuses during start: %v, error messages: %v", statuses, messages)
 }
