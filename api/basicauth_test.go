@@ -281,6 +281,7 @@ func TestSecurityOptionsRefused(t *testing.T) {
 		{map[string]string{"listeners": "https://127.0.0.1:0"}, "", "ssl.keystore.location"},
 		{map[string]string{"listeners": "http://127.0.0.1:0", "admin.listeners": "https://127.0.0.1:0"}, "", "admin.listeners.https.ssl.keystore.location"},
 		{map[string]string{"listeners": "https://127.0.0.1:0", "listeners.https.ssl.keystore.location": "/nonexistent.jks"}, "", "/nonexistent.jks"},
+		{map[string]string{"listeners": "https://127.0.0.1:0", "listeners.https.ssl.keystore.key": "-----BEGIN PRIVATE KEY-----"}, "", "ssl.keystore.key"},
 	}
 	for _, c := range cases {
 		_, err := SecurityOptions(c.props, c.kafkaOpts)

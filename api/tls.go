@@ -33,6 +33,11 @@ func tlsProps(worker map[string]string, prefix string) map[string]string {
 // serverTLSConfig is SSLUtils.createServerSideSslContextFactory: the key store is the listener's certificate,
 // the trust store verifies client certificates when ssl.client.auth asks for them.
 func serverTLSConfig(p map[string]string, prefix string) (*tls.Config, error) {
+	for _, k := range []string{"ssl.keystore.key", "ssl.keystore.certificate.chain", "ssl.truststore.certificates"} {
+		if strings.TrimSpace(p[k]) != "" {
+			return nil, fmt.Errorf("%s%s: inline PEM stores are not supported for https listeners; use a PEM file in %sssl.keystore.location / ssl.truststore.location", prefix, k, prefix)
+		}
+	}
 	if strings.TrimSpace(p["ssl.keystore.location"]) == "" {
 		return nil, fmt.Errorf("an https listener needs a key store: set %sssl.keystore.location or ssl.keystore.location", prefix)
 	}

@@ -247,3 +247,23 @@ func TestAdvertisedHTTPSListener(t *testing.T) {
 	defer s.Shutdown(context.Background())
 	assert.Equal(t, "https://worker-1.example:9443/", s.AdvertisedURL())
 }
+
+// ssl.enabled.protocols and ssl.cipher.suites are applied, or refused when this worker cannot honour them.
+func TestHTTPSProtocolsAndSuites(t *testing.T) {
+	ca := testcerts.NewCA(t, "rest-ca")
+	ks := ca.Issue(t, "worker").KeyStorePEM(t, ca, "worker")
+	props := map[string]string{"listeners": "https://127.0.0.1:0", "ssl.keystore.location": ks, "ssl.enabled.protocols": "TLSv1.3"}
+	s := startFromProps(t, newFakeHerder(), props, "")
+	old := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool(), MaxVersion: tls.VersionTLS12}}}
+	_, _, err := get(old, s.AdvertisedURL()+"connectors", "")
+	assert.Error(t, err, "TLS 1.2 is not enabled")
+	status, _, err := get(httpsClient(ca, nil), s.AdvertisedURL()+"connectors", "")
+	require.NoError(t, err)
+	assert.Equal(t, 200, status)
+
+	for key, value := range map[string]string{"ssl.enabled.protocols": "TLSv1.1", "ssl.cipher.suites": "TLS_FOO", "ssl.provider": "BCJSSE"} {
+		bad := map[string]string{"listeners": "https://127.0.0.1:0", "ssl.keystore.location": ks, key: value}
+		_, err := SecurityOptions(bad, "")
+		assert.ErrorContains(t, err, value)
+	}
+}
