@@ -313,3 +313,17 @@ func TestAuthenticatedHandlerIsTheServed(t *testing.T) {
 	resp.Body.Close()
 	assert.Equal(t, 401, resp.StatusCode, "admin listeners authenticate too (the JVM registers extensions on both)")
 }
+
+// A JAAS file that cannot be used stops Start, and the handler alone lets no one in (fail closed).
+func TestBasicAuthBrokenConfigFailsClosed(t *testing.T) {
+	s := NewServer(newFakeHerder(), WithRegistry(testRegistry), WithBasicAuth(filepath.Join(t.TempDir(), "missing.conf")), WithListeners("http://127.0.0.1:0"))
+	assert.ErrorContains(t, s.Start(), "missing.conf")
+	ts := httptest.NewServer(s.Handler())
+	defer ts.Close()
+	req, _ := http.NewRequest("GET", ts.URL+"/connectors", nil)
+	req.Header.Set("Authorization", basic("alice", "secret"))
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, 401, resp.StatusCode)
+}

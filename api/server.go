@@ -119,8 +119,8 @@ func WithBasicAuth(jaasConfigPath string) Option {
 	return func(s *Server) {
 		a, err := loadBasicAuth(jaasConfigPath)
 		if err != nil {
-			s.optErr = err
-			return
+			s.optErr = err   // Start refuses to serve
+			a = &basicAuth{} // and Handler, used without Start, lets no one in
 		}
 		s.auth = a
 	}
