@@ -196,6 +196,8 @@ const createBody = `{"name":"sink-a","config":` + sinkCfg + `}`
 func TestGolden(t *testing.T) {
 	create := req{method: "POST", path: "/connectors", body: createBody}
 	stop := req{method: "PUT", path: "/connectors/sink-a/stop"}
+	basicAuth := []Option{WithBasicAuth(writeJAAS(t, "alice=secret\n"))}
+	createAuth := req{method: "POST", path: "/connectors", body: createBody, headers: map[string]string{"Authorization": basic("alice", "secret")}}
 	cases := []struct {
 		name        string
 		setup       []req
@@ -285,6 +287,13 @@ func TestGolden(t *testing.T) {
 		{name: "method_not_allowed_405", req: req{method: "DELETE", path: "/connectors"}},
 		{name: "internal_tasks_standalone_500", setup: []req{create}, req: req{method: "POST", path: "/connectors/sink-a/tasks", body: `[{"k":"v"}]`}},
 		{name: "cors_simple", opts: []Option{WithCORS("https://ui.example", "")}, req: req{method: "GET", path: "/connectors", headers: map[string]string{"Origin": "https://ui.example"}}},
+		{name: "offsets_patch_nesting_500", req: req{method: "PATCH", path: "/connectors/sink-a/offsets", body: deepOffsets(997)}},
+		{name: "auth_missing_401", opts: basicAuth, req: req{method: "GET", path: "/connectors"}},
+		{name: "auth_wrong_password_401", opts: basicAuth, req: req{method: "GET", path: "/connectors", headers: map[string]string{"Authorization": basic("alice", "bad")}}},
+		{name: "auth_bad_base64_500", opts: basicAuth, req: req{method: "GET", path: "/connectors", headers: map[string]string{"Authorization": "Basic %%%"}}},
+		{name: "auth_ok", opts: basicAuth, setup: []req{createAuth}, req: req{method: "GET", path: "/connectors", headers: map[string]string{"Authorization": basic("alice", "secret")}}},
+		{name: "auth_unknown_path_404", opts: basicAuth, req: req{method: "GET", path: "/nope"}},
+		{name: "auth_internal_tasks_standalone_500", opts: basicAuth, setup: []req{createAuth}, req: req{method: "POST", path: "/connectors/sink-a/tasks", body: `[{"k":"v"}]`}},
 		{name: "response_headers", opts: []Option{WithResponseHeaders("set X-Frame-Options: DENY")}, req: req{method: "GET", path: "/"}},
 	}
 	for _, c := range cases {

@@ -492,7 +492,7 @@ func (s *Server) alterOffsets(w http.ResponseWriter, r *http.Request) {
 	}
 	v, err := parseJSON(body)
 	if err != nil {
-		writeError(w, withChain(err, classOffsets))
+		writeError(w, withOffsetsChain(withChain(err, classOffsets)))
 		return
 	}
 	if v == nil || v.kind == jNull {
@@ -578,17 +578,6 @@ func SignRequest(req *http.Request, key, body []byte, algorithm string) error {
 	return nil
 }
 
-// javaBase64Error phrases a decoding failure as java.util.Base64.Decoder does.
-func javaBase64Error(s string) string {
-	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="
-	for _, c := range []byte(s) {
-		if !strings.ContainsRune(alphabet, rune(c)) {
-			return "Illegal base64 character " + strconv.FormatInt(int64(c), 16)
-		}
-	}
-	return "Input byte array has wrong 4-byte ending unit"
-}
-
 func (s *Server) putTaskConfigs(w http.ResponseWriter, r *http.Request) {
 	name := pathVar(r, "connector")
 	body, err := readBody(r)
@@ -616,8 +605,8 @@ func (s *Server) putTaskConfigs(w http.ResponseWriter, r *http.Request) {
 			writeError(w, newRestError(400, fmt.Sprintf("Algorithm %s not available", alg)))
 			return
 		}
-		if signature, err = base64.StdEncoding.DecodeString(encoded); err != nil {
-			writeError(w, newRestError(400, javaBase64Error(encoded)))
+		if signature, err = javaBase64Decode(encoded); err != nil {
+			writeError(w, newRestError(400, err.Error()))
 			return
 		}
 	}

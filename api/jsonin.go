@@ -64,6 +64,22 @@ func withChain(err error, class string) error {
 	return err
 }
 
+// withOffsetsChain adds the reference chain Jackson's bean and collection deserializers put on a nesting error
+// raised inside an offset's partition or offset map (the maps themselves pass it through unwrapped).
+func withOffsetsChain(err error) error {
+	var ne *nestingError
+	if !errors.As(err, &ne) || len(ne.path) < 3 {
+		return err
+	}
+	top, list, entry := ne.path[0], ne.path[1], ne.path[2]
+	if top.kind != jObject || top.key != "offsets" || list.kind != jArray || entry.kind != jObject ||
+		(entry.key != "partition" && entry.key != "offset") {
+		return err
+	}
+	return &jacksonError{msg: fmt.Sprintf("%s (through reference chain: %s[\"offsets\"]->java.util.ArrayList[%d]->%s[%q])",
+		ne.Error(), classOffsets, list.index, classOffset, entry.key)}
+}
+
 type jparser struct {
 	b   []byte
 	pos int
@@ -130,6 +146,23 @@ func startErr(err error) error {
 type frame struct {
 	kind  jkind
 	start int
+	key   string // object: the key whose value is being read
+	index int    // array: the index of the element being read
+}
+
+// maxNestingDepth is Jackson's StreamReadConstraints default (2.15+): the 1001st nested array or object fails.
+// It also bounds the parser's recursion, so a hostile body cannot exhaust the goroutine stack.
+const maxNestingDepth = 1000
+
+// nestingError is Jackson's StreamConstraintsException for a too-deep document (its message has no location).
+// path is the stack of containers that were open, outermost first.
+type nestingError struct {
+	depth int
+	path  []frame
+}
+
+func (e *nestingError) Error() string {
+	return fmt.Sprintf("Document nesting depth (%d) exceeds the maximum allowed (%d, from `StreamReadConstraints.getMaxNestingDepth()`)", e.depth, maxNestingDepth)
 }
 
 // parseJSON returns nil, nil for an empty body (Jackson's ALLOW_EMPTY_INPUT: the entity is null).
@@ -180,10 +213,12 @@ func (p *jparser) value(stack []frame) (*jval, error) {
 	}
 	start := p.pos
 	switch c := p.b[p.pos]; {
+	case (c == '{' || c == '[') && len(stack) >= maxNestingDepth:
+		return nil, &nestingError{depth: len(stack) + 1, path: append([]frame(nil), stack...)}
 	case c == '{':
-		return p.object(append(stack, frame{jObject, start}))
+		return p.object(append(stack, frame{kind: jObject, start: start}))
 	case c == '[':
-		return p.array(append(stack, frame{jArray, start}))
+		return p.array(append(stack, frame{kind: jArray, start: start}))
 	case c == '"':
 		s, err := p.str(false)
 		if err != nil {
@@ -395,6 +430,7 @@ func (p *jparser) object(stack []frame) (*jval, error) {
 		if p.pos >= len(p.b) {
 			return nil, p.eof(stack, " within/between Object entries")
 		}
+		stack[len(stack)-1].key = key
 		val, err := p.value(stack)
 		if err != nil {
 			var je *jacksonError
@@ -441,6 +477,7 @@ func (p *jparser) array(stack []frame) (*jval, error) {
 		return v, nil
 	}
 	for {
+		stack[len(stack)-1].index = len(v.elems)
 		el, err := p.value(stack)
 		if err != nil {
 			return nil, err

@@ -31,7 +31,7 @@ const (
 	DefaultHealthCheckTimeout = 10 * time.Second
 	DefaultListener           = "http://:8083"
 	gracefulShutdownTimeout   = 60 * time.Second
-	maxBodyBytes              = 64 << 20
+	maxBodyBytes              = 1 << 20 // see docs/SECURITY.md: configurations are far smaller, and a parsed body costs ~100x its size
 )
 
 // Server serves the REST API for one worker.
@@ -47,7 +47,10 @@ type Server struct {
 	advHost        string
 	advPort        int
 	advProtocol    string
-	tlsConfig      *tls.Config
+	serverTLS      *tls.Config // https listeners
+	adminTLS       *tls.Config // https admin listeners
+	clientTLS      *tls.Config // requests to other workers
+	auth           *basicAuth  // nil: no authentication
 	allowOrigin    string
 	allowMethods   string
 	headerRules    []headerRule
@@ -97,8 +100,31 @@ func WithAdvertised(host string, port int, protocol string) Option {
 	return func(s *Server) { s.advHost, s.advPort, s.advProtocol = host, port, strings.ToLower(protocol) }
 }
 
-// WithTLS is used for https listeners and forwarding to https leaders.
-func WithTLS(cfg *tls.Config) Option { return func(s *Server) { s.tlsConfig = cfg } }
+// WithTLS is used for https listeners (main and admin) and forwarding to https leaders.
+func WithTLS(cfg *tls.Config) Option {
+	return func(s *Server) { s.serverTLS, s.adminTLS, s.clientTLS = cfg, cfg, cfg }
+}
+
+// WithListenerTLS sets the TLS settings of the https listeners and of the https admin listeners.
+func WithListenerTLS(main, admin *tls.Config) Option {
+	return func(s *Server) { s.serverTLS, s.adminTLS = main, admin }
+}
+
+// WithClientTLS sets the TLS settings used to reach other workers over https.
+func WithClientTLS(cfg *tls.Config) Option { return func(s *Server) { s.clientTLS = cfg } }
+
+// WithBasicAuth enables BasicAuthSecurityRestExtension's authentication with the KafkaConnect section of a
+// JAAS login configuration file (PropertyFileLoginModule entries).
+func WithBasicAuth(jaasConfigPath string) Option {
+	return func(s *Server) {
+		a, err := loadBasicAuth(jaasConfigPath)
+		if err != nil {
+			s.optErr = err   // Start refuses to serve
+			a = &basicAuth{} // and Handler, used without Start, lets no one in
+		}
+		s.auth = a
+	}
+}
 
 // WithCORS sets access.control.allow.origin and access.control.allow.methods.
 func WithCORS(allowOrigin, allowMethods string) Option {
@@ -187,10 +213,15 @@ func NewServer(h herder.Herder, opts ...Option) *Server {
 	if s.log == nil {
 		s.log = s.loggers.Logger("org.apache.kafka.connect.runtime.rest.RestServer")
 	}
+	if s.auth != nil {
+		for _, f := range s.auth.emptyFiles() {
+			s.log.Warn(fmt.Sprintf("Credential properties file '%s' is empty; all requests will be permitted", f))
+		}
+	}
 	if s.client == nil {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
-		if s.tlsConfig != nil {
-			tr.TLSClientConfig = s.tlsConfig
+		if s.clientTLS != nil {
+			tr.TLSClientConfig = s.clientTLS
 		}
 		s.client = &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse // the JVM's client does not follow redirects
@@ -230,12 +261,12 @@ func parseListener(l string) (protocol, host string, port int, err error) {
 
 // Handler is the main listeners' handler (with /admin unless admin listeners are configured).
 func (s *Server) Handler() http.Handler {
-	return s.wrap(s.router(true, s.adminListeners == nil))
+	return recoverPanics(s.log, s.wrap(s.router(true, s.adminListeners == nil)))
 }
 
 // AdminHandler serves only /admin (for separate admin listeners).
 func (s *Server) AdminHandler() http.Handler {
-	return s.wrap(s.router(false, true))
+	return recoverPanics(s.log, s.wrap(s.router(false, true)))
 }
 
 // Start binds every listener and serves in the background.
@@ -261,9 +292,13 @@ func (s *Server) Start() error {
 			s.closeAll()
 			return err
 		}
-		if protocol == "https" && s.tlsConfig == nil {
+		tlsConfig := s.serverTLS
+		if sp.admin {
+			tlsConfig = s.adminTLS
+		}
+		if protocol == "https" && tlsConfig == nil {
 			s.closeAll()
-			return fmt.Errorf("listener %s: https needs a TLS configuration", sp.l)
+			return fmt.Errorf("listener %s: https needs a TLS configuration (ssl.keystore.location)", sp.l)
 		}
 		ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
 		if err != nil {
@@ -271,13 +306,14 @@ func (s *Server) Start() error {
 			return fmt.Errorf("Unable to initialize REST server: %w", err)
 		}
 		if protocol == "https" {
-			ln = tls.NewListener(ln, s.tlsConfig)
+			ln = tls.NewListener(ln, tlsConfig)
 		}
 		h := main
 		if sp.admin {
 			h = admin
 		}
-		srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second}
+		// Connection-level errors (failed TLS handshakes) are logged at debug, as Jetty does.
+		srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
 		s.mu.Lock()
 		s.servers = append(s.servers, srv)
 		s.bound = append(s.bound, boundListener{protocol: protocol, host: host, port: port, admin: sp.admin, addr: ln.Addr()})
@@ -301,6 +337,15 @@ func (s *Server) closeAll() {
 		_ = srv.Close()
 	}
 	s.servers = nil
+}
+
+// Transport is the HTTP transport the server uses to reach other workers (with the REST client TLS settings),
+// for the herder's own requests between workers.
+func (s *Server) Transport() http.RoundTripper {
+	if s.client.Transport != nil {
+		return s.client.Transport
+	}
+	return http.DefaultTransport
 }
 
 // Addrs lists the bound addresses of the main listeners (after Start).
@@ -396,6 +441,7 @@ type route struct {
 	path     string
 	methods  []string
 	consumes bool // @Consumes(application/json)
+	internal bool // a request between workers, exempt from REST extension authentication
 	handler  func(w http.ResponseWriter, r *http.Request)
 }
 
@@ -403,39 +449,39 @@ func (s *Server) routes(main, admin bool) []route {
 	var rs []route
 	if main {
 		rs = append(rs,
-			route{"/", []string{"GET"}, false, s.serverInfo},
-			route{"/health", []string{"GET"}, false, s.health},
-			route{"/connectors", []string{"GET"}, true, s.listConnectors},
-			route{"/connectors", []string{"POST"}, true, s.createConnector},
-			route{"/connectors/{connector}", []string{"GET"}, true, s.getConnector},
-			route{"/connectors/{connector}", []string{"DELETE"}, true, s.deleteConnector},
-			route{"/connectors/{connector}/config", []string{"GET"}, true, s.getConnectorConfig},
-			route{"/connectors/{connector}/config", []string{"PUT"}, true, s.putConnectorConfig},
-			route{"/connectors/{connector}/config", []string{"PATCH"}, true, s.patchConnectorConfig},
-			route{"/connectors/{connector}/status", []string{"GET"}, true, s.connectorStatus},
-			route{"/connectors/{connector}/topics", []string{"GET"}, true, s.activeTopics},
-			route{"/connectors/{connector}/topics/reset", []string{"PUT"}, true, s.resetActiveTopics},
-			route{"/connectors/{connector}/restart", []string{"POST"}, true, s.restartConnector},
-			route{"/connectors/{connector}/stop", []string{"PUT"}, true, s.stopConnector},
-			route{"/connectors/{connector}/pause", []string{"PUT"}, true, s.pauseConnector},
-			route{"/connectors/{connector}/resume", []string{"PUT"}, true, s.resumeConnector},
-			route{"/connectors/{connector}/tasks", []string{"GET"}, true, s.taskConfigs},
-			route{"/connectors/{connector}/tasks", []string{"POST"}, false, s.putTaskConfigs},
-			route{"/connectors/{connector}/tasks/{task}/status", []string{"GET"}, true, s.taskStatus},
-			route{"/connectors/{connector}/tasks/{task}/restart", []string{"POST"}, true, s.restartTask},
-			route{"/connectors/{connector}/offsets", []string{"GET"}, true, s.getOffsets},
-			route{"/connectors/{connector}/offsets", []string{"PATCH"}, true, s.alterOffsets},
-			route{"/connectors/{connector}/offsets", []string{"DELETE"}, true, s.resetOffsets},
-			route{"/connector-plugins", []string{"GET"}, true, s.listPlugins},
-			route{"/connector-plugins/{plugin}/config", []string{"GET"}, true, s.pluginConfig},
-			route{"/connector-plugins/{plugin}/config/validate", []string{"PUT"}, true, s.validateConfig},
+			route{"/", []string{"GET"}, false, false, s.serverInfo},
+			route{"/health", []string{"GET"}, false, false, s.health},
+			route{"/connectors", []string{"GET"}, true, false, s.listConnectors},
+			route{"/connectors", []string{"POST"}, true, false, s.createConnector},
+			route{"/connectors/{connector}", []string{"GET"}, true, false, s.getConnector},
+			route{"/connectors/{connector}", []string{"DELETE"}, true, false, s.deleteConnector},
+			route{"/connectors/{connector}/config", []string{"GET"}, true, false, s.getConnectorConfig},
+			route{"/connectors/{connector}/config", []string{"PUT"}, true, false, s.putConnectorConfig},
+			route{"/connectors/{connector}/config", []string{"PATCH"}, true, false, s.patchConnectorConfig},
+			route{"/connectors/{connector}/status", []string{"GET"}, true, false, s.connectorStatus},
+			route{"/connectors/{connector}/topics", []string{"GET"}, true, false, s.activeTopics},
+			route{"/connectors/{connector}/topics/reset", []string{"PUT"}, true, false, s.resetActiveTopics},
+			route{"/connectors/{connector}/restart", []string{"POST"}, true, false, s.restartConnector},
+			route{"/connectors/{connector}/stop", []string{"PUT"}, true, false, s.stopConnector},
+			route{"/connectors/{connector}/pause", []string{"PUT"}, true, false, s.pauseConnector},
+			route{"/connectors/{connector}/resume", []string{"PUT"}, true, false, s.resumeConnector},
+			route{"/connectors/{connector}/tasks", []string{"GET"}, true, false, s.taskConfigs},
+			route{"/connectors/{connector}/tasks", []string{"POST"}, false, true, s.putTaskConfigs},
+			route{"/connectors/{connector}/tasks/{task}/status", []string{"GET"}, true, false, s.taskStatus},
+			route{"/connectors/{connector}/tasks/{task}/restart", []string{"POST"}, true, false, s.restartTask},
+			route{"/connectors/{connector}/offsets", []string{"GET"}, true, false, s.getOffsets},
+			route{"/connectors/{connector}/offsets", []string{"PATCH"}, true, false, s.alterOffsets},
+			route{"/connectors/{connector}/offsets", []string{"DELETE"}, true, false, s.resetOffsets},
+			route{"/connector-plugins", []string{"GET"}, true, false, s.listPlugins},
+			route{"/connector-plugins/{plugin}/config", []string{"GET"}, true, false, s.pluginConfig},
+			route{"/connector-plugins/{plugin}/config/validate", []string{"PUT"}, true, false, s.validateConfig},
 		)
 	}
 	if admin {
 		rs = append(rs,
-			route{"/admin/loggers", []string{"GET"}, true, s.listLoggers},
-			route{"/admin/loggers/{logger}", []string{"GET"}, true, s.getLogger},
-			route{"/admin/loggers/{logger}", []string{"PUT"}, true, s.setLogger},
+			route{"/admin/loggers", []string{"GET"}, true, false, s.listLoggers},
+			route{"/admin/loggers/{logger}", []string{"GET"}, true, false, s.getLogger},
+			route{"/admin/loggers/{logger}", []string{"PUT"}, true, false, s.setLogger},
 		)
 	}
 	return rs
@@ -454,7 +500,7 @@ func (s *Server) router(main, admin bool) *mux.Router {
 	}
 	if main {
 		for path, h := range s.extra {
-			r.Handle(path, h).Methods("GET", "HEAD")
+			r.Handle(path, s.authenticated(h)).Methods("GET", "HEAD")
 		}
 	}
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -462,6 +508,9 @@ func (s *Server) router(main, admin bool) *mux.Router {
 	})
 	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if req.Method == http.MethodOptions {
+			if !s.authorize(w, req) {
+				return
+			}
 			w.Header().Set("Allow", strings.Join(allowedMethods(r, req), ","))
 			w.WriteHeader(http.StatusNoContent)
 			return
@@ -497,8 +546,22 @@ func (s *Server) endpoint(rt route) http.Handler {
 			writeError(w, newRestError(406, msgNotAcceptable))
 			return
 		}
+		// JaasBasicAuthFilter runs once Jersey has matched the resource (so 404, 405, 406 and 415 come first)
+		// and lets the internal task-config request through: the herder checks its session key signature.
+		if !(rt.internal && !strings.Contains(pathVar(r, "connector"), "/")) && !s.authorize(w, r) {
+			return
+		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
 		rt.handler(w, r)
+	})
+}
+
+// authenticated guards a handler outside the JVM's API (e.g. /metrics) with the REST authentication.
+func (s *Server) authenticated(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.authorize(w, r) {
+			h.ServeHTTP(w, r)
+		}
 	})
 }
 

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/connectd/connectd/api"
@@ -46,10 +47,15 @@ func serveDistributed(ctx context.Context, wp map[string]string) error {
 	if err != nil {
 		return fmt.Errorf("invalid worker config: %w", err)
 	}
+	ropts, err := restOptions(cfg)
+	if err != nil {
+		return err
+	}
 	h := herder.NewDistributed(dcfg, "", kafka.Brokers(wp), sc)
 	w := worker.New(cfg, connect.DefaultRegistry, h)
 	h.SetWorker(w)
-	srv := api.NewServer(h, restOptions(cfg)...)
+	srv := api.NewServer(h, ropts...)
+	h.SetRESTClient(&http.Client{Timeout: 10 * time.Second, Transport: srv.Transport()})
 	if err := srv.Start(); err != nil {
 		return fmt.Errorf("starting REST server: %w", err)
 	}

@@ -112,8 +112,14 @@ func resolveListeners(p map[string]string) error {
 	return nil
 }
 
-func restOptions(cfg *worker.Config) []api.Option {
-	return []api.Option{
+// restOptions builds the REST server's options from the worker config; security settings it cannot honour
+// (an unknown REST extension, unreadable key stores or JAAS files) are errors.
+func restOptions(cfg *worker.Config) ([]api.Option, error) {
+	security, err := api.SecurityOptions(cfg.Props, os.Getenv("KAFKA_OPTS"))
+	if err != nil {
+		return nil, fmt.Errorf("invalid worker config: %w", err)
+	}
+	return append([]api.Option{
 		api.WithListeners(cfg.Listeners...),
 		api.WithAdvertised(cfg.AdvertisedHost, cfg.AdvertisedPort, cfg.AdvertisedListenerType),
 		api.WithVersion("4.0.0", Version),
@@ -123,7 +129,7 @@ func restOptions(cfg *worker.Config) []api.Option {
 		api.WithResponseHeaders(cfg.Props["response.http.headers.config"]),
 		api.WithSinkConnectorConfigDef(herder.ConnectorConfigDef()),
 		api.WithExtraHandler("/metrics", metrics.Handler()),
-	}
+	}, security...), nil
 }
 
 func runStandalone(ctx context.Context, args []string) error {
@@ -156,10 +162,14 @@ func serveStandalone(ctx context.Context, wp map[string]string, connectors []map
 	if err != nil {
 		return fmt.Errorf("invalid worker config: %w", err)
 	}
+	ropts, err := restOptions(cfg)
+	if err != nil {
+		return err
+	}
 	status := herder.NewStatusTracker(cfg.WorkerID())
 	w := worker.New(cfg, connect.DefaultRegistry, status)
 	h := herder.NewStandalone(w, status)
-	srv := api.NewServer(h, restOptions(cfg)...)
+	srv := api.NewServer(h, ropts...)
 	if err := srv.Start(); err != nil {
 		return fmt.Errorf("starting REST server: %w", err)
 	}
