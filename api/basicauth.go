@@ -132,6 +132,9 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) bool {
 		ct = "text/plain"
 	}
 	w.Header().Set("Content-Type", ct)
+	// The JVM's filter sends no challenge; RFC 7235 requires one on a 401, and clients such as curl --anyauth and
+	// browsers need it to offer credentials. JVM clients ignore the extra header.
+	w.Header().Set("WWW-Authenticate", `Basic realm="connect", charset="UTF-8"`)
 	w.WriteHeader(http.StatusUnauthorized)
 	_, _ = w.Write([]byte(msgUnauthorized))
 	return false

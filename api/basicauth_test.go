@@ -105,7 +105,7 @@ func TestBasicAuthEveryRoute(t *testing.T) {
 				assert.Equal(t, 401, resp.StatusCode, "Authorization %q", hdr)
 				assert.Equal(t, msgUnauthorized, string(data))
 				assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
-				assert.Empty(t, resp.Header.Get("WWW-Authenticate"), "the JVM's filter sends none")
+				assert.Equal(t, `Basic realm="connect", charset="UTF-8"`, resp.Header.Get("WWW-Authenticate"), "RFC 7235 challenge")
 			}
 			got := secured.do(t, req{method: c.method, path: path, body: body, headers: map[string]string{"Authorization": basic("bob", "pw2")}})
 			want := open.do(t, req{method: c.method, path: path, body: body})
