@@ -13,8 +13,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/riferrei/srclient"
-
 	"github.com/connectd/connectd/connect"
 )
 
@@ -304,12 +302,17 @@ func (c *Converter) schemaByID(topic string, id int32) (*parsedSchema, error) {
 	return ps, nil
 }
 
-// regErr classifies a registry failure as the JVM does: network problems are retriable, anything the
-// registry answered is a DataException.
+// regErr classifies a registry failure. An answer of the registry is a DataException, as in the JVM; a
+// transient answer (40403, 5xx: see registryError.transient) is also retriable, and so are network
+// failures: the worker retries those within errors.retry.timeout before the record counts as failed.
 func (c *Converter) regErr(topic, msg string, err error) error {
-	var se srclient.Error
-	if errors.As(err, &se) || errors.Is(err, errRegistryAnswer) {
-		return &connect.DataError{Err: fmt.Errorf("%s: %w", msg, err)}
+	var re *registryError
+	if errors.As(err, &re) {
+		de := &connect.DataError{Err: fmt.Errorf("%s: %w", msg, err)}
+		if re.transient() {
+			return connect.Retriable(de)
+		}
+		return de
 	}
 	var ne net.Error
 	var ue *url.Error
