@@ -94,3 +94,74 @@ func TestRuntimeConsumesConfluentAvro(t *testing.T) {
 	require.Len(t, dead, 1)
 	assert.Equal(t, "bad", string(dead[0].Key))
 }
+
+// TestRuntimeRetriesSchemaNotLoaded: a registry answering 40403 for a schema id it has not loaded yet
+// (Karapace just after its restart) is retried within errors.retry.timeout, and the record arrives; with
+// the default errors.retry.timeout=0 the same answer sends the record to the dead-letter topic.
+func TestRuntimeRetriesSchemaNotLoaded(t *testing.T) {
+	addr := kafkatest.Bootstrap(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := l.Addr().(*net.TCPAddr).Port
+	require.NoError(t, l.Close())
+	cfg, err := worker.ParseConfig(map[string]string{
+		"bootstrap.servers": addr, "key.converter": sinktest.StringConverterClass, "value.converter": sinktest.StringConverterClass,
+		"offset.flush.interval.ms": "500", "listeners": fmt.Sprintf("http://127.0.0.1:%d", port),
+	})
+	require.NoError(t, err)
+	st := herder.NewStatusTracker(cfg.WorkerID())
+	h := herder.NewStandalone(worker.New(cfg, connect.DefaultRegistry, st), st)
+	require.NoError(t, h.Start(context.Background()))
+	t.Cleanup(h.Stop)
+
+	for _, tc := range []struct {
+		name         string
+		retryTimeout string
+		notLoaded    int
+		arrive, dead int
+	}{
+		{"retried", "60000", 3, 5, 0},
+		{"no-retry", "0", 1, 4, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reg := avrotest.New()
+			defer reg.Close()
+			topic := kafkatest.UniqueName(t, "avro-notloaded")
+			dlq := topic + "-dlq"
+			kafkatest.CreateTopic(t, addr, topic, 1, nil)
+			conv := New()
+			require.NoError(t, conv.Configure(map[string]string{ConfigURL: reg.URL()}, false))
+			var msgs []*sarama.ProducerMessage
+			for i := 0; i < 5; i++ {
+				v, err := conv.FromConnectData(topic, nil, connect.StringSchema, fmt.Sprintf("v%d", i))
+				require.NoError(t, err)
+				msgs = append(msgs, &sarama.ProducerMessage{Key: sarama.StringEncoder(fmt.Sprintf("k%d", i)), Value: sarama.ByteEncoder(v)})
+			}
+			kafkatest.Produce(t, addr, topic, msgs...)
+			reg.AnswerNotFound(tc.notLoaded)
+
+			name := kafkatest.UniqueName(t, "avro-notloaded-sink")
+			_, _, err := h.PutConnectorConfig(context.Background(), name, map[string]string{
+				"name": name, "connector.class": sinktest.Class, "tasks.max": "1", "topics": topic, "sink.id": name,
+				"value.converter": ClassName, "value.converter.schema.registry.url": reg.URL(),
+				"errors.retry.timeout": tc.retryTimeout, "errors.retry.delay.max.ms": "1000",
+				"errors.tolerance": "all", "errors.deadletterqueue.topic.name": dlq,
+				"errors.deadletterqueue.topic.replication.factor": "1",
+			}, "", false)
+			require.NoError(t, err)
+			sink := sinktest.For(name)
+			require.Eventually(t, func() bool { return sink.Count() >= tc.arrive }, 60*time.Second, 20*time.Millisecond)
+			first := 5 - tc.arrive
+			for i, r := range sink.Records() {
+				assert.Equal(t, fmt.Sprintf("v%d", first+i), r.Value)
+			}
+			if tc.dead > 0 {
+				dead := kafkatest.ConsumeAll(t, addr, dlq, tc.dead, 60*time.Second)
+				require.Len(t, dead, tc.dead)
+				assert.Equal(t, "k0", string(dead[0].Key))
+			}
+			assert.Equal(t, tc.arrive, sink.Count())
+			require.NoError(t, h.DeleteConnector(context.Background(), name))
+		})
+	}
+}

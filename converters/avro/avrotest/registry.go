@@ -40,7 +40,14 @@ type Registry struct {
 	User, Password string
 	// Requests counts requests served (for cache tests).
 	Requests atomic.Int64
+	// unloaded is the number of GET /schemas/ids/{id} requests still to answer 40403, as a registry that
+	// has not read its schemas topic yet (Karapace just after a restart) does.
+	unloaded atomic.Int64
 }
+
+// AnswerNotFound makes the next n GET /schemas/ids/{id} requests answer 40403 as if the registry had not
+// loaded its schemas yet.
+func (r *Registry) AnswerNotFound(n int) { r.unloaded.Store(int64(n)) }
 
 type stored struct {
 	Schema     string
@@ -245,6 +252,9 @@ func unescape(s string) (string, error) {
 func (r *Registry) serveSchemaID(w http.ResponseWriter, req *http.Request, rest []string) {
 	id, err := strconv.Atoi(rest[0])
 	s, ok := r.schemas[id]
+	if ok && r.unloaded.Add(-1) >= 0 {
+		ok = false
+	}
 	if err != nil || !ok {
 		fail(w, 404, 40403, "Schema "+rest[0]+" not found")
 		return
