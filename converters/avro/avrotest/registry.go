@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sort"
@@ -26,7 +27,8 @@ import (
 
 // Registry is the in-memory registry. Use New or NewTLS; Close stops it.
 type Registry struct {
-	srv *httptest.Server
+	srv  *httptest.Server
+	addr string // of a stopped registry
 
 	mu       sync.Mutex
 	nextID   int
@@ -38,11 +40,28 @@ type Registry struct {
 
 	// User and Password, when set, require HTTP basic auth on every request.
 	User, Password string
+	users          map[string]user // AddUser
 	// Requests counts requests served (for cache tests).
 	Requests atomic.Int64
 	// unloaded is the number of GET /schemas/ids/{id} requests still to answer 40403, as a registry that
 	// has not read its schemas topic yet (Karapace just after a restart) does.
 	unloaded atomic.Int64
+}
+
+type user struct {
+	password string
+	write    bool
+}
+
+// AddUser requires HTTP basic auth on every request and adds a user; a user without write access is
+// refused registrations, deletions and config changes (403), as with Karapace's ACLs.
+func (r *Registry) AddUser(name, password string, write bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.users == nil {
+		r.users = map[string]user{}
+	}
+	r.users[name] = user{password, write}
 }
 
 // AnswerNotFound makes the next n GET /schemas/ids/{id} requests answer 40403 as if the registry had not
@@ -82,6 +101,26 @@ func (r *Registry) Server() *httptest.Server { return r.srv }
 
 // Close stops the server.
 func (r *Registry) Close() { r.srv.Close() }
+
+// Stop takes the registry down (connections refused) keeping its schemas; Start brings it back on the
+// same address. A plain-HTTP registry only.
+func (r *Registry) Stop() {
+	r.addr = r.srv.Listener.Addr().String()
+	r.srv.Close()
+}
+
+// Start restarts a stopped registry on its former address.
+func (r *Registry) Start() error {
+	l, err := net.Listen("tcp", r.addr)
+	if err != nil {
+		return err
+	}
+	r.srv = httptest.NewUnstartedServer(r)
+	r.srv.Listener.Close()
+	r.srv.Listener = l
+	r.srv.Start()
+	return nil
+}
 
 // Register adds a schema under subject directly and returns its id (test setup without HTTP).
 func (r *Registry) Register(subject, schema string) int {
@@ -173,6 +212,13 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
+func unauthorized(w http.ResponseWriter) {
+	w.Header().Set("WWW-Authenticate", `Basic realm="Karapace Schema Registry"`)
+	fail(w, http.StatusUnauthorized, 401, "Unauthorized")
+}
+
+func forbidden(w http.ResponseWriter) { fail(w, http.StatusForbidden, 403, "Forbidden") }
+
 func fail(w http.ResponseWriter, status, code int, msg string) {
 	writeJSON(w, status, errBody{Code: code, Message: msg})
 }
@@ -180,12 +226,8 @@ func fail(w http.ResponseWriter, status, code int, msg string) {
 // ServeHTTP implements the REST API.
 func (r *Registry) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	r.Requests.Add(1)
-	if r.User != "" || r.Password != "" {
-		u, p, ok := req.BasicAuth()
-		if !ok || u != r.User || p != r.Password {
-			fail(w, http.StatusUnauthorized, 401, "Unauthorized")
-			return
-		}
+	if !r.authorized(w, req) {
+		return
 	}
 	parts := strings.Split(strings.Trim(req.URL.EscapedPath(), "/"), "/")
 	for i := range parts {
@@ -227,6 +269,41 @@ func (r *Registry) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	default:
 		fail(w, 404, 404, "HTTP 404 Not Found")
 	}
+}
+
+// authorized checks basic auth: User/Password, or the users of AddUser (a read-only user may only read).
+func (r *Registry) authorized(w http.ResponseWriter, req *http.Request) bool {
+	r.mu.Lock()
+	users := r.users
+	r.mu.Unlock()
+	if r.User == "" && r.Password == "" && users == nil {
+		return true
+	}
+	name, pass, ok := req.BasicAuth()
+	if r.User != "" || r.Password != "" {
+		if ok && name == r.User && pass == r.Password {
+			return true
+		}
+	}
+	u, known := users[name]
+	if !ok || !known || u.password != pass {
+		unauthorized(w)
+		return false
+	}
+	if !u.write && req.Method != http.MethodGet && !isReadPost(req) {
+		forbidden(w)
+		return false
+	}
+	return true
+}
+
+// isReadPost: a lookup (POST /subjects/{s}) or a compatibility check only reads.
+func isReadPost(req *http.Request) bool {
+	if req.Method != http.MethodPost {
+		return false
+	}
+	p := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
+	return (len(p) == 2 && p[0] == "subjects") || p[0] == "compatibility"
 }
 
 func unescape(s string) (string, error) {
