@@ -609,6 +609,8 @@ func idOf(t *testing.T, r *recorder, subjectPath string, version int) string {
 	return strconv.Itoa(out.ID)
 }
 
-func timeUTC(y int, m time.Month, d, h int) time.Time { return time.Date(y, m, d, h, 0, 0, 0, time.UTC) }
+func timeUTC(y int, m time.Month, d, h int) time.Time {
+	return time.Date(y, m, d, h, 0, 0, 0, time.UTC)
+}
 
 func timeMillis(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
