@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -190,7 +191,13 @@ func maskIDs(exs []exchange) []exchange {
 	learn = func(v any) {
 		switch x := v.(type) {
 		case map[string]any:
-			for k, e := range x {
+			keys := make([]string, 0, len(x))
+			for k := range x {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys) // a deterministic naming order
+			for _, k := range keys {
+				e := x[k]
 				if n, ok := e.(json.Number); ok && k == "id" {
 					i, _ := n.Int64()
 					name(i)
