@@ -120,6 +120,7 @@ type decKey struct {
 
 type parsedSchema struct {
 	text string
+	refs []schemaRef
 	node *node
 }
 
@@ -246,7 +247,7 @@ func (c *Converter) compiledFor(topic string, id int32) (*compiled, error) {
 		return nil, err
 	}
 	subject := c.subjectName(topic, ps.node.typeName())
-	version, err := c.reg.lookupVersion(subject, ps.text)
+	version, err := c.reg.lookupVersion(subject, ps.text, ps.refs)
 	if err != nil {
 		return nil, c.regErr(topic, fmt.Sprintf("Error retrieving Avro %s schema version for id %d", c.kind(), id), err)
 	}
@@ -281,18 +282,23 @@ func (c *Converter) schemaByID(topic string, id int32) (*parsedSchema, error) {
 	if ps != nil {
 		return ps, nil
 	}
-	text, typ, err := c.reg.schemaByID(int(id))
+	a, err := c.reg.schemaByID(int(id))
 	if err != nil {
 		return nil, c.regErr(topic, fmt.Sprintf("Error retrieving Avro %s schema for id %d", c.kind(), id), err)
 	}
-	if typ != "" && typ != "AVRO" {
-		return nil, c.deserErr(topic, fmt.Errorf("schema %d is of type %s, not AVRO", id, typ))
+	if a.SchemaType != "" && a.SchemaType != "AVRO" {
+		return nil, c.deserErr(topic, fmt.Errorf("schema %d is of type %s, not AVRO", id, a.SchemaType))
 	}
-	n, err := parseSchema(text)
+	var deps []string
+	if err := c.resolveRefs(a.References, map[schemaRef]bool{}, &deps); err != nil {
+		return nil, c.regErr(topic, fmt.Sprintf("Error retrieving the schemas referenced by Avro %s schema %d", c.kind(), id), err)
+	}
+	n, err := parseSchemaWithRefs(a.Schema, deps)
 	if err != nil {
 		return nil, c.deserErr(topic, err)
 	}
-	ps = &parsedSchema{text: text, node: n}
+	text := a.Schema
+	ps = &parsedSchema{text: text, refs: a.References, node: n}
 	c.mu.Lock()
 	if len(c.byID) >= c.maxCache {
 		clear(c.byID)
@@ -300,6 +306,28 @@ func (c *Converter) schemaByID(topic string, id int32) (*parsedSchema, error) {
 	c.byID[id] = ps
 	c.mu.Unlock()
 	return ps, nil
+}
+
+// resolveRefs appends the texts of the referenced schemas, each after its own references (depth first).
+func (c *Converter) resolveRefs(refs []schemaRef, seen map[schemaRef]bool, out *[]string) error {
+	for _, r := range refs {
+		if seen[r] {
+			continue
+		}
+		seen[r] = true
+		if len(seen) > 1000 {
+			return fmt.Errorf("more than 1000 schema references")
+		}
+		a, err := c.reg.subjectVersion(r.Subject, r.Version)
+		if err != nil {
+			return err
+		}
+		if err := c.resolveRefs(a.References, seen, out); err != nil {
+			return err
+		}
+		*out = append(*out, a.Schema)
+	}
+	return nil
 }
 
 // regErr classifies a registry failure. An answer of the registry is a DataException, as in the JVM; a

@@ -315,34 +315,50 @@ func (rc *registryClient) call(method, url string, body, out any) error {
 }
 
 type schemaAnswer struct {
-	Subject    string `json:"subject"`
-	Version    int    `json:"version"`
-	ID         int    `json:"id"`
-	Schema     string `json:"schema"`
-	SchemaType string `json:"schemaType"`
+	Subject    string      `json:"subject"`
+	Version    int         `json:"version"`
+	ID         int         `json:"id"`
+	Schema     string      `json:"schema"`
+	SchemaType string      `json:"schemaType"`
+	References []schemaRef `json:"references"`
 }
 
-func (rc *registryClient) schemaByID(id int) (text, typ string, err error) {
+// schemaRef is a schema reference: the named type Name is defined by Subject's Version.
+type schemaRef struct {
+	Name    string `json:"name"`
+	Subject string `json:"subject"`
+	Version int    `json:"version"`
+}
+
+func (rc *registryClient) schemaByID(id int) (schemaAnswer, error) {
 	var a schemaAnswer
-	err = rc.try(func(base string) error {
+	err := rc.try(func(base string) error {
 		return rc.call(http.MethodGet, base+"/schemas/ids/"+strconv.Itoa(id), nil, &a)
 	})
-	return a.Schema, a.SchemaType, err
+	return a, err
 }
 
-func (rc *registryClient) lookupVersion(subject, schema string) (int, error) {
-	_, v, err := rc.lookup(subject, schema, rc.versions)
+func (rc *registryClient) subjectVersion(subject string, version int) (schemaAnswer, error) {
+	var a schemaAnswer
+	err := rc.try(func(base string) error {
+		return rc.call(http.MethodGet, base+"/subjects/"+url.PathEscape(subject)+"/versions/"+strconv.Itoa(version), nil, &a)
+	})
+	return a, err
+}
+
+func (rc *registryClient) lookupVersion(subject, schema string, refs []schemaRef) (int, error) {
+	_, v, err := rc.lookup(subject, schema, refs, rc.versions)
 	return v, err
 }
 
 func (rc *registryClient) lookupID(subject, schema string) (int, error) {
-	id, _, err := rc.lookup(subject, schema, rc.ids)
+	id, _, err := rc.lookup(subject, schema, nil, rc.ids)
 	return id, err
 }
 
 // lookup resolves a schema under a subject (POST /subjects/{s}) once, caching both its id and its version;
 // cache says which of the two the caller needs, to answer from it without a request.
-func (rc *registryClient) lookup(subject, schema string, cache map[string]int) (id, version int, err error) {
+func (rc *registryClient) lookup(subject, schema string, refs []schemaRef, cache map[string]int) (id, version int, err error) {
 	key := subject + "|" + schema
 	rc.mu.Lock()
 	cached, ok := cache[key]
@@ -350,9 +366,13 @@ func (rc *registryClient) lookup(subject, schema string, cache map[string]int) (
 	if ok {
 		return cached, cached, nil
 	}
+	body := map[string]any{"schema": schema}
+	if len(refs) > 0 {
+		body["references"] = refs
+	}
 	var a schemaAnswer
 	err = rc.try(func(base string) error {
-		return rc.call(http.MethodPost, base+"/subjects/"+url.PathEscape(subject), map[string]string{"schema": schema}, &a)
+		return rc.call(http.MethodPost, base+"/subjects/"+url.PathEscape(subject), body, &a)
 	})
 	if err != nil {
 		return 0, 0, err
