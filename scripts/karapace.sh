@@ -2,7 +2,7 @@
 # scripts/karapace.sh — Karapace (Aiven's Apache-2.0 Schema Registry) built from a source checkout, for the
 # Avro converter's registry goldens (converters/avro/registry_golden_test.go).
 #
-# Usage: scripts/karapace.sh {build|up|down|capture|check}
+# Usage: scripts/karapace.sh {build|up|down|capture|check|outage|plain stop|plain start}
 #
 #   build    build Karapace from $KARAPACE_SRC into $KARAPACE_BUILD (venv + protopace library; cached)
 #   up       build, then start two registries on a Kafka broker (each on a fresh schemas topic): a plain one and
@@ -12,6 +12,8 @@
 #   capture  up, run the golden scenarios against Karapace writing testdata/avro/registry-goldens/*.json,
 #            then check avrotest against the new goldens, then down
 #   check    up, run the golden scenarios against Karapace comparing with the goldens, then down
+#   outage   up, run TestRuntimeRegistryOutageAndRestart against Karapace (stopped and restarted on its
+#            schemas topic by `plain stop` / `plain start`), then down
 #
 # Without a Karapace source checkout (KARAPACE_SRC unset or not a directory) every command prints why and
 # exits 0: the goldens are then checked against avrotest only (`go test ./converters/avro/`).
@@ -108,9 +110,9 @@ build() {
 
 free_port() { bash "$ROOT/scripts/kafka.sh" free-port; }
 
-# start NAME PORT [AUTHFILE]: one Karapace registry on a fresh schemas topic.
+# start_one NAME PORT TOPIC [AUTHFILE]: one Karapace registry.
 start_one() {
-  local name=$1 port=$2 authfile=${3:-} run=$RUN/$1
+  local name=$1 port=$2 topic=$3 authfile=${4:-} run=$RUN/$1
   mkdir -p "$run"
   local sitecustom="$run/sitecustomize.py"
   # karapace.version is generated at packaging time; provide it when the checkout lacks it.
@@ -123,7 +125,6 @@ except ImportError:
     import karapace_version
     sys.modules["karapace.version"] = karapace_version
 EOF
-  local topic="_schemas_${name}_$(date +%s)_$$"
   (
     export PYTHONPATH="$run:$KARAPACE_SRC/src:$BUILD/lib"
     export KARAPACE_BOOTSTRAP_URI="$KAFKA_BOOTSTRAP" KARAPACE_HOST=127.0.0.1 KARAPACE_PORT="$port"
@@ -182,13 +183,18 @@ up() {
     KAFKA_BOOTSTRAP="$(KAFKA_PORT=$kp bash "$ROOT/scripts/kafka.sh" up)"
     echo "$kp" > "$RUN/kafka-port"
   fi
-  local p1 p2
+  local p1 p2 t1 t2
   p1="$(free_port)"; p2="$(free_port)"
+  t1="_schemas_plain_$(date +%s)_$$"; t2="_schemas_auth_$(date +%s)_$$"
   authfile "$RUN/auth.json"
-  start_one plain "$p1"
-  start_one auth "$p2" "$RUN/auth.json"
+  start_one plain "$p1" "$t1"
+  start_one auth "$p2" "$t2" "$RUN/auth.json"
   cat > "$STATE" <<EOF
 RUN=$RUN
+BUILD=$BUILD
+KAFKA_BOOTSTRAP=$KAFKA_BOOTSTRAP
+PLAIN_PORT=$p1
+PLAIN_TOPIC=$t1
 SCHEMA_REGISTRY_URL=http://127.0.0.1:$p1
 SCHEMA_REGISTRY_AUTH_URL=http://127.0.0.1:$p2
 SCHEMA_REGISTRY_NAME="Karapace $(cat "$BUILD/.done") (avro $AVRO_VERSION, buf $BUF_VERSION)"
@@ -196,18 +202,22 @@ EOF
   echo "SCHEMA_REGISTRY_URL=http://127.0.0.1:$p1 SCHEMA_REGISTRY_AUTH_URL=http://127.0.0.1:$p2"
 }
 
+stop_one() {
+  local pid
+  [[ -f "$RUN/$1/pid" ]] || return 0
+  pid="$(cat "$RUN/$1/pid")"
+  kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+  for _ in $(seq 1 20); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+  kill -KILL -- "-$pid" 2>/dev/null || true
+  rm -f "$RUN/$1/pid"
+}
+
 down() {
   [[ -f "$STATE" ]] || { log "nothing to stop"; return 0; }
   # shellcheck disable=SC1090
   source "$STATE"
-  local n pid
-  for n in plain auth; do
-    [[ -f "$RUN/$n/pid" ]] || continue
-    pid="$(cat "$RUN/$n/pid")"
-    kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
-    for _ in $(seq 1 20); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
-    kill -KILL -- "-$pid" 2>/dev/null || true
-  done
+  stop_one plain
+  stop_one auth
   if [[ -f "$RUN/kafka-port" ]]; then KAFKA_PORT="$(cat "$RUN/kafka-port")" bash "$ROOT/scripts/kafka.sh" down >&2 || true; fi
   rm -f "$STATE"
   log "stopped"
@@ -221,21 +231,39 @@ run_goldens() {
   (cd "$ROOT" && REGISTRY_GOLDENS="$mode" go test -count=1 -run 'TestRegistryGoldens' ./converters/avro/)
 }
 
+# plain {stop|start}: take the plain registry down, or start it again on its port and schemas topic
+# (the outage test's SCHEMA_REGISTRY_CTL).
+plain() {
+  # shellcheck disable=SC1090
+  source "$STATE"
+  case "$1" in
+    stop) stop_one plain; log "plain registry stopped" ;;
+    start) start_one plain "$PLAIN_PORT" "$PLAIN_TOPIC" ;;
+  esac
+}
+
 cmd="${1:-}"
 case "$cmd" in
-  build|up|capture|check) have_source || exit 0 ;;
+  build|up|capture|check|outage) have_source || exit 0 ;;
 esac
 case "$cmd" in
   build) build ;;
   up) up ;;
   down) down ;;
+  plain) plain "${2:-}" ;;
+  outage)
+    trap down EXIT; up >/dev/null
+    # shellcheck disable=SC1090
+    source "$STATE"
+    (cd "$ROOT" && SCHEMA_REGISTRY_URL="$SCHEMA_REGISTRY_URL" SCHEMA_REGISTRY_CTL="bash $ROOT/scripts/karapace.sh plain" \
+      KAFKA_BOOTSTRAP="$KAFKA_BOOTSTRAP" go test -count=1 -v -run 'TestRuntimeRegistryOutageAndRestart' ./converters/avro/) ;;
   capture)
-    up >/dev/null; trap down EXIT
+    trap down EXIT; up >/dev/null
     run_goldens capture
     log "goldens written; checking avrotest against them"
     (cd "$ROOT" && go test -count=1 -run 'TestRegistryGoldens' ./converters/avro/) ;;
   check)
-    up >/dev/null; trap down EXIT
+    trap down EXIT; up >/dev/null
     run_goldens compare ;;
-  *) echo "usage: $0 {build|up|down|capture|check}" >&2; exit 2 ;;
+  *) echo "usage: $0 {build|up|down|capture|check|outage|plain stop|plain start}" >&2; exit 2 ;;
 esac
