@@ -114,23 +114,13 @@ free_port() { bash "$ROOT/scripts/kafka.sh" free-port; }
 start_one() {
   local name=$1 port=$2 topic=$3 authfile=${4:-} run=$RUN/$1
   mkdir -p "$run"
-  local sitecustom="$run/sitecustomize.py"
-  # karapace.version is generated at packaging time; provide it when the checkout lacks it.
-  cat > "$sitecustom" <<EOF
-import sys, types
-try:
-    import karapace.version  # noqa: F401
-except ImportError:
-    sys.path.insert(0, "$BUILD/overlay")
-    import karapace_version
-    sys.modules["karapace.version"] = karapace_version
-EOF
   (
-    export PYTHONPATH="$run:$KARAPACE_SRC/src:$BUILD/lib"
+    export PYTHONPATH="$RUN/site:$KARAPACE_SRC/src:$BUILD/lib"
     export KARAPACE_BOOTSTRAP_URI="$KAFKA_BOOTSTRAP" KARAPACE_HOST=127.0.0.1 KARAPACE_PORT="$port"
     export KARAPACE_TOPIC_NAME="$topic" KARAPACE_GROUP_ID="sr-$topic" KARAPACE_CLIENT_ID="sr-$name"
     export KARAPACE_REPLICATION_FACTOR=1 KARAPACE_KARAPACE_REST=false KARAPACE_KARAPACE_REGISTRY=true
     export KARAPACE_LOG_LEVEL=WARNING KARAPACE_COMPATIBILITY=BACKWARD
+    export PYTHONHASHSEED=0 # stable order of sets (incompatibility lists) between runs
     [[ -n "$authfile" ]] && export KARAPACE_REGISTRY_AUTHFILE="$authfile"
     cd "$run"
     exec setsid "$BUILD/venv/bin/python" -m karapace > "$run/karapace.log" 2>&1
@@ -153,24 +143,34 @@ EOF
   log "$name up on http://127.0.0.1:$port (topic $topic)"
 }
 
-authfile() {
-  local f=$1 py="$BUILD/venv/bin/python"
-  PYTHONPATH="$KARAPACE_SRC/src" "$py" - "$f" <<'EOF'
-import json, sys
-sys.modules.setdefault("karapace.version", type(sys)("karapace.version"))
-from karapace.core.auth import HashAlgorithm, hash_password
-users = [("connect", "connect-secret"), ("reader", "reader-secret")]
-data = {
-    "users": [{"username": u, "algorithm": "sha512", "salt": "salt-" + u,
-               "password_hash": hash_password(HashAlgorithm.SHA512, "salt-" + u, p)} for u, p in users],
-    "permissions": [
-        {"username": "connect", "operation": "Write", "resource": "Subject:.*"},
-        {"username": "connect", "operation": "Write", "resource": "Config:"},
-        {"username": "reader", "operation": "Read", "resource": "Subject:.*"},
-        {"username": "reader", "operation": "Read", "resource": "Config:"},
-    ],
+# site: a sitecustomize providing karapace.version (generated at packaging time) when the checkout lacks it.
+site() {
+  mkdir -p "$RUN/site"
+  cat > "$RUN/site/sitecustomize.py" <<EOF
+import sys
+try:
+    import karapace.version  # noqa: F401
+except ImportError:
+    sys.path.insert(0, "$BUILD/overlay")
+    import karapace_version
+    sys.modules["karapace.version"] = karapace_version
+EOF
 }
-json.dump(data, open(sys.argv[1], "w"), indent=2)
+
+# authfile FILE: users hashed by Karapace's own karapace_mkpasswd, and their ACLs.
+authfile() {
+  local f=$1 u p users=""
+  for u in connect reader; do
+    p="$u-secret"
+    users+="$(PYTHONPATH="$RUN/site:$KARAPACE_SRC/src:$BUILD/lib" "$BUILD/venv/bin/python" -m karapace.core.auth -u "$u" -a sha512 "$p" "salt-$u"),"
+  done
+  cat > "$f" <<EOF
+{"users": [${users%,}],
+ "permissions": [
+  {"username": "connect", "operation": "Write", "resource": "Subject:.*"},
+  {"username": "connect", "operation": "Write", "resource": "Config:"},
+  {"username": "reader", "operation": "Read", "resource": "Subject:.*"},
+  {"username": "reader", "operation": "Read", "resource": "Config:"}]}
 EOF
 }
 
@@ -186,6 +186,7 @@ up() {
   local p1 p2 t1 t2
   p1="$(free_port)"; p2="$(free_port)"
   t1="_schemas_plain_$(date +%s)_$$"; t2="_schemas_auth_$(date +%s)_$$"
+  site
   authfile "$RUN/auth.json"
   start_one plain "$p1" "$t1"
   start_one auth "$p2" "$t2" "$RUN/auth.json"
@@ -223,13 +224,12 @@ down() {
   log "stopped"
 }
 
-run_goldens() {
-  local mode=$1
+run_goldens() (
   # shellcheck disable=SC1090
   source "$STATE"
   export SCHEMA_REGISTRY_URL SCHEMA_REGISTRY_AUTH_URL SCHEMA_REGISTRY_NAME
-  (cd "$ROOT" && REGISTRY_GOLDENS="$mode" go test -count=1 -run 'TestRegistryGoldens' ./converters/avro/)
-}
+  cd "$ROOT" && REGISTRY_GOLDENS="$1" go test -count=1 -run 'TestRegistryGoldens' ./converters/avro/
+)
 
 # plain {stop|start}: take the plain registry down, or start it again on its port and schemas topic
 # (the outage test's SCHEMA_REGISTRY_CTL).
@@ -261,7 +261,7 @@ case "$cmd" in
     trap down EXIT; up >/dev/null
     run_goldens capture
     log "goldens written; checking avrotest against them"
-    (cd "$ROOT" && go test -count=1 -run 'TestRegistryGoldens' ./converters/avro/) ;;
+    (cd "$ROOT" && env -u SCHEMA_REGISTRY_URL -u SCHEMA_REGISTRY_AUTH_URL go test -count=1 -run 'TestRegistryGoldens' ./converters/avro/) ;;
   check)
     trap down EXIT; up >/dev/null
     run_goldens compare ;;

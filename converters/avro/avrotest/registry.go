@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -71,8 +72,23 @@ func (r *Registry) AnswerNotFound(n int) { r.unloaded.Store(int64(n)) }
 type stored struct {
 	Schema     string
 	SchemaType string
-	References json.RawMessage
+	References []Reference
 }
+
+// Reference is a schema reference: the named type Name is defined by Subject's Version.
+type Reference struct {
+	Name    string `json:"name"`
+	Subject string `json:"subject"`
+	Version int    `json:"version"`
+}
+
+// registryError is an error answer: HTTP status, error_code, message.
+type registryError struct {
+	status, code int
+	message      string
+}
+
+func (e *registryError) Error() string { return e.message }
 
 // New starts a plain-HTTP registry on a loopback port.
 func New() *Registry {
@@ -126,7 +142,14 @@ func (r *Registry) Start() error {
 func (r *Registry) Register(subject, schema string) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	prev, had := r.config[subject]
+	r.config[subject] = "NONE" // direct setup registers whatever the test needs
 	id, _ := r.register(subject, stored{Schema: schema, SchemaType: "AVRO"})
+	if had {
+		r.config[subject] = prev
+	} else {
+		delete(r.config, subject)
+	}
 	return id
 }
 
@@ -156,31 +179,143 @@ func (r *Registry) subjectList() []string {
 	return out
 }
 
-func normalize(schema string) string {
-	var v any
-	d := json.NewDecoder(strings.NewReader(schema))
-	d.UseNumber()
-	if err := d.Decode(&v); err != nil {
-		return schema
+// identity is what makes two registrations the same schema: its canonical text and its references.
+func identity(s stored) string {
+	var refs []byte
+	if len(s.References) > 0 {
+		refs, _ = json.Marshal(s.References)
 	}
-	b, err := json.Marshal(v) // map keys sorted: a canonical form for identity
-	if err != nil {
-		return schema
-	}
-	return string(b)
+	return s.SchemaType + "|" + canonical(s.Schema) + "|" + string(refs)
 }
 
-func (r *Registry) register(subject string, s stored) (int, error) {
+// resolve returns the texts of the schemas s references, dependencies first, or the error Karapace
+// answers for a reference to a missing subject or version.
+func (r *Registry) resolve(s stored, seen map[Reference]bool, out *[]string) error {
+	for _, ref := range s.References {
+		if seen[ref] {
+			continue
+		}
+		seen[ref] = true
+		versions := r.subjects[ref.Subject]
+		if r.deleted[ref.Subject] || ref.Version < 1 || ref.Version > len(versions) {
+			return fmt.Errorf("missing reference")
+		}
+		dep := r.schemas[versions[ref.Version-1]]
+		if err := r.resolve(dep, seen, out); err != nil {
+			return err
+		}
+		*out = append(*out, dep.Schema)
+	}
+	return nil
+}
+
+// parsed parses a stored Avro schema with its references.
+func (r *Registry) parsed(s stored) (*avroType, error) {
+	var deps []string
+	if err := r.resolve(s, map[Reference]bool{}, &deps); err != nil {
+		return nil, err
+	}
+	return parseAvro(s.Schema, deps)
+}
+
+func (r *Registry) compatibilityOf(subject string) string {
+	if c, ok := r.config[subject]; ok {
+		return c
+	}
+	return r.config[""]
+}
+
+// incompatibilities checks s against the subject's live versions as Karapace does: the latest one, or
+// all of them for the transitive levels; the messages of the first incompatible version.
+func (r *Registry) incompatibilities(subject string, s *avroType) []string {
+	level := r.compatibilityOf(subject)
+	versions := r.subjects[subject]
+	if level == "NONE" || len(versions) == 0 || r.deleted[subject] {
+		return nil
+	}
+	olds := versions[len(versions)-1:]
+	if strings.HasSuffix(level, "_TRANSITIVE") {
+		olds = versions
+	}
+	for _, id := range olds {
+		old, err := r.parsed(r.schemas[id])
+		if err != nil {
+			continue
+		}
+		var msgs []string
+		switch strings.TrimSuffix(level, "_TRANSITIVE") {
+		case "BACKWARD":
+			msgs = incompatibilities(s, old)
+		case "FORWARD":
+			msgs = incompatibilities(old, s)
+		case "FULL":
+			msgs = mergeSorted(incompatibilities(s, old), incompatibilities(old, s))
+		}
+		if len(msgs) > 0 {
+			return msgs
+		}
+	}
+	return nil
+}
+
+func mergeSorted(a, b []string) []string {
+	set := map[string]bool{}
+	for _, m := range append(a, b...) {
+		set[m] = true
+	}
+	out := make([]string, 0, len(set))
+	for m := range set {
+		out = append(out, m)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// validate parses a schema to register or look up; the error is Karapace's 42201 answer.
+func (r *Registry) validate(s *stored) (*avroType, *registryError) {
 	if s.SchemaType == "" {
 		s.SchemaType = "AVRO"
 	}
-	if s.SchemaType == "AVRO" {
-		var v any
-		if err := json.Unmarshal([]byte(s.Schema), &v); err != nil {
-			return 0, fmt.Errorf("invalid schema: %v", err)
+	if s.SchemaType != "AVRO" {
+		return nil, &registryError{422, 42201, "Invalid schema type " + s.SchemaType}
+	}
+	var deps []string
+	if err := r.resolve(*s, map[Reference]bool{}, &deps); err != nil {
+		refs := make([]string, len(s.References))
+		for i, ref := range s.References {
+			refs[i] = fmt.Sprintf("{name='%s', subject='%s', version=%d}", ref.Name, ref.Subject, ref.Version)
+		}
+		return nil, &registryError{422, 42201, fmt.Sprintf("Invalid AVRO schema. Error: Invalid schema %s with refs [%s] of type SchemaType.AVRO",
+			s.Schema, strings.Join(refs, ", "))}
+	}
+	t, err := parseAvro(s.Schema, deps)
+	if err != nil {
+		return nil, &registryError{422, 42201, "Invalid AVRO schema. Error: " + err.Error()}
+	}
+	s.Schema = canonical(s.Schema)
+	return t, nil
+}
+
+func (r *Registry) register(subject string, s stored) (int, error) {
+	t, verr := r.validate(&s)
+	if verr != nil {
+		return 0, verr
+	}
+	key := identity(s)
+	if id, ok := r.ids[key]; ok && !r.deleted[subject] {
+		for _, x := range r.subjects[subject] {
+			if x == id {
+				return id, nil
+			}
 		}
 	}
-	key := s.SchemaType + "|" + normalize(s.Schema)
+	if msgs := r.incompatibilities(subject, t); len(msgs) > 0 {
+		msg := fmt.Sprintf("Incompatible schema, compatibility_mode=%s. Incompatibilities: %s", r.compatibilityOf(subject), strings.Join(msgs, ", "))
+		if len(msg) > 300+len(msg)-len(strings.Join(msgs, ", ")) {
+			msg = msg[:len(msg)-len(strings.Join(msgs, ", "))] + strings.Join(msgs, ", ")[:300]
+		}
+		return 0, &registryError{409, 409, msg}
+	}
 	id, ok := r.ids[key]
 	if !ok {
 		id = r.nextID
@@ -191,11 +326,6 @@ func (r *Registry) register(subject string, s stored) (int, error) {
 	if r.deleted[subject] {
 		delete(r.deleted, subject)
 		r.subjects[subject] = nil
-	}
-	for _, x := range r.subjects[subject] {
-		if x == id {
-			return id, nil
-		}
 	}
 	r.subjects[subject] = append(r.subjects[subject], id)
 	return id, nil
@@ -212,12 +342,24 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
+// unauthorized and forbidden answer as Karapace: a message without an error_code.
 func unauthorized(w http.ResponseWriter) {
 	w.Header().Set("WWW-Authenticate", `Basic realm="Karapace Schema Registry"`)
-	fail(w, http.StatusUnauthorized, 401, "Unauthorized")
+	writeJSON(w, http.StatusUnauthorized, map[string]string{"message": "Unauthorized"})
 }
 
-func forbidden(w http.ResponseWriter) { fail(w, http.StatusForbidden, 403, "Forbidden") }
+func forbidden(w http.ResponseWriter) {
+	writeJSON(w, http.StatusForbidden, map[string]string{"message": "Forbidden"})
+}
+
+func failWith(w http.ResponseWriter, err error) {
+	var re *registryError
+	if errors.As(err, &re) {
+		fail(w, re.status, re.code, re.message)
+		return
+	}
+	fail(w, 500, 50001, err.Error())
+}
 
 func fail(w http.ResponseWriter, status, code int, msg string) {
 	writeJSON(w, status, errBody{Code: code, Message: msg})
@@ -248,6 +390,8 @@ func (r *Registry) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		writeJSON(w, 200, r.subjectList())
 	case parts[0] == "subjects" && len(parts) >= 2:
 		r.serveSubject(w, req, parts[1], parts[2:])
+	case parts[0] == "compatibility" && len(parts) == 5 && parts[1] == "subjects" && parts[3] == "versions" && req.Method == http.MethodPost:
+		r.serveCompatibility(w, req, parts[2], parts[4])
 	case parts[0] == "config":
 		subject := ""
 		if len(parts) > 1 {
@@ -291,7 +435,12 @@ func (r *Registry) authorized(w http.ResponseWriter, req *http.Request) bool {
 		return false
 	}
 	if !u.write && req.Method != http.MethodGet && !isReadPost(req) {
-		forbidden(w)
+		// Karapace answers a denied subject write as if the subject did not exist.
+		if p := strings.Split(strings.Trim(req.URL.Path, "/"), "/"); len(p) >= 2 && (p[0] == "subjects" || p[0] == "config") {
+			fail(w, 404, 40401, "Subject '"+p[1]+"' not found.")
+		} else {
+			forbidden(w)
+		}
 		return false
 	}
 	return true
@@ -333,13 +482,16 @@ func (r *Registry) serveSchemaID(w http.ResponseWriter, req *http.Request, rest 
 		ok = false
 	}
 	if err != nil || !ok {
-		fail(w, 404, 40403, "Schema "+rest[0]+" not found")
+		fail(w, 404, 40403, "Schema not found")
 		return
 	}
 	if len(rest) == 1 {
 		body := map[string]any{"schema": s.Schema}
 		if s.SchemaType != "AVRO" {
 			body["schemaType"] = s.SchemaType
+		}
+		if len(s.References) > 0 {
+			body["references"] = s.References
 		}
 		writeJSON(w, 200, body)
 		return
@@ -348,8 +500,8 @@ func (r *Registry) serveSchemaID(w http.ResponseWriter, req *http.Request, rest 
 		Subject string `json:"subject"`
 		Version int    `json:"version"`
 	}
-	var pairs []sv
-	var subjects []string
+	pairs := []sv{}
+	subjects := []string{}
 	for _, subj := range r.subjectList() {
 		for i, x := range r.subjects[subj] {
 			if x == id {
@@ -371,40 +523,54 @@ func (r *Registry) serveSchemaID(w http.ResponseWriter, req *http.Request, rest 
 	}
 }
 
+func decodeStored(req *http.Request) (stored, *registryError) {
+	var body struct {
+		Schema     string      `json:"schema"`
+		SchemaType string      `json:"schemaType"`
+		References []Reference `json:"references"`
+	}
+	raw := new(bytes.Buffer)
+	_, _ = raw.ReadFrom(req.Body)
+	if err := json.Unmarshal(raw.Bytes(), &body); err != nil || body.Schema == "" {
+		return stored{}, &registryError{422, 42201, "Invalid schema"}
+	}
+	return stored{Schema: body.Schema, SchemaType: body.SchemaType, References: body.References}, nil
+}
+
+// versionOf resolves "latest", "-1" or a number among a subject's versions.
+func versionOf(v string, versions []int) (int, *registryError) {
+	if v == "latest" || v == "-1" {
+		return len(versions), nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > len(versions) {
+		return 0, &registryError{404, 40402, "Version " + v + " not found."}
+	}
+	return n, nil
+}
+
 func (r *Registry) serveSubject(w http.ResponseWriter, req *http.Request, subject string, rest []string) {
 	versions, exists := r.subjects[subject]
 	if r.deleted[subject] {
 		exists = false
 	}
-	decodeBody := func() (stored, bool) {
-		var body struct {
-			Schema     string          `json:"schema"`
-			SchemaType string          `json:"schemaType"`
-			References json.RawMessage `json:"references"`
-		}
-		raw := new(bytes.Buffer)
-		_, _ = raw.ReadFrom(req.Body)
-		if err := json.Unmarshal(raw.Bytes(), &body); err != nil || body.Schema == "" {
-			fail(w, 422, 42201, "Invalid schema")
-			return stored{}, false
-		}
-		return stored{Schema: body.Schema, SchemaType: body.SchemaType, References: body.References}, true
-	}
+	notFound := func() { fail(w, 404, 40401, "Subject '"+subject+"' not found.") }
 	switch {
 	case len(rest) == 0 && req.Method == http.MethodPost: // lookup
-		s, ok := decodeBody()
-		if !ok {
+		s, rerr := decodeStored(req)
+		if rerr != nil {
+			failWith(w, rerr)
 			return
 		}
 		if !exists {
-			fail(w, 404, 40401, "Subject '"+subject+"' not found.")
+			notFound()
 			return
 		}
-		if s.SchemaType == "" {
-			s.SchemaType = "AVRO"
+		if _, verr := r.validate(&s); verr != nil {
+			failWith(w, verr)
+			return
 		}
-		id, ok := r.ids[s.SchemaType+"|"+normalize(s.Schema)]
-		if ok {
+		if id, ok := r.ids[identity(s)]; ok {
 			for i, x := range versions {
 				if x == id {
 					writeJSON(w, 200, map[string]any{"subject": subject, "version": i + 1, "id": id, "schema": r.schemas[id].Schema})
@@ -415,8 +581,14 @@ func (r *Registry) serveSubject(w http.ResponseWriter, req *http.Request, subjec
 		fail(w, 404, 40403, "Schema not found")
 	case len(rest) == 0 && req.Method == http.MethodDelete:
 		if !exists {
-			fail(w, 404, 40401, "Subject '"+subject+"' not found.")
+			notFound()
 			return
+		}
+		for i := range versions {
+			if len(r.referencedBy(subject, i+1)) > 0 {
+				fail(w, 422, 42206, fmt.Sprintf("One or more references exist to the schema {magic=1,keytype=SCHEMA,subject=%s,version=%d}.", subject, i+1))
+				return
+			}
 		}
 		r.deleted[subject] = true
 		out := make([]int, len(versions))
@@ -425,19 +597,20 @@ func (r *Registry) serveSubject(w http.ResponseWriter, req *http.Request, subjec
 		}
 		writeJSON(w, 200, out)
 	case len(rest) == 1 && rest[0] == "versions" && req.Method == http.MethodPost:
-		s, ok := decodeBody()
-		if !ok {
+		s, rerr := decodeStored(req)
+		if rerr != nil {
+			failWith(w, rerr)
 			return
 		}
 		id, err := r.register(subject, s)
 		if err != nil {
-			fail(w, 422, 42201, err.Error())
+			failWith(w, err)
 			return
 		}
 		writeJSON(w, 200, map[string]int{"id": id})
 	case len(rest) == 1 && rest[0] == "versions":
 		if !exists {
-			fail(w, 404, 40401, "Subject '"+subject+"' not found.")
+			notFound()
 			return
 		}
 		out := make([]int, len(versions))
@@ -447,33 +620,97 @@ func (r *Registry) serveSubject(w http.ResponseWriter, req *http.Request, subjec
 		writeJSON(w, 200, out)
 	case len(rest) >= 2 && rest[0] == "versions":
 		if !exists {
-			fail(w, 404, 40401, "Subject '"+subject+"' not found.")
+			notFound()
 			return
 		}
-		v := len(versions)
-		if rest[1] != "latest" && rest[1] != "-1" {
-			n, err := strconv.Atoi(rest[1])
-			if err != nil || n < 1 || n > len(versions) {
-				fail(w, 404, 40402, "Version "+rest[1]+" not found.")
-				return
-			}
-			v = n
+		v, verr := versionOf(rest[1], versions)
+		if verr != nil {
+			failWith(w, verr)
+			return
 		}
 		id := versions[v-1]
 		s := r.schemas[id]
-		if len(rest) == 3 && rest[2] == "schema" {
+		switch {
+		case len(rest) == 3 && rest[2] == "schema":
 			w.Header().Set("Content-Type", "application/vnd.schemaregistry.v1+json")
 			_, _ = w.Write([]byte(s.Schema))
+			return
+		case len(rest) == 3 && rest[2] == "referencedby":
+			writeJSON(w, 200, r.referencedBy(subject, v))
 			return
 		}
 		body := map[string]any{"subject": subject, "version": v, "id": id, "schema": s.Schema}
 		if s.SchemaType != "AVRO" {
 			body["schemaType"] = s.SchemaType
 		}
+		if len(s.References) > 0 {
+			body["references"] = s.References
+		}
 		writeJSON(w, 200, body)
 	default:
 		fail(w, 404, 404, "HTTP 404 Not Found")
 	}
+}
+
+// referencedBy lists the ids of the live schemas referencing subject's version.
+func (r *Registry) referencedBy(subject string, version int) []int {
+	out := []int{}
+	seen := map[int]bool{}
+	for _, subj := range r.subjectList() {
+		for _, id := range r.subjects[subj] {
+			for _, ref := range r.schemas[id].References {
+				if ref.Subject == subject && ref.Version == version && !seen[id] {
+					seen[id] = true
+					out = append(out, id)
+				}
+			}
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+// serveCompatibility is POST /compatibility/subjects/{s}/versions/{v}.
+func (r *Registry) serveCompatibility(w http.ResponseWriter, req *http.Request, subject, version string) {
+	versions := r.subjects[subject]
+	if len(versions) == 0 || r.deleted[subject] {
+		fail(w, 404, 40401, "Subject '"+subject+"' not found.")
+		return
+	}
+	s, rerr := decodeStored(req)
+	if rerr != nil {
+		failWith(w, rerr)
+		return
+	}
+	t, verr := r.validate(&s)
+	if verr != nil {
+		failWith(w, verr)
+		return
+	}
+	v, verr := versionOf(version, versions)
+	if verr != nil {
+		failWith(w, verr)
+		return
+	}
+	old, err := r.parsed(r.schemas[versions[v-1]])
+	if err != nil {
+		failWith(w, err)
+		return
+	}
+	var msgs []string
+	switch strings.TrimSuffix(r.compatibilityOf(subject), "_TRANSITIVE") {
+	case "BACKWARD":
+		msgs = incompatibilities(t, old)
+	case "FORWARD":
+		msgs = incompatibilities(old, t)
+	case "FULL":
+		msgs = mergeSorted(incompatibilities(t, old), incompatibilities(old, t))
+	}
+	if len(msgs) > 0 {
+		writeJSON(w, 200, map[string]any{"is_compatible": false, "messages": msgs})
+		return
+	}
+	writeJSON(w, 200, map[string]any{"is_compatible": true})
 }
 
 // CertPEM returns the PEM of a TLS registry's self-signed certificate (for a PEM trust store).
