@@ -110,9 +110,11 @@ build() {
 
 free_port() { bash "$ROOT/scripts/kafka.sh" free-port; }
 
-# start_one NAME PORT TOPIC [AUTHFILE]: one Karapace registry.
+# start_one NAME PORT TOPIC [AUTHFILE [WAIT]]: one Karapace registry; returns once it accepts registrations
+# (it has read its schemas topic), or with WAIT=http as soon as it answers HTTP (a restart, when it may
+# still answer 40403 for schemas it has not read yet).
 start_one() {
-  local name=$1 port=$2 topic=$3 authfile=${4:-} run=$RUN/$1
+  local name=$1 port=$2 topic=$3 authfile=${4:-} wait=${5:-ready} run=$RUN/$1
   mkdir -p "$run"
   (
     export PYTHONPATH="$RUN/site:$KARAPACE_SRC/src:$BUILD/lib"
@@ -128,11 +130,12 @@ start_one() {
   echo $! > "$run/pid"
   local deadline=$((SECONDS + ${KARAPACE_START_TIMEOUT:-180}))
   # Ready once it answers and has finished reading its schemas topic (a registration succeeds).
-  until curl -sf -o /dev/null -u connect:connect-secret "http://127.0.0.1:$port/subjects"; do
+  until curl -s -o /dev/null -u connect:connect-secret "http://127.0.0.1:$port/subjects"; do
     if ! kill -0 "$(cat "$run/pid")" 2>/dev/null; then log "$name exited:"; tail -30 "$run/karapace.log" >&2; return 1; fi
     if (( SECONDS > deadline )); then log "$name did not start"; tail -30 "$run/karapace.log" >&2; return 1; fi
-    sleep 1
+    sleep 0.2
   done
+  if [[ $wait == http ]]; then log "$name answering on http://127.0.0.1:$port (topic $topic)"; return; fi
   until curl -sf -o /dev/null -u connect:connect-secret -H 'Content-Type: application/vnd.schemaregistry.v1+json' \
       -X POST "http://127.0.0.1:$port/subjects/_ready/versions" -d '{"schema":"\"string\""}'; do
     if (( SECONDS > deadline )); then log "$name not accepting registrations"; tail -30 "$run/karapace.log" >&2; return 1; fi
@@ -238,7 +241,7 @@ plain() {
   source "$STATE"
   case "$1" in
     stop) stop_one plain; log "plain registry stopped" ;;
-    start) start_one plain "$PLAIN_PORT" "$PLAIN_TOPIC" ;;
+    start) start_one plain "$PLAIN_PORT" "$PLAIN_TOPIC" "" http ;;
   esac
 }
 
