@@ -1,13 +1,17 @@
 // Package avrotest is an in-memory Schema Registry speaking the subset of Confluent's REST API that
-// serializers and converters use, for tests. It exists because Confluent's own server is not published
-// to any package registry reachable here and Karapace is not on PyPI; see converters/avro/README.md.
+// serializers and converters use, for tests. Its answers (status, error_code, message, schema texts) are
+// Karapace 6.2.0's for everything the registry goldens cover (testdata/avro/registry-goldens, captured by
+// scripts/karapace.sh and replayed by TestRegistryGoldens); see converters/avro/README.md.
 //
 // Endpoints: GET /schemas/ids/{id}, GET /schemas/ids/{id}/versions, GET /schemas/ids/{id}/subjects,
 // GET /subjects, GET /subjects/{s}/versions, GET /subjects/{s}/versions/{v|latest},
-// GET /subjects/{s}/versions/{v}/schema, POST /subjects/{s}/versions (register), POST /subjects/{s}
-// (lookup), DELETE /subjects/{s}, GET /config, GET/PUT /config/{s}, GET /schemas/types, GET /.
-// Schemas are identified by their JSON after re-encoding (whitespace and key order ignored), the same id
-// being reused across subjects as Confluent's registry does. Optional basic auth and TLS (httptest).
+// GET /subjects/{s}/versions/{v}/schema, GET /subjects/{s}/versions/{v}/referencedby,
+// POST /subjects/{s}/versions (register), POST /subjects/{s} (lookup), DELETE /subjects/{s},
+// POST /compatibility/subjects/{s}/versions/{v}, GET /config, GET/PUT /config/{s}, GET /schemas/types, GET /.
+// Schemas are validated and stored in Karapace's canonical form (keys sorted, no spaces), identified by that
+// form and their references, the same id being reused across subjects. Registration checks compatibility
+// (BACKWARD by default; FORWARD, FULL, NONE and the transitive levels) with Python avro's reader/writer rules
+// and messages. Optional basic auth (one user, or users with read or read/write access) and TLS (httptest).
 package avrotest
 
 import (
