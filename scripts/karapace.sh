@@ -9,9 +9,10 @@
 #            one with basic auth (users connect:connect-secret read/write, reader:reader-secret read only);
 #            prints "SCHEMA_REGISTRY_URL=… SCHEMA_REGISTRY_AUTH_URL=…" on stdout
 #   down     stop them (and the broker this script started)
-#   capture  up, run the golden scenarios against Karapace writing testdata/avro/registry-goldens/*.json,
-#            then check avrotest against the new goldens, then down
-#   check    up, run the golden scenarios against Karapace comparing with the goldens, then down
+#   capture  up, run the golden scenarios against Karapace writing testdata/avro/registry-goldens/*.json, and
+#            the interop tests against it, then check avrotest against the new goldens, then down
+#   check    up, run the golden scenarios against Karapace comparing with the goldens, and the interop tests
+#            (Confluent's Python serializer and deserializer) against it, then down
 #   outage   up, run TestRuntimeRegistryOutageAndRestart against Karapace (stopped and restarted on its
 #            schemas topic by `plain stop` / `plain start`), then down
 #
@@ -231,7 +232,7 @@ run_goldens() (
   # shellcheck disable=SC1090
   source "$STATE"
   export SCHEMA_REGISTRY_URL SCHEMA_REGISTRY_AUTH_URL SCHEMA_REGISTRY_NAME
-  cd "$ROOT" && REGISTRY_GOLDENS="$1" go test -count=1 -run 'TestRegistryGoldens' ./converters/avro/
+  cd "$ROOT" && REGISTRY_GOLDENS="$1" go test -count=1 -run "$2" ./converters/avro/
 )
 
 # plain {stop|start}: take the plain registry down, or start it again on its port and schemas topic
@@ -262,11 +263,12 @@ case "$cmd" in
       KAFKA_BOOTSTRAP="$KAFKA_BOOTSTRAP" go test -count=1 -v -run 'TestRuntimeRegistryOutageAndRestart' ./converters/avro/) ;;
   capture)
     trap down EXIT; up >/dev/null
-    run_goldens capture
+    run_goldens capture 'TestRegistryGoldens'
+    run_goldens compare 'TestInterop'
     log "goldens written; checking avrotest against them"
     (cd "$ROOT" && env -u SCHEMA_REGISTRY_URL -u SCHEMA_REGISTRY_AUTH_URL go test -count=1 -run 'TestRegistryGoldens' ./converters/avro/) ;;
   check)
     trap down EXIT; up >/dev/null
-    run_goldens compare ;;
+    run_goldens compare 'TestRegistryGoldens|TestInterop' ;;
   *) echo "usage: $0 {build|up|down|capture|check|outage|plain stop|plain start}" >&2; exit 2 ;;
 esac
