@@ -314,11 +314,11 @@ func (r *Registry) register(subject string, s stored) (int, error) {
 		}
 	}
 	if msgs := r.incompatibilities(subject, t); len(msgs) > 0 {
-		msg := fmt.Sprintf("Incompatible schema, compatibility_mode=%s. Incompatibilities: %s", r.compatibilityOf(subject), strings.Join(msgs, ", "))
-		if len(msg) > 300+len(msg)-len(strings.Join(msgs, ", ")) {
-			msg = msg[:len(msg)-len(strings.Join(msgs, ", "))] + strings.Join(msgs, ", ")[:300]
+		list := strings.Join(msgs, ", ")
+		if len(list) > 300 { // Karapace cuts the list at 300 characters
+			list = list[:300]
 		}
-		return 0, &registryError{409, 409, msg}
+		return 0, &registryError{409, 409, fmt.Sprintf("Incompatible schema, compatibility_mode=%s. Incompatibilities: %s", r.compatibilityOf(subject), list)}
 	}
 	id, ok := r.ids[key]
 	if !ok {
