@@ -505,6 +505,58 @@ var goldenScenarios = []goldenScenario{
 		r.call("delete subject", "DELETE", subj, "", nil)
 		r.call("versions of the deleted subject", "GET", subj+"/versions", "", nil)
 	}},
+	{name: "compatibility", run: func(t *testing.T, r *recorder) {
+		rec := func(fields string) string {
+			return `{"type":"record","name":"C","namespace":"golden.compat","fields":[` + fields + `]}`
+		}
+		cases := []struct{ name, level, old, new string }{
+			{"int to long", "BACKWARD", rec(`{"name":"a","type":"int"}`), rec(`{"name":"a","type":"long"}`)},
+			{"long to int", "BACKWARD", rec(`{"name":"a","type":"long"}`), rec(`{"name":"a","type":"int"}`)},
+			{"int to double", "BACKWARD", rec(`{"name":"a","type":"int"}`), rec(`{"name":"a","type":"double"}`)},
+			{"string to bytes", "BACKWARD", rec(`{"name":"a","type":"string"}`), rec(`{"name":"a","type":"bytes"}`)},
+			{"enum symbol added", "BACKWARD", rec(`{"name":"e","type":{"type":"enum","name":"E","symbols":["A","B"]}}`), rec(`{"name":"e","type":{"type":"enum","name":"E","symbols":["A","B","C"]}}`)},
+			{"enum symbol removed", "BACKWARD", rec(`{"name":"e","type":{"type":"enum","name":"E","symbols":["A","B","C"]}}`), rec(`{"name":"e","type":{"type":"enum","name":"E","symbols":["A","B"]}}`)},
+			{"enum symbol removed, reader default", "BACKWARD", rec(`{"name":"e","type":{"type":"enum","name":"E","symbols":["A","B","C"]}}`), rec(`{"name":"e","type":{"type":"enum","name":"E","symbols":["A","B"],"default":"A"}}`)},
+			{"union widened", "BACKWARD", rec(`{"name":"u","type":["null","string"]}`), rec(`{"name":"u","type":["null","string","int"]}`)},
+			{"union narrowed", "BACKWARD", rec(`{"name":"u","type":["null","string","int"]}`), rec(`{"name":"u","type":["null","string"]}`)},
+			{"optional to required", "BACKWARD", rec(`{"name":"u","type":["null","string"]}`), rec(`{"name":"u","type":"string"}`)},
+			{"required to optional", "BACKWARD", rec(`{"name":"u","type":"string"}`), rec(`{"name":"u","type":["null","string"]}`)},
+			{"record renamed", "BACKWARD", rec(`{"name":"a","type":"int"}`), `{"type":"record","name":"D","namespace":"golden.compat","fields":[{"name":"a","type":"int"}]}`},
+			{"record renamed with alias", "BACKWARD", rec(`{"name":"a","type":"int"}`), `{"type":"record","name":"D","namespace":"golden.compat","aliases":["golden.compat.C"],"fields":[{"name":"a","type":"int"}]}`},
+			{"field renamed with alias", "BACKWARD", rec(`{"name":"a","type":"int"}`), rec(`{"name":"b","type":"int","aliases":["a"]}`)},
+			{"fixed size changed", "BACKWARD", rec(`{"name":"f","type":{"type":"fixed","name":"F","size":8}}`), rec(`{"name":"f","type":{"type":"fixed","name":"F","size":4}}`)},
+			{"array items changed", "BACKWARD", rec(`{"name":"l","type":{"type":"array","items":"int"}}`), rec(`{"name":"l","type":{"type":"array","items":"string"}}`)},
+			{"map values promoted", "BACKWARD", rec(`{"name":"m","type":{"type":"map","values":"float"}}`), rec(`{"name":"m","type":{"type":"map","values":"double"}}`)},
+			{"record to string", "BACKWARD", rec(`{"name":"a","type":"int"}`), `"string"`},
+			{"field removed", "FORWARD", rec(`{"name":"a","type":"int"},{"name":"b","type":"int"}`), rec(`{"name":"a","type":"int"}`)},
+			{"field with default removed", "FORWARD", rec(`{"name":"a","type":"int"},{"name":"b","type":"int","default":1}`), rec(`{"name":"a","type":"int"}`)},
+			{"optional field added", "FULL", rec(`{"name":"a","type":"int"}`), rec(`{"name":"a","type":"int"},{"name":"b","type":["null","int"],"default":null}`)},
+			{"field added without default", "FULL", rec(`{"name":"a","type":"int"}`), rec(`{"name":"a","type":"int"},{"name":"b","type":"int"}`)},
+			{"int to long", "FULL", rec(`{"name":"a","type":"int"}`), rec(`{"name":"a","type":"long"}`)},
+		}
+		for i, c := range cases {
+			subj := fmt.Sprintf("g-compat-%d-value", i)
+			step := c.level + " " + c.name
+			r.call(step+": level", "PUT", "/config/"+subj, "", map[string]string{"compatibility": c.level})
+			r.call(step+": old", "POST", "/subjects/"+subj+"/versions", "", schemaBody(c.old))
+			r.call(step+": check", "POST", "/compatibility/subjects/"+subj+"/versions/latest", "", schemaBody(c.new))
+			r.call(step+": register", "POST", "/subjects/"+subj+"/versions", "", schemaBody(c.new))
+		}
+		// Transitive: v3 reads v2 but not v1.
+		v1 := rec(`{"name":"a","type":"int"}`)
+		v2 := rec(`{"name":"a","type":"int"},{"name":"b","type":"int","default":0}`)
+		v3 := rec(`{"name":"a","type":"int"},{"name":"b","type":"int"}`)
+		for _, level := range []string{"BACKWARD", "BACKWARD_TRANSITIVE"} {
+			subj := "g-compat-" + strings.ToLower(level) + "-value"
+			r.call(level+": level", "PUT", "/config/"+subj, "", map[string]string{"compatibility": level})
+			r.call(level+": v1", "POST", "/subjects/"+subj+"/versions", "", schemaBody(v1))
+			r.call(level+": v2", "POST", "/subjects/"+subj+"/versions", "", schemaBody(v2))
+			r.call(level+": v3", "POST", "/subjects/"+subj+"/versions", "", schemaBody(v3))
+		}
+		r.call("compatibility with an unknown subject", "POST", "/compatibility/subjects/g-compat-none/versions/latest", "", schemaBody(v1))
+		r.call("compatibility with an unknown version", "POST", "/compatibility/subjects/g-compat-0-value/versions/9", "", schemaBody(v1))
+		r.call("compatibility of an invalid schema", "POST", "/compatibility/subjects/g-compat-0-value/versions/latest", "", schemaBody(`{"type":"recrd"}`))
+	}},
 	{name: "strategies", run: func(t *testing.T, r *recorder) {
 		s := connect.StructBuilder().Name("golden.Order").Field("id", connect.Int64Schema).Field("note", connect.OptionalStringSchema).MustBuild()
 		v := connect.NewStruct(s).MustPut("id", int64(7)).MustPut("note", "n")

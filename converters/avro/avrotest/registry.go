@@ -678,7 +678,10 @@ func (r *Registry) referencedBy(subject string, version int) []int {
 func (r *Registry) serveCompatibility(w http.ResponseWriter, req *http.Request, subject, version string) {
 	versions := r.subjects[subject]
 	if len(versions) == 0 || r.deleted[subject] {
-		fail(w, 404, 40401, "Subject '"+subject+"' not found.")
+		if version == "latest" { // Karapace resolves latest to -1 before it finds no subject
+			version = "-1"
+		}
+		fail(w, 404, 40402, "Version "+version+" not found.")
 		return
 	}
 	s, rerr := decodeStored(req)
@@ -688,7 +691,7 @@ func (r *Registry) serveCompatibility(w http.ResponseWriter, req *http.Request, 
 	}
 	t, verr := r.validate(&s)
 	if verr != nil {
-		failWith(w, verr)
+		fail(w, 422, 42201, "Invalid SchemaType.AVRO schema") // Karapace's compatibility check gives no detail
 		return
 	}
 	v, verr := versionOf(version, versions)
