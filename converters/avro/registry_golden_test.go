@@ -175,9 +175,9 @@ var (
 	idText = regexp.MustCompile(`(for id |Schema )(\d+)`)
 )
 
-// maskIDs renames schema ids consistently in order of first appearance (#1, #2…); ids that never
-// appear in an answer (unknown ids asked for on purpose) keep their number.
-func maskIDs(exs []exchange) []exchange {
+// mask renames schema ids consistently in order of first appearance (#1, #2…; ids that never appear
+// in an answer, unknown ids asked for on purpose, keep their number) and sorts incompatibility lists.
+func mask(exs []exchange) []exchange {
 	known := map[int64]string{}
 	name := func(n int64) string {
 		if s, ok := known[n]; ok {
@@ -343,7 +343,7 @@ func TestRegistryGoldens(t *testing.T) {
 			}
 			r := newRecorder(t, target)
 			sc.run(t, r)
-			got := maskIDs(r.log)
+			got := mask(r.log)
 			path := filepath.Join(goldenDir, sc.name+".json")
 			if capture {
 				b, err := json.MarshalIndent(goldenFile{Registry: os.Getenv("SCHEMA_REGISTRY_NAME"), Exchanges: got}, "", "  ")

@@ -170,7 +170,7 @@ func TestRuntimeRetriesSchemaNotLoaded(t *testing.T) {
 
 // outageRegistry is a registry that can be taken down and brought back: avrotest, or a live registry
 // (SCHEMA_REGISTRY_URL) with SCHEMA_REGISTRY_CTL, a command run with "stop" and "start" (scripts/karapace.sh
-// restart-test passes its own).
+// outage passes its own).
 type outageRegistry struct {
 	url         string
 	stop, start func(t *testing.T)
