@@ -327,6 +327,18 @@ func TestBasicAuthAndMultipleURLs(t *testing.T) {
 	require.NoError(t, err)
 }
 
+// TestUserInfoRequired: basic.auth.credentials.source=USER_INFO without user info is refused at
+// configuration, as Confluent's UserInfoCredentialProvider does, rather than sending no credentials.
+func TestUserInfoRequired(t *testing.T) {
+	err := New().Configure(map[string]string{ConfigURL: "http://127.0.0.1:1", ConfigAuthSource: "USER_INFO"}, false)
+	var ce *connect.ConfigError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, ConfigUserInfo, ce.Name)
+	assert.Contains(t, err.Error(), "basic.auth.user.info must be provided when basic.auth.credentials.source is set to USER_INFO")
+	require.NoError(t, New().Configure(map[string]string{ConfigURL: "http://127.0.0.1:1", ConfigAuthSource: "USER_INFO",
+		"schema.registry.basic.auth.user.info": "u:p"}, false), "the deprecated alias still counts")
+}
+
 func TestTLS(t *testing.T) {
 	reg := avrotest.NewTLS()
 	defer reg.Close()

@@ -117,13 +117,15 @@ func newRegistryClient(cfg *connect.Config, raw map[string]string) (*registryCli
 		if ui == "" {
 			ui = raw["schema.registry.basic.auth.user.info"] // the deprecated serde alias
 		}
-		if ui != "" {
-			i := strings.IndexByte(ui, ':')
-			if i < 0 {
-				return nil, &connect.ConfigError{Name: ConfigUserInfo, Value: "[hidden]", Message: "must be user:password"}
-			}
-			user, pass = ui[:i], ui[i+1:]
+		if ui == "" { // as Confluent's UserInfoCredentialProvider: no silent anonymous access
+			return nil, &connect.ConfigError{Name: ConfigUserInfo, Value: "[hidden]",
+				Message: ConfigUserInfo + " must be provided when " + ConfigAuthSource + " is set to USER_INFO"}
 		}
+		i := strings.IndexByte(ui, ':')
+		if i < 0 {
+			return nil, &connect.ConfigError{Name: ConfigUserInfo, Value: "[hidden]", Message: "must be user:password"}
+		}
+		user, pass = ui[:i], ui[i+1:]
 	case "SASL_INHERIT":
 		return nil, &connect.ConfigError{Name: ConfigAuthSource, Value: "SASL_INHERIT", Message: "not supported"}
 	}
