@@ -196,7 +196,7 @@ func newOutageRegistry(t *testing.T) outageRegistry {
 
 // TestRuntimeRegistryOutageAndRestart: with the registry down, a record with a schema id the converter has
 // not cached fails the task (errors.tolerance=none); once the registry is back (answering 40403 while it
-// reloads its schemas) the task restarted with errors.retry.timeout delivers every record.
+// reloads its schemas) the task restarted with errors.retry.timeout delivers every record (at least once).
 func TestRuntimeRegistryOutageAndRestart(t *testing.T) {
 	addr := kafkatest.Bootstrap(t)
 	reg := newOutageRegistry(t)
@@ -272,7 +272,9 @@ func TestRuntimeRegistryOutageAndRestart(t *testing.T) {
 	}
 	for i := 0; i < 20; i++ {
 		want := fmt.Sprintf("Struct{id=%d}", i) // null fields are not rendered (Struct.toString)
-		assert.Equal(t, 1, seen[want], "record %d (%s)", i, want)
+		assert.GreaterOrEqual(t, seen[want], 1, "record %d (%s) lost", i, want)
 	}
+	// At least once: records after the last committed offset may be delivered again after the restart.
+	t.Logf("%d records delivered for 20 produced", sink.Count())
 	assert.Equal(t, herder.StateRunning, taskState())
 }
