@@ -30,7 +30,8 @@
 #   directory name), KARAPACE_PYTHON (a Python 3.12+ interpreter; default: python3.12, then python3),
 #   KARAPACE_BUILD (default ~/.cache/connectd/karapace/build-<source commit or dir name>),
 #   KAFKA_BOOTSTRAP (a broker to use; default: one started with scripts/kafka.sh on a free port),
-#   KARAPACE_RUN (pid files and logs; default ~/.cache/connectd/run/karapace-$$ for up, per the state file).
+#   KARAPACE_RUN (pid files and logs; default ~/.cache/connectd/run/karapace-<pid>; removed by down unless
+#   KARAPACE_KEEP_LOGS=1).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -225,6 +226,7 @@ down() {
   stop_one auth
   if [[ -f "$RUN/kafka-port" ]]; then KAFKA_PORT="$(cat "$RUN/kafka-port")" bash "$ROOT/scripts/kafka.sh" down >&2 || true; fi
   rm -f "$STATE"
+  [[ "${KARAPACE_KEEP_LOGS:-0}" == 1 ]] || rm -rf "$RUN"
   log "stopped"
 }
 
