@@ -9,7 +9,8 @@
 #                   the choice of the Go test registry, converters/avro/avrotest, checkable)
 #
 # The Schema Registry used by the tests is converters/avro/avrotest (Go, in-memory, Confluent REST API):
-# Confluent's own server is not on Maven Central and Karapace is not on PyPI.
+# Confluent's own server is not on Maven Central and Karapace is not on PyPI. avrotest's answers are checked
+# against goldens captured from Karapace built from its source (scripts/karapace.sh).
 # Environment: SR_VENV, PYTHON (interpreter used to create the venv, default python3),
 #              CONFLUENT_KAFKA_VERSION (default 2.16.1).
 set -euo pipefail

@@ -13,8 +13,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/riferrei/srclient"
-
 	"github.com/connectd/connectd/connect"
 )
 
@@ -122,6 +120,7 @@ type decKey struct {
 
 type parsedSchema struct {
 	text string
+	refs []schemaRef
 	node *node
 }
 
@@ -248,7 +247,7 @@ func (c *Converter) compiledFor(topic string, id int32) (*compiled, error) {
 		return nil, err
 	}
 	subject := c.subjectName(topic, ps.node.typeName())
-	version, err := c.reg.lookupVersion(subject, ps.text)
+	version, err := c.reg.lookupVersion(subject, ps.text, ps.refs)
 	if err != nil {
 		return nil, c.regErr(topic, fmt.Sprintf("Error retrieving Avro %s schema version for id %d", c.kind(), id), err)
 	}
@@ -283,18 +282,23 @@ func (c *Converter) schemaByID(topic string, id int32) (*parsedSchema, error) {
 	if ps != nil {
 		return ps, nil
 	}
-	text, typ, err := c.reg.schemaByID(int(id))
+	a, err := c.reg.schemaByID(int(id))
 	if err != nil {
 		return nil, c.regErr(topic, fmt.Sprintf("Error retrieving Avro %s schema for id %d", c.kind(), id), err)
 	}
-	if typ != "" && typ != "AVRO" {
-		return nil, c.deserErr(topic, fmt.Errorf("schema %d is of type %s, not AVRO", id, typ))
+	if a.SchemaType != "" && a.SchemaType != "AVRO" {
+		return nil, c.deserErr(topic, fmt.Errorf("schema %d is of type %s, not AVRO", id, a.SchemaType))
 	}
-	n, err := parseSchema(text)
+	var deps []string
+	if err := c.resolveRefs(a.References, map[schemaRef]bool{}, &deps); err != nil {
+		return nil, c.regErr(topic, fmt.Sprintf("Error retrieving the schemas referenced by Avro %s schema %d", c.kind(), id), err)
+	}
+	n, err := parseSchemaWithRefs(a.Schema, deps)
 	if err != nil {
 		return nil, c.deserErr(topic, err)
 	}
-	ps = &parsedSchema{text: text, node: n}
+	text := a.Schema
+	ps = &parsedSchema{text: text, refs: a.References, node: n}
 	c.mu.Lock()
 	if len(c.byID) >= c.maxCache {
 		clear(c.byID)
@@ -304,12 +308,39 @@ func (c *Converter) schemaByID(topic string, id int32) (*parsedSchema, error) {
 	return ps, nil
 }
 
-// regErr classifies a registry failure as the JVM does: network problems are retriable, anything the
-// registry answered is a DataException.
+// resolveRefs appends the texts of the referenced schemas, each after its own references (depth first).
+func (c *Converter) resolveRefs(refs []schemaRef, seen map[schemaRef]bool, out *[]string) error {
+	for _, r := range refs {
+		if seen[r] {
+			continue
+		}
+		seen[r] = true
+		if len(seen) > 1000 {
+			return fmt.Errorf("more than 1000 schema references")
+		}
+		a, err := c.reg.subjectVersion(r.Subject, r.Version)
+		if err != nil {
+			return err
+		}
+		if err := c.resolveRefs(a.References, seen, out); err != nil {
+			return err
+		}
+		*out = append(*out, a.Schema)
+	}
+	return nil
+}
+
+// regErr classifies a registry failure. An answer of the registry is a DataException, as in the JVM; a
+// transient answer (40403, 5xx: see registryError.transient) is also retriable, and so are network
+// failures: the worker retries those within errors.retry.timeout before the record counts as failed.
 func (c *Converter) regErr(topic, msg string, err error) error {
-	var se srclient.Error
-	if errors.As(err, &se) || errors.Is(err, errRegistryAnswer) {
-		return &connect.DataError{Err: fmt.Errorf("%s: %w", msg, err)}
+	var re *registryError
+	if errors.As(err, &re) {
+		de := &connect.DataError{Err: fmt.Errorf("%s: %w", msg, err)}
+		if re.transient() {
+			return connect.Retriable(de)
+		}
+		return de
 	}
 	var ne net.Error
 	var ue *url.Error

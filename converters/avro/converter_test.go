@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"math/big"
+	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"sync"
 	"testing"
@@ -327,6 +329,18 @@ func TestBasicAuthAndMultipleURLs(t *testing.T) {
 	require.NoError(t, err)
 }
 
+// TestUserInfoRequired: basic.auth.credentials.source=USER_INFO without user info is refused at
+// configuration, as Confluent's UserInfoCredentialProvider does, rather than sending no credentials.
+func TestUserInfoRequired(t *testing.T) {
+	err := New().Configure(map[string]string{ConfigURL: "http://127.0.0.1:1", ConfigAuthSource: "USER_INFO"}, false)
+	var ce *connect.ConfigError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, ConfigUserInfo, ce.Name)
+	assert.Contains(t, err.Error(), "basic.auth.user.info must be provided when basic.auth.credentials.source is set to USER_INFO")
+	require.NoError(t, New().Configure(map[string]string{ConfigURL: "http://127.0.0.1:1", ConfigAuthSource: "USER_INFO",
+		"schema.registry.basic.auth.user.info": "u:p"}, false), "the deprecated alias still counts")
+}
+
 func TestTLS(t *testing.T) {
 	reg := avrotest.NewTLS()
 	defer reg.Close()
@@ -418,4 +432,38 @@ func TestConcurrentUse(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
+}
+
+// TestRegistryAnswerClassification: which registry answers the worker may retry (errors.retry.timeout)
+// and which are final; all of them are DataErrors, network failures aside.
+func TestRegistryAnswerClassification(t *testing.T) {
+	payload := []byte{0, 0, 0, 0, 7, 2}
+	for _, tc := range []struct {
+		name      string
+		status    int
+		body      string
+		retriable bool
+		message   string
+	}{
+		{"schema not found", 404, `{"error_code":40403,"message":"Schema not found"}`, true, "Schema not found; error code: 40403"},
+		{"server error", 500, `{"error_code":50001,"message":"Error in the backend data store"}`, true, "Error in the backend data store; error code: 50001"},
+		{"unavailable, not JSON", 503, "upstream connect error", true, "503 Service Unavailable upstream connect error; error code: 503"},
+		{"unauthorized", 401, `{"message":"Unauthorized"}`, false, `401 Unauthorized {"message":"Unauthorized"}; error code: 401`},
+		{"subject not found", 404, `{"error_code":40401,"message":"Subject 'x' not found."}`, false, "Subject 'x' not found.; error code: 40401"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.WriteHeader(tc.status)
+				_, _ = w.Write([]byte(tc.body))
+			}))
+			defer srv.Close()
+			_, err := newConverter(t, srv.URL, false, nil).ToConnectData("t", nil, payload)
+			require.Error(t, err)
+			assert.Equal(t, tc.retriable, connect.IsRetriable(err), "%v", err)
+			assert.True(t, connect.IsDataError(err), "%v", err)
+			assert.Equal(t, "Error retrieving Avro value schema for id 7: "+tc.message, err.Error())
+		})
+	}
+	_, err := newConverter(t, "http://127.0.0.1:1", false, nil).ToConnectData("t", nil, payload)
+	assert.True(t, connect.IsRetriable(err), "connection refused: %v", err)
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"math/big"
+	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -21,7 +23,28 @@ import (
 
 // The interop tests run Confluent's own Python serializer and deserializer
 // (confluent_kafka.schema_registry.avro, from PyPI, in the venv made by scripts/schema-registry.sh)
-// against the in-memory registry of avrotest.
+// against the in-memory registry of avrotest, or against the registry at SCHEMA_REGISTRY_URL when set
+// (scripts/karapace.sh check runs them against Karapace).
+
+// interopRegistry is the registry URL the interop tests use.
+func interopRegistry(t *testing.T) string {
+	if u := os.Getenv("SCHEMA_REGISTRY_URL"); u != "" {
+		return u
+	}
+	reg := avrotest.New()
+	t.Cleanup(reg.Close)
+	return reg.URL()
+}
+
+// registrySubjects lists a registry's subjects (GET /subjects).
+func registrySubjects(t *testing.T, url string) []string {
+	resp, err := http.Get(url + "/subjects")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var out []string
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+	return out
+}
 
 var (
 	pyOnce sync.Once
@@ -94,8 +117,7 @@ func dec(unscaled string, scale int32) connect.Decimal {
 // TestInteropConfluentSerializerToConnect: records written by Confluent's serializer decode to the
 // expected Connect values and schemas, for every Avro type and logical type.
 func TestInteropConfluentSerializerToConnect(t *testing.T) {
-	reg := avrotest.New()
-	defer reg.Close()
+	regURL := interopRegistry(t)
 
 	type fieldCheck struct {
 		value  any
@@ -218,7 +240,7 @@ func TestInteropConfluentSerializerToConnect(t *testing.T) {
 		{name: "top-level long key", req: produceReq{Topic: "tlong", Schema: `"long"`, Value: `-5`, Key: true},
 			check: func(t *testing.T, sv connect.SchemaAndValue) {
 				assert.Equal(t, int64(-5), sv.Value)
-				assert.Contains(t, reg.Subjects(), "tlong-key")
+				assert.Contains(t, registrySubjects(t, regURL), "tlong-key")
 			}},
 		{name: "top-level union", req: produceReq{Topic: "tunion", Schema: `["null","string","int"]`, Value: `12`},
 			check: func(t *testing.T, sv connect.SchemaAndValue) {
@@ -257,10 +279,10 @@ func TestInteropConfluentSerializerToConnect(t *testing.T) {
 	for _, c := range cases {
 		reqs = append(reqs, c.req)
 	}
-	resp := runPython(t, reg.URL(), reqs, nil)
+	resp := runPython(t, regURL, reqs, nil)
 	require.Len(t, resp.Produced, len(cases))
-	keyConv := newConverter(t, reg.URL(), true, nil)
-	valConv := newConverter(t, reg.URL(), false, nil)
+	keyConv := newConverter(t, regURL, true, nil)
+	valConv := newConverter(t, regURL, false, nil)
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			payload, err := hex.DecodeString(resp.Produced[i])
@@ -297,9 +319,8 @@ func TestInteropConfluentSerializerToConnect(t *testing.T) {
 // TestInteropConnectToConfluentDeserializer: what our serializer writes decodes with Confluent's
 // deserializer to the same values.
 func TestInteropConnectToConfluentDeserializer(t *testing.T) {
-	reg := avrotest.New()
-	defer reg.Close()
-	c := newConverter(t, reg.URL(), false, nil)
+	regURL := interopRegistry(t)
+	c := newConverter(t, regURL, false, nil)
 	s := richSchema()
 	v := richValue(s)
 	b, err := c.FromConnectData("rich", nil, s, v)
@@ -321,7 +342,7 @@ func TestInteropConnectToConfluentDeserializer(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []byte{0, 9, 'z'}, b4[5:], "top-level bytes are written raw")
 
-	resp := runPython(t, reg.URL(), nil, []consumeReq{{Topic: "rich", Hex: hex.EncodeToString(b)},
+	resp := runPython(t, regURL, nil, []consumeReq{{Topic: "rich", Hex: hex.EncodeToString(b)},
 		{Topic: "union", Hex: hex.EncodeToString(b2)}, {Topic: "prim", Hex: hex.EncodeToString(b3)},
 		{Topic: "raw", Hex: hex.EncodeToString(b4)}})
 	require.Len(t, resp.Consumed, 4)

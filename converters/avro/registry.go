@@ -1,6 +1,7 @@
 package avro
 
 import (
+	"bytes"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
@@ -11,12 +12,11 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/riferrei/srclient"
 
 	"github.com/connectd/connectd/connect"
 )
@@ -57,16 +57,39 @@ func defineTLS(d *connect.ConfigDef) {
 	str(ConfigSSLProtocol, "TLSv1.3", "Minimum TLS protocol (TLSv1.2 or TLSv1.3 accepted; TLSv1.2 is the floor used).")
 }
 
-// errRegistryAnswer marks an error response from the registry (a DataException in the JVM).
-var errRegistryAnswer = errors.New("schema registry error")
+// registryError is an answer of the registry other than 2xx: its HTTP status and the Confluent error body
+// (error_code, message). The JVM's client raises it as a RestClientException.
+type registryError struct {
+	Status  int
+	Code    int // error_code of the body; the HTTP status when the body has none
+	Message string
+}
+
+// Error renders as RestClientException.getMessage: "<message>; error code: <code>".
+func (e *registryError) Error() string {
+	return fmt.Sprintf("%s; error code: %d", e.Message, e.Code)
+}
+
+// Registry error codes (Confluent's Errors, also Karapace's SchemaErrorCodes).
+const (
+	codeSubjectNotFound = 40401
+	codeVersionNotFound = 40402
+	codeSchemaNotFound  = 40403
+)
+
+// transient reports whether an answer may change by itself: a schema not found (a registry that has not
+// loaded its schemas topic yet, such as Karapace just after a restart, answers 40403 for ids it will know)
+// or a server error. Those are retried within errors.retry.timeout; any other answer is final.
+func (e *registryError) transient() bool {
+	return e.Code == codeSchemaNotFound || e.Status >= 500
+}
 
 // registryClient talks to one of several registry URLs, moving on to the next on network errors.
 type registryClient struct {
-	clients []*srclient.SchemaRegistryClient
-	http    *http.Client
-	urls    []string
-	auth    func(*http.Request)
-	cur     atomic.Int32
+	http *http.Client
+	urls []string
+	auth func(*http.Request)
+	cur  atomic.Int32
 
 	mu       sync.Mutex
 	versions map[string]int // subject|schema → version
@@ -94,13 +117,15 @@ func newRegistryClient(cfg *connect.Config, raw map[string]string) (*registryCli
 		if ui == "" {
 			ui = raw["schema.registry.basic.auth.user.info"] // the deprecated serde alias
 		}
-		if ui != "" {
-			i := strings.IndexByte(ui, ':')
-			if i < 0 {
-				return nil, &connect.ConfigError{Name: ConfigUserInfo, Value: "[hidden]", Message: "must be user:password"}
-			}
-			user, pass = ui[:i], ui[i+1:]
+		if ui == "" { // as Confluent's UserInfoCredentialProvider: no silent anonymous access
+			return nil, &connect.ConfigError{Name: ConfigUserInfo, Value: "[hidden]",
+				Message: ConfigUserInfo + " must be provided when " + ConfigAuthSource + " is set to USER_INFO"}
 		}
+		i := strings.IndexByte(ui, ':')
+		if i < 0 {
+			return nil, &connect.ConfigError{Name: ConfigUserInfo, Value: "[hidden]", Message: "must be user:password"}
+		}
+		user, pass = ui[:i], ui[i+1:]
 	case "SASL_INHERIT":
 		return nil, &connect.ConfigError{Name: ConfigAuthSource, Value: "SASL_INHERIT", Message: "not supported"}
 	}
@@ -122,15 +147,7 @@ func newRegistryClient(cfg *connect.Config, raw map[string]string) (*registryCli
 			cp, _ = pu.User.Password()
 			pu.User = nil
 		}
-		base := pu.String()
-		c := srclient.NewSchemaRegistryClient(base, srclient.WithClient(hc))
-		if cu != "" || cp != "" {
-			c.SetCredentials(cu, cp)
-		} else if bearer != "" {
-			c.SetBearerToken(bearer)
-		}
-		rc.clients = append(rc.clients, c)
-		rc.urls = append(rc.urls, base)
+		rc.urls = append(rc.urls, pu.String())
 		if rc.auth == nil {
 			au, ap, bt := cu, cp, bearer
 			rc.auth = func(r *http.Request) {
@@ -232,13 +249,14 @@ func splitPEM(b []byte) (certs, key []byte) {
 }
 
 // try runs fn against the current URL, failing over to the others on network errors.
-func (rc *registryClient) try(fn func(i int) error) error {
+func (rc *registryClient) try(fn func(base string) error) error {
 	start := int(rc.cur.Load())
 	var err error
-	for k := 0; k < len(rc.clients); k++ {
-		i := (start + k) % len(rc.clients)
-		err = fn(i)
-		if err == nil || isAnswer(err) {
+	for k := 0; k < len(rc.urls); k++ {
+		i := (start + k) % len(rc.urls)
+		err = fn(rc.urls[i])
+		var re *registryError
+		if err == nil || errors.As(err, &re) {
 			if k > 0 {
 				rc.cur.Store(int32(i))
 			}
@@ -248,39 +266,101 @@ func (rc *registryClient) try(fn func(i int) error) error {
 	return err
 }
 
-func isAnswer(err error) bool {
-	var se srclient.Error
-	return errors.As(err, &se) || errors.Is(err, errRegistryAnswer)
+// call sends one request with a JSON body (nil for none) and decodes a 2xx answer into out; any other
+// status is a *registryError.
+func (rc *registryClient) call(method, url string, body, out any) error {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", "application/vnd.schemaregistry.v1+json, application/vnd.schemaregistry+json, application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/vnd.schemaregistry.v1+json")
+	}
+	if rc.auth != nil {
+		rc.auth(req)
+	}
+	resp, err := rc.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode/100 != 2 {
+		re := &registryError{Status: resp.StatusCode, Code: resp.StatusCode}
+		var eb struct {
+			Code    int    `json:"error_code"`
+			Message string `json:"message"`
+		}
+		if json.Unmarshal(b, &eb) == nil && eb.Code != 0 {
+			re.Code, re.Message = eb.Code, eb.Message
+		} else {
+			re.Message = strings.TrimSpace(resp.Status + " " + string(b))
+		}
+		return re
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		return fmt.Errorf("decoding the answer of %s %s: %w", method, url, err)
+	}
+	return nil
 }
 
-func (rc *registryClient) schemaByID(id int) (text, typ string, err error) {
-	err = rc.try(func(i int) error {
-		s, e := rc.clients[i].GetSchema(id)
-		if e != nil {
-			return e
-		}
-		text = s.Schema()
-		if t := s.SchemaType(); t != nil {
-			typ = string(*t)
-		}
-		return nil
+type schemaAnswer struct {
+	Subject    string      `json:"subject"`
+	Version    int         `json:"version"`
+	ID         int         `json:"id"`
+	Schema     string      `json:"schema"`
+	SchemaType string      `json:"schemaType"`
+	References []schemaRef `json:"references"`
+}
+
+// schemaRef is a schema reference: the named type Name is defined by Subject's Version.
+type schemaRef struct {
+	Name    string `json:"name"`
+	Subject string `json:"subject"`
+	Version int    `json:"version"`
+}
+
+func (rc *registryClient) schemaByID(id int) (schemaAnswer, error) {
+	var a schemaAnswer
+	err := rc.try(func(base string) error {
+		return rc.call(http.MethodGet, base+"/schemas/ids/"+strconv.Itoa(id), nil, &a)
 	})
-	return
+	return a, err
 }
 
-func (rc *registryClient) lookupVersion(subject, schema string) (int, error) {
-	_, v, err := rc.lookup(subject, schema, rc.versions)
+func (rc *registryClient) subjectVersion(subject string, version int) (schemaAnswer, error) {
+	var a schemaAnswer
+	err := rc.try(func(base string) error {
+		return rc.call(http.MethodGet, base+"/subjects/"+url.PathEscape(subject)+"/versions/"+strconv.Itoa(version), nil, &a)
+	})
+	return a, err
+}
+
+func (rc *registryClient) lookupVersion(subject, schema string, refs []schemaRef) (int, error) {
+	_, v, err := rc.lookup(subject, schema, refs, rc.versions)
 	return v, err
 }
 
 func (rc *registryClient) lookupID(subject, schema string) (int, error) {
-	id, _, err := rc.lookup(subject, schema, rc.ids)
+	id, _, err := rc.lookup(subject, schema, nil, rc.ids)
 	return id, err
 }
 
 // lookup resolves a schema under a subject (POST /subjects/{s}) once, caching both its id and its version;
 // cache says which of the two the caller needs, to answer from it without a request.
-func (rc *registryClient) lookup(subject, schema string, cache map[string]int) (id, version int, err error) {
+func (rc *registryClient) lookup(subject, schema string, refs []schemaRef, cache map[string]int) (id, version int, err error) {
 	key := subject + "|" + schema
 	rc.mu.Lock()
 	cached, ok := cache[key]
@@ -288,25 +368,24 @@ func (rc *registryClient) lookup(subject, schema string, cache map[string]int) (
 	if ok {
 		return cached, cached, nil
 	}
-	err = rc.try(func(i int) error {
-		s, e := rc.clients[i].LookupSchema(subject, schema, srclient.Avro)
-		if e != nil {
-			return e
-		}
-		id, version = s.ID(), s.Version()
-		return nil
+	body := map[string]any{"schema": schema}
+	if len(refs) > 0 {
+		body["references"] = refs
+	}
+	var a schemaAnswer
+	err = rc.try(func(base string) error {
+		return rc.call(http.MethodPost, base+"/subjects/"+url.PathEscape(subject), body, &a)
 	})
 	if err != nil {
 		return 0, 0, err
 	}
 	rc.mu.Lock()
-	rc.ids[key], rc.versions[key] = id, version
+	rc.ids[key], rc.versions[key] = a.ID, a.Version
 	rc.mu.Unlock()
-	return id, version, nil
+	return a.ID, a.Version, nil
 }
 
-// register posts the schema (POST /subjects/{s}/versions) and returns its id. srclient's CreateSchema
-// also fetches the schema back; a plain POST is enough here.
+// register posts the schema (POST /subjects/{s}/versions) and returns its id.
 func (rc *registryClient) register(subject, schema string) (int, error) {
 	key := subject + "|" + schema
 	rc.mu.Lock()
@@ -315,51 +394,23 @@ func (rc *registryClient) register(subject, schema string) (int, error) {
 	if ok {
 		return id, nil
 	}
-	body, _ := json.Marshal(map[string]any{"schema": schema})
-	err := rc.try(func(i int) error {
-		req, e := http.NewRequest(http.MethodPost, rc.urls[i]+"/subjects/"+url.PathEscape(subject)+"/versions", strings.NewReader(string(body)))
-		if e != nil {
-			return e
-		}
-		req.Header.Set("Content-Type", "application/vnd.schemaregistry.v1+json")
-		if rc.auth != nil {
-			rc.auth(req)
-		}
-		resp, e := rc.http.Do(req)
-		if e != nil {
-			return e
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		if resp.StatusCode/100 != 2 {
-			return fmt.Errorf("%w: %s: %s", errRegistryAnswer, resp.Status, strings.TrimSpace(string(b)))
-		}
-		var out struct {
-			ID int `json:"id"`
-		}
-		if e := json.Unmarshal(b, &out); e != nil {
-			return fmt.Errorf("%w: %v", errRegistryAnswer, e)
-		}
-		id = out.ID
-		return nil
+	var a schemaAnswer
+	err := rc.try(func(base string) error {
+		return rc.call(http.MethodPost, base+"/subjects/"+url.PathEscape(subject)+"/versions", map[string]string{"schema": schema}, &a)
 	})
 	if err != nil {
 		return 0, err
 	}
 	rc.mu.Lock()
-	rc.ids[key] = id
+	rc.ids[key] = a.ID
 	rc.mu.Unlock()
-	return id, nil
+	return a.ID, nil
 }
 
 func (rc *registryClient) latest(subject string) (text string, id int, err error) {
-	err = rc.try(func(i int) error {
-		s, e := rc.clients[i].GetLatestSchema(subject)
-		if e != nil {
-			return e
-		}
-		text, id = s.Schema(), s.ID()
-		return nil
+	var a schemaAnswer
+	err = rc.try(func(base string) error {
+		return rc.call(http.MethodGet, base+"/subjects/"+url.PathEscape(subject)+"/versions/latest", nil, &a)
 	})
-	return
+	return a.Schema, a.ID, err
 }

@@ -72,14 +72,25 @@ var reservedFieldAttrs = map[string]bool{"type": true, "name": true, "doc": true
 	"aliases": true, "order": true}
 
 // parseSchema parses an Avro schema document.
-func parseSchema(text string) (*node, error) {
-	d := json.NewDecoder(strings.NewReader(text))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return nil, fmt.Errorf("invalid Avro schema JSON: %w", err)
-	}
+func parseSchema(text string) (*node, error) { return parseSchemaWithRefs(text, nil) }
+
+// parseSchemaWithRefs parses an Avro schema document whose named types may come from referenced schemas
+// (the registry's "references"), given dependencies first, as Confluent's AvroSchema resolves them.
+func parseSchemaWithRefs(text string, deps []string) (*node, error) {
 	p := &parser{named: map[string]*node{}}
+	for _, dep := range deps {
+		v, err := decodeSchemaJSON(dep)
+		if err != nil {
+			return nil, fmt.Errorf("referenced schema: %w", err)
+		}
+		if _, err := p.parse(v, ""); err != nil {
+			return nil, fmt.Errorf("referenced schema: %w", err)
+		}
+	}
+	v, err := decodeSchemaJSON(text)
+	if err != nil {
+		return nil, err
+	}
 	n, err := p.parse(v, "")
 	if err != nil {
 		return nil, err
@@ -87,6 +98,16 @@ func parseSchema(text string) (*node, error) {
 	// Compute the decode bounds now: parsed nodes are shared between goroutines afterwards.
 	walk(n, map[*node]bool{}, func(x *node) { minSize(x) })
 	return n, nil
+}
+
+func decodeSchemaJSON(text string) (any, error) {
+	d := json.NewDecoder(strings.NewReader(text))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, fmt.Errorf("invalid Avro schema JSON: %w", err)
+	}
+	return v, nil
 }
 
 // walk visits every node once (cycles included).

@@ -1,20 +1,26 @@
 // Package avrotest is an in-memory Schema Registry speaking the subset of Confluent's REST API that
-// serializers and converters use, for tests. It exists because Confluent's own server is not published
-// to any package registry reachable here and Karapace is not on PyPI; see converters/avro/README.md.
+// serializers and converters use, for tests. Its answers (status, error_code, message, schema texts) are
+// Karapace 6.2.0's for everything the registry goldens cover (testdata/avro/registry-goldens, captured by
+// scripts/karapace.sh and replayed by TestRegistryGoldens); see converters/avro/README.md.
 //
 // Endpoints: GET /schemas/ids/{id}, GET /schemas/ids/{id}/versions, GET /schemas/ids/{id}/subjects,
 // GET /subjects, GET /subjects/{s}/versions, GET /subjects/{s}/versions/{v|latest},
-// GET /subjects/{s}/versions/{v}/schema, POST /subjects/{s}/versions (register), POST /subjects/{s}
-// (lookup), DELETE /subjects/{s}, GET /config, GET/PUT /config/{s}, GET /schemas/types, GET /.
-// Schemas are identified by their JSON after re-encoding (whitespace and key order ignored), the same id
-// being reused across subjects as Confluent's registry does. Optional basic auth and TLS (httptest).
+// GET /subjects/{s}/versions/{v}/schema, GET /subjects/{s}/versions/{v}/referencedby,
+// POST /subjects/{s}/versions (register), POST /subjects/{s} (lookup), DELETE /subjects/{s},
+// POST /compatibility/subjects/{s}/versions/{v}, GET /config, GET/PUT /config/{s}, GET /schemas/types, GET /.
+// Schemas are validated and stored in Karapace's canonical form (keys sorted, no spaces), identified by that
+// form and their references, the same id being reused across subjects. Registration checks compatibility
+// (BACKWARD by default; FORWARD, FULL, NONE and the transitive levels) with Python avro's reader/writer rules
+// and messages. Optional basic auth (one user, or users with read or read/write access) and TLS (httptest).
 package avrotest
 
 import (
 	"bytes"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sort"
@@ -26,7 +32,8 @@ import (
 
 // Registry is the in-memory registry. Use New or NewTLS; Close stops it.
 type Registry struct {
-	srv *httptest.Server
+	srv  *httptest.Server
+	addr string // of a stopped registry
 
 	mu       sync.Mutex
 	nextID   int
@@ -38,15 +45,54 @@ type Registry struct {
 
 	// User and Password, when set, require HTTP basic auth on every request.
 	User, Password string
+	users          map[string]user // AddUser
 	// Requests counts requests served (for cache tests).
 	Requests atomic.Int64
+	// unloaded is the number of GET /schemas/ids/{id} requests still to answer 40403, as a registry that
+	// has not read its schemas topic yet (Karapace just after a restart) does.
+	unloaded atomic.Int64
 }
+
+type user struct {
+	password string
+	write    bool
+}
+
+// AddUser requires HTTP basic auth on every request and adds a user; a user without write access is
+// refused registrations, deletions and config changes (403), as with Karapace's ACLs.
+func (r *Registry) AddUser(name, password string, write bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.users == nil {
+		r.users = map[string]user{}
+	}
+	r.users[name] = user{password, write}
+}
+
+// AnswerNotFound makes the next n GET /schemas/ids/{id} requests answer 40403 as if the registry had not
+// loaded its schemas yet.
+func (r *Registry) AnswerNotFound(n int) { r.unloaded.Store(int64(n)) }
 
 type stored struct {
 	Schema     string
 	SchemaType string
-	References json.RawMessage
+	References []Reference
 }
+
+// Reference is a schema reference: the named type Name is defined by Subject's Version.
+type Reference struct {
+	Name    string `json:"name"`
+	Subject string `json:"subject"`
+	Version int    `json:"version"`
+}
+
+// registryError is an error answer: HTTP status, error_code, message.
+type registryError struct {
+	status, code int
+	message      string
+}
+
+func (e *registryError) Error() string { return e.message }
 
 // New starts a plain-HTTP registry on a loopback port.
 func New() *Registry {
@@ -76,11 +122,38 @@ func (r *Registry) Server() *httptest.Server { return r.srv }
 // Close stops the server.
 func (r *Registry) Close() { r.srv.Close() }
 
+// Stop takes the registry down (connections refused) keeping its schemas; Start brings it back on the
+// same address. A plain-HTTP registry only.
+func (r *Registry) Stop() {
+	r.addr = r.srv.Listener.Addr().String()
+	r.srv.Close()
+}
+
+// Start restarts a stopped registry on its former address.
+func (r *Registry) Start() error {
+	l, err := net.Listen("tcp", r.addr)
+	if err != nil {
+		return err
+	}
+	r.srv = httptest.NewUnstartedServer(r)
+	r.srv.Listener.Close()
+	r.srv.Listener = l
+	r.srv.Start()
+	return nil
+}
+
 // Register adds a schema under subject directly and returns its id (test setup without HTTP).
 func (r *Registry) Register(subject, schema string) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	prev, had := r.config[subject]
+	r.config[subject] = "NONE" // direct setup registers whatever the test needs
 	id, _ := r.register(subject, stored{Schema: schema, SchemaType: "AVRO"})
+	if had {
+		r.config[subject] = prev
+	} else {
+		delete(r.config, subject)
+	}
 	return id
 }
 
@@ -110,31 +183,143 @@ func (r *Registry) subjectList() []string {
 	return out
 }
 
-func normalize(schema string) string {
-	var v any
-	d := json.NewDecoder(strings.NewReader(schema))
-	d.UseNumber()
-	if err := d.Decode(&v); err != nil {
-		return schema
+// identity is what makes two registrations the same schema: its canonical text and its references.
+func identity(s stored) string {
+	var refs []byte
+	if len(s.References) > 0 {
+		refs, _ = json.Marshal(s.References)
 	}
-	b, err := json.Marshal(v) // map keys sorted: a canonical form for identity
-	if err != nil {
-		return schema
-	}
-	return string(b)
+	return s.SchemaType + "|" + canonical(s.Schema) + "|" + string(refs)
 }
 
-func (r *Registry) register(subject string, s stored) (int, error) {
+// resolve returns the texts of the schemas s references, dependencies first, or the error Karapace
+// answers for a reference to a missing subject or version.
+func (r *Registry) resolve(s stored, seen map[Reference]bool, out *[]string) error {
+	for _, ref := range s.References {
+		if seen[ref] {
+			continue
+		}
+		seen[ref] = true
+		versions := r.subjects[ref.Subject]
+		if r.deleted[ref.Subject] || ref.Version < 1 || ref.Version > len(versions) {
+			return fmt.Errorf("missing reference")
+		}
+		dep := r.schemas[versions[ref.Version-1]]
+		if err := r.resolve(dep, seen, out); err != nil {
+			return err
+		}
+		*out = append(*out, dep.Schema)
+	}
+	return nil
+}
+
+// parsed parses a stored Avro schema with its references.
+func (r *Registry) parsed(s stored) (*avroType, error) {
+	var deps []string
+	if err := r.resolve(s, map[Reference]bool{}, &deps); err != nil {
+		return nil, err
+	}
+	return parseAvro(s.Schema, deps)
+}
+
+func (r *Registry) compatibilityOf(subject string) string {
+	if c, ok := r.config[subject]; ok {
+		return c
+	}
+	return r.config[""]
+}
+
+// incompatibilities checks s against the subject's live versions as Karapace does: the latest one, or
+// all of them for the transitive levels; the messages of the first incompatible version.
+func (r *Registry) incompatibilities(subject string, s *avroType) []string {
+	level := r.compatibilityOf(subject)
+	versions := r.subjects[subject]
+	if level == "NONE" || len(versions) == 0 || r.deleted[subject] {
+		return nil
+	}
+	olds := versions[len(versions)-1:]
+	if strings.HasSuffix(level, "_TRANSITIVE") {
+		olds = versions
+	}
+	for _, id := range olds {
+		old, err := r.parsed(r.schemas[id])
+		if err != nil {
+			continue
+		}
+		var msgs []string
+		switch strings.TrimSuffix(level, "_TRANSITIVE") {
+		case "BACKWARD":
+			msgs = incompatibilities(s, old)
+		case "FORWARD":
+			msgs = incompatibilities(old, s)
+		case "FULL":
+			msgs = mergeSorted(incompatibilities(s, old), incompatibilities(old, s))
+		}
+		if len(msgs) > 0 {
+			return msgs
+		}
+	}
+	return nil
+}
+
+func mergeSorted(a, b []string) []string {
+	set := map[string]bool{}
+	for _, m := range append(a, b...) {
+		set[m] = true
+	}
+	out := make([]string, 0, len(set))
+	for m := range set {
+		out = append(out, m)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// validate parses a schema to register or look up; the error is Karapace's 42201 answer.
+func (r *Registry) validate(s *stored) (*avroType, *registryError) {
 	if s.SchemaType == "" {
 		s.SchemaType = "AVRO"
 	}
-	if s.SchemaType == "AVRO" {
-		var v any
-		if err := json.Unmarshal([]byte(s.Schema), &v); err != nil {
-			return 0, fmt.Errorf("invalid schema: %v", err)
+	if s.SchemaType != "AVRO" {
+		return nil, &registryError{422, 42201, "Invalid schema type " + s.SchemaType}
+	}
+	var deps []string
+	if err := r.resolve(*s, map[Reference]bool{}, &deps); err != nil {
+		refs := make([]string, len(s.References))
+		for i, ref := range s.References {
+			refs[i] = fmt.Sprintf("{name='%s', subject='%s', version=%d}", ref.Name, ref.Subject, ref.Version)
+		}
+		return nil, &registryError{422, 42201, fmt.Sprintf("Invalid AVRO schema. Error: Invalid schema %s with refs [%s] of type SchemaType.AVRO",
+			s.Schema, strings.Join(refs, ", "))}
+	}
+	t, err := parseAvro(s.Schema, deps)
+	if err != nil {
+		return nil, &registryError{422, 42201, "Invalid AVRO schema. Error: " + err.Error()}
+	}
+	s.Schema = canonical(s.Schema)
+	return t, nil
+}
+
+func (r *Registry) register(subject string, s stored) (int, error) {
+	t, verr := r.validate(&s)
+	if verr != nil {
+		return 0, verr
+	}
+	key := identity(s)
+	if id, ok := r.ids[key]; ok && !r.deleted[subject] {
+		for _, x := range r.subjects[subject] {
+			if x == id {
+				return id, nil
+			}
 		}
 	}
-	key := s.SchemaType + "|" + normalize(s.Schema)
+	if msgs := r.incompatibilities(subject, t); len(msgs) > 0 {
+		list := strings.Join(msgs, ", ")
+		if len(list) > 300 { // Karapace cuts the list at 300 characters
+			list = list[:300]
+		}
+		return 0, &registryError{409, 409, fmt.Sprintf("Incompatible schema, compatibility_mode=%s. Incompatibilities: %s", r.compatibilityOf(subject), list)}
+	}
 	id, ok := r.ids[key]
 	if !ok {
 		id = r.nextID
@@ -145,11 +330,6 @@ func (r *Registry) register(subject string, s stored) (int, error) {
 	if r.deleted[subject] {
 		delete(r.deleted, subject)
 		r.subjects[subject] = nil
-	}
-	for _, x := range r.subjects[subject] {
-		if x == id {
-			return id, nil
-		}
 	}
 	r.subjects[subject] = append(r.subjects[subject], id)
 	return id, nil
@@ -166,6 +346,25 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
+// unauthorized and forbidden answer as Karapace: a message without an error_code.
+func unauthorized(w http.ResponseWriter) {
+	w.Header().Set("WWW-Authenticate", `Basic realm="Karapace Schema Registry"`)
+	writeJSON(w, http.StatusUnauthorized, map[string]string{"message": "Unauthorized"})
+}
+
+func forbidden(w http.ResponseWriter) {
+	writeJSON(w, http.StatusForbidden, map[string]string{"message": "Forbidden"})
+}
+
+func failWith(w http.ResponseWriter, err error) {
+	var re *registryError
+	if errors.As(err, &re) {
+		fail(w, re.status, re.code, re.message)
+		return
+	}
+	fail(w, 500, 50001, err.Error())
+}
+
 func fail(w http.ResponseWriter, status, code int, msg string) {
 	writeJSON(w, status, errBody{Code: code, Message: msg})
 }
@@ -173,12 +372,8 @@ func fail(w http.ResponseWriter, status, code int, msg string) {
 // ServeHTTP implements the REST API.
 func (r *Registry) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	r.Requests.Add(1)
-	if r.User != "" || r.Password != "" {
-		u, p, ok := req.BasicAuth()
-		if !ok || u != r.User || p != r.Password {
-			fail(w, http.StatusUnauthorized, 401, "Unauthorized")
-			return
-		}
+	if !r.authorized(w, req) {
+		return
 	}
 	parts := strings.Split(strings.Trim(req.URL.EscapedPath(), "/"), "/")
 	for i := range parts {
@@ -199,6 +394,8 @@ func (r *Registry) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		writeJSON(w, 200, r.subjectList())
 	case parts[0] == "subjects" && len(parts) >= 2:
 		r.serveSubject(w, req, parts[1], parts[2:])
+	case parts[0] == "compatibility" && len(parts) == 5 && parts[1] == "subjects" && parts[3] == "versions" && req.Method == http.MethodPost:
+		r.serveCompatibility(w, req, parts[2], parts[4])
 	case parts[0] == "config":
 		subject := ""
 		if len(parts) > 1 {
@@ -220,6 +417,46 @@ func (r *Registry) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	default:
 		fail(w, 404, 404, "HTTP 404 Not Found")
 	}
+}
+
+// authorized checks basic auth: User/Password, or the users of AddUser (a read-only user may only read).
+func (r *Registry) authorized(w http.ResponseWriter, req *http.Request) bool {
+	r.mu.Lock()
+	users := r.users
+	r.mu.Unlock()
+	if r.User == "" && r.Password == "" && users == nil {
+		return true
+	}
+	name, pass, ok := req.BasicAuth()
+	if r.User != "" || r.Password != "" {
+		if ok && name == r.User && pass == r.Password {
+			return true
+		}
+	}
+	u, known := users[name]
+	if !ok || !known || u.password != pass {
+		unauthorized(w)
+		return false
+	}
+	if !u.write && req.Method != http.MethodGet && !isReadPost(req) {
+		// Karapace answers a denied subject write as if the subject did not exist.
+		if p := strings.Split(strings.Trim(req.URL.Path, "/"), "/"); len(p) >= 2 && (p[0] == "subjects" || p[0] == "config") {
+			fail(w, 404, 40401, "Subject '"+p[1]+"' not found.")
+		} else {
+			forbidden(w)
+		}
+		return false
+	}
+	return true
+}
+
+// isReadPost: a lookup (POST /subjects/{s}) or a compatibility check only reads.
+func isReadPost(req *http.Request) bool {
+	if req.Method != http.MethodPost {
+		return false
+	}
+	p := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
+	return (len(p) == 2 && p[0] == "subjects") || p[0] == "compatibility"
 }
 
 func unescape(s string) (string, error) {
@@ -245,14 +482,20 @@ func unescape(s string) (string, error) {
 func (r *Registry) serveSchemaID(w http.ResponseWriter, req *http.Request, rest []string) {
 	id, err := strconv.Atoi(rest[0])
 	s, ok := r.schemas[id]
+	if ok && r.unloaded.Add(-1) >= 0 {
+		ok = false
+	}
 	if err != nil || !ok {
-		fail(w, 404, 40403, "Schema "+rest[0]+" not found")
+		fail(w, 404, 40403, "Schema not found")
 		return
 	}
 	if len(rest) == 1 {
 		body := map[string]any{"schema": s.Schema}
 		if s.SchemaType != "AVRO" {
 			body["schemaType"] = s.SchemaType
+		}
+		if len(s.References) > 0 {
+			body["references"] = s.References
 		}
 		writeJSON(w, 200, body)
 		return
@@ -261,8 +504,8 @@ func (r *Registry) serveSchemaID(w http.ResponseWriter, req *http.Request, rest 
 		Subject string `json:"subject"`
 		Version int    `json:"version"`
 	}
-	var pairs []sv
-	var subjects []string
+	pairs := []sv{}
+	subjects := []string{}
 	for _, subj := range r.subjectList() {
 		for i, x := range r.subjects[subj] {
 			if x == id {
@@ -284,40 +527,54 @@ func (r *Registry) serveSchemaID(w http.ResponseWriter, req *http.Request, rest 
 	}
 }
 
+func decodeStored(req *http.Request) (stored, *registryError) {
+	var body struct {
+		Schema     string      `json:"schema"`
+		SchemaType string      `json:"schemaType"`
+		References []Reference `json:"references"`
+	}
+	raw := new(bytes.Buffer)
+	_, _ = raw.ReadFrom(req.Body)
+	if err := json.Unmarshal(raw.Bytes(), &body); err != nil || body.Schema == "" {
+		return stored{}, &registryError{422, 42201, "Invalid schema"}
+	}
+	return stored{Schema: body.Schema, SchemaType: body.SchemaType, References: body.References}, nil
+}
+
+// versionOf resolves "latest", "-1" or a number among a subject's versions.
+func versionOf(v string, versions []int) (int, *registryError) {
+	if v == "latest" || v == "-1" {
+		return len(versions), nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > len(versions) {
+		return 0, &registryError{404, 40402, "Version " + v + " not found."}
+	}
+	return n, nil
+}
+
 func (r *Registry) serveSubject(w http.ResponseWriter, req *http.Request, subject string, rest []string) {
 	versions, exists := r.subjects[subject]
 	if r.deleted[subject] {
 		exists = false
 	}
-	decodeBody := func() (stored, bool) {
-		var body struct {
-			Schema     string          `json:"schema"`
-			SchemaType string          `json:"schemaType"`
-			References json.RawMessage `json:"references"`
-		}
-		raw := new(bytes.Buffer)
-		_, _ = raw.ReadFrom(req.Body)
-		if err := json.Unmarshal(raw.Bytes(), &body); err != nil || body.Schema == "" {
-			fail(w, 422, 42201, "Invalid schema")
-			return stored{}, false
-		}
-		return stored{Schema: body.Schema, SchemaType: body.SchemaType, References: body.References}, true
-	}
+	notFound := func() { fail(w, 404, 40401, "Subject '"+subject+"' not found.") }
 	switch {
 	case len(rest) == 0 && req.Method == http.MethodPost: // lookup
-		s, ok := decodeBody()
-		if !ok {
+		s, rerr := decodeStored(req)
+		if rerr != nil {
+			failWith(w, rerr)
 			return
 		}
 		if !exists {
-			fail(w, 404, 40401, "Subject '"+subject+"' not found.")
+			notFound()
 			return
 		}
-		if s.SchemaType == "" {
-			s.SchemaType = "AVRO"
+		if _, verr := r.validate(&s); verr != nil {
+			failWith(w, verr)
+			return
 		}
-		id, ok := r.ids[s.SchemaType+"|"+normalize(s.Schema)]
-		if ok {
+		if id, ok := r.ids[identity(s)]; ok {
 			for i, x := range versions {
 				if x == id {
 					writeJSON(w, 200, map[string]any{"subject": subject, "version": i + 1, "id": id, "schema": r.schemas[id].Schema})
@@ -328,8 +585,14 @@ func (r *Registry) serveSubject(w http.ResponseWriter, req *http.Request, subjec
 		fail(w, 404, 40403, "Schema not found")
 	case len(rest) == 0 && req.Method == http.MethodDelete:
 		if !exists {
-			fail(w, 404, 40401, "Subject '"+subject+"' not found.")
+			notFound()
 			return
+		}
+		for i := range versions {
+			if len(r.referencedBy(subject, i+1)) > 0 {
+				fail(w, 422, 42206, fmt.Sprintf("One or more references exist to the schema {magic=1,keytype=SCHEMA,subject=%s,version=%d}.", subject, i+1))
+				return
+			}
 		}
 		r.deleted[subject] = true
 		out := make([]int, len(versions))
@@ -338,19 +601,20 @@ func (r *Registry) serveSubject(w http.ResponseWriter, req *http.Request, subjec
 		}
 		writeJSON(w, 200, out)
 	case len(rest) == 1 && rest[0] == "versions" && req.Method == http.MethodPost:
-		s, ok := decodeBody()
-		if !ok {
+		s, rerr := decodeStored(req)
+		if rerr != nil {
+			failWith(w, rerr)
 			return
 		}
 		id, err := r.register(subject, s)
 		if err != nil {
-			fail(w, 422, 42201, err.Error())
+			failWith(w, err)
 			return
 		}
 		writeJSON(w, 200, map[string]int{"id": id})
 	case len(rest) == 1 && rest[0] == "versions":
 		if !exists {
-			fail(w, 404, 40401, "Subject '"+subject+"' not found.")
+			notFound()
 			return
 		}
 		out := make([]int, len(versions))
@@ -360,33 +624,100 @@ func (r *Registry) serveSubject(w http.ResponseWriter, req *http.Request, subjec
 		writeJSON(w, 200, out)
 	case len(rest) >= 2 && rest[0] == "versions":
 		if !exists {
-			fail(w, 404, 40401, "Subject '"+subject+"' not found.")
+			notFound()
 			return
 		}
-		v := len(versions)
-		if rest[1] != "latest" && rest[1] != "-1" {
-			n, err := strconv.Atoi(rest[1])
-			if err != nil || n < 1 || n > len(versions) {
-				fail(w, 404, 40402, "Version "+rest[1]+" not found.")
-				return
-			}
-			v = n
+		v, verr := versionOf(rest[1], versions)
+		if verr != nil {
+			failWith(w, verr)
+			return
 		}
 		id := versions[v-1]
 		s := r.schemas[id]
-		if len(rest) == 3 && rest[2] == "schema" {
+		switch {
+		case len(rest) == 3 && rest[2] == "schema":
 			w.Header().Set("Content-Type", "application/vnd.schemaregistry.v1+json")
 			_, _ = w.Write([]byte(s.Schema))
+			return
+		case len(rest) == 3 && rest[2] == "referencedby":
+			writeJSON(w, 200, r.referencedBy(subject, v))
 			return
 		}
 		body := map[string]any{"subject": subject, "version": v, "id": id, "schema": s.Schema}
 		if s.SchemaType != "AVRO" {
 			body["schemaType"] = s.SchemaType
 		}
+		if len(s.References) > 0 {
+			body["references"] = s.References
+		}
 		writeJSON(w, 200, body)
 	default:
 		fail(w, 404, 404, "HTTP 404 Not Found")
 	}
+}
+
+// referencedBy lists the ids of the live schemas referencing subject's version.
+func (r *Registry) referencedBy(subject string, version int) []int {
+	out := []int{}
+	seen := map[int]bool{}
+	for _, subj := range r.subjectList() {
+		for _, id := range r.subjects[subj] {
+			for _, ref := range r.schemas[id].References {
+				if ref.Subject == subject && ref.Version == version && !seen[id] {
+					seen[id] = true
+					out = append(out, id)
+				}
+			}
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+// serveCompatibility is POST /compatibility/subjects/{s}/versions/{v}.
+func (r *Registry) serveCompatibility(w http.ResponseWriter, req *http.Request, subject, version string) {
+	versions := r.subjects[subject]
+	if len(versions) == 0 || r.deleted[subject] {
+		if version == "latest" { // Karapace resolves latest to -1 before it finds no subject
+			version = "-1"
+		}
+		fail(w, 404, 40402, "Version "+version+" not found.")
+		return
+	}
+	s, rerr := decodeStored(req)
+	if rerr != nil {
+		failWith(w, rerr)
+		return
+	}
+	t, verr := r.validate(&s)
+	if verr != nil {
+		fail(w, 422, 42201, "Invalid SchemaType.AVRO schema") // Karapace's compatibility check gives no detail
+		return
+	}
+	v, verr := versionOf(version, versions)
+	if verr != nil {
+		failWith(w, verr)
+		return
+	}
+	old, err := r.parsed(r.schemas[versions[v-1]])
+	if err != nil {
+		failWith(w, err)
+		return
+	}
+	var msgs []string
+	switch strings.TrimSuffix(r.compatibilityOf(subject), "_TRANSITIVE") {
+	case "BACKWARD":
+		msgs = incompatibilities(t, old)
+	case "FORWARD":
+		msgs = incompatibilities(old, t)
+	case "FULL":
+		msgs = mergeSorted(incompatibilities(t, old), incompatibilities(old, t))
+	}
+	if len(msgs) > 0 {
+		writeJSON(w, 200, map[string]any{"is_compatible": false, "messages": msgs})
+		return
+	}
+	writeJSON(w, 200, map[string]any{"is_compatible": true})
 }
 
 // CertPEM returns the PEM of a TLS registry's self-signed certificate (for a PEM trust store).
