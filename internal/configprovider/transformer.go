@@ -120,7 +120,7 @@ func (t *Transformer) Transform(configs map[string]string) (map[string]string, e
 			if val, ok := values[r]; ok {
 				return val
 			}
-			slog.Warn("config value keeps an unresolved reference: the provider has no such key", "config", k, "reference", ref)
+			slog.Warn("config value keeps an unresolved reference: the provider has no such key, or does not allow reading it", "config", k, "reference", ref)
 			return ref
 		})
 	}
