@@ -93,7 +93,10 @@ func (t *Task) Put(ctx context.Context, records []*connect.SinkRecord) error {
 	if t.out == nil {
 		o, err := openOutput(t.filename)
 		if err != nil {
-			return connect.Retriable(fmt.Errorf("reopening %s: %w", t.target(), err))
+			if isNoReader(err) {
+				err = fmt.Errorf("no process has the FIFO open for reading: %w", err)
+			}
+			return connect.Retriable(fmt.Errorf("opening %s: %w", t.target(), err))
 		}
 		t.out = o
 	}

@@ -1,6 +1,7 @@
 package herder_test
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -249,4 +251,91 @@ func waitTaskState(t *testing.T, e *env, name string, want herder.State) *herder
 		return st.Tasks[0].State == want
 	}, 60*time.Second, 50*time.Millisecond, "waiting for task of %s %s: last %+v", name, want, last)
 	return last
+}
+
+// fifoLines reads lines from a FIFO until n were read, then closes its end before handing them over.
+func fifoLines(path string, n int) <-chan []string {
+	ch := make(chan []string, 1)
+	go func() {
+		f, err := os.Open(path)
+		if err != nil {
+			ch <- nil
+			return
+		}
+		var lines []string
+		sc := bufio.NewScanner(f)
+		for len(lines) < n && sc.Scan() {
+			lines = append(lines, sc.Text())
+		}
+		f.Close()
+		ch <- lines
+	}()
+	return ch
+}
+
+func committedOffset(t *testing.T, e *env, name string) int64 {
+	offs, err := e.h.ConnectorOffsets(t.Context(), name)
+	if err != nil || len(offs.Offsets) != 1 {
+		return -1
+	}
+	switch v := offs.Offsets[0].Offset["kafka_offset"].(type) {
+	case int64:
+		return v
+	case float64:
+		return int64(v)
+	}
+	return -1
+}
+
+// The file sink on a real broker: writing to /dev/null commits its offsets (no fsync on a character
+// device), and when the reader of a FIFO goes away the task stays RUNNING, retries, and writes the rest
+// to the next reader, from a line start, before committing.
+func TestFileSinkDevNullAndFIFO(t *testing.T) {
+	e := newEnv(t, nil)
+	for _, tc := range []struct{ name, file string }{{"devnull", "/dev/null"}, {"fifo", filepath.Join(t.TempDir(), "fifo")}} {
+		t.Run(tc.name, func(t *testing.T) {
+			topic := fmt.Sprintf("file-sink-%s-%d", tc.name, time.Now().UnixNano())
+			kafkatest.CreateTopic(t, e.addr, topic, 1, nil)
+			var first <-chan []string
+			if tc.name == "fifo" {
+				require.NoError(t, syscall.Mkfifo(tc.file, 0o600))
+				first = fifoLines(tc.file, 10)
+			}
+			name := "file-" + tc.name
+			e.create(name, map[string]string{"name": name, "connector.class": "FileStreamSink", "tasks.max": "1",
+				"topics": topic, "file": tc.file})
+			e.waitState(name, herder.StateRunning, 1)
+			produceN(t, e.addr, topic, 0, 10)
+			if first != nil {
+				want := make([]string, 10)
+				for i := range want {
+					want[i] = fmt.Sprintf("v%d", i)
+				}
+				assert.Equal(t, want, <-first)
+				// The reader is gone: the next records fail to write; the task keeps retrying.
+				produceN(t, e.addr, topic, 10, 10)
+				time.Sleep(time.Second)
+				e.waitState(name, herder.StateRunning, 1)
+				second := fifoLines(tc.file, 10)
+				want = want[:0]
+				for i := 10; i < 20; i++ {
+					want = append(want, fmt.Sprintf("v%d", i))
+				}
+				select {
+				case got := <-second:
+					assert.Equal(t, want, got)
+				case <-time.After(60 * time.Second):
+					t.Fatal("the next reader got nothing")
+				}
+			} else {
+				produceN(t, e.addr, topic, 10, 10)
+			}
+			require.Eventually(t, func() bool { return committedOffset(t, e, name) == 20 }, 60*time.Second, 100*time.Millisecond,
+				"offsets committed: %d", committedOffset(t, e, name))
+			st, err := e.h.ConnectorStatus(t.Context(), name)
+			require.NoError(t, err)
+			assert.Equal(t, herder.StateRunning, st.Tasks[0].State)
+			require.NoError(t, e.h.DeleteConnector(t.Context(), name))
+		})
+	}
 }
