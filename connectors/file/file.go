@@ -80,7 +80,7 @@ func (t *Task) open() error {
 		if isNoReader(err) {
 			return nil // a FIFO nobody reads yet: opened on the first put
 		}
-		return fmt.Errorf("Couldn't find or create file '%s' for FileStreamSinkTask: %w", t.filename, err)
+		return fmt.Errorf("couldn't find or create file '%s' for FileStreamSinkTask: %w", t.filename, err)
 	}
 	t.out = o
 	return nil

@@ -225,7 +225,7 @@ func TestStartFailsOnUnwritablePath(t *testing.T) {
 	task := &Task{}
 	err := task.Start(map[string]string{"file": t.TempDir()})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "Couldn't find or create file '")
+	assert.Contains(t, err.Error(), "couldn't find or create file '")
 }
 
 // A write blocked on a FIFO nobody drains ends when the worker stops the task.

@@ -100,6 +100,7 @@ func TestConfigProvidersEndToEnd(t *testing.T) {
 	require.NoError(t, os.WriteFile(outside, []byte("path=OutsideSecret-5\n"), 0o600))
 	t.Setenv("CONNECTD_E2E_SECRET", "EnvSecret-3")
 	t.Setenv("CONNECTD_E2E_FLUSH", "700")
+	t.Setenv("CONNECTD_E2E_TASKS", "2")
 	t.Setenv("CONNECTD_OTHER_SECRET", "HiddenEnvSecret-6")
 	secretValues := []string{"FileSecret-1", "DirSecret-2", "EnvSecret-3", "PlainSecret-4", "OutsideSecret-5", "HiddenEnvSecret-6"}
 
@@ -128,7 +129,7 @@ func TestConfigProvidersEndToEnd(t *testing.T) {
 	kafkatest.CreateTopic(t, e.addr, topic, 1, nil)
 	config := map[string]string{
 		"connector.class":                      "FileStreamSink",
-		"tasks.max":                            "1",
+		"tasks.max":                            "${env:CONNECTD_E2E_TASKS}",
 		"topics":                               topic,
 		"file":                                 "${file:" + propsFile + ":path}",
 		"password":                             "${file:" + propsFile + ":password}",
@@ -138,7 +139,7 @@ func TestConfigProvidersEndToEnd(t *testing.T) {
 	}
 	code, body := rest.call("POST", "/connectors", map[string]any{"name": "cp", "config": config})
 	require.Equal(t, 201, code, body)
-	e.waitState("cp", herder.StateRunning, 1)
+	e.waitState("cp", herder.StateRunning, 2)
 
 	produceN(t, e.addr, topic, 0, 20)
 	waitLines(t, outFile, 20)
@@ -157,8 +158,8 @@ func TestConfigProvidersEndToEnd(t *testing.T) {
 	require.Equal(t, 200, code)
 	var tasks []herder.TaskInfo
 	require.NoError(t, json.Unmarshal([]byte(body), &tasks))
-	require.Len(t, tasks, 1)
-	for _, k := range []string{"file", "password", "iceberg.catalog.jdbc.password", "value.converter.basic.auth.user.info"} {
+	require.Len(t, tasks, 2, "tasks.max from a provider")
+	for _, k := range []string{"tasks.max", "file", "password", "iceberg.catalog.jdbc.password", "value.converter.basic.auth.user.info"} {
 		assert.Equal(t, config[k], tasks[0].Config[k], "task configs keep the connector's references: %s", k)
 	}
 
@@ -198,7 +199,7 @@ func TestConfigProvidersEndToEnd(t *testing.T) {
 	require.NoError(t, os.WriteFile(propsFile, []byte(propsBody), 0o600))
 	code, body = rest.call("POST", "/connectors/cp/tasks/0/restart", nil)
 	require.Equal(t, 204, code, body)
-	e.waitState("cp", herder.StateRunning, 1)
+	e.waitState("cp", herder.StateRunning, 2)
 	produceN(t, e.addr, topic, 20, 10)
 	waitLines(t, outFile, 30)
 

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -69,6 +70,17 @@ type connectorRunner struct {
 	onReconf  func()
 	failedErr error
 	version   string // conn.Version(), read once at instantiation as the JVM's WorkerConnector does
+
+	resolvedTasksMax string // tasks.max as the connector was last started with
+}
+
+// referencedTasksMax is tasks.max as resolved at the connector's start, when the stored value is a reference.
+func (r *connectorRunner) referencedTasksMax() (int, bool) {
+	if !configprovider.HasReference(r.props["tasks.max"]) {
+		return 0, false
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(r.resolvedTasksMax))
+	return n, err == nil && n >= 1
 }
 
 type connectorCtx struct {
@@ -152,6 +164,7 @@ func (w *Worker) applyConnectorTarget(r *connectorRunner, target state.Target) e
 			if err == nil {
 				slog.Info("SinkConnectorConfig values", "connector", r.name,
 					"config", FormatConfig(RedactConfig(r.props, []*connect.ConfigDef{r.conn.ConfigDef()})))
+				r.resolvedTasksMax = props["tasks.max"]
 				err = r.conn.Start(props)
 			}
 			if err != nil {
@@ -186,6 +199,9 @@ func (w *Worker) ConnectorTaskConfigs(name string, maxTasks int) ([]map[string]s
 			return nil, r.failedErr
 		}
 		return nil, nil
+	}
+	if n, ok := r.referencedTasksMax(); ok {
+		maxTasks = n // the herder read the stored tasks.max, a reference
 	}
 	cfgs, err := r.conn.TaskConfigs(maxTasks)
 	if err != nil {
@@ -473,9 +489,15 @@ func (w *Worker) topicActive(connector, topic string, task int) {
 }
 
 // ConsumerGroup is the sink connector's consumer group (consumer.override.group.id wins, then the worker's
-// consumer.group.id, else connect-<name>).
+// consumer.group.id, else connect-<name>). connProps may be the stored config: a reference in the group id
+// is resolved.
 func (w *Worker) ConsumerGroup(name string, connProps map[string]string) string {
 	if g := connProps["consumer.override.group.id"]; g != "" {
+		if configprovider.HasReference(g) {
+			if r, err := w.ResolveConfig(map[string]string{"g": g}); err == nil {
+				g = r["g"]
+			}
+		}
 		return g
 	}
 	if g := w.cfg.Props["consumer.group.id"]; g != "" {
