@@ -232,7 +232,7 @@ func (k *ConfigKey) parse(raw string, set bool) (any, error) {
 	if set {
 		pv, err := ParseConfigValue(k.Type, raw)
 		if err != nil {
-			return nil, &ConfigError{Name: k.Name, Value: raw, Message: err.Error()}
+			return nil, &ConfigError{Name: k.Name, Value: k.shown(raw), Message: err.Error()}
 		}
 		v = pv
 	} else {
@@ -246,10 +246,18 @@ func (k *ConfigKey) parse(raw string, set bool) (any, error) {
 			if _, ok := err.(*ConfigError); ok {
 				return nil, err
 			}
-			return nil, &ConfigError{Name: k.Name, Value: raw, Message: err.Error()}
+			return nil, &ConfigError{Name: k.Name, Value: k.shown(raw), Message: err.Error()}
 		}
 	}
 	return v, nil
+}
+
+// shown is a raw value as error messages may print it: a PASSWORD's as [hidden].
+func (k *ConfigKey) shown(raw string) any {
+	if k.Type == ConfigPassword {
+		return Password(raw)
+	}
+	return raw
 }
 
 // ParseConfigValue parses a string as the JVM's ConfigDef.parseType does.

@@ -39,7 +39,7 @@ func serveDistributed(ctx context.Context, wp map[string]string) error {
 		return fmt.Errorf("invalid worker config: %w", err)
 	}
 	cfg.Distributed = true
-	dcfg, err := herder.ParseDistributedConfig(wp)
+	dcfg, err := herder.ParseDistributedConfig(cfg.Props)
 	if err != nil {
 		return fmt.Errorf("invalid worker config: %w", err)
 	}
@@ -51,7 +51,7 @@ func serveDistributed(ctx context.Context, wp map[string]string) error {
 	if err != nil {
 		return err
 	}
-	h := herder.NewDistributed(dcfg, "", kafka.Brokers(wp), sc)
+	h := herder.NewDistributed(dcfg, "", kafka.Brokers(cfg.Props), sc)
 	w := worker.New(cfg, connect.DefaultRegistry, h)
 	h.SetWorker(w)
 	srv := api.NewServer(h, ropts...)

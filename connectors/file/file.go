@@ -3,10 +3,8 @@
 package file
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/connectd/connectd/connect"
 )
@@ -45,56 +43,161 @@ func (c *Connector) TaskConfigs(maxTasks int) ([]map[string]string, error) {
 func (c *Connector) Stop() error               { return nil }
 func (c *Connector) NewTask() connect.SinkTask { return &Task{} }
 
-// Task is FileStreamSinkTask.
+// Task is FileStreamSinkTask. Each put is one write of the batch's lines. A failed write (a full disk, a
+// FIFO whose reader went away) closes the file and returns a retriable error: the worker puts the same
+// batch again, the file is reopened and only what the failed write left unwritten is written (from the
+// exact byte in the same file; from the start of the torn line in a new file or a pipe). Commits fsync
+// regular files; a failed fsync fails the commit, so the records since the last commit are written again.
 type Task struct {
 	connect.SinkTaskBase
 	filename string
-	f        *os.File
-	w        *bufio.Writer
+	out      *output
+	buf      []byte
+	failed   *failedWrite
+	// unsynced: bytes written to a file closed after a failure may not have reached the disk.
+	unsynced bool
+}
+
+// failedWrite is what a failed write left unwritten, kept until the same batch is put again.
+type failedWrite struct {
+	first, last connect.TopicPartition
+	firstOff    int64
+	lastOff     int64
+	count       int
+	data        []byte
+	written     int
+	file        fileID
 }
 
 func (t *Task) Start(props map[string]string) error {
 	t.filename = props["file"]
-	if t.filename == "" {
-		t.w = bufio.NewWriter(os.Stdout)
-		return nil
-	}
-	f, err := os.OpenFile(t.filename, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	return t.open()
+}
+
+func (t *Task) open() error {
+	o, err := openOutput(t.filename)
 	if err != nil {
+		if isNoReader(err) {
+			return nil // a FIFO nobody reads yet: opened on the first put
+		}
 		return fmt.Errorf("couldn't find or create file '%s' for FileStreamSinkTask: %w", t.filename, err)
 	}
-	t.f, t.w = f, bufio.NewWriterSize(f, 64<<10)
+	t.out = o
 	return nil
 }
 
-func (t *Task) Put(_ context.Context, records []*connect.SinkRecord) error {
+func (t *Task) Put(ctx context.Context, records []*connect.SinkRecord) error {
+	if len(records) == 0 {
+		return nil
+	}
+	if t.out == nil {
+		o, err := openOutput(t.filename)
+		if err != nil {
+			if isNoReader(err) {
+				err = fmt.Errorf("no process has the FIFO open for reading: %w", err)
+			}
+			return connect.Retriable(fmt.Errorf("opening %s: %w", t.target(), err))
+		}
+		t.out = o
+	}
+	var data []byte
+	if f := t.failed; f != nil && f.sameBatch(records) {
+		data = f.data[f.resumeAt(t.out.id):]
+	} else {
+		data = t.render(records)
+	}
+	t.failed = nil
+	n, err := t.out.write(ctx, data)
+	if err != nil {
+		t.failed = newFailedWrite(records, data, n, t.out.id)
+		t.closeAfterFailure()
+		return connect.Retriable(fmt.Errorf("writing to %s (%d of %d bytes written; the rest is written after reopening it): %w",
+			t.target(), n, len(data), err))
+	}
+	return nil
+}
+
+func (t *Task) render(records []*connect.SinkRecord) []byte {
+	b := t.buf[:0]
 	for _, r := range records {
-		t.w.WriteString(connect.JavaString(r.Value))
-		t.w.WriteByte('\n')
+		b = append(b, connect.JavaString(r.Value)...)
+		b = append(b, '\n')
 	}
-	// Like the JVM's PrintStream, what was put is in the file when put returns (one write per batch here).
-	if err := t.w.Flush(); err != nil {
-		return connect.Retriable(fmt.Errorf("writing %s: %w", t.filename, err))
-	}
-	return nil
+	t.buf = b
+	return b
 }
 
-func (t *Task) Flush(context.Context, map[connect.TopicPartition]connect.OffsetAndMetadata) error {
-	if err := t.w.Flush(); err != nil {
-		return connect.Retriable(fmt.Errorf("flushing %s: %w", t.filename, err))
+func newFailedWrite(records []*connect.SinkRecord, data []byte, written int, id fileID) *failedWrite {
+	first, last := records[0], records[len(records)-1]
+	return &failedWrite{
+		first: connect.TopicPartition{Topic: first.Topic, Partition: first.Partition}, firstOff: first.Offset,
+		last: connect.TopicPartition{Topic: last.Topic, Partition: last.Partition}, lastOff: last.Offset,
+		count: len(records), data: append([]byte(nil), data...), written: written, file: id,
 	}
-	if t.f != nil {
-		return t.f.Sync()
+}
+
+// sameBatch reports whether records are the batch whose write failed (the worker redelivers it as is).
+func (f *failedWrite) sameBatch(records []*connect.SinkRecord) bool {
+	first, last := records[0], records[len(records)-1]
+	return len(records) == f.count &&
+		first.Topic == f.first.Topic && first.Partition == f.first.Partition && first.Offset == f.firstOff &&
+		last.Topic == f.last.Topic && last.Partition == f.last.Partition && last.Offset == f.lastOff
+}
+
+// resumeAt is where to continue in data: right after the written bytes in the same regular file, else at
+// the start of the first line not completely written (a pipe's new reader, a rotated file).
+func (f *failedWrite) resumeAt(now fileID) int {
+	if f.file.regular && f.file == now {
+		return f.written
+	}
+	for i := f.written - 1; i >= 0; i-- {
+		if f.data[i] == '\n' {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+func (t *Task) closeAfterFailure() {
+	if t.out == nil {
+		return
+	}
+	if err := t.out.close(); err != nil && t.out.id.regular {
+		t.unsynced = true
+	}
+	t.out = nil
+}
+
+// Flush makes what was put durable before the worker commits: fsync for regular files; pipes, character
+// devices (/dev/null, a terminal) and sockets have nothing to sync.
+func (t *Task) Flush(context.Context, map[connect.TopicPartition]connect.OffsetAndMetadata) error {
+	if t.unsynced {
+		t.unsynced = false
+		return fmt.Errorf("%s was closed after a failed write and syncing it failed: records since the last commit are written again", t.target())
+	}
+	if t.out == nil {
+		return nil
+	}
+	if err := t.out.sync(); err != nil {
+		t.closeAfterFailure()
+		t.unsynced = false
+		return fmt.Errorf("syncing %s (records since the last commit are written again): %w", t.target(), err)
 	}
 	return nil
 }
 
 func (t *Task) Stop() error {
-	if t.w != nil {
-		t.w.Flush()
+	if t.out == nil {
+		return nil
 	}
-	if t.f != nil {
-		return t.f.Close()
+	err := t.out.close()
+	t.out = nil
+	return err
+}
+
+func (t *Task) target() string {
+	if t.filename == "" {
+		return "standard output"
 	}
-	return nil
+	return t.filename
 }

@@ -723,11 +723,11 @@ func (d *Distributed) ConnectorConfig(ctx context.Context, name string) (map[str
 }
 
 func (d *Distributed) ValidateConnectorConfig(ctx context.Context, config map[string]string) (*ConfigInfos, error) {
-	return d.validator.Validate(config)
+	return validateResolved(d.w, d.validator, config)
 }
 
 func (d *Distributed) PutConnectorConfig(ctx context.Context, name string, config map[string]string, initial TargetState, allowReplace bool) (*ConnectorInfo, bool, error) {
-	infos, err := d.validator.Validate(config)
+	infos, err := validateResolved(d.w, d.validator, config)
 	if err != nil {
 		return nil, false, err
 	}

@@ -124,11 +124,11 @@ func (h *Standalone) ConnectorConfig(ctx context.Context, name string) (map[stri
 }
 
 func (h *Standalone) ValidateConnectorConfig(ctx context.Context, config map[string]string) (*ConfigInfos, error) {
-	return h.validator.Validate(config)
+	return validateResolved(h.w, h.validator, config)
 }
 
 func (h *Standalone) PutConnectorConfig(ctx context.Context, name string, config map[string]string, initial TargetState, allowReplace bool) (*ConnectorInfo, bool, error) {
-	infos, err := h.validator.Validate(config)
+	infos, err := validateResolved(h.w, h.validator, config)
 	if err != nil {
 		return nil, false, err
 	}
@@ -495,9 +495,15 @@ const (
 )
 
 // AlterSinkOffsets validates the body and alters the group offsets (and the connector's, if it keeps its own).
+// config is the stored connector config; its provider references are resolved here (the JVM passes the
+// resolved config to modifyConnectorOffsets).
 func AlterSinkOffsets(w *worker.Worker, name string, config map[string]string, body ConnectorOffsets) (string, error) {
 	if len(body.Offsets) == 0 {
 		return "", BadRequest("The offsets to be modified must not be null or empty")
+	}
+	config, err := w.ResolveConfig(config)
+	if err != nil {
+		return "", err
 	}
 	group := w.ConsumerGroup(name, config)
 	offsets := map[connect.TopicPartition]*int64{}
@@ -545,6 +551,10 @@ func AlterSinkOffsets(w *worker.Worker, name string, config map[string]string, b
 
 // ResetSinkOffsets deletes the connector's consumer group.
 func ResetSinkOffsets(w *worker.Worker, name string, config map[string]string) (string, error) {
+	config, err := w.ResolveConfig(config)
+	if err != nil {
+		return "", err
+	}
 	group := w.ConsumerGroup(name, config)
 	if err := w.DeleteGroup(group); err != nil {
 		return "", fmt.Errorf("Failed to reset consumer group offsets for connector %s: %w", name, err)

@@ -42,7 +42,7 @@ type Validator struct {
 func (v *Validator) Validate(config map[string]string) (*ConfigInfos, error) {
 	class := config["connector.class"]
 	if class == "" {
-		return nil, BadRequest("Connector config %s contains no connector type", formatJavaMap(config))
+		return nil, BadRequest("Connector config %s contains no connector type", formatJavaMap(worker.RedactConfig(config, nil)))
 	}
 	plugin, ok := v.Registry.Lookup(class)
 	if !ok || (plugin.Type != connect.PluginSink && plugin.Type != connect.PluginSource) {
@@ -144,13 +144,13 @@ func (v *Validator) Validate(config map[string]string) (*ConfigInfos, error) {
 		if k == nil {
 			continue
 		}
-		infos.Configs = append(infos.Configs, ConfigInfo{Definition: ConfigKeyInfoOf(k), Value: configValueInfo(cv)})
+		infos.Configs = append(infos.Configs, ConfigInfo{Definition: ConfigKeyInfoOf(k), Value: configValueInfo(cv, k.Type == connect.ConfigPassword)})
 		infos.ErrorCount += len(cv.Errors)
 	}
 	for _, oe := range overrideErrs {
 		infos.Configs = append(infos.Configs, ConfigInfo{
 			Definition: ConfigKeyInfo{Name: oe.Name, Type: "STRING", Importance: "LOW", Width: "NONE", Order: -1, DisplayName: oe.Name, Dependents: []string{}},
-			Value:      configValueInfo(oe),
+			Value:      configValueInfo(oe, worker.IsSecretKey(oe.Name)),
 		})
 		infos.ErrorCount += len(oe.Errors)
 	}
@@ -218,10 +218,18 @@ func ConfigKeyInfoOf(k *connect.ConfigKey) ConfigKeyInfo {
 	return info
 }
 
-func configValueInfo(cv connect.ConfigValue) ConfigValueInfo {
+// configValueInfo renders a validated value; a secret's value is shown as [hidden] (the JVM's Password).
+func configValueInfo(cv connect.ConfigValue, secret bool) ConfigValueInfo {
 	out := ConfigValueInfo{Name: cv.Name, Visible: cv.Visible, Errors: cv.Errors, RecommendedValues: []string{}}
-	if s, ok := cv.Value.(string); ok {
+	switch s := cv.Value.(type) {
+	case string:
+		if secret {
+			s = worker.Hidden
+		}
 		out.Value = &s
+	case connect.Password:
+		h := worker.Hidden
+		out.Value = &h
 	}
 	for _, r := range cv.RecommendedValues {
 		out.RecommendedValues = append(out.RecommendedValues, fmt.Sprint(r))

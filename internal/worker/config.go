@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/internal/configprovider"
 )
 
 // WorkerConfigDef lists the worker keys we read, with the JVM's defaults.
@@ -27,12 +28,17 @@ func WorkerConfigDef() *connect.ConfigDef {
 		Define(connect.ConfigKey{Name: "topic.tracking.enable", Type: connect.ConfigBoolean, Default: true, Importance: connect.Low}).
 		Define(connect.ConfigKey{Name: "topic.tracking.allow.reset", Type: connect.ConfigBoolean, Default: true, Importance: connect.Low}).
 		Define(connect.ConfigKey{Name: "offset.storage.file.filename", Type: connect.ConfigString, Default: "", Importance: connect.Low}).
-		Define(connect.ConfigKey{Name: "group.id", Type: connect.ConfigString, Default: "", Importance: connect.High})
+		Define(connect.ConfigKey{Name: "group.id", Type: connect.ConfigString, Default: "", Importance: connect.High}).
+		Define(connect.ConfigKey{Name: configprovider.ProvidersKey, Type: connect.ConfigList, Default: "", Importance: connect.Low})
 }
 
 // Config is a parsed worker configuration.
 type Config struct {
-	Props                  map[string]string
+	// Props are the worker properties with their config provider references resolved.
+	Props map[string]string
+	// Providers resolves references in connector configs (nil when config.providers is unset).
+	Providers              *configprovider.Transformer
+	raw                    map[string]string
 	OffsetFlushInterval    time.Duration
 	OffsetFlushTimeout     time.Duration
 	GracefulShutdown       time.Duration
@@ -47,14 +53,26 @@ type Config struct {
 	Distributed bool
 }
 
-// ParseConfig validates worker properties.
+// ParseConfig validates worker properties. Like the JVM's WorkerConfig, it instantiates the config
+// providers the properties declare (a class this worker does not implement is an error) and resolves
+// their references in the worker properties themselves.
 func ParseConfig(props map[string]string) (*Config, error) {
-	c, err := WorkerConfigDef().Parse(props)
+	providers, err := configprovider.FromWorkerConfig(props)
+	if err != nil {
+		return nil, err
+	}
+	resolved, err := providers.Transform(props)
+	if err != nil {
+		return nil, fmt.Errorf("resolving config provider references in the worker config: %w", err)
+	}
+	c, err := WorkerConfigDef().Parse(resolved)
 	if err != nil {
 		return nil, err
 	}
 	wc := &Config{
-		Props:                  props,
+		Props:                  resolved,
+		Providers:              providers,
+		raw:                    props,
 		OffsetFlushInterval:    time.Duration(c.Long("offset.flush.interval.ms")) * time.Millisecond,
 		OffsetFlushTimeout:     time.Duration(c.Long("offset.flush.timeout.ms")) * time.Millisecond,
 		GracefulShutdown:       time.Duration(c.Long("task.shutdown.graceful.timeout.ms")) * time.Millisecond,

@@ -8,12 +8,15 @@ import (
 	"log/slog"
 	"regexp"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/IBM/sarama"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/internal/configprovider"
 	"github.com/connectd/connectd/internal/metrics"
 	"github.com/connectd/connectd/internal/state"
 )
@@ -32,6 +35,12 @@ type Worker struct {
 
 // New creates a worker. The listener receives every connector and task state change.
 func New(cfg *Config, reg *connect.Registry, listener state.Listener) *Worker {
+	raw := cfg.raw
+	if raw == nil {
+		raw = cfg.Props
+	}
+	slog.Info("WorkerConfig values", "config", FormatConfig(RedactConfig(raw, nil)),
+		"config_providers", strings.Join(cfg.Providers.Providers(), ","))
 	return &Worker{cfg: cfg, reg: reg, listener: listener, id: cfg.WorkerID(),
 		connectors: map[string]*connectorRunner{}, tasks: map[state.TaskID]*sinkTask{}}
 }
@@ -42,6 +51,12 @@ func (w *Worker) ID() string { return w.id }
 // Config is the worker configuration.
 func (w *Worker) Config() *Config { return w.cfg }
 
+// ResolveConfig resolves the config provider references of a connector or task config (the JVM's
+// WorkerConfigTransformer); the result is only handed to plugins, never stored or shown.
+func (w *Worker) ResolveConfig(props map[string]string) (map[string]string, error) {
+	return w.cfg.Providers.Transform(props)
+}
+
 // Registry is the plugin registry the worker instantiates from.
 func (w *Worker) Registry() *connect.Registry { return w.reg }
 
@@ -49,12 +64,23 @@ type connectorRunner struct {
 	name      string
 	conn      connect.SinkConnector
 	plugin    *connect.Plugin
-	props     map[string]string
+	props     map[string]string // as stored: provider references unresolved
 	target    state.Target
 	started   bool
 	onReconf  func()
 	failedErr error
 	version   string // conn.Version(), read once at instantiation as the JVM's WorkerConnector does
+
+	resolvedTasksMax string // tasks.max as the connector was last started with
+}
+
+// referencedTasksMax is tasks.max as resolved at the connector's start, when the stored value is a reference.
+func (r *connectorRunner) referencedTasksMax() (int, bool) {
+	if !configprovider.HasReference(r.props["tasks.max"]) {
+		return 0, false
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(r.resolvedTasksMax))
+	return n, err == nil && n >= 1
 }
 
 type connectorCtx struct {
@@ -133,7 +159,15 @@ func (w *Worker) applyConnectorTarget(r *connectorRunner, target state.Target) e
 		return nil
 	default:
 		if !r.started {
-			if err := r.conn.Start(r.props); err != nil {
+			// Resolved at every start: a restart picks up rotated secrets.
+			props, err := w.ResolveConfig(r.props)
+			if err == nil {
+				slog.Info("SinkConnectorConfig values", "connector", r.name,
+					"config", FormatConfig(RedactConfig(r.props, []*connect.ConfigDef{r.conn.ConfigDef()})))
+				r.resolvedTasksMax = props["tasks.max"]
+				err = r.conn.Start(props)
+			}
+			if err != nil {
 				r.failedErr = err
 				w.listener.ConnectorState(r.name, state.Failed, Trace(fmt.Errorf("Failed to start connector %s: %w", r.name, err)))
 				return err
@@ -150,7 +184,9 @@ func (w *Worker) applyConnectorTarget(r *connectorRunner, target state.Target) e
 }
 
 // ConnectorTaskConfigs asks a started connector for its task configs; each gets task.class and the topics
-// keys, as the JVM adds them.
+// keys, as the JVM adds them. The connector generates them from its resolved config; every key the stored
+// connector config sets with a provider reference gets the reference back (the JVM's reverseTransform),
+// so that task configs are stored and shown with references, not with what they resolve to.
 func (w *Worker) ConnectorTaskConfigs(name string, maxTasks int) ([]map[string]string, error) {
 	w.mu.Lock()
 	r := w.connectors[name]
@@ -163,6 +199,9 @@ func (w *Worker) ConnectorTaskConfigs(name string, maxTasks int) ([]map[string]s
 			return nil, r.failedErr
 		}
 		return nil, nil
+	}
+	if n, ok := r.referencedTasksMax(); ok {
+		maxTasks = n // the herder read the stored tasks.max, a reference
 	}
 	cfgs, err := r.conn.TaskConfigs(maxTasks)
 	if err != nil {
@@ -187,7 +226,7 @@ func (w *Worker) ConnectorTaskConfigs(name string, maxTasks int) ([]map[string]s
 		}
 		out[i] = m
 	}
-	return out, nil
+	return configprovider.ReverseTransform(r.props, out), nil
 }
 
 // StopConnector stops and forgets a connector instance (its tasks are stopped separately).
@@ -245,11 +284,21 @@ func (w *Worker) StartTask(id state.TaskID, connProps, taskProps map[string]stri
 	return nil
 }
 
-func (w *Worker) newSinkTask(id state.TaskID, connProps, taskProps map[string]string, target state.Target) (*sinkTask, error) {
+func (w *Worker) newSinkTask(id state.TaskID, rawConnProps, rawTaskProps map[string]string, target state.Target) (*sinkTask, error) {
+	connProps, err := w.ResolveConfig(rawConnProps)
+	if err != nil {
+		return nil, fmt.Errorf("resolving the config of connector %s: %w", id.Connector, err)
+	}
+	taskProps, err := w.ResolveConfig(rawTaskProps)
+	if err != nil {
+		return nil, fmt.Errorf("resolving the config of task %s: %w", id, err)
+	}
 	conn, plugin, err := w.reg.NewSinkConnector(connProps["connector.class"])
 	if err != nil {
 		return nil, err
 	}
+	slog.Info("TaskConfig values", "task", id.String(),
+		"config", FormatConfig(RedactConfig(rawTaskProps, []*connect.ConfigDef{conn.ConfigDef()})))
 	st := &sinkTask{
 		id: id, w: w, task: conn.NewTask(), taskProps: taskProps, connProps: connProps,
 		taskClass: taskClassOf(conn, plugin),
@@ -440,9 +489,15 @@ func (w *Worker) topicActive(connector, topic string, task int) {
 }
 
 // ConsumerGroup is the sink connector's consumer group (consumer.override.group.id wins, then the worker's
-// consumer.group.id, else connect-<name>).
+// consumer.group.id, else connect-<name>). connProps may be the stored config: a reference in the group id
+// is resolved.
 func (w *Worker) ConsumerGroup(name string, connProps map[string]string) string {
 	if g := connProps["consumer.override.group.id"]; g != "" {
+		if configprovider.HasReference(g) {
+			if r, err := w.ResolveConfig(map[string]string{"g": g}); err == nil {
+				g = r["g"]
+			}
+		}
 		return g
 	}
 	if g := w.cfg.Props["consumer.group.id"]; g != "" {
