@@ -452,6 +452,13 @@ func TestJavaHashMapString(t *testing.T) {
 	}
 	// What `new HashMap<>(linkedHashMap).toString()` prints on a JVM for these keys.
 	assert.Equal(t, "{name=x, file=/tmp/f, topics=orders, tasks.max=1}", javaHashMapString(m))
+
+	// a config echoed before its connector is known hides values of secret-named keys
+	pw := "s3cret"
+	m.keys = append(m.keys, "password")
+	m.vals["password"] = &pw
+	assert.NotContains(t, javaHashMapString(m), "s3cret")
+	assert.Contains(t, javaHashMapString(m), "password=[hidden]")
 }
 
 func TestServerListenAndShutdown(t *testing.T) {

@@ -213,6 +213,9 @@ func javaHashMapString(m *orderedMap) string {
 			v := "null"
 			if p := m.vals[k]; p != nil {
 				v = *p
+				if herder.IsSecretKey(k) {
+					v = "[hidden]"
+				}
 			}
 			parts = append(parts, k+"="+v)
 		}

@@ -12,3 +12,7 @@ func validateResolved(w *worker.Worker, v *Validator, config map[string]string) 
 	}
 	return v.Validate(resolved)
 }
+
+// IsSecretKey reports whether a connector config key's name marks it as holding a secret, for answers that echo
+// a config before its connector (and so its definition) is known.
+func IsSecretKey(key string) bool { return worker.IsSecretKey(key) }
