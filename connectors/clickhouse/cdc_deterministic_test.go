@@ -31,7 +31,9 @@ type versionSource struct {
 
 var deterministicSources = []versionSource{
 	{name: "table_column", verCol: "row_version", verType: "UInt64", rowVer: true,
-		source:   func(int) map[string]any { return map[string]any{"connector": "postgresql", "ts_ms": float64(1_700_000_000_000)} },
+		source: func(int) map[string]any {
+			return map[string]any{"connector": "postgresql", "ts_ms": float64(1_700_000_000_000)}
+		},
 		addField: func(int) map[string]any { return nil }},
 	{name: "postgres_lsn", verCol: "_version", verType: "UInt64",
 		source:   func(v int) map[string]any { return map[string]any{"connector": "postgresql", "lsn": float64(v)} },
@@ -56,7 +58,9 @@ var deterministicSources = []versionSource{
 			return map[string]any{"__change_lsn": sqlServerLSN(v), "__commit_lsn": sqlServerLSN(v)}
 		}},
 	{name: "source_ts_ms", verCol: "_version", verType: "UInt64",
-		source:   func(v int) map[string]any { return map[string]any{"connector": "mongodb", "ts_ms": float64(1_700_000_000_000 + v)} },
+		source: func(v int) map[string]any {
+			return map[string]any{"connector": "mongodb", "ts_ms": float64(1_700_000_000_000 + v)}
+		},
 		addField: func(v int) map[string]any { return map[string]any{"__source_ts_ms": float64(1_700_000_000_000 + v)} }},
 }
 
@@ -157,60 +161,75 @@ func TestCDCStaleRedeliveryAfterDeleteAndTombstone(t *testing.T) {
 	ctx := context.Background()
 	for _, src := range deterministicSources {
 		for _, shape := range deterministicShapes {
-			t.Run(src.name+"/"+shape.name, func(t *testing.T) {
-				db := chdbtest.Database(t)
-				cols := "customer_id UInt64, customer_name String, "
-				if src.rowVer {
-					cols += "row_version UInt64, is_deleted UInt8"
-				} else {
-					cols += fmt.Sprintf("%s %s, is_deleted UInt8", src.verCol, src.verType)
+			for _, split := range []bool{false, true} {
+				name := src.name + "/" + shape.name
+				if split {
+					// The tombstone is the first record of the next commit, after a restart.
+					name += "/tombstone_next_commit"
 				}
-				chdbtest.MustExec(t, s, fmt.Sprintf("CREATE TABLE %s.customers (%s) ENGINE = ReplacingMergeTree(%s, is_deleted) ORDER BY customer_id",
-					db, cols, src.verCol))
-				p := props(db, append([]string{"debeziumCDCEnabled", "true", "topic2TableMap", "shop.customers=customers"}, src.props...)...)
-
-				type keyed struct {
-					id int
-					e  detEvent
-				}
-				round1 := []keyed{{1, detEvent{"c", 100, "one"}}, {2, detEvent{"c", 110, "created"}}, {2, detEvent{"u", 115, "updated"}},
-					{2, detEvent{"d", 120, ""}}, {2, detEvent{"tomb", 0, ""}}}
-				round2 := []keyed{{2, detEvent{"c", 110, "created"}}}
-				var off int64
-				prev := map[int]detEvent{}
-				build := func(evs []keyed) []*connect.SinkRecord {
-					var out []*connect.SinkRecord
-					for _, k := range evs {
-						v, skip := shape.record(src, k.id, k.e, prev[k.id])
-						if k.e.op == "c" || k.e.op == "u" {
-							prev[k.id] = k.e
-						}
-						if skip {
-							continue
-						}
-						out = append(out, &connect.SinkRecord{Topic: "shop.customers", Partition: 0, Offset: off,
-							Key: map[string]any{"customer_id": float64(k.id)}, Value: v})
-						off++
+				t.Run(name, func(t *testing.T) {
+					db := chdbtest.Database(t)
+					cols := "customer_id UInt64, customer_name String, "
+					if src.rowVer {
+						cols += "row_version UInt64, is_deleted UInt8"
+					} else {
+						cols += fmt.Sprintf("%s %s, is_deleted UInt8", src.verCol, src.verType)
 					}
-					return out
-				}
-				r1 := build(round1)
-				prev[2] = detEvent{} // the stale create is redelivered as it was first published
-				r2 := build(round2)
+					chdbtest.MustExec(t, s, fmt.Sprintf("CREATE TABLE %s.customers (%s) ENGINE = ReplacingMergeTree(%s, is_deleted) ORDER BY customer_id",
+						db, cols, src.verCol))
+					p := props(db, append([]string{"debeziumCDCEnabled", "true", "topic2TableMap", "shop.customers=customers"}, src.props...)...)
 
-				task := startTask(t, p, nil)
-				require.NoError(t, task.Put(ctx, r1))
-				_, err := task.PreCommit(ctx, nil)
-				require.NoError(t, err)
-				require.NoError(t, task.Stop())
-				task2 := startTask(t, p, nil)
-				require.NoError(t, task2.Put(ctx, r2))
-				_, err = task2.PreCommit(ctx, nil)
-				require.NoError(t, err)
+					type keyed struct {
+						id int
+						e  detEvent
+					}
+					round1 := []keyed{{1, detEvent{"c", 100, "one"}}, {2, detEvent{"c", 110, "created"}}, {2, detEvent{"u", 115, "updated"}},
+						{2, detEvent{"d", 120, ""}}, {2, detEvent{"tomb", 0, ""}}}
+					round2 := []keyed{{2, detEvent{"c", 110, "created"}}}
+					var off int64
+					prev := map[int]detEvent{}
+					build := func(evs []keyed) []*connect.SinkRecord {
+						var out []*connect.SinkRecord
+						for _, k := range evs {
+							v, skip := shape.record(src, k.id, k.e, prev[k.id])
+							if k.e.op == "c" || k.e.op == "u" {
+								prev[k.id] = k.e
+							}
+							if skip {
+								continue
+							}
+							out = append(out, &connect.SinkRecord{Topic: "shop.customers", Partition: 0, Offset: off,
+								Key: map[string]any{"customer_id": float64(k.id)}, Value: v})
+							off++
+						}
+						return out
+					}
+					r1 := build(round1)
+					prev[2] = detEvent{} // the stale create is redelivered as it was first published
+					r2 := build(round2)
+					if split {
+						i := len(r1) - 1
+						for r1[i].Value != nil {
+							i--
+						}
+						r2 = append(append([]*connect.SinkRecord(nil), r1[i:]...), r2...)
+						r1 = r1[:i]
+					}
 
-				require.Equal(t, "1\tone", query(t, s, "SELECT customer_id, customer_name FROM "+db+".customers FINAL ORDER BY customer_id"),
-					"raw rows:\n%s", query(t, s, "SELECT * FROM "+db+".customers ORDER BY customer_id"))
-			})
+					task := startTask(t, p, nil)
+					require.NoError(t, task.Put(ctx, r1))
+					_, err := task.PreCommit(ctx, nil)
+					require.NoError(t, err)
+					require.NoError(t, task.Stop())
+					task2 := startTask(t, p, nil)
+					require.NoError(t, task2.Put(ctx, r2))
+					_, err = task2.PreCommit(ctx, nil)
+					require.NoError(t, err)
+
+					require.Equal(t, "1\tone", query(t, s, "SELECT customer_id, customer_name FROM "+db+".customers FINAL ORDER BY customer_id"),
+						"raw rows:\n%s", query(t, s, "SELECT * FROM "+db+".customers ORDER BY customer_id"))
+				})
+			}
 		}
 	}
 }

@@ -142,6 +142,9 @@ type Config struct {
 	AutoCreate                     bool
 	AutoCreateOrderBy              string
 	AutoCreatePartitionBy          string
+
+	unwrap      unwrapConfig // the connector's ExtractNewRecordState, if any
+	cdcWarnings []string     // logged when a task starts
 }
 
 // Setting is a ClickHouse setting sent with inserts.
@@ -234,6 +237,10 @@ func ParseConfig(props map[string]string) (*Config, error) {
 	if cfg.DBTopicSplit && cfg.DBTopicSplitChar == "" {
 		return nil, &connect.ConfigError{Name: keyDbTopicSplitChar, Value: "", Message: "required with enableDbTopicSplit"}
 	}
+	cfg.unwrap = readUnwrapConfig(props)
+	if cfg.cdcWarnings, err = checkCDCConfig(cfg, cfg.unwrap); err != nil {
+		return nil, err
+	}
 	return cfg, nil
 }
 
@@ -248,6 +255,23 @@ func (c *Config) insertSettings() []Setting {
 		out = append(out, Setting{"async_insert", "0"})
 	}
 	return out
+}
+
+// versionColumn is the version column of a table written in CDC mode: the ReplacingMergeTree(ver, ...)
+// argument, else cdc.version.column.
+func (c *Config) versionColumn(tbl *tableInfo) string {
+	if tbl.versionCol != "" {
+		return tbl.versionCol
+	}
+	return c.VersionColumn
+}
+
+// deletedColumn is the is_deleted column of a table written in CDC mode.
+func (c *Config) deletedColumn(tbl *tableInfo) string {
+	if tbl.deletedCol != "" {
+		return tbl.deletedCol
+	}
+	return c.DeletedColumn
 }
 
 // tableFor resolves the database and table of a topic.

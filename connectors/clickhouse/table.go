@@ -18,6 +18,7 @@ type tableInfo struct {
 	engineFull string
 	versionCol string // ReplacingMergeTree(ver, ...) argument, if any
 	deletedCol string // ReplacingMergeTree(ver, is_deleted) argument, if any
+	sortingKey string // ORDER BY expression
 	fetched    time.Time
 }
 
@@ -86,7 +87,7 @@ func (tc *tableCache) get(ctx context.Context, p *pool, db, table string) (*tabl
 		return nil, &errNoTable{db, table}
 	}
 	eng, err := p.selectStrings(ctx, fmt.Sprintf(
-		"SELECT engine, engine_full FROM system.tables WHERE database = %s AND name = %s", quoteString(db), quoteString(table)), 2)
+		"SELECT engine, engine_full, sorting_key FROM system.tables WHERE database = %s AND name = %s", quoteString(db), quoteString(table)), 3)
 	if err != nil {
 		return nil, fmt.Errorf("clickhouse: reading engine of %s: %w", key, err)
 	}
@@ -96,7 +97,7 @@ func (tc *tableCache) get(ctx context.Context, p *pool, db, table string) (*tabl
 		t.columns = append(t.columns, colInfo{name: r[0], typ: r[1], defaultKind: r[2]})
 	}
 	if len(eng) > 0 {
-		t.engine, t.engineFull = eng[0][0], eng[0][1]
+		t.engine, t.engineFull, t.sortingKey = eng[0][0], eng[0][1], eng[0][2]
 		if m := rmtArgs.FindStringSubmatch(eng[0][1]); m != nil {
 			t.versionCol = strings.Trim(m[1], "`\"")
 			t.deletedCol = strings.Trim(m[2], "`\"")
