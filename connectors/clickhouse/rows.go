@@ -208,6 +208,13 @@ func (t *Task) version(rec *connect.SinkRecord, v any, envelope bool, image any,
 		return nil, connect.DataErrorf("version: %v", err)
 	}
 	if ok {
+		if p.hi != 0 || p.narrowErr != "" || strings.Contains(p.from, "commit_lsn") || strings.Contains(p.from, "change_lsn") {
+			if i, has := tbl.byName[verCol]; has && !isWideUint(tbl.columns[i].typ) {
+				t.warnTable(tbl, "narrow", "the version column "+verCol+" ("+tbl.columns[i].typ+") cannot hold every value of "+p.from+
+					" (SQL Server LSNs are 80 bits, MySQL positions beyond file 4194303 or offset 4 GiB need more than 64): "+
+					"records whose version does not fit fail; make the column UInt128")
+			}
+		}
 		if ts {
 			t.warnTable(tbl, "ts_ms", "row versions come from the source commit time (ts_ms): events of one key within one millisecond "+
 				"may apply in any order. Copy the source position into the row (add.fields=lsn / file,pos,row / scn / commit_lsn,change_lsn) "+
@@ -220,4 +227,9 @@ func (t *Task) version(rec *connect.SinkRecord, v any, envelope bool, image any,
 		"(ExtractNewRecordState add.fields=lsn for PostgreSQL, file,pos,row for MySQL, scn for Oracle, commit_lsn,change_lsn for SQL Server) "+
 		"or set "+keyCDCVersionField)
 	return pos64(uint64(rec.Offset), "kafka.offset"), nil
+}
+
+func isWideUint(typ string) bool {
+	base := strings.TrimSuffix(strings.TrimPrefix(typ, "Nullable("), ")")
+	return base == "UInt128" || base == "UInt256"
 }

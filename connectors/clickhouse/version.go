@@ -44,9 +44,7 @@ func cmpUint(a, b uint64) int {
 
 // forColumn is the value appended to a version column of type typ.
 func (p position) forColumn(typ string) (any, error) {
-	base := strings.TrimSuffix(strings.TrimPrefix(typ, "Nullable("), ")")
-	switch base {
-	case "UInt128", "UInt256", "Int128", "Int256":
+	if isWideUint(typ) {
 		return new(big.Int).Or(new(big.Int).Lsh(new(big.Int).SetUint64(p.hi), 64), new(big.Int).SetUint64(p.lo)), nil
 	}
 	if p.narrowErr != "" {
