@@ -14,7 +14,7 @@ import (
 // The deterministic stale-redelivery case for every version source:
 //
 //	round 1 (one partition, one commit), key 2: create (version 110), update (115), delete (120), tombstone;
-//	round 2 (a new task, next commit): a stale redelivery of the create (110).
+//	round 2 (a new task, next commit): a stale redelivery of the create (110), then of the update (115).
 //
 // Key 2 must stay deleted under FINAL. Key 1 (created at 100) is a live control row.
 
@@ -185,7 +185,9 @@ func TestCDCStaleRedeliveryAfterDeleteAndTombstone(t *testing.T) {
 					}
 					round1 := []keyed{{1, detEvent{"c", 100, "one"}}, {2, detEvent{"c", 110, "created"}}, {2, detEvent{"u", 115, "updated"}},
 						{2, detEvent{"d", 120, ""}}, {2, detEvent{"tomb", 0, ""}}}
-					round2 := []keyed{{2, detEvent{"c", 110, "created"}}}
+					// ... and an exact redelivery of the update, whose version the delete of a tombstone or of a
+				// before image (table column) derives from.
+				round2 := []keyed{{2, detEvent{"c", 110, "created"}}, {2, detEvent{"u", 115, "updated"}}}
 					var off int64
 					prev := map[int]detEvent{}
 					build := func(evs []keyed) []*connect.SinkRecord {

@@ -66,6 +66,11 @@ func (t *Task) extract(rec *connect.SinkRecord, tbl *tableInfo) (r row, skip boo
 	if err != nil {
 		return r, false, err
 	}
+	if ver == nil && r.deleted {
+		// The before image carries the last live version; the delete goes just above it.
+		x, _ := lookup(r.value, t.cfg.versionColumn(tbl))
+		ver = versionAfter(x)
+	}
 	r.version = ver
 	return r, false, nil
 }
@@ -208,7 +213,7 @@ func (t *Task) version(rec *connect.SinkRecord, v any, envelope bool, image any,
 		return nil, connect.DataErrorf("version: %v", err)
 	}
 	if ok {
-		if p.hi != 0 || p.narrowErr != "" || strings.Contains(p.from, "commit_lsn") || strings.Contains(p.from, "change_lsn") {
+		if p.narrowErr != "" || strings.Contains(p.from, "commit_lsn") || strings.Contains(p.from, "change_lsn") {
 			if i, has := tbl.byName[verCol]; has && !isWideUint(tbl.columns[i].typ) {
 				t.warnTable(tbl, "narrow", "the version column "+verCol+" ("+tbl.columns[i].typ+") cannot hold every value of "+p.from+
 					" (SQL Server LSNs are 80 bits, MySQL positions beyond file 4194303 or offset 4 GiB need more than 64): "+

@@ -18,7 +18,8 @@ import (
 //     with its version, and a version-less row must never weaken it;
 //   - otherwise it deletes the key at the highest version seen for it: in the records of the same block,
 //     else the version of the key's current row in the table (read with FINAL). A key that has no
-//     current row needs no delete.
+//     current row needs no delete. The delete row gets the smallest version above it (versionAfter), so
+//     that a redelivery of that live event cannot win the tie.
 // The delete row holds the key columns, the version and is_deleted = 1 (other columns get defaults).
 
 func hasTombstone(recs []*connect.SinkRecord) bool {
@@ -96,14 +97,14 @@ func (t *Task) tombstone(ctx context.Context, tbl *tableInfo, keys *keyTracker, 
 		if st.lastDeleted || st.version == nil {
 			return row{}, true, nil
 		}
-		r.version = st.version
+		r.version = versionAfter(st.version)
 		return r, false, nil
 	}
 	ver, found, err := t.currentVersion(ctx, tbl, fields)
 	if err != nil || !found {
 		return row{}, true, err
 	}
-	r.version = ver
+	r.version = versionAfter(ver)
 	return r, false, nil
 }
 

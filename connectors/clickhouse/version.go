@@ -291,3 +291,44 @@ func compareRowVersions(a, b any) (int, bool) {
 	}
 	return 0, false
 }
+
+// next is the smallest position after p.
+func (p position) next() position {
+	out := p
+	out.lo++
+	if out.lo == 0 {
+		out.hi++
+	}
+	if out.narrowErr == "" {
+		if out.narrow == math.MaxUint64 {
+			out.narrowErr = "the version after 2^64-1 needs more than 64 bits; use a UInt128 version column"
+		}
+		out.narrow++
+	}
+	return out
+}
+
+// versionAfter is the smallest version above v: a delete derived from the last live version (a
+// tombstone, or a delete whose before image carries the version column) is written just above it, so
+// that ReplacingMergeTree's "last insert wins" on equal versions cannot let a redelivery of that live
+// event bring the row back. Any later event of the key has a strictly higher source position, so it still
+// wins. Values that are not integers (dates, times) are kept as they are.
+func versionAfter(v any) any {
+	switch x := v.(type) {
+	case nil:
+		return nil
+	case position:
+		return x.next()
+	case time.Time:
+		return v
+	}
+	p, err := parsePosition(v, "version")
+	if err != nil {
+		return v
+	}
+	if p.hi == 0 && p.lo < math.MaxUint64 {
+		return p.lo + 1
+	}
+	n := p.next()
+	return new(big.Int).Or(new(big.Int).Lsh(new(big.Int).SetUint64(n.hi), 64), new(big.Int).SetUint64(n.lo))
+}

@@ -178,3 +178,18 @@ func TestUnwrapConfigChecks(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, cfg.cdcWarnings)
 }
+
+func TestVersionAfter(t *testing.T) {
+	require.Equal(t, uint64(301), versionAfter(300.0))
+	require.Equal(t, uint64(301), versionAfter("300")) // read from the table with toString
+	require.Equal(t, uint64(1)<<63+1, versionAfter("9223372036854775808"))
+	big65 := new(big.Int).Add(new(big.Int).Lsh(big.NewInt(1), 64), big.NewInt(0))
+	require.Equal(t, big65, versionAfter("18446744073709551615"))
+	p := position{hi: 0, lo: ^uint64(0), narrow: ^uint64(0)}
+	n := p.next()
+	require.Equal(t, uint64(1), n.hi)
+	require.Equal(t, uint64(0), n.lo)
+	require.NotEmpty(t, n.narrowErr)
+	require.Equal(t, "2026-11-01 00:00:00.000", versionAfter("2026-11-01 00:00:00.000"), "dates are kept")
+	require.Nil(t, versionAfter(nil))
+}
