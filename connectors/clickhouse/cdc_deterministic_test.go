@@ -186,8 +186,8 @@ func TestCDCStaleRedeliveryAfterDeleteAndTombstone(t *testing.T) {
 					round1 := []keyed{{1, detEvent{"c", 100, "one"}}, {2, detEvent{"c", 110, "created"}}, {2, detEvent{"u", 115, "updated"}},
 						{2, detEvent{"d", 120, ""}}, {2, detEvent{"tomb", 0, ""}}}
 					// ... and an exact redelivery of the update, whose version the delete of a tombstone or of a
-				// before image (table column) derives from.
-				round2 := []keyed{{2, detEvent{"c", 110, "created"}}, {2, detEvent{"u", 115, "updated"}}}
+					// before image (table column) derives from.
+					round2 := []keyed{{2, detEvent{"c", 110, "created"}}, {2, detEvent{"u", 115, "updated"}}}
 					var off int64
 					prev := map[int]detEvent{}
 					build := func(evs []keyed) []*connect.SinkRecord {
