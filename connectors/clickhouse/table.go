@@ -62,11 +62,12 @@ func (tc *tableCache) invalidate(db, table string) {
 	tc.mu.Unlock()
 }
 
-// errNoTable means the table does not exist.
-type errNoTable struct{ db, table string }
+// errNoTable means the table does not exist, or the user may not see it: system.columns lists only
+// the columns of tables the user has a grant on.
+type errNoTable struct{ db, table, user string }
 
 func (e *errNoTable) Error() string {
-	return fmt.Sprintf("clickhouse: table %s.%s does not exist", e.db, e.table)
+	return fmt.Sprintf("clickhouse: table %s.%s does not exist or user %q has no grant on it", e.db, e.table, e.user)
 }
 
 func (tc *tableCache) get(ctx context.Context, p *pool, db, table string) (*tableInfo, error) {
@@ -84,7 +85,7 @@ func (tc *tableCache) get(ctx context.Context, p *pool, db, table string) (*tabl
 		return nil, fmt.Errorf("clickhouse: reading columns of %s: %w", key, err)
 	}
 	if len(rows) == 0 {
-		return nil, &errNoTable{db, table}
+		return nil, &errNoTable{db, table, p.cfg.User}
 	}
 	eng, err := p.selectStrings(ctx, fmt.Sprintf(
 		"SELECT engine, engine_full, sorting_key FROM system.tables WHERE database = %s AND name = %s", quoteString(db), quoteString(table)), 3)
