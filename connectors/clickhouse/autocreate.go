@@ -20,7 +20,7 @@ func (t *Task) createTable(ctx context.Context, db, table string, recs []*connec
 			continue
 		}
 		rec = r
-		x, skip, err := t.extract(r)
+		x, skip, _, err := t.image(r)
 		if err != nil || skip {
 			continue
 		}

@@ -114,7 +114,7 @@ func benchSink(b *testing.B, next func(i int) *connect.SinkRecord) {
 	m := startCPU()
 	for i := 0; i < b.N; i++ {
 		rec := next(i)
-		r, skip, err := task.extract(rec)
+		r, skip, err := task.extract(rec, benchTable)
 		if err != nil || skip {
 			b.Fatal(err, skip)
 		}

@@ -26,13 +26,7 @@ type block struct {
 
 func newBlock(tbl *tableInfo, cfg *Config) (*block, error) {
 	b := &block{tbl: tbl, versionIdx: -1, deletedIdx: -1}
-	verName, delName := cfg.VersionColumn, cfg.DeletedColumn
-	if tbl.versionCol != "" {
-		verName = tbl.versionCol
-	}
-	if tbl.deletedCol != "" {
-		delName = tbl.deletedCol
-	}
+	verName, delName := cfg.versionColumn(tbl), cfg.deletedColumn(tbl)
 	for _, ci := range tbl.columns {
 		if !ci.insertable() {
 			continue
@@ -92,8 +86,15 @@ func (b *block) add(r *row) error {
 			ok bool
 		)
 		switch {
-		case r.cdc && i == b.versionIdx:
+		case r.cdc && i == b.versionIdx && r.version != nil:
 			v, ok = r.version, true
+			if p, isPos := v.(position); isPos {
+				var err error
+				if v, err = p.forColumn(b.info[i].typ); err != nil {
+					b.truncateTo(i)
+					return connect.DataErrorf("column %s: %v", b.info[i].name, err)
+				}
+			}
 		case r.cdc && i == b.deletedIdx:
 			v, ok = uint8(0), true
 			if r.deleted {
@@ -112,14 +113,19 @@ func (b *block) add(r *row) error {
 		}
 		b.seen[i] = true
 		if err := c.appendValue(v); err != nil {
-			for _, done := range b.cols[:i] {
-				done.truncate(b.rows)
-			}
+			b.truncateTo(i)
 			return connect.DataErrorf("column %s (%s): %v", b.info[i].name, b.info[i].typ, err)
 		}
 	}
 	b.rows++
 	return nil
+}
+
+// truncateTo drops the values a failed add appended to the columns before column i.
+func (b *block) truncateTo(i int) {
+	for _, done := range b.cols[:i] {
+		done.truncate(b.rows)
+	}
 }
 
 // input returns the INSERT statement and its columns. DEFAULT columns that no row of the block set are

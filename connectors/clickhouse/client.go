@@ -80,6 +80,9 @@ func (p *pool) do(ctx context.Context, f func(c *ch.Client) error) error {
 		_ = c.Close()
 		return err
 	}
+	if ex, ok := ch.AsException(err); ok && ex.Code == codeAccessDenied {
+		err = &AccessDeniedError{User: p.cfg.User, Err: err}
+	}
 	select {
 	case p.idle <- c:
 	default:
@@ -133,6 +136,22 @@ func (p *pool) selectStrings(ctx context.Context, sql string, ncols int) ([][]st
 	})
 	return rows, err
 }
+
+// codeAccessDenied is ClickHouse's ACCESS_DENIED: a missing grant, which no retry fixes.
+const codeAccessDenied proto.Error = 497
+
+// AccessDeniedError is a statement the ClickHouse user has no grant for. It is not retriable: the task
+// fails with it instead of retrying.
+type AccessDeniedError struct {
+	User string
+	Err  error
+}
+
+func (e *AccessDeniedError) Error() string {
+	return fmt.Sprintf("clickhouse: user %q lacks a grant (see \"Grants\" in the ClickHouse sink's README for what the sink needs): %v", e.User, e.Err)
+}
+
+func (e *AccessDeniedError) Unwrap() error { return e.Err }
 
 // retriableCodes are the server error codes the official sink retries.
 var retriableCodes = []proto.Error{3, 159, 164, 202, 203, 209, 210, 242, 252, 285, 319, 425, 999, 1002}

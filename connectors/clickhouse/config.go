@@ -99,7 +99,7 @@ func configDef() *connect.ConfigDef {
 	add(keyPortMapHTTP, connect.ConfigBoolean, "true", connect.Low, "Map the official sink's HTTP ports 8123/8443 to native 9000/9440.")
 	add(keyCDCVersionColumn, connect.ConfigString, "_version", connect.Medium, "Version column of ReplacingMergeTree(ver, is_deleted) tables written in CDC mode.")
 	add(keyCDCDeletedColumn, connect.ConfigString, "is_deleted", connect.Medium, "is_deleted column (UInt8) written in CDC mode.")
-	add(keyCDCVersionField, connect.ConfigString, "", connect.Medium, "Where the version comes from: a dotted path in the envelope (source.lsn) or the unwrapped value, or kafka.offset. Empty: source.lsn, then the MySQL binlog position (file, pos, row), then the Kafka offset.")
+	add(keyCDCVersionField, connect.ConfigString, "", connect.Medium, "Where the version comes from: kafka.offset, or a dotted path in the envelope (source.lsn), in the row image (updated_at) or in an unwrapped row (__lsn). Empty: the row's own version column, else the source position (PostgreSQL lsn, SQL Server commit_lsn/change_lsn, Oracle scn, MySQL file+pos+row), else source.ts_ms, else the Kafka offset (both with a warning).")
 	add(keyAutoCreate, connect.ConfigBoolean, "false", connect.Medium, "Create missing tables from the record schema: ReplacingMergeTree(version, is_deleted) in CDC mode, MergeTree otherwise.")
 	add(keyAutoCreateOrder, connect.ConfigString, "", connect.Low, "ORDER BY of auto-created tables (default: the record key's fields, else tuple()).")
 	add(keyAutoCreatePart, connect.ConfigString, "", connect.Low, "PARTITION BY of auto-created tables (default: none).")
@@ -142,6 +142,9 @@ type Config struct {
 	AutoCreate                     bool
 	AutoCreateOrderBy              string
 	AutoCreatePartitionBy          string
+
+	unwrap      unwrapConfig // the connector's ExtractNewRecordState, if any
+	cdcWarnings []string     // logged when a task starts
 }
 
 // Setting is a ClickHouse setting sent with inserts.
@@ -234,6 +237,10 @@ func ParseConfig(props map[string]string) (*Config, error) {
 	if cfg.DBTopicSplit && cfg.DBTopicSplitChar == "" {
 		return nil, &connect.ConfigError{Name: keyDbTopicSplitChar, Value: "", Message: "required with enableDbTopicSplit"}
 	}
+	cfg.unwrap = readUnwrapConfig(props)
+	if cfg.cdcWarnings, err = checkCDCConfig(cfg, cfg.unwrap); err != nil {
+		return nil, err
+	}
 	return cfg, nil
 }
 
@@ -248,6 +255,23 @@ func (c *Config) insertSettings() []Setting {
 		out = append(out, Setting{"async_insert", "0"})
 	}
 	return out
+}
+
+// versionColumn is the version column of a table written in CDC mode: the ReplacingMergeTree(ver, ...)
+// argument, else cdc.version.column.
+func (c *Config) versionColumn(tbl *tableInfo) string {
+	if tbl.versionCol != "" {
+		return tbl.versionCol
+	}
+	return c.VersionColumn
+}
+
+// deletedColumn is the is_deleted column of a table written in CDC mode.
+func (c *Config) deletedColumn(tbl *tableInfo) string {
+	if tbl.deletedCol != "" {
+		return tbl.deletedCol
+	}
+	return c.DeletedColumn
 }
 
 // tableFor resolves the database and table of a topic.

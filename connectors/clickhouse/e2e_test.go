@@ -416,3 +416,90 @@ consumer.override.heartbeat.interval.ms=1000
 	t.Logf("converged after %v", time.Since(t0))
 	w.kill()
 }
+
+// Through the worker with Debezium's ExtractNewRecordState in its default delete mode (a delete becomes a
+// bare tombstone) and add.fields=lsn: create (110), update (115), delete (120) + Debezium tombstone of key
+// 2; after a restart, stale redeliveries of the create and the update. Key 2 stays deleted under FINAL.
+func TestWorkerUnwrappedTombstoneStaysDeletedEndToEnd(t *testing.T) {
+	s, srv := engine(t)
+	addr := kafkatest.Bootstrap(t)
+	db := chdbtest.Database(t)
+	chdbtest.MustExec(t, s, "CREATE TABLE "+db+".customers (customer_id UInt64, customer_name String, customer_status String, "+
+		"event_time DateTime64(3), _version UInt64, is_deleted UInt8) ENGINE = ReplacingMergeTree(_version, is_deleted) ORDER BY customer_id")
+	topic := kafkatest.UniqueName(t, "dbserver1.public.customers")
+	kafkatest.CreateTopic(t, addr, topic, 1, nil)
+
+	conv := jsonconv.New()
+	require.NoError(t, conv.Configure(map[string]string{"schemas.enable": "true"}, false))
+	keyConv := jsonconv.New()
+	require.NoError(t, keyConv.Configure(map[string]string{"schemas.enable": "true"}, true))
+	cfg := kafkatest.NewConfig()
+	cfg.Producer.Return.Successes = true
+	cfg.Producer.Partitioner = sarama.NewManualPartitioner
+	send := func(events []cdcEvent, tombstoneAfterDelete bool) {
+		p, err := sarama.NewSyncProducer([]string{addr}, cfg)
+		require.NoError(t, err)
+		defer p.Close()
+		var msgs []*sarama.ProducerMessage
+		for _, e := range events {
+			k, err := keyConv.FromConnectData(topic, nil, customerKey, connect.NewStruct(customerKey).MustPut("customer_id", e.id))
+			require.NoError(t, err)
+			v, err := conv.FromConnectData(topic, nil, envelopeSchema, e.envelope())
+			require.NoError(t, err)
+			msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Key: sarama.ByteEncoder(k), Value: sarama.ByteEncoder(v)})
+			if e.op == "d" && tombstoneAfterDelete {
+				msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Key: sarama.ByteEncoder(k)})
+			}
+		}
+		require.NoError(t, p.SendMessages(msgs))
+	}
+	ts := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	one := cdcEvent{id: 1, op: "c", name: "one", status: "active", lsn: 100, ts: ts}
+	created := cdcEvent{id: 2, op: "c", name: "created", status: "active", lsn: 110, ts: ts}
+	updated := cdcEvent{id: 2, op: "u", name: "updated", status: "vip", lsn: 115, ts: ts, before: &created}
+	deleted := cdcEvent{id: 2, op: "d", lsn: 120, ts: ts, before: &updated}
+	send([]cdcEvent{one, created, updated, deleted}, true)
+
+	dir := t.TempDir()
+	wprops := filepath.Join(dir, "worker.properties")
+	require.NoError(t, os.WriteFile(wprops, []byte(fmt.Sprintf(`bootstrap.servers=%s
+listeners=http://127.0.0.1:0
+key.converter=org.apache.kafka.connect.json.JsonConverter
+value.converter=org.apache.kafka.connect.json.JsonConverter
+offset.flush.interval.ms=300
+`, addr)), 0o644))
+	cprops := filepath.Join(dir, "cdc.properties")
+	require.NoError(t, os.WriteFile(cprops, []byte(fmt.Sprintf(`name=ch-unwrap
+connector.class=com.clickhouse.kafka.connect.ClickHouseSinkConnector
+topics=%s
+topic2TableMap=%s=customers
+hostname=127.0.0.1
+port=%d
+database=%s
+debeziumCDCEnabled=true
+transforms=unwrap
+transforms.unwrap.type=io.debezium.transforms.ExtractNewRecordState
+transforms.unwrap.add.fields=lsn
+`, topic, topic, srv.Port(), db)), 0o644))
+
+	final := "SELECT customer_id, customer_name FROM " + db + ".customers FINAL ORDER BY customer_id"
+	raw := "SELECT count() FROM " + db + ".customers WHERE customer_id = 2"
+	w := startConnectd(t, "standalone", wprops, cprops)
+	require.Eventually(t, func() bool {
+		out, err := s.Query(raw+" AND is_deleted = 1", "TabSeparated")
+		return err == nil && strings.TrimSpace(string(out)) == "1"
+	}, 120*time.Second, 200*time.Millisecond, "the delete of key 2; raw:\n%s", query(t, s, "SELECT * FROM "+db+".customers"))
+	require.Equal(t, "1\tone", query(t, s, final))
+	time.Sleep(time.Second) // let the worker commit its offsets
+	w.kill()
+
+	before := query(t, s, raw)
+	send([]cdcEvent{created, updated}, false) // stale redeliveries
+	w = startConnectd(t, "standalone", wprops, cprops)
+	require.Eventually(t, func() bool {
+		out, err := s.Query(raw, "TabSeparated")
+		return err == nil && strings.TrimSpace(string(out)) != before
+	}, 120*time.Second, 200*time.Millisecond, "the stale redeliveries reach the table")
+	require.Equal(t, "1\tone", query(t, s, final), "raw:\n%s", query(t, s, "SELECT * FROM "+db+".customers ORDER BY customer_id, _version"))
+	w.kill()
+}

@@ -15,7 +15,7 @@ func (t *Task) evolve(ctx context.Context, tbl *tableInfo, recs []*connect.SinkR
 	var adds []string
 	added := map[string]bool{}
 	for _, rec := range recs {
-		r, skip, err := t.extract(rec)
+		r, skip, _, err := t.image(rec)
 		if err != nil || skip {
 			continue
 		}

@@ -1,9 +1,6 @@
 package clickhouse
 
 import (
-	"fmt"
-	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/connectd/connectd/connect"
@@ -12,7 +9,7 @@ import (
 // row is one record's values as seen by the block builder.
 type row struct {
 	value   any // *connect.Struct, map[string]any or map[any]any
-	version uint64
+	version any // position, a value read from the table, or nil: the row's own version column
 	deleted bool
 	cdc     bool
 }
@@ -50,20 +47,48 @@ func lookupPath(v any, path string) (any, bool) {
 	return v, true
 }
 
-// extract turns a record into a row. skip is true for records that write nothing (tombstones,
-// Debezium truncate/heartbeat records).
-func (t *Task) extract(rec *connect.SinkRecord) (r row, skip bool, err error) {
+// extract turns a record into a row of tbl. skip is true for records that write nothing (Debezium
+// truncate/heartbeat records; tombstones are resolved by fill).
+func (t *Task) extract(rec *connect.SinkRecord, tbl *tableInfo) (r row, skip bool, err error) {
+	r, skip, isEnvelope, err := t.image(rec)
+	if err != nil || skip {
+		return r, skip, err
+	}
+	if !r.cdc {
+		if isChangeEnvelope(rec.Value) && !sharesColumn(rec.Value, tbl) {
+			return r, false, connect.DataErrorf("the value is a Debezium change event envelope (fields before, after, source, op) and none of "+
+				"its fields is a column of the table; set %s=true to write its row images, or unwrap it with "+
+				"io.debezium.transforms.ExtractNewRecordState (which passes schemaless envelopes through unchanged)", keyDebeziumCDC)
+		}
+		return r, false, nil
+	}
+	ver, err := t.version(rec, rec.Value, isEnvelope, r.value, tbl)
+	if err != nil {
+		return r, false, err
+	}
+	if ver == nil && r.deleted {
+		// The before image carries the last live version; the delete goes just above it.
+		x, _ := lookup(r.value, t.cfg.versionColumn(tbl))
+		ver = versionAfter(x)
+	}
+	r.version = ver
+	return r, false, nil
+}
+
+// image reads a record's row image, and in CDC mode its operation. envelope is true for a Debezium
+// envelope (as opposed to an unwrapped row).
+func (t *Task) image(rec *connect.SinkRecord) (r row, skip, envelope bool, err error) {
 	if rec.Value == nil {
-		return r, true, nil
+		return r, true, false, nil
 	}
 	switch rec.Value.(type) {
 	case *connect.Struct, map[string]any, map[any]any:
 	default:
-		return r, false, connect.DataErrorf("value of type %T is not a struct or map", rec.Value)
+		return r, false, false, connect.DataErrorf("value of type %T is not a struct or map", rec.Value)
 	}
 	if !t.cfg.DebeziumCDC {
 		r.value = rec.Value
-		return r, false, nil
+		return r, false, false, nil
 	}
 	r.cdc = true
 	v := rec.Value
@@ -82,12 +107,12 @@ func (t *Task) extract(rec *connect.SinkRecord) (r row, skip bool, err error) {
 			r.value, _ = lookup(v, "before")
 			r.deleted = true
 		case "t", "m":
-			return r, true, nil
+			return r, true, false, nil
 		default:
-			return r, false, connect.DataErrorf("unknown Debezium op %q", op)
+			return r, false, false, connect.DataErrorf("unknown Debezium op %q", op)
 		}
 		if r.value == nil {
-			return r, false, connect.DataErrorf("Debezium op %q without row image", ops)
+			return r, false, false, connect.DataErrorf("Debezium op %q without row image", ops)
 		}
 	} else {
 		// An unwrapped record (ExtractNewRecordState with add.fields=op / delete.handling.mode=rewrite).
@@ -104,64 +129,112 @@ func (t *Task) extract(rec *connect.SinkRecord) (r row, skip bool, err error) {
 			r.deleted = true
 		}
 	}
-	ver, err := t.version(rec, v, isEnvelope)
-	if err != nil {
-		return r, false, err
-	}
-	r.version = ver
-	return r, false, nil
+	return r, false, isEnvelope, nil
 }
 
-var binlogFile = regexp.MustCompile(`(\d+)$`)
+// isChangeEnvelope reports whether v has the shape of a Debezium change event envelope.
+func isChangeEnvelope(v any) bool {
+	_, hasOp := lookup(v, "op")
+	_, hasSource := lookup(v, "source")
+	_, hasBefore := lookup(v, "before")
+	_, hasAfter := lookup(v, "after")
+	return hasOp && hasSource && (hasBefore || hasAfter)
+}
 
-// version computes the row version: the configured field, else source.lsn, else the MySQL binlog
-// position, else the Kafka offset (monotonic per key while the key→partition mapping is stable).
-func (t *Task) version(rec *connect.SinkRecord, v any, envelope bool) (uint64, error) {
-	f := t.cfg.VersionField
-	switch f {
+// sharesColumn reports whether any top-level field of v is an insertable column of tbl.
+func sharesColumn(v any, tbl *tableInfo) bool {
+	has := func(name string) bool {
+		i, ok := tbl.byName[name]
+		return ok && tbl.columns[i].insertable()
+	}
+	switch x := v.(type) {
+	case *connect.Struct:
+		for _, f := range x.Schema().Fields() {
+			if has(f.Name) {
+				return true
+			}
+		}
+	case map[string]any:
+		for k := range x {
+			if has(k) {
+				return true
+			}
+		}
+	case map[any]any:
+		for k := range x {
+			if s, ok := k.(string); ok && has(s) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// version decides what a change event writes to the table's version column:
+//  1. cdc.version.field: kafka.offset, or a dotted path in the envelope or the row (a row column that is
+//     the version column itself is written as it is);
+//  2. the row's own value when the version column is a column of the row;
+//  3. the source position: PostgreSQL lsn, SQL Server commit_lsn/change_lsn, Oracle scn, MySQL
+//     file+pos+row (source.* in an envelope, the add.fields copies in an unwrapped row);
+//  4. the source commit time (source.ts_ms), with a warning per table;
+//  5. the Kafka offset, with a warning per table.
+//
+// A nil result means: the row's own value.
+func (t *Task) version(rec *connect.SinkRecord, v any, envelope bool, image any, tbl *tableInfo) (any, error) {
+	verCol := t.cfg.versionColumn(tbl)
+	switch f := t.cfg.VersionField; f {
 	case "kafka.offset":
-		return uint64(rec.Offset), nil
+		return pos64(uint64(rec.Offset), "kafka.offset"), nil
 	case "":
 	default:
 		x, ok := lookupPath(v, f)
+		inRow := !envelope
+		if (!ok || x == nil) && envelope {
+			x, ok = lookupPath(image, f)
+			inRow = true
+		}
 		if !ok || x == nil {
-			return 0, connect.DataErrorf("version field %q missing", f)
+			return nil, connect.DataErrorf("version field %q missing", f)
 		}
-		n, err := toUint64(x)
+		if inRow && f == verCol {
+			return nil, nil
+		}
+		p, err := parsePosition(x, f)
 		if err != nil {
-			return 0, connect.DataErrorf("version field %q: %v", f, err)
+			return nil, connect.DataErrorf("version field %v", err)
 		}
-		return n, nil
+		return p, nil
 	}
-	if envelope {
-		if lsn, ok := lookupPath(v, "source.lsn"); ok && lsn != nil {
-			if n, err := toUint64(lsn); err == nil {
-				return n, nil
-			}
-		}
-		file, okf := lookupPath(v, "source.file")
-		pos, okp := lookupPath(v, "source.pos")
-		if okf && okp && file != nil && pos != nil {
-			m := binlogFile.FindString(fmt.Sprint(file))
-			seq, _ := strconv.ParseUint(m, 10, 64)
-			p, err := toUint64(pos)
-			if err == nil {
-				var rowN uint64
-				if rw, ok := lookupPath(v, "source.row"); ok && rw != nil {
-					rowN, _ = toUint64(rw)
-				}
-				// file sequence (20 bits) | position (32 bits) | row in event (10 bits)
-				return seq<<42 | (p&0xffffffff)<<10 | rowN&0x3ff, nil
-			}
-		}
-	} else {
-		for _, name := range []string{"__lsn", "__source_lsn"} {
-			if lsn, ok := lookup(v, name); ok && lsn != nil {
-				if n, err := toUint64(lsn); err == nil {
-					return n, nil
-				}
-			}
-		}
+	if x, ok := lookup(image, verCol); ok && x != nil {
+		return nil, nil
 	}
-	return uint64(rec.Offset), nil
+	p, ts, ok, err := t.cfg.unwrap.fields.sourcePosition(v, envelope)
+	if err != nil {
+		return nil, connect.DataErrorf("version: %v", err)
+	}
+	if ok {
+		if p.narrowErr != "" || strings.Contains(p.from, "commit_lsn") || strings.Contains(p.from, "change_lsn") {
+			if i, has := tbl.byName[verCol]; has && !isWideUint(tbl.columns[i].typ) {
+				t.warnTable(tbl, "narrow", "the version column "+verCol+" ("+tbl.columns[i].typ+") cannot hold every value of "+p.from+
+					" (SQL Server LSNs are 80 bits, MySQL positions beyond file 4194303 or offset 4 GiB need more than 64): "+
+					"records whose version does not fit fail; make the column UInt128")
+			}
+		}
+		if ts {
+			t.warnTable(tbl, "ts_ms", "row versions come from the source commit time (ts_ms): events of one key within one millisecond "+
+				"may apply in any order. Copy the source position into the row (add.fields=lsn / file,pos,row / scn / commit_lsn,change_lsn) "+
+				"or set "+keyCDCVersionField)
+		}
+		return p, nil
+	}
+	t.warnTable(tbl, "offset", "change events carry no version (no source position, no "+verCol+" column in the row): row versions "+
+		"fall back to the Kafka offset, so a stale redelivery overwrites newer state. Add the source position to the row "+
+		"(ExtractNewRecordState add.fields=lsn for PostgreSQL, file,pos,row for MySQL, scn for Oracle, commit_lsn,change_lsn for SQL Server) "+
+		"or set "+keyCDCVersionField)
+	return pos64(uint64(rec.Offset), "kafka.offset"), nil
+}
+
+func isWideUint(typ string) bool {
+	base := strings.TrimSuffix(strings.TrimPrefix(typ, "Nullable("), ")")
+	return base == "UInt128" || base == "UInt256"
 }

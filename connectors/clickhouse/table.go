@@ -18,6 +18,7 @@ type tableInfo struct {
 	engineFull string
 	versionCol string // ReplacingMergeTree(ver, ...) argument, if any
 	deletedCol string // ReplacingMergeTree(ver, is_deleted) argument, if any
+	sortingKey string // ORDER BY expression
 	fetched    time.Time
 }
 
@@ -61,11 +62,12 @@ func (tc *tableCache) invalidate(db, table string) {
 	tc.mu.Unlock()
 }
 
-// errNoTable means the table does not exist.
-type errNoTable struct{ db, table string }
+// errNoTable means the table does not exist, or the user may not see it: system.columns lists only
+// the columns of tables the user has a grant on.
+type errNoTable struct{ db, table, user string }
 
 func (e *errNoTable) Error() string {
-	return fmt.Sprintf("clickhouse: table %s.%s does not exist", e.db, e.table)
+	return fmt.Sprintf("clickhouse: table %s.%s does not exist or user %q has no grant on it", e.db, e.table, e.user)
 }
 
 func (tc *tableCache) get(ctx context.Context, p *pool, db, table string) (*tableInfo, error) {
@@ -83,10 +85,10 @@ func (tc *tableCache) get(ctx context.Context, p *pool, db, table string) (*tabl
 		return nil, fmt.Errorf("clickhouse: reading columns of %s: %w", key, err)
 	}
 	if len(rows) == 0 {
-		return nil, &errNoTable{db, table}
+		return nil, &errNoTable{db, table, p.cfg.User}
 	}
 	eng, err := p.selectStrings(ctx, fmt.Sprintf(
-		"SELECT engine, engine_full FROM system.tables WHERE database = %s AND name = %s", quoteString(db), quoteString(table)), 2)
+		"SELECT engine, engine_full, sorting_key FROM system.tables WHERE database = %s AND name = %s", quoteString(db), quoteString(table)), 3)
 	if err != nil {
 		return nil, fmt.Errorf("clickhouse: reading engine of %s: %w", key, err)
 	}
@@ -96,7 +98,7 @@ func (tc *tableCache) get(ctx context.Context, p *pool, db, table string) (*tabl
 		t.columns = append(t.columns, colInfo{name: r[0], typ: r[1], defaultKind: r[2]})
 	}
 	if len(eng) > 0 {
-		t.engine, t.engineFull = eng[0][0], eng[0][1]
+		t.engine, t.engineFull, t.sortingKey = eng[0][0], eng[0][1], eng[0][2]
 		if m := rmtArgs.FindStringSubmatch(eng[0][1]); m != nil {
 			t.versionCol = strings.Trim(m[1], "`\"")
 			t.deletedCol = strings.Trim(m[2], "`\"")

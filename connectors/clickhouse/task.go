@@ -39,6 +39,9 @@ type Task struct {
 	warned   map[string]bool
 	repMu    sync.Mutex
 
+	warnMu        sync.Mutex
+	tableWarnings map[string]*tableWarning
+
 	// Metrics, for tests and logs.
 	RowsWritten   int64
 	BlocksWritten int64
@@ -68,6 +71,10 @@ func (t *Task) Start(props map[string]string) error {
 	t.inserted = map[connect.TopicPartition]int64{}
 	t.blocks = map[string][]*block{}
 	t.warned = map[string]bool{}
+	t.tableWarnings = map[string]*tableWarning{}
+	for _, w := range cfg.cdcWarnings {
+		t.log.Warn(w)
+	}
 	if cfg.ExactlyOnce {
 		t.state = newStateStore(cfg, t.pool)
 	}
@@ -424,18 +431,36 @@ func sameTableRun(cfg *Config, recs []*connect.SinkRecord) int {
 // fill adds records to the block until it is full; errant records go to the error reporter. It returns
 // the number of records consumed (written or reported).
 func (t *Task) fill(ctx context.Context, b *block, recs []*connect.SinkRecord) (int, error) {
+	var keys *keyTracker
+	if t.cfg.DebeziumCDC && b.deletedIdx >= 0 && hasTombstone(recs) {
+		keys = newKeyTracker(b.tbl, t.cfg.versionColumn(b.tbl))
+	}
 	n := 0
 	for ; n < len(recs); n++ {
 		if b.rows >= t.cfg.BatchMaxRows || (b.rows > 0 && b.rows%256 == 0 && b.size() >= t.cfg.BatchMaxBytes) {
 			break
 		}
 		rec := recs[n]
-		r, skip, err := t.extract(rec)
+		var (
+			r    row
+			skip bool
+			err  error
+		)
+		if rec.Value == nil && keys != nil {
+			r, skip, err = t.tombstone(ctx, b.tbl, keys, rec)
+		} else {
+			r, skip, err = t.extract(rec, b.tbl)
+		}
 		if err == nil && !skip {
-			err = b.add(&r)
+			if err = b.add(&r); err == nil && keys != nil {
+				keys.observe(rec.Key, &r)
+			}
 		}
 		if err != nil {
-			if err := t.report(ctx, rec, b.tbl, err); err != nil {
+			if connect.IsDataError(err) {
+				err = t.report(ctx, rec, b.tbl, err)
+			}
+			if err != nil {
 				return 0, err
 			}
 		}

@@ -1,0 +1,193 @@
+package clickhouse
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/connectd/connectd/connect"
+)
+
+// Tombstones in CDC mode. A tombstone (null value) carries only the key. Debezium sends one after each
+// delete event, and ExtractNewRecordState's default delete.tombstone.handling.mode=tombstone turns the
+// delete itself into one. The rule:
+//   - a tombstone that follows a delete of the same key writes nothing: the delete is already written
+//     with its version, and a version-less row must never weaken it;
+//   - otherwise it deletes the key at the highest version seen for it: in the records of the same block,
+//     else the version of the key's current row in the table (read with FINAL). A key that has no
+//     current row needs no delete. The delete row gets the smallest version above it (versionAfter), so
+//     that a redelivery of that live event cannot win the tie.
+// The delete row holds the key columns, the version and is_deleted = 1 (other columns get defaults).
+
+func hasTombstone(recs []*connect.SinkRecord) bool {
+	for _, r := range recs {
+		if r.Value == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// keyTracker follows, per key, the highest version and whether the latest event was a delete, over the
+// records of one block.
+type keyTracker struct {
+	tbl    *tableInfo
+	verCol string
+	keys   map[string]*keyState
+}
+
+type keyState struct {
+	version     any // position or a value of the row's version column
+	lastDeleted bool
+}
+
+func newKeyTracker(tbl *tableInfo, verCol string) *keyTracker {
+	return &keyTracker{tbl: tbl, verCol: verCol, keys: map[string]*keyState{}}
+}
+
+func (k *keyTracker) observe(key any, r *row) {
+	fields, err := keyFields(key, k.tbl)
+	if err != nil {
+		return
+	}
+	ver := r.version
+	if ver == nil {
+		ver, _ = lookup(r.value, k.verCol)
+	}
+	id := keyString(fields)
+	st := k.keys[id]
+	if st == nil {
+		k.keys[id] = &keyState{version: ver, lastDeleted: r.deleted}
+		return
+	}
+	st.lastDeleted = r.deleted
+	if c, ok := compareVersions(ver, st.version); !ok || c > 0 {
+		st.version = ver
+	}
+}
+
+func compareVersions(a, b any) (int, bool) {
+	pa, okA := a.(position)
+	pb, okB := b.(position)
+	if okA && okB {
+		return pa.cmp(pb), true
+	}
+	if okA || okB {
+		return 0, false
+	}
+	return compareRowVersions(a, b)
+}
+
+// tombstone resolves a tombstone into a delete row, or skip.
+func (t *Task) tombstone(ctx context.Context, tbl *tableInfo, keys *keyTracker, rec *connect.SinkRecord) (row, bool, error) {
+	fields, err := keyFields(rec.Key, tbl)
+	if err != nil {
+		return row{}, false, connect.DataErrorf("tombstone: %v", err)
+	}
+	for name := range fields {
+		if _, ok := tbl.byName[name]; !ok {
+			return row{}, false, connect.DataErrorf("tombstone: key field %q is not a column of the table", name)
+		}
+	}
+	r := row{value: fields, deleted: true, cdc: true}
+	if st := keys.keys[keyString(fields)]; st != nil {
+		if st.lastDeleted || st.version == nil {
+			return row{}, true, nil
+		}
+		r.version = versionAfter(st.version)
+		return r, false, nil
+	}
+	ver, found, err := t.currentVersion(ctx, tbl, fields)
+	if err != nil || !found {
+		return row{}, true, err
+	}
+	r.version = versionAfter(ver)
+	return r, false, nil
+}
+
+// currentVersion reads the version of the key's current (not deleted) row.
+func (t *Task) currentVersion(ctx context.Context, tbl *tableInfo, fields map[string]any) (string, bool, error) {
+	names := make([]string, 0, len(fields))
+	for n := range fields {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var where []string
+	for _, n := range names {
+		where = append(where, keyPredicate(n, fields[n]))
+	}
+	sql := fmt.Sprintf("SELECT toString(%s) FROM %s FINAL WHERE %s LIMIT 1",
+		quoteIdent(t.cfg.versionColumn(tbl)), tbl.qualified(), strings.Join(where, " AND "))
+	rows, err := t.pool.selectStrings(ctx, sql, 1)
+	if err != nil {
+		return "", false, fmt.Errorf("clickhouse: reading the current version of a tombstone's key in %s.%s: %w", tbl.db, tbl.name, err)
+	}
+	if len(rows) == 0 {
+		return "", false, nil
+	}
+	return rows[0][0], true, nil
+}
+
+func keyPredicate(col string, v any) string {
+	c := quoteIdent(col)
+	switch x := v.(type) {
+	case string:
+		return c + " = " + quoteString(x)
+	case bool:
+		if x {
+			return c + " = 1"
+		}
+		return c + " = 0"
+	case int8, int16, int32, int64, int, uint8, uint16, uint32, uint64, uint:
+		return fmt.Sprintf("%s = %d", c, x)
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
+			return c + " = " + strconv.FormatInt(int64(x), 10)
+		}
+	}
+	return "toString(" + c + ") = " + quoteString(fmt.Sprint(v))
+}
+
+// keyFields are the key's fields by name. A key that is not a struct or map names the table's single
+// ORDER BY column.
+func keyFields(key any, tbl *tableInfo) (map[string]any, error) {
+	switch k := key.(type) {
+	case nil:
+		return nil, fmt.Errorf("the record has no key")
+	case *connect.Struct:
+		out := map[string]any{}
+		for _, f := range k.Schema().Fields() {
+			out[f.Name] = k.GetIndex(f.Index)
+		}
+		return out, nil
+	case map[string]any:
+		return k, nil
+	case map[any]any:
+		out := map[string]any{}
+		for kk, v := range k {
+			out[fmt.Sprint(kk)] = v
+		}
+		return out, nil
+	}
+	col := strings.Trim(strings.TrimSpace(tbl.sortingKey), "`")
+	if _, ok := tbl.byName[col]; !ok {
+		return nil, fmt.Errorf("the key %v is not a struct or map, and the table's ORDER BY (%s) is not one column", key, tbl.sortingKey)
+	}
+	return map[string]any{col: key}, nil
+}
+
+func keyString(fields map[string]any) string {
+	names := make([]string, 0, len(fields))
+	for n := range fields {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for _, n := range names {
+		fmt.Fprintf(&b, "%s=%v\x00", n, fields[n])
+	}
+	return b.String()
+}
