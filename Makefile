@@ -30,19 +30,34 @@ BENCHFLAGS ?= -run '^$$' -bench . -benchmem -count=1 -timeout 60m
 bench:
 	$(WITH_KAFKA) $(GO) test $(BENCHFLAGS) $(PKGS)
 
-## fuzz: the decoder fuzz targets, FUZZTIME each
+## fuzz: every fuzz target (decoders and parsers of untrusted input), FUZZTIME each; the REST bodies target runs
+## through the whole HTTP handler and is ~100x slower per input, so it gets REST_FUZZTIME
 FUZZTIME ?= 30s
+REST_FUZZTIME ?= $(FUZZTIME)
+FUZZ_TARGETS := \
+	./converters/json:FuzzJSONToConnect \
+	./converters/json:FuzzJSONSameSchemaFastPath \
+	./converters/header:FuzzSimpleHeaderToConnect \
+	./converters/avro:FuzzAvroToConnect \
+	./converters/avro:FuzzAvroSchemaToConnect \
+	./converters/avro:FuzzAvroSchemaWithReferences \
+	./connectors/clickhouse:FuzzSourcePositions \
+	./internal/configprovider:FuzzTransform
 fuzz:
-	$(GO) test ./converters/json -run '^$$' -fuzz FuzzJSONToConnect -fuzztime $(FUZZTIME)
-	$(GO) test ./converters/avro -run '^$$' -fuzz FuzzAvroToConnect -fuzztime $(FUZZTIME)
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  echo "fuzz $${t#*:} ($${t%%:*}, $(FUZZTIME))"; \
+	  $(GO) test $${t%%:*} -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME); \
+	done
+	$(GO) test ./api -run '^$$' -fuzz '^FuzzRESTBodies$$' -fuzztime $(REST_FUZZTIME)
 
 ## test: all tests against one real Kafka broker (started and stopped around the run), then a bounded
-## fuzz run of each decoder (CI_FUZZTIME each). An execution count, not a duration: with a duration, Go 1.26's
+## fuzz run of each target (CI_FUZZTIME each, CI_REST_FUZZTIME for the REST bodies). An execution count, not a duration: with a duration, Go 1.26's
 ## fuzz coordinator can fail a clean run with "context deadline exceeded" at the deadline (golang/go#75804).
-CI_FUZZTIME ?= 100000x
+CI_FUZZTIME ?= 30000x
+CI_REST_FUZZTIME ?= 3000x
 test:
 	$(WITH_KAFKA) $(GO) test $(TESTFLAGS) $(PKGS)
-	$(MAKE) fuzz FUZZTIME=$(CI_FUZZTIME)
+	$(MAKE) fuzz FUZZTIME=$(CI_FUZZTIME) REST_FUZZTIME=$(CI_REST_FUZZTIME)
 
 ## test-race: as test, with the race detector
 test-race:
