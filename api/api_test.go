@@ -105,7 +105,7 @@ func newEnv(t *testing.T, distributed bool, opts ...Option) *env {
 	if distributed {
 		h = distributedFake{f}
 	}
-	base := []Option{WithRegistry(testRegistry), WithLoggers(lg), WithVersion("4.0.0", "abcdef0123456789"),
+	base := []Option{WithRegistry(testRegistry), WithLoggers(lg), WithVersion(ConnectVersion, "abcdef0123456789"),
 		WithSinkConnectorConfigDef(baseSinkDef()), WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))}
 	s := NewServer(h, append(base, opts...)...)
 	s.now = fixedClock

@@ -30,6 +30,12 @@ import (
 // Version is set at build time (-ldflags "-X main.Version=...").
 var Version = "0.1.0-dev"
 
+// versionText is what `connectd version` prints: the release, and the Kafka Connect version and build commit
+// that GET / reports.
+func versionText() string {
+	return fmt.Sprintf("connectd %s\nversion: %s (Kafka Connect)\ncommit: %s\n", Version, api.ConnectVersion, api.BuildCommit())
+}
+
 const usage = `usage:
   connectd standalone worker.properties [connector.properties ...]
   connectd distributed worker.properties
@@ -53,7 +59,7 @@ func main() {
 	case "dev":
 		err = runDev(ctx, os.Args[2:])
 	case "version", "--version", "-v":
-		fmt.Printf("connectd %s (Kafka Connect REST API 4.0 compatible)\n", Version)
+		fmt.Print(versionText())
 	default:
 		fmt.Fprintln(os.Stderr, usage)
 		os.Exit(2)
@@ -122,7 +128,7 @@ func restOptions(cfg *worker.Config) ([]api.Option, error) {
 	return append([]api.Option{
 		api.WithListeners(cfg.Listeners...),
 		api.WithAdvertised(cfg.AdvertisedHost, cfg.AdvertisedPort, cfg.AdvertisedListenerType),
-		api.WithVersion("4.0.0", Version),
+		api.WithVersion(api.ConnectVersion, api.BuildCommit()),
 		api.WithTopicTracking(cfg.TopicTracking, cfg.TopicTrackingReset),
 		api.WithRegistry(connect.DefaultRegistry),
 		api.WithCORS(cfg.Props["access.control.allow.origin"], cfg.Props["access.control.allow.methods"]),
