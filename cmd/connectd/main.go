@@ -22,6 +22,7 @@ import (
 	"github.com/connectd/connectd/api"
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/internal/herder"
+	"github.com/connectd/connectd/internal/logging"
 	"github.com/connectd/connectd/internal/metrics"
 	"github.com/connectd/connectd/internal/props"
 	"github.com/connectd/connectd/internal/worker"
@@ -70,13 +71,20 @@ func main() {
 	}
 }
 
+// setupLogging sends the worker's logs through the named loggers of /admin/loggers: the runtime logs as
+// org.apache.kafka.connect.runtime, so that setting a level on it, an ancestor or the root takes effect.
 func setupLogging() {
-	level := slog.LevelInfo
 	if v := os.Getenv("CONNECTD_LOG_LEVEL"); v != "" {
-		_ = level.UnmarshalText([]byte(v))
+		var level slog.Level
+		if level.UnmarshalText([]byte(v)) == nil {
+			logging.Default.Configure(logging.RootLogger, level)
+		}
 	}
-	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
+	slog.SetDefault(logging.Default.Logger(runtimeLogger))
 }
+
+// runtimeLogger names the logger of the worker runtime, after the JVM's package.
+const runtimeLogger = "org.apache.kafka.connect.runtime"
 
 // loadWorkerProps reads the worker file and overlays CONNECT_* environment variables.
 func loadWorkerProps(path string) (map[string]string, error) {
