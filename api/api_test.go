@@ -105,7 +105,7 @@ func newEnv(t *testing.T, distributed bool, opts ...Option) *env {
 	if distributed {
 		h = distributedFake{f}
 	}
-	base := []Option{WithRegistry(testRegistry), WithLoggers(lg), WithVersion("4.0.0", "abcdef0123456789"),
+	base := []Option{WithRegistry(testRegistry), WithLoggers(lg), WithVersion(ConnectVersion, "abcdef0123456789"),
 		WithSinkConnectorConfigDef(baseSinkDef()), WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))}
 	s := NewServer(h, append(base, opts...)...)
 	s.now = fixedClock
@@ -216,7 +216,10 @@ func TestGolden(t *testing.T) {
 		{name: "create_name_mismatch_400", req: req{method: "POST", path: "/connectors", body: `{"name":"sink-a","config":{"name":"other","connector.class":"FileStreamSink","topics":"t"}}`}},
 		{name: "create_invalid_config_400", req: req{method: "POST", path: "/connectors", body: `{"name":"sink-a","config":{"connector.class":"FileStreamSink"}}`}},
 		{name: "create_missing_class_400", req: req{method: "POST", path: "/connectors", body: `{"name":"sink-a","config":{"topics":"t"}}`}},
-		{name: "create_unknown_class_500", req: req{method: "POST", path: "/connectors", body: `{"name":"sink-a","config":{"connector.class":"com.example.Nope","topics":"t"}}`}},
+		{name: "create_unknown_class_400", req: req{method: "POST", path: "/connectors", body: `{"name":"sink-a","config":{"connector.class":"com.example.Nope","topics":"t"}}`}},
+		{name: "create_source_class_400", req: req{method: "POST", path: "/connectors", body: `{"name":"pg","config":{"connector.class":"io.debezium.connector.postgresql.PostgresConnector"}}`}},
+		{name: "config_put_source_class_400", req: req{method: "PUT", path: "/connectors/src/config", body: `{"connector.class":"FileStreamSource","file":"/tmp/in.txt","topic":"t"}`}},
+		{name: "validate_unknown_class_400", req: req{method: "PUT", path: "/connector-plugins/com.example.Nope/config/validate", body: `{"connector.class":"com.example.Nope","topics":"t"}`}},
 		{name: "create_malformed_json_500", req: req{method: "POST", path: "/connectors", body: `{"name":"sink-a",}`}},
 		{name: "create_malformed_eof_500", req: req{method: "POST", path: "/connectors", body: "{\"name\":\"sink-a\",\n \"config\":{\"a\":\"b\""}},
 		{name: "create_bad_token_500", req: req{method: "POST", path: "/connectors", body: `{"name":sink}`}},

@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"fmt"
 	"sort"
 	"sync"
 
@@ -366,7 +365,7 @@ func (f *fakeHerder) ResetConnectorOffsets(_ context.Context, name string) (stri
 func (f *fakeHerder) ValidateConnectorConfig(_ context.Context, cfg map[string]string) (*herder.ConfigInfos, error) {
 	p, ok := testRegistry.Lookup(cfg["connector.class"])
 	if !ok {
-		return nil, fmt.Errorf("Failed to find any class that implements Connector and which name matches %s", cfg["connector.class"])
+		return nil, &connect.PluginNotFoundError{Name: cfg["connector.class"], Kind: "Connector"}
 	}
 	def := p.New().(connect.Configurable).ConfigDef()
 	infos := &herder.ConfigInfos{Name: p.Class, Groups: []string{}}

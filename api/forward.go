@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/internal/herder"
 )
 
@@ -45,6 +46,10 @@ func (s *Server) call(r *http.Request, forwardable bool, fn func(ctx context.Con
 }
 
 func (s *Server) translate(ctx context.Context, err error, forwardable bool) error {
+	var pnf *connect.PluginNotFoundError
+	if errors.As(err, &pnf) && pnf.Kind == "Connector" {
+		return s.connectorClassError(pnf)
+	}
 	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
 		return newRestError(500, s.timeoutMessage())
 	}

@@ -201,8 +201,8 @@ func NewServer(h herder.Herder, opts ...Option) *Server {
 		listeners:      []string{DefaultListener},
 		requestTimeout: DefaultRequestTimeout,
 		healthTimeout:  DefaultHealthCheckTimeout,
-		version:        connect.DefaultPluginVersion,
-		commit:         buildCommit(),
+		version:        ConnectVersion,
+		commit:         BuildCommit(),
 		topicTracking:  true,
 		topicReset:     true,
 		now:            time.Now,
@@ -230,12 +230,23 @@ func NewServer(h herder.Herder, opts ...Option) *Server {
 	return s
 }
 
-func buildCommit() string {
+// ConnectVersion is the Kafka Connect release whose REST API, config keys and internal topics this runtime
+// matches; GET / reports it as `version`, as a JVM worker reports its own release.
+const ConnectVersion = "4.3.1"
+
+// BuildCommit is the commit the binary was built from, as GET / reports it: the first 16 hex digits of the
+// VCS revision, like the JVM's commit id, or "unknown" when the build carries none.
+func BuildCommit() string {
 	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, kv := range bi.Settings {
-			if kv.Key == "vcs.revision" && len(kv.Value) >= 16 {
-				return kv.Value[:16]
-			}
+		return commitID(bi.Settings)
+	}
+	return "unknown"
+}
+
+func commitID(settings []debug.BuildSetting) string {
+	for _, kv := range settings {
+		if kv.Key == "vcs.revision" && len(kv.Value) >= 16 {
+			return kv.Value[:16]
 		}
 	}
 	return "unknown"

@@ -22,6 +22,7 @@ import (
 	"github.com/connectd/connectd/api"
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/internal/herder"
+	"github.com/connectd/connectd/internal/logging"
 	"github.com/connectd/connectd/internal/metrics"
 	"github.com/connectd/connectd/internal/props"
 	"github.com/connectd/connectd/internal/worker"
@@ -29,6 +30,12 @@ import (
 
 // Version is set at build time (-ldflags "-X main.Version=...").
 var Version = "0.1.0-dev"
+
+// versionText is what `connectd version` prints: the release, and the Kafka Connect version and build commit
+// that GET / reports.
+func versionText() string {
+	return fmt.Sprintf("connectd %s\nversion: %s (Kafka Connect)\ncommit: %s\n", Version, api.ConnectVersion, api.BuildCommit())
+}
 
 const usage = `usage:
   connectd standalone worker.properties [connector.properties ...]
@@ -53,7 +60,7 @@ func main() {
 	case "dev":
 		err = runDev(ctx, os.Args[2:])
 	case "version", "--version", "-v":
-		fmt.Printf("connectd %s (Kafka Connect REST API 4.0 compatible)\n", Version)
+		fmt.Print(versionText())
 	default:
 		fmt.Fprintln(os.Stderr, usage)
 		os.Exit(2)
@@ -64,13 +71,20 @@ func main() {
 	}
 }
 
+// setupLogging sends the worker's logs through the named loggers of /admin/loggers: the runtime logs as
+// org.apache.kafka.connect.runtime, so that setting a level on it, an ancestor or the root takes effect.
 func setupLogging() {
-	level := slog.LevelInfo
 	if v := os.Getenv("CONNECTD_LOG_LEVEL"); v != "" {
-		_ = level.UnmarshalText([]byte(v))
+		var level slog.Level
+		if level.UnmarshalText([]byte(v)) == nil {
+			logging.Default.Configure(logging.RootLogger, level)
+		}
 	}
-	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
+	slog.SetDefault(logging.Default.Logger(runtimeLogger))
 }
+
+// runtimeLogger names the logger of the worker runtime, after the JVM's package.
+const runtimeLogger = "org.apache.kafka.connect.runtime"
 
 // loadWorkerProps reads the worker file and overlays CONNECT_* environment variables.
 func loadWorkerProps(path string) (map[string]string, error) {
@@ -122,7 +136,7 @@ func restOptions(cfg *worker.Config) ([]api.Option, error) {
 	return append([]api.Option{
 		api.WithListeners(cfg.Listeners...),
 		api.WithAdvertised(cfg.AdvertisedHost, cfg.AdvertisedPort, cfg.AdvertisedListenerType),
-		api.WithVersion("4.0.0", Version),
+		api.WithVersion(api.ConnectVersion, api.BuildCommit()),
 		api.WithTopicTracking(cfg.TopicTracking, cfg.TopicTrackingReset),
 		api.WithRegistry(connect.DefaultRegistry),
 		api.WithCORS(cfg.Props["access.control.allow.origin"], cfg.Props["access.control.allow.methods"]),

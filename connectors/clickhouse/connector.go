@@ -49,5 +49,14 @@ func (c *Connector) TaskConfigs(maxTasks int) ([]map[string]string, error) {
 // Stop implements connect.Connector.
 func (c *Connector) Stop() error { return nil }
 
+// TaskClass is the official sink's task class, written as task.class so that JVM workers sharing the cluster
+// load the tasks.
+const TaskClass = "com.clickhouse.kafka.connect.sink.ClickHouseSinkTask"
+
+// TaskClass implements connect.JVMTaskClasser.
+func (c *Connector) TaskClass() string { return TaskClass }
+
+var _ connect.JVMTaskClasser = (*Connector)(nil)
+
 // NewTask implements connect.SinkConnector.
 func (c *Connector) NewTask() connect.SinkTask { return &Task{} }

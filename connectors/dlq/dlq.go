@@ -33,6 +33,9 @@ import (
 // Class is the connector's class name; the runtime also accepts DeadLetterSink and DeadLetterSinkConnector.
 const Class = "io.connectd.connect.dlq.DeadLetterSinkConnector"
 
+// TaskClass is the connector's task class name.
+const TaskClass = "io.connectd.connect.dlq.DeadLetterSinkTask"
+
 // Configuration keys.
 const (
 	ConfigTopic             = "topic"
@@ -99,7 +102,13 @@ func (c *Connector) TaskConfigs(maxTasks int) ([]map[string]string, error) {
 	return connect.ReplicateTaskConfigs(c.props, maxTasks), nil
 }
 
-func (c *Connector) Stop() error               { return nil }
+func (c *Connector) Stop() error { return nil }
+
+// TaskClass is written as task.class; it names the task class a JVM build of this connector would have.
+func (c *Connector) TaskClass() string { return TaskClass }
+
+var _ connect.JVMTaskClasser = (*Connector)(nil)
+
 func (c *Connector) NewTask() connect.SinkTask { return &Task{} }
 
 // Validate checks what ConfigDef cannot: a target, and converters that keep bytes.

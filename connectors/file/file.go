@@ -12,6 +12,9 @@ import (
 // Class is the JVM class name users put in configs.
 const Class = "org.apache.kafka.connect.file.FileStreamSinkConnector"
 
+// TaskClass is the JVM's task class of the connector.
+const TaskClass = "org.apache.kafka.connect.file.FileStreamSinkTask"
+
 func init() {
 	connect.Register(connect.Plugin{Class: Class, Type: connect.PluginSink, New: func() any { return &Connector{} }})
 }
@@ -40,7 +43,13 @@ func (c *Connector) TaskConfigs(maxTasks int) ([]map[string]string, error) {
 	// Like the JVM's: every task appends to the same file.
 	return connect.ReplicateTaskConfigs(c.props, maxTasks), nil
 }
-func (c *Connector) Stop() error               { return nil }
+func (c *Connector) Stop() error { return nil }
+
+// TaskClass is the JVM task class written as task.class, so that JVM workers sharing the cluster load the tasks.
+func (c *Connector) TaskClass() string { return TaskClass }
+
+var _ connect.JVMTaskClasser = (*Connector)(nil)
+
 func (c *Connector) NewTask() connect.SinkTask { return &Task{} }
 
 // Task is FileStreamSinkTask. Each put is one write of the batch's lines. A failed write (a full disk, a

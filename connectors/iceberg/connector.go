@@ -8,6 +8,8 @@
 package iceberg
 
 import (
+	"strings"
+
 	"github.com/connectd/connectd/connect"
 )
 
@@ -39,7 +41,25 @@ func (c *Connector) TaskConfigs(maxTasks int) ([]map[string]string, error) {
 	return connect.ReplicateTaskConfigs(c.props, maxTasks), nil
 }
 
-func (c *Connector) Stop() error               { return nil }
+func (c *Connector) Stop() error { return nil }
+
+// Task classes of the JVM sinks, written as task.class so that JVM workers sharing the cluster load the tasks.
+const (
+	ApacheTaskClass  = "org.apache.iceberg.connect.IcebergSinkTask"
+	TabularTaskClass = "io.tabular.iceberg.connect.IcebergSinkTask"
+)
+
+// TaskClass is the task class of the sink the configuration names: Tabular's for Tabular's connector class,
+// else Apache's.
+func (c *Connector) TaskClass() string {
+	if strings.TrimSpace(c.props["connector.class"]) == TabularClass {
+		return TabularTaskClass
+	}
+	return ApacheTaskClass
+}
+
+var _ connect.JVMTaskClasser = (*Connector)(nil)
+
 func (c *Connector) NewTask() connect.SinkTask { return &Task{} }
 
 // Validate adds the cross-key checks of ParseConfig to /config/validate.

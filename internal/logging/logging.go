@@ -168,14 +168,15 @@ func (r *Registry) Level(name string) (Level, bool) {
 	return r.levelOf(n), true
 }
 
-// AllLevels lists the loggers with an explicit level, and the root.
+// AllLevels lists every logger created or configured so far with its level, leaving out those that are OFF, and
+// the root, as the JVM's log4j2 Loggers.allLevels does.
 func (r *Registry) AllLevels() map[string]Level {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := map[string]Level{}
 	for name, n := range r.nodes {
-		if n.explicit != nil {
-			out[name] = r.levelOf(n)
+		if lv := r.levelOf(n); lv.Level != LevelName(levelOff) {
+			out[name] = lv
 		}
 	}
 	out[RootLogger] = r.levelOf(r.root)
