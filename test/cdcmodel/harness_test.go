@@ -263,6 +263,7 @@ func runModel(t *testing.T, sink sinkUnderTest) {
 	}
 	order := cdcstream.Interleave(rng, streams)
 	h := newHarness(t, sink, p, rng)
+	connectdBinary(t)
 	t0 := time.Now()
 	h.start()
 
@@ -285,6 +286,7 @@ func runModel(t *testing.T, sink sinkUnderTest) {
 			msgs = append(msgs, h.record(s, s.Events[tg.Index]))
 		}
 		h.produce(msgs)
+		t.Logf("wave %d: %d records produced at %v", w, len(msgs), time.Since(t0).Round(time.Millisecond))
 		switch rng.Intn(3) {
 		case 0:
 			h.waitCaughtUp(3 * time.Minute)
@@ -295,6 +297,7 @@ func runModel(t *testing.T, sink sinkUnderTest) {
 			time.Sleep(time.Duration(rng.Intn(1500)) * time.Millisecond)
 			h.restart()
 			kills++
+			t.Logf("SIGKILL %d at %v", kills, time.Since(t0).Round(time.Millisecond))
 		}
 	}
 	h.waitCaughtUp(5 * time.Minute)
@@ -383,7 +386,15 @@ func shrinkAndReport(t *testing.T, h *harness, v view, s cdcstream.Stream, seed 
 		Continue: func() bool { return time.Now().Before(deadline) }}
 	t0 := time.Now()
 	m, ok, err := sh.Shrink(s.Events)
+	stopped := ""
+	if sh.Stopped {
+		stopped = ", stopped early by CDC_SHRINK_SECONDS"
+	}
 	require.NoError(t, err)
+	if !ok && sh.Stopped {
+		t.Errorf("%s: stream %s (CDC_SEED=%d) not shrunk: the shrinking budget (CDC_SHRINK_SECONDS) is spent", v.name, s.Prefix, seed)
+		return
+	}
 	if !ok {
 		t.Errorf("%s: stream %s (CDC_SEED=%d) did not fail again without SIGKILLs under %d schedules tried; the failure needs a crash "+
 			"or a timing the reruns did not hit. The stream:\n%s", v.name, s.Prefix, seed, 3+sh.Random, cdcstream.Format(s, nil))
@@ -398,7 +409,7 @@ func shrinkAndReport(t *testing.T, h *harness, v view, s cdcstream.Stream, seed 
 	if len(wantDesc) == 0 {
 		wantDesc = []string{"no live key"}
 	}
-	t.Errorf("%s: CDC_SEED=%d stream %s shrunk from %d to %d events in %d rounds (%v); minimal failing stream (%d commit boundaries; "+
+	t.Errorf("%s: CDC_SEED=%d stream %s shrunk from %d to %d events in %d rounds (%v%s); minimal failing stream (%d forced commit boundaries; "+
 		"keys get the prefix %s-):\n%s  model: %s", v.name, seed, s.Prefix, len(s.Events), len(m.Events), sh.Rounds,
-		time.Since(t0).Round(time.Second), m.Boundaries(), s.Prefix, cdcstream.Format(min, m.Phases), strings.Join(wantDesc, ", "))
+		time.Since(t0).Round(time.Second), stopped, m.Boundaries(), s.Prefix, cdcstream.Format(min, m.Phases), strings.Join(wantDesc, ", "))
 }

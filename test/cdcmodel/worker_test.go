@@ -55,7 +55,7 @@ func startWorker(t *testing.T, args ...string) *worker {
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {
 		w.kill()
-		if t.Failed() {
+		if t.Failed() || os.Getenv("CDC_WORKER_LOG") != "" {
 			t.Logf("worker log (tail):\n%s", w.tail(6000))
 		}
 	})

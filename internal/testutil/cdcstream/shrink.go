@@ -38,8 +38,9 @@ type Shrinker struct {
 	Random int // random schedules per candidate
 	// Continue is asked before every round; false stops with the smallest failing trial so far.
 	Continue func() bool
-	// Rounds counts the runs made.
-	Rounds int
+	// Rounds counts the runs made; Stopped tells that Continue ended the shrinking early.
+	Rounds  int
+	Stopped bool
 }
 
 func onePhase(n int) []int { return make([]int, n) }
@@ -99,7 +100,11 @@ func project(events []Event, phases []int, keep candidate) ([]Event, []int) {
 
 // firstFailing runs the trials of all candidates in one go and returns the smallest failing one.
 func (s *Shrinker) firstFailing(trials []Trial) (Trial, int, bool, error) {
-	if len(trials) == 0 || (s.Continue != nil && !s.Continue()) {
+	if len(trials) == 0 {
+		return Trial{}, -1, false, nil
+	}
+	if s.Continue != nil && !s.Continue() {
+		s.Stopped = true
 		return Trial{}, -1, false, nil
 	}
 	s.Rounds++
@@ -121,7 +126,8 @@ func (s *Shrinker) firstFailing(trials []Trial) (Trial, int, bool, error) {
 }
 
 // Shrink reproduces the failure of events under some schedule and minimises it. ok is false when no schedule
-// reproduces it (the failure needed a crash or a timing that the runs without kills did not hit).
+// reproduces it (the failure needed a crash or a timing that the runs without kills did not hit) or when
+// Continue stopped it before the first run (Stopped).
 func (s *Shrinker) Shrink(events []Event) (minimal Trial, ok bool, err error) {
 	cur, _, ok, err := s.firstFailing(s.schedules(events, nil))
 	if err != nil || !ok {
@@ -149,7 +155,7 @@ func (s *Shrinker) Shrink(events []Event) (minimal Trial, ok bool, err error) {
 		if err != nil {
 			return cur, true, err
 		}
-		if s.Continue != nil && !s.Continue() {
+		if s.Stopped {
 			return cur, true, nil
 		}
 		if ok {
