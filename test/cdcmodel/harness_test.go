@@ -72,6 +72,9 @@ func readParams() params {
 		shrink:     time.Duration(envInt("CDC_SHRINK_SECONDS", 300)) * time.Second,
 		bare:       -1,
 	}
+	if p.total > 0 && p.total < p.streams {
+		p.streams = p.total
+	}
 	p.total = max(p.total, p.streams)
 	if v := os.Getenv("CDC_BARE_TOMBSTONES"); v != "" {
 		p.bare, _ = strconv.ParseFloat(v, 64)
