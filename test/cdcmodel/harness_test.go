@@ -277,6 +277,16 @@ func runModel(t *testing.T, sink sinkUnderTest) {
 	h.start()
 	var all []cdcstream.Stream
 	var events, kills int
+	// the known cases first, with their commit boundaries
+	var phases [][]int
+	for i, c := range cdcstream.KnownCases(p.bare > 0) {
+		s := cdcstream.Stream{Prefix: fmt.Sprintf("case%d", i), Events: c.Events}
+		t.Logf("known case %s: %s", s.Prefix, c.Name)
+		all = append(all, s)
+		phases = append(phases, c.Phases)
+		events += len(c.Events)
+	}
+	h.deliverPhased(all, phases)
 	for r := 0; r < rounds; r++ {
 		seed := p.seed + int64(r)
 		rng := rand.New(rand.NewSource(seed))
@@ -336,6 +346,29 @@ func (h *harness) deliver(streams []cdcstream.Stream, rng *rand.Rand, kills int)
 	}
 	h.waitCaughtUp(5 * time.Minute)
 	return len(killAfter)
+}
+
+// deliverPhased produces streams phase by phase (phases[i][j] is the phase of event j of stream i) and
+// waits after each phase until the connector has committed it, so that a phase change is a commit boundary.
+func (h *harness) deliverPhased(streams []cdcstream.Stream, phases [][]int) {
+	last := 0
+	for _, p := range phases {
+		if len(p) > 0 {
+			last = max(last, slices.Max(p))
+		}
+	}
+	for phase := 0; phase <= last; phase++ {
+		var msgs []*sarama.ProducerMessage
+		for i, s := range streams {
+			for j, e := range s.Events {
+				if phases[i][j] == phase {
+					msgs = append(msgs, h.record(s, e))
+				}
+			}
+		}
+		h.produce(msgs)
+		h.waitCaughtUp(2 * time.Minute)
+	}
 }
 
 // checkViews reads every view once and compares every stream with the model; the shortest failing
@@ -403,23 +436,14 @@ func shrinkAndReport(t *testing.T, h *harness, v view, s cdcstream.Stream, seed 
 	run := func(trials []cdcstream.Trial) ([]bool, error) {
 		round++
 		streams := make([]cdcstream.Stream, len(trials))
-		last := 0
 		for i, tr := range trials {
 			streams[i] = cdcstream.Stream{Prefix: fmt.Sprintf("%sx%dt%d", s.Prefix, round, i), Events: tr.Events}
-			last = max(last, slices.Max(tr.Phases))
 		}
-		for phase := 0; phase <= last; phase++ {
-			var msgs []*sarama.ProducerMessage
-			for i, tr := range trials {
-				for j, e := range tr.Events {
-					if tr.Phases[j] == phase {
-						msgs = append(msgs, h.record(streams[i], e))
-					}
-				}
-			}
-			h.produce(msgs)
-			h.waitCaughtUp(2 * time.Minute)
+		phases := make([][]int, len(trials))
+		for i, tr := range trials {
+			phases[i] = tr.Phases
 		}
+		h.deliverPhased(streams, phases)
 		got := byPrefix(v.read(t))
 		out := make([]bool, len(trials))
 		for i, st := range streams {

@@ -75,3 +75,16 @@ func TestModelKeysIndependent(t *testing.T) {
 	got := State([]Event{ev(Create, "a", 110, a), ev(Create, "b", 111, b), ev(Delete, "a", 112, a), {Key: "a", Op: Tombstone}}, VersionLSN)
 	require.Equal(t, map[string]Row{"b": *b}, got)
 }
+
+// The known cases all end with the key deleted or at its newest version, whatever the commits.
+func TestKnownCasesModel(t *testing.T) {
+	for _, c := range KnownCases(true) {
+		require.Len(t, c.Phases, len(c.Events), c.Name)
+		for _, vs := range []VersionSource{VersionLSN, VersionColumn} {
+			got := State(c.Events, vs)
+			if r, ok := got["k"]; ok {
+				require.Contains(t, []string{"re-create", "update"}, r.Name, c.Name)
+			}
+		}
+	}
+}
