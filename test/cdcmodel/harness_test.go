@@ -397,9 +397,15 @@ func checkViews(t *testing.T, h *harness, sink sinkUnderTest, streams []cdcstrea
 		}
 		ok = false
 		t.Errorf("%s: %d of %d streams differ from the model (CDC_SEED=%d); first: %s", v.name, len(failing), len(streams), seed, first)
-		var ids []string
+		var ids, cases []string
 		for _, i := range failing {
 			ids = append(ids, streams[i].Prefix)
+			if strings.HasPrefix(streams[i].Prefix, "case") {
+				cases = append(cases, streams[i].Prefix)
+			}
+		}
+		if len(cases) > 0 {
+			t.Logf("%s: known cases that fail: %s", v.name, strings.Join(cases, ", "))
 		}
 		set := strings.Join(ids, ",")
 		if prev, seen := failedBy[v.table]; seen && prev == set {
