@@ -31,7 +31,8 @@ type Runner func(trials []Trial) ([]bool, error)
 // Shrinker minimises a failing stream by delta debugging (ddmin) over its events, keeping their order
 // (so per-key order holds), then over its commit boundaries. Every candidate is tried under several
 // schedules, as the failure may need events in one commit or split over several: the failing schedule
-// carried over from the larger stream, all in one commit, one commit per event, and Random random ones.
+// carried over from the larger stream, all in one commit, one commit per event, and Random random ones; a
+// candidate of at most six events under every placement of commit boundaries.
 type Shrinker struct {
 	Run    Runner
 	Rand   *rand.Rand
@@ -78,6 +79,20 @@ func (s *Shrinker) schedules(events []Event, carried []int) []Trial {
 	if carried != nil {
 		add(carried)
 	}
+	if n := len(events); n >= 1 && n-1 <= exhaustiveBoundaries {
+		// short: every placement of commit boundaries
+		for mask := 0; mask < 1<<(n-1); mask++ {
+			p := make([]int, n)
+			for i := 1; i < n; i++ {
+				p[i] = p[i-1]
+				if mask&(1<<(i-1)) != 0 {
+					p[i]++
+				}
+			}
+			add(p)
+		}
+		return out
+	}
 	add(onePhase(len(events)))
 	add(eachPhase(len(events)))
 	for i := 0; i < s.Random; i++ {
@@ -85,6 +100,9 @@ func (s *Shrinker) schedules(events []Event, carried []int) []Trial {
 	}
 	return out
 }
+
+// exhaustiveBoundaries: candidates of up to this many gaps between events are tried under every schedule.
+const exhaustiveBoundaries = 5
 
 // candidate is a subsequence of the current stream: the indexes kept.
 type candidate []int
