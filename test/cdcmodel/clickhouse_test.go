@@ -48,9 +48,7 @@ func clickhouseSink(t *testing.T) sinkUnderTest {
 	chdbtest.MustExec(t, s, "CREATE TABLE "+db+`.customers (id String, name String, qty Int64, updated_at Int64,
 		email Nullable(String), _version UInt64, is_deleted UInt8)
 		ENGINE = ReplacingMergeTree(_version, is_deleted) ORDER BY id SETTINGS non_replicated_deduplication_window = 1000`)
-	// The sink skips tombstones (its README): a tombstone without its delete leaves the key live, so the
-	// generator makes none unless CDC_BARE_TOMBSTONES asks for them.
-	sink := sinkUnderTest{name: "clickhouse", bareTombstones: 0}
+	sink := sinkUnderTest{name: "clickhouse"}
 	sink.props = func(topic string, rng *rand.Rand) string {
 		return fmt.Sprintf(`name=cdc-model-clickhouse
 connector.class=com.clickhouse.kafka.connect.ClickHouseSinkConnector

@@ -25,8 +25,7 @@ func icebergSink(t *testing.T) sinkUnderTest {
 	dir := t.TempDir()
 	catDB := filepath.Join(dir, "catalog.db")
 	wh := filepath.Join(dir, "warehouse")
-	// a tombstone whose delete was compacted away deletes at the highest version seen for the key
-	s := sinkUnderTest{name: "iceberg", bareTombstones: 0.03}
+	s := sinkUnderTest{name: "iceberg"}
 	s.props = func(topic string, rng *rand.Rand) string {
 		return fmt.Sprintf(`name=cdc-model-iceberg
 connector.class=org.apache.iceberg.connect.IcebergSinkConnector

@@ -15,7 +15,7 @@ type params struct {
 	kills      int // per round
 	partitions int
 	shrink     time.Duration
-	bare       float64 // < 0: the sink's default
+	bare       float64 // < 0: the generator's default
 }
 
 func envInt(t *testing.T, name string, def int64) int64 {

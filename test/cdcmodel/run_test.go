@@ -28,9 +28,6 @@ type sinkUnderTest struct {
 	views []view
 	// wholeRun checks, after the main run, what does not belong to one stream; records is the count produced.
 	wholeRun func(t *testing.T, records int64)
-	// bareTombstones is the generator's rate of tombstones without their delete unless CDC_BARE_TOMBSTONES
-	// sets it.
-	bareTombstones float64
 }
 
 // runModel is the model test of one sink: rounds of CDC_STREAMS random streams (round r from seed
@@ -38,14 +35,13 @@ type sinkUnderTest struct {
 // after each round; then the first failing stream of each view is shrunk.
 func runModel(t *testing.T, sink sinkUnderTest) {
 	p := readParams(t)
-	if p.bare < 0 {
-		p.bare = sink.bareTombstones
-	}
 	cfg := cdcstream.DefaultConfig()
-	cfg.BareTombstone = p.bare
+	if p.bare >= 0 {
+		cfg.BareTombstone = p.bare
+	}
 	rounds := max(1, (p.total+p.streams-1)/p.streams)
 	t.Logf("CDC model test %s: CDC_SEED=%d CDC_STREAMS=%d (x %d rounds) CDC_KILLS=%d CDC_PARTITIONS=%d CDC_BARE_TOMBSTONES=%v",
-		sink.name, p.seed, p.streams, rounds, p.kills, p.partitions, p.bare)
+		sink.name, p.seed, p.streams, rounds, p.kills, p.partitions, cfg.BareTombstone)
 	h := newHarness(t, sink, p, rand.New(rand.NewSource(p.seed)))
 	connectdBinary(t)
 	t0 := time.Now()
@@ -54,7 +50,7 @@ func runModel(t *testing.T, sink sinkUnderTest) {
 	var events, kills int
 	// the known cases first, with their commit boundaries
 	var phases [][]int
-	for i, c := range cdcstream.KnownCases(p.bare > 0) {
+	for i, c := range cdcstream.KnownCases(cfg.BareTombstone > 0) {
 		s := cdcstream.Stream{Prefix: fmt.Sprintf("case%d", i), Events: c.Events}
 		t.Logf("known case %s: %s", s.Prefix, c.Name)
 		all = append(all, s)

@@ -25,7 +25,7 @@ type Config struct {
 // DefaultConfig is the profile the model test runs: short streams (a few keys, up to a dozen changes) so
 // that many of them fit one run, with every kind of event frequent.
 func DefaultConfig() Config {
-	return Config{MaxKeys: 3, MaxSteps: 10, Duplicate: 0.12, Stale: 0.2, DeleteTombstone: 0.8, BareTombstone: 0, Snapshot: 0.1}
+	return Config{MaxKeys: 3, MaxSteps: 10, Duplicate: 0.12, Stale: 0.2, DeleteTombstone: 0.8, BareTombstone: 0.03, Snapshot: 0.1}
 }
 
 // keyNames are the local key stems: ASCII and non-ASCII (Cyrillic, CJK, an emoji, a combining accent).
