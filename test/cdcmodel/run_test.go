@@ -130,7 +130,7 @@ func checkViews(t *testing.T, h *harness, sink sinkUnderTest, streams []cdcstrea
 		slices.SortStableFunc(failing, func(a, b int) int { return len(streams[a].Events) - len(streams[b].Events) })
 		s := streams[failing[0]]
 		t.Logf("%s: shrinking stream %s (%d events):\n%s", v.name, s.Prefix, len(s.Events), cdcstream.Format(s, nil))
-		shrinkAndReport(t, h, v, s, seed, deadline)
+		shrinkAndReport(t, h, v, s, got[s.Prefix], seed, deadline)
 	}
 	return ok
 }
