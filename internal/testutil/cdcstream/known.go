@@ -45,7 +45,11 @@ func KnownCases(bare bool) []Case {
 			Case{"bare tombstone, then a stale update in the next commit", Trial{
 				Events: []Event{e(Create, 110, c110, ""), e(Update, 115, u115, ""), {Key: "k", Op: Tombstone, How: "bare tombstone"},
 					e(Update, 115, u115, "stale redelivery")},
-				Phases: []int{0, 1, 2, 3}}})
+				Phases: []int{0, 1, 2, 3}}},
+			Case{"bare tombstone after a stale create in its commit (the key's version is the live row's)", Trial{
+				Events: []Event{e(Create, 110, c110, ""), e(Update, 115, u115, ""), e(Create, 110, c110, "stale redelivery"),
+					{Key: "k", Op: Tombstone, How: "bare tombstone"}},
+				Phases: []int{0, 1, 2, 2}}})
 	}
 	return cases
 }
