@@ -13,7 +13,7 @@ PKGS       ?= ./...
 TESTFLAGS  ?= -count=1 -timeout 30m
 WITH_KAFKA := scripts/with-kafka.sh
 
-.PHONY: build run vet test test-race bench fuzz kafka-fetch kafka-up kafka-down kafka-status
+.PHONY: build run vet test test-race bench fuzz soak kafka-fetch kafka-up kafka-down kafka-status
 
 build:
 	$(GO) build ./...
@@ -58,6 +58,18 @@ CI_REST_FUZZTIME ?= 3000x
 test:
 	$(WITH_KAFKA) $(GO) test $(TESTFLAGS) $(PKGS)
 	$(MAKE) fuzz FUZZTIME=$(CI_FUZZTIME) REST_FUZZTIME=$(CI_REST_FUZZTIME)
+
+## soak: the CDC model test (test/cdcmodel) on N random streams per sink, in rounds of STREAMS (round r uses
+## seed SEED+r) through one worker and one set of tables: make soak SEED=42 N=50000 [SINK=iceberg|clickhouse]
+SEED    ?= $(shell date +%s)
+N       ?= 50000
+STREAMS ?= 2000
+KILLS   ?= 3
+SINK    ?=
+SOAK_RUN = $(if $(filter iceberg,$(SINK)),TestCDCModelIceberg,$(if $(filter clickhouse,$(SINK)),TestCDCModelClickHouse,TestCDCModel))
+soak:
+	CDC_SEED=$(SEED) CDC_TOTAL_STREAMS=$(N) CDC_STREAMS=$(STREAMS) CDC_KILLS=$(KILLS) \
+		$(WITH_KAFKA) $(GO) test -count=1 -timeout 12h -v -run '^$(SOAK_RUN)' ./test/cdcmodel/
 
 ## test-race: as test, with the race detector
 test-race:

@@ -1,0 +1,155 @@
+package cdcmodel
+
+import (
+	"bytes"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"math/rand"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	_ "modernc.org/sqlite" // reads the catalog's table pointers, independently of the sink
+
+	"github.com/connectd/connectd/connectors/iceberg/icebergtest"
+	"github.com/connectd/connectd/internal/testutil/cdcstream"
+)
+
+// icebergSink configures the Iceberg sink with a SQLite SQL catalog: one topic feeds three tables of one
+// connector, an upsert table versioned by the envelope's source.lsn, one versioned by the row's
+// updated_at column (partitioned by a column that updates change, so keys move between partitions), and
+// the raw CDC history.
+func icebergSink(t *testing.T) sinkUnderTest {
+	dir := t.TempDir()
+	catDB := filepath.Join(dir, "catalog.db")
+	wh := filepath.Join(dir, "warehouse")
+	s := sinkUnderTest{name: "iceberg"}
+	s.props = func(topic string, rng *rand.Rand) string {
+		return fmt.Sprintf(`name=cdc-model-iceberg
+connector.class=org.apache.iceberg.connect.IcebergSinkConnector
+tasks.max=2
+topics=%s
+consumer.override.max.poll.records=%d
+consumer.override.session.timeout.ms=6000
+consumer.override.heartbeat.interval.ms=1000
+iceberg.tables=cdc.by_lsn,cdc.by_updated_at,cdc.history
+iceberg.tables.auto-create-enabled=true
+iceberg.tables.evolve-schema-enabled=true
+iceberg.tables.upsert-mode-enabled=true
+iceberg.tables.default-id-columns=id
+iceberg.table.cdc.by_lsn.version-column=source.lsn
+iceberg.table.cdc.by_lsn.partition-by=bucket(id,4)
+iceberg.table.cdc.by_updated_at.version-column=updated_at
+iceberg.table.cdc.by_updated_at.partition-by=bucket(qty,3)
+iceberg.table.cdc.history.raw-cdc=true
+iceberg.catalog.type=sql
+iceberg.catalog.uri=jdbc:sqlite:%s
+iceberg.catalog.warehouse=%s
+iceberg.control.commit.interval-ms=%d
+`, topic, 50+rng.Intn(450), catDB, wh, 150+rng.Intn(250))
+	}
+	duck := func(table string) func(t *testing.T) map[string][]cdcstream.Row {
+		return func(t *testing.T) map[string][]cdcstream.Row {
+			res := icebergtest.Read(t, metadataLocation(t, catDB, table), "SELECT * FROM t", nil)
+			out := map[string][]cdcstream.Row{}
+			for _, m := range res.Maps() {
+				r := rowFromJSON(t, m)
+				out[r.ID] = append(out[r.ID], r)
+			}
+			return out
+		}
+	}
+	java := func(table string) func(t *testing.T) map[string][]cdcstream.Row {
+		return func(t *testing.T) map[string][]cdcstream.Row {
+			out := map[string][]cdcstream.Row{}
+			for _, m := range javaRead(t, metadataLocation(t, catDB, table)).Maps() {
+				r := rowFromJSON(t, m)
+				out[r.ID] = append(out[r.ID], r)
+			}
+			return out
+		}
+	}
+	s.views = []view{
+		{name: "iceberg cdc.by_lsn (version source.lsn) via DuckDB", table: "by_lsn", version: cdcstream.VersionLSN, read: duck("by_lsn")},
+		{name: "iceberg cdc.by_updated_at (version updated_at) via DuckDB", table: "by_updated_at", version: cdcstream.VersionColumn, read: duck("by_updated_at")},
+		{name: "iceberg cdc.by_lsn (version source.lsn) via Iceberg Java", table: "by_lsn", version: cdcstream.VersionLSN, read: java("by_lsn")},
+		{name: "iceberg cdc.by_updated_at (version updated_at) via Iceberg Java", table: "by_updated_at", version: cdcstream.VersionColumn, read: java("by_updated_at")},
+	}
+	s.wholeRun = func(t *testing.T, records int64) {
+		res := icebergtest.Read(t, metadataLocation(t, catDB, "history"),
+			"SELECT count(*) AS n, count(DISTINCT (kafka_partition, kafka_offset)) AS d FROM t", nil)
+		m := res.Maps()[0]
+		require.Equal(t, fmt.Sprint(records, "/", records), fmt.Sprint(m["n"], "/", m["d"]),
+			"the raw history table holds every record exactly once (count/distinct offsets)")
+	}
+	return s
+}
+
+// javaRead reads a table with Apache Iceberg's Java generic reader (testdata/javareader), which applies
+// every delete file.
+func javaRead(t *testing.T, metadataLocation string) icebergtest.Result {
+	cmd := exec.Command("bash", filepath.Join("testdata", "javareader", "read.sh"), metadataLocation)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "Iceberg Java reader: %s", stderr.String())
+	var res icebergtest.Result
+	d := json.NewDecoder(bytes.NewReader(out))
+	d.UseNumber()
+	require.NoError(t, d.Decode(&res), "Iceberg Java reader output")
+	return res
+}
+
+// metadataLocation reads the table's current metadata file from the catalog database (the JDBC catalog's
+// iceberg_tables).
+func metadataLocation(t *testing.T, catDB, table string) string {
+	db, err := sql.Open("sqlite", "file:"+catDB+"?mode=ro&_pragma=busy_timeout(10000)")
+	require.NoError(t, err)
+	defer db.Close()
+	var loc string
+	require.NoError(t, db.QueryRow(`SELECT metadata_location FROM iceberg_tables WHERE table_namespace = 'cdc' AND table_name = ?`, table).Scan(&loc),
+		"table cdc.%s in the catalog", table)
+	return loc
+}
+
+// rowFromJSON converts a reader's row (column name → JSON value, numbers as json.Number or strings).
+func rowFromJSON(t *testing.T, m map[string]any) cdcstream.Row {
+	num := func(v any) int64 {
+		var n int64
+		switch x := v.(type) {
+		case json.Number:
+			i, err := x.Int64()
+			require.NoError(t, err)
+			n = i
+		case string:
+			_, err := fmt.Sscan(x, &n)
+			require.NoError(t, err)
+		case float64:
+			n = int64(x)
+		default:
+			t.Fatalf("not a number: %#v", v)
+		}
+		return n
+	}
+	str := func(v any) string {
+		s, ok := v.(string)
+		require.True(t, ok, "not a string: %#v", v)
+		return s
+	}
+	r := cdcstream.Row{ID: str(m["id"]), Name: str(m["name"]), Qty: num(m["qty"]), UpdatedAt: num(m["updated_at"])}
+	if e, ok := m["email"]; ok && e != nil {
+		s := str(e)
+		r.Email = &s
+	}
+	return r
+}
+
+// TestCDCModelIceberg: random CDC streams through the worker into the Iceberg sink, read back by DuckDB.
+func TestCDCModelIceberg(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end to end")
+	}
+	runModel(t, icebergSink(t))
+}
