@@ -25,10 +25,13 @@ func (h *fakeHandler) LeaderSnapshot(max int64) (ConfigSnapshot, bool) {
 	return h.snap, h.snap.Offset >= max
 }
 func (h *fakeHandler) CatchUp(int64) bool { return true }
-func (h *fakeHandler) Revoke(c ConnectorsAndTasks) {
+func (h *fakeHandler) Revoke(c ConnectorsAndTasks, lost bool) <-chan struct{} {
 	h.mu.Lock()
 	h.revoked = append(h.revoked, c)
 	h.mu.Unlock()
+	done := make(chan struct{})
+	close(done)
+	return done
 }
 func (h *fakeHandler) Assigned(a *Assignment, full ConnectorsAndTasks, gen int32, leader bool) {
 	h.mu.Lock()

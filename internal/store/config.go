@@ -98,6 +98,9 @@ type LoggerLevelListener interface {
 type ConfigStore struct {
 	log      *Log
 	listener ConfigListener
+	// taskWrites serializes task-config writes, so that two sets for one connector never interleave
+	// (the leader writes for forwards arriving concurrently on REST goroutines and for its own connectors).
+	taskWrites sync.Mutex
 
 	mu           sync.RWMutex
 	offset       int64
@@ -380,8 +383,10 @@ func (s *ConfigStore) RemoveConnectorConfig(name string) error {
 	return s.log.SendAll([]Record{{Key: ConnectorPrefix + name}, {Key: TargetStatePrefix + name}})
 }
 
-// PutTaskConfigs writes every `task-<n>-<i>` then `commit-<n>` (leader only).
+// PutTaskConfigs writes every `task-<n>-<i>` then `commit-<n>` (leader only), in one batch.
 func (s *ConfigStore) PutTaskConfigs(name string, configs []map[string]string) error {
+	s.taskWrites.Lock()
+	defer s.taskWrites.Unlock()
 	var recs []Record
 	for i, c := range configs {
 		recs = append(recs, Record{Key: fmt.Sprintf("%s%s-%d", TaskPrefix, name, i), Value: mustJSON(propsValue{c})})

@@ -121,7 +121,13 @@ type Log struct {
 	stop     context.CancelFunc
 	wg       sync.WaitGroup
 	failures error
+	// writeTimeout bounds how long a caller waits for a write's acknowledgement (0: as long as the
+	// producer retries). The write may still land after it; callers treat a timeout as an unknown outcome.
+	writeTimeout time.Duration
 }
+
+// SetWriteTimeout bounds the wait for each Send/SendAll (before Start).
+func (l *Log) SetWriteTimeout(d time.Duration) { l.writeTimeout = d }
 
 // NewLog prepares a log on topic with its own client built from brokers and base (cloned): producer acks=all,
 // one request in flight, no idempotence, and the Java client's murmur2 partitioner so keys land on the
@@ -167,10 +173,12 @@ func (l *Log) Start(ctx context.Context) error {
 		if err == nil {
 			break
 		}
-		if i == 100 || ctx.Err() != nil {
+		if i == 100 {
 			return err
 		}
-		time.Sleep(200 * time.Millisecond)
+		if serr := Sleep(ctx, 200*time.Millisecond); serr != nil {
+			return errors.Join(err, serr)
+		}
 	}
 	if l.consumer, err = sarama.NewConsumerFromClient(l.client); err != nil {
 		return err
@@ -236,8 +244,7 @@ func (l *Log) ReadToEnd(ctx context.Context) error {
 	l.mu.Unlock()
 	for _, p := range parts {
 		off, err := l.client.GetOffset(l.topic, p, sarama.OffsetNewest)
-		for i := 0; err != nil && i < 20 && ctx.Err() == nil; i++ {
-			time.Sleep(100 * time.Millisecond)
+		for i := 0; err != nil && i < 20 && Sleep(ctx, 100*time.Millisecond) == nil; i++ {
 			_ = l.client.RefreshMetadata(l.topic)
 			off, err = l.client.GetOffset(l.topic, p, sarama.OffsetNewest)
 		}
@@ -276,23 +283,54 @@ func (l *Log) ReadToEnd(ctx context.Context) error {
 	}
 }
 
-// Send writes key=value (nil value = tombstone) and waits for the broker's acknowledgement.
-func (l *Log) Send(key string, value []byte) (int32, int64, error) {
+// ErrWriteTimeout is returned when a write was not acknowledged within the log's write timeout.
+var ErrWriteTimeout = errors.New("store: write not acknowledged in time")
+
+func (l *Log) message(key string, value []byte) *sarama.ProducerMessage {
 	msg := &sarama.ProducerMessage{Topic: l.topic, Key: sarama.StringEncoder(key)}
 	if value != nil {
 		msg.Value = sarama.ByteEncoder(value)
 	}
-	return l.producer.SendMessage(msg)
+	return msg
 }
 
-// SendAll writes records in order (each acknowledged before the next, as with max.in.flight=1).
-func (l *Log) SendAll(recs []Record) error {
-	for _, r := range recs {
-		if _, _, err := l.Send(r.Key, r.Value); err != nil {
-			return err
-		}
+// Send writes key=value (nil value = tombstone) and waits for the broker's acknowledgement.
+func (l *Log) Send(key string, value []byte) (int32, int64, error) {
+	msg := l.message(key, value)
+	var part int32
+	var off int64
+	err := l.bounded(func() (err error) { part, off, err = l.producer.SendMessage(msg); return err })
+	if err != nil {
+		return 0, 0, err
 	}
-	return nil
+	return part, off, nil
+}
+
+// SendAll writes records in order in one batch: one produce request per partition (one request in flight,
+// so the order holds through retries) instead of one round trip per record.
+func (l *Log) SendAll(recs []Record) error {
+	msgs := make([]*sarama.ProducerMessage, len(recs))
+	for i, r := range recs {
+		msgs[i] = l.message(r.Key, r.Value)
+	}
+	return l.bounded(func() error { return l.producer.SendMessages(msgs) })
+}
+
+// bounded runs a producer call, waiting at most the write timeout for it.
+func (l *Log) bounded(send func() error) error {
+	if l.writeTimeout <= 0 {
+		return send()
+	}
+	done := make(chan error, 1)
+	go func() { done <- send() }()
+	t := time.NewTimer(l.writeTimeout)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		return fmt.Errorf("%w: %s after %v", ErrWriteTimeout, l.topic, l.writeTimeout)
+	}
 }
 
 // Close stops consuming and closes the clients.
