@@ -10,8 +10,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"io"
+	"log/slog"
 	"maps"
 	"net/http"
 	"net/url"
@@ -788,4 +788,3 @@ func (d *Distributed) TopicActive(connector, topic string, task int) {
 		slog.Warn("writing topic status failed", "connector", connector, "error", err)
 	}
 }
-
