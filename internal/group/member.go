@@ -185,6 +185,9 @@ func (m *Member) coordinator() (*sarama.Broker, error) {
 // (the coordinator has already handed this member's work to others).
 func (m *Member) resetGeneration(ctx context.Context) {
 	m.mu.Lock()
+	if m.memberID != "" {
+		m.log.Warn("membership lost: stopping all local work before rejoining", "generation", m.generation)
+	}
 	m.memberID = ""
 	m.generation = -1
 	m.isLeader = false
@@ -430,7 +433,7 @@ func (m *Member) heartbeatUntilRejoin(ctx context.Context, delay time.Duration, 
 			switch {
 			case err == nil:
 			case lostMembership(err):
-				m.log.Info("membership lost", "err", err)
+				m.log.Info("heartbeat refused", "err", err)
 				m.resetGeneration(ctx)
 				return
 			case errors.Is(err, sarama.ErrRebalanceInProgress):

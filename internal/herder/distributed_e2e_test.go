@@ -84,6 +84,7 @@ type cluster struct {
 	group   string
 	dir     string
 	extra   string
+	mu      sync.Mutex // guards workers (the scale test reads it from other goroutines)
 	workers []*dworker
 }
 
@@ -148,7 +149,9 @@ offset.flush.interval.ms=500
 			t.Logf("%s log:\n%s", name, s)
 		}
 	})
+	c.mu.Lock()
 	c.workers = append(c.workers, w)
+	c.mu.Unlock()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		if code, _ := httpDo("GET", w.url+"/health", ""); code == 200 {
