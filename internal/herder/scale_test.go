@@ -496,22 +496,28 @@ func TestDistributedScale(t *testing.T) {
 	for i := range p.workers {
 		c.start(fmt.Sprintf("w%d", i+1), 0)
 	}
-	var names []string
+	var names, topics []string
 	for i := range p.connectors {
 		tp := fmt.Sprintf("%s-t%d", c.group, i)
 		createTopic(t, c.kafka, tp, int32(p.partitions))
-		n := fmt.Sprintf("%s-c%d", c.group, i)
-		names = append(names, n)
+		topics = append(topics, tp)
+		names = append(names, fmt.Sprintf("%s-c%d", c.group, i))
+	}
+	t0 := time.Now()
+	for i, n := range names {
+		tp := topics[i]
 		cfg := fmt.Sprintf(`{"name":%q,"config":{"connector.class":"FileStreamSink","tasks.max":"%d","topics":%q,"file":%q}}`,
 			n, p.tasks, tp, filepath.Join(c.dir, n+".txt"))
 		w := c.workers[i%len(c.workers)]
 		code, body := httpDo("POST", w.url+"/connectors", cfg)
 		require.Equal(t, 201, code, "POST %s to %s: %s", n, w.name, body)
 	}
+	posts := time.Since(t0)
 	require.Eventually(t, func() bool {
 		_, ok := runningOn(c.workers[0], names, p.tasks, c.live())
 		return ok
 	}, 5*time.Minute, 200*time.Millisecond, "tasks not all RUNNING")
+	t.Logf("%s: POSTs %v, all RUNNING %v after the first", p, posts.Round(time.Millisecond), time.Since(t0).Round(time.Millisecond))
 	require.Zero(t, evictions(c), "workers lost their group membership while connectors were created")
 	require.Empty(t, scaleStatusesTrue(c, names, p.tasks), "statuses differ from what runs")
 }

@@ -108,7 +108,8 @@ type Record struct {
 // Log is a KafkaBasedLog: it consumes every partition of a topic from the beginning, hands each record to
 // apply (serially, in offset order per partition), and produces with acks=all.
 type Log struct {
-	client   sarama.Client
+	client   sarama.Client // producer, offsets and metadata
+	cclient  sarama.Client // consumer only: its fetches wait up to fetch.max.wait.ms on the broker
 	topic    string
 	apply    func(Record)
 	producer sarama.SyncProducer
@@ -129,9 +130,11 @@ type Log struct {
 // SetWriteTimeout bounds the wait for each Send/SendAll (before Start).
 func (l *Log) SetWriteTimeout(d time.Duration) { l.writeTimeout = d }
 
-// NewLog prepares a log on topic with its own client built from brokers and base (cloned): producer acks=all,
+// NewLog prepares a log on topic with its own clients built from brokers and base (cloned): producer acks=all,
 // one request in flight, no idempotence, and the Java client's murmur2 partitioner so keys land on the
-// partitions a JVM worker would use.
+// partitions a JVM worker would use. The consumer has a client (connections) of its own, as the JVM's
+// KafkaBasedLog has a producer and a consumer: with one request in flight per connection, a write sharing
+// the consumer's connection would wait behind its long-polling fetch (up to 500 ms per write).
 func NewLog(brokers []string, base *sarama.Config, topic string, apply func(Record)) (*Log, error) {
 	c := *base
 	c.Producer.RequiredAcks = sarama.WaitForAll
@@ -147,7 +150,12 @@ func NewLog(brokers []string, base *sarama.Config, topic string, apply func(Reco
 	if err != nil {
 		return nil, err
 	}
-	l := &Log{client: client, topic: topic, apply: apply, next: map[int32]int64{}}
+	cclient, err := kafka.NewClient(brokers, &c)
+	if err != nil {
+		client.Close()
+		return nil, err
+	}
+	l := &Log{client: client, cclient: cclient, topic: topic, apply: apply, next: map[int32]int64{}}
 	l.cond = sync.NewCond(&l.mu)
 	return l, nil
 }
@@ -180,7 +188,7 @@ func (l *Log) Start(ctx context.Context) error {
 			return errors.Join(err, serr)
 		}
 	}
-	if l.consumer, err = sarama.NewConsumerFromClient(l.client); err != nil {
+	if l.consumer, err = sarama.NewConsumerFromClient(l.cclient); err != nil {
 		return err
 	}
 	if l.producer, err = sarama.NewSyncProducerFromClient(l.client); err != nil {
@@ -345,5 +353,6 @@ func (l *Log) Close() error {
 	if l.consumer != nil {
 		_ = l.consumer.Close()
 	}
+	_ = l.cclient.Close()
 	return l.client.Close()
 }
