@@ -493,9 +493,11 @@ func scaleStatusesTrue(c *cluster, names []string, tasks int) []string {
 func TestDistributedScale(t *testing.T) {
 	p := scaleParamsFromEnv(t, scaleParams{workers: 4, connectors: 20, partitions: 2, tasks: 2})
 	c := newCluster(t, "")
+	tStart := time.Now()
 	for i := range p.workers {
 		c.start(fmt.Sprintf("w%d", i+1), 0)
 	}
+	t.Logf("%d workers healthy after %v", p.workers, time.Since(tStart).Round(time.Millisecond))
 	var names, topics []string
 	for i := range p.connectors {
 		tp := fmt.Sprintf("%s-t%d", c.group, i)
@@ -519,7 +521,9 @@ func TestDistributedScale(t *testing.T) {
 	}, 5*time.Minute, 200*time.Millisecond, "tasks not all RUNNING")
 	t.Logf("%s: POSTs %v, all RUNNING %v after the first", p, posts.Round(time.Millisecond), time.Since(t0).Round(time.Millisecond))
 	require.Zero(t, evictions(c), "workers lost their group membership while connectors were created")
+	tCheck := time.Now()
 	require.Empty(t, scaleStatusesTrue(c, names, p.tasks), "statuses differ from what runs")
+	t.Logf("statuses checked in %v", time.Since(tCheck).Round(time.Millisecond))
 }
 
 // BenchmarkDistributedScale runs the whole scenario (default: 4 workers + 2 joining, 20 connectors with
