@@ -44,6 +44,9 @@ type Config struct {
 	MaxDelay          time.Duration // scheduled.rebalance.max.delay.ms
 	UnsyncBackoff     time.Duration // worker.unsync.backoff.ms
 	Protocol          string        // connect.protocol: eager, compatible, sessioned
+	// PeerProbeInterval is how often the leader probes the other members' REST listeners to remove dead
+	// members before their session times out (probe.go); 0 turns it off.
+	PeerProbeInterval time.Duration
 	Logger            *slog.Logger
 }
 
@@ -61,6 +64,8 @@ type Member struct {
 	rejoin     chan struct{}
 
 	leaderAssignor      *IncrementalAssignor
+	peers               map[string]string // leader: member id -> REST host:port of the other members
+	prober              peerProber
 	lastCompletedGen    int32
 	mu                  sync.Mutex
 	leaderID, leaderURL string
@@ -373,6 +378,7 @@ func (m *Member) performAssignment(resp *sarama.JoinGroupResponse, version int16
 		}
 	}
 	leaderURL := states[resp.LeaderId].URL
+	m.peers = probeTargets(states, resp.LeaderId)
 	snap, ok := m.h.LeaderSnapshot(maxOffset)
 	if !ok {
 		res := &Result{Assignments: map[string]MemberAssignment{}}
@@ -414,12 +420,33 @@ func (m *Member) heartbeatUntilRejoin(ctx context.Context, delay time.Duration, 
 		defer t.Stop()
 		delayC = t.C
 	}
+	var probeC <-chan time.Time
+	m.mu.Lock()
+	leading := m.isLeader
+	m.mu.Unlock()
+	if leading && m.cfg.PeerProbeInterval > 0 && len(m.peers) > 0 {
+		probe := time.NewTicker(m.cfg.PeerProbeInterval)
+		defer probe.Stop()
+		probeC = probe.C
+		m.prober.timeout = min(m.cfg.PeerProbeInterval/2, time.Second)
+	}
 	rejoin := false
 	for {
 		if rejoin && revoked == nil {
 			return
 		}
 		select {
+		case <-probeC:
+			if dead := m.prober.probe(m.peers); len(dead) > 0 {
+				m.log.Warn("removing members whose REST listener refuses connections (their process is gone)", "members", dead)
+				if err := m.removeMembers(dead); err != nil {
+					m.log.Info("removing members failed", "err", err)
+				}
+				for _, id := range dead {
+					delete(m.peers, id)
+				}
+				rejoin = true
+			}
 		case <-ctx.Done():
 			return
 		case <-revoked:

@@ -159,7 +159,7 @@ func (d *Distributed) Start(ctx context.Context) error {
 	}
 	d.member, err = group.NewMember(gclient, group.Config{GroupID: d.cfg.GroupID, SessionTimeout: d.cfg.SessionTimeout,
 		RebalanceTimeout: d.cfg.RebalanceTimeout, HeartbeatInterval: d.cfg.HeartbeatInterval, MaxDelay: d.cfg.MaxDelay,
-		UnsyncBackoff: d.cfg.UnsyncBackoff, Protocol: d.cfg.Protocol}, d)
+		UnsyncBackoff: d.cfg.UnsyncBackoff, Protocol: d.cfg.Protocol, PeerProbeInterval: d.cfg.PeerProbeInterval}, d)
 	if err != nil {
 		return err
 	}

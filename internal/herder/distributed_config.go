@@ -33,6 +33,10 @@ type DistributedConfig struct {
 	KeyTTL            time.Duration // inter.worker.key.ttl.ms
 	RestartBackoffMin time.Duration // task.restart.backoff.initial.ms (connectd): first automatic restart delay
 	RestartBackoffMax time.Duration // task.restart.backoff.max.ms (connectd): cap of the exponential backoff
+	// PeerProbeInterval is peer.probe.interval.ms (connectd): how often the leader checks the other members'
+	// REST listeners and removes a member whose listener refuses connections twice in a row (a SIGKILLed
+	// worker) without waiting for its session timeout; 0 turns it off (internal/group/probe.go).
+	PeerProbeInterval time.Duration
 }
 
 // DistributedConfigDef declares the distributed worker keys with their defaults.
@@ -62,6 +66,7 @@ func DistributedConfigDef() *connect.ConfigDef {
 	long("inter.worker.key.ttl.ms", 3600000)
 	long("task.restart.backoff.initial.ms", 1000)
 	long("task.restart.backoff.max.ms", 60000)
+	long("peer.probe.interval.ms", 1000)
 	return d
 }
 
@@ -106,6 +111,7 @@ func ParseDistributedConfig(props map[string]string) (*DistributedConfig, error)
 		{"worker.sync.timeout.ms", 3000, &c.SyncTimeout}, {"worker.unsync.backoff.ms", 300000, &c.UnsyncBackoff},
 		{"inter.worker.key.ttl.ms", 3600000, &c.KeyTTL},
 		{"task.restart.backoff.initial.ms", 1000, &c.RestartBackoffMin}, {"task.restart.backoff.max.ms", 60000, &c.RestartBackoffMax},
+		{"peer.probe.interval.ms", 1000, &c.PeerProbeInterval},
 	} {
 		if err := ms(f.k, f.def, f.dst); err != nil {
 			return nil, err
