@@ -20,12 +20,10 @@ type DistributedConfig struct {
 	SessionTimeout    time.Duration
 	HeartbeatInterval time.Duration
 	RebalanceTimeout  time.Duration
-	// MaxDelay is scheduled.rebalance.max.delay.ms. Default 1000 (the JVM's is 300000). Failover after a crash
-	// costs session.timeout.ms (10 s, the coordinator's failure detection, JVM default kept) + up to one
-	// heartbeat.interval.ms (1 s: how soon survivors hear of the rebalance) + this delay + two rebalance rounds
-	// + the sink task's own consumer-group join (~1-2 s): 10+1+1+~2 s ≈ 14 s worst case, inside the 15 s
-	// target; every extra second of delay is a second of failover. A worker that comes back within the delay
-	// (a supervisor restart) still receives the lost work as a whole, as with the JVM's delay.
+	// MaxDelay is scheduled.rebalance.max.delay.ms. Default 1000 (the JVM's is 300000, which leaves a dead
+	// worker's tasks unassigned for five minutes). Failover after a crash costs the detection (the leader's
+	// REST probe, ~1-2 s, else session.timeout.ms) + this delay + two short rebalances; a worker that comes
+	// back within the delay still receives the lost work as a whole (docs/DISTRIBUTED.md, "Failover time").
 	MaxDelay          time.Duration
 	SyncTimeout       time.Duration // worker.sync.timeout.ms
 	UnsyncBackoff     time.Duration // worker.unsync.backoff.ms

@@ -472,7 +472,18 @@ func runScale(t testing.TB, p scaleParams) scaleResult {
 	}
 	res.evictions = evictions(c)
 	res.statusDiffs = scaleStatusesTrue(c, names, p.tasks)
+	if dir := os.Getenv("SCALE_LOGS"); dir != "" { // the workers' logs, for a closer look at a run
+		for _, w := range c.liveWorkersAndGone() {
+			_ = os.WriteFile(filepath.Join(dir, c.group+"-"+w.name+".log"), []byte(w.log.String()), 0o644)
+		}
+	}
 	return res
+}
+
+func (c *cluster) liveWorkersAndGone() []*dworker {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.workers)
 }
 
 // scaleStatusesTrue waits (bounded) until every worker's statuses match what runs where, and returns the
