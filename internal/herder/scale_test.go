@@ -367,6 +367,7 @@ func (c *cluster) liveWorkers() []*dworker {
 func runScale(t testing.TB, p scaleParams) scaleResult {
 	var res scaleResult
 	c := newCluster(t, "")
+	connectdBinary(t) // built before anything is timed
 	for i := range p.workers {
 		c.start(fmt.Sprintf("w%d", i+1), 0)
 	}
@@ -405,8 +406,12 @@ func runScale(t testing.TB, p scaleParams) scaleResult {
 	if p.add > 0 {
 		before := own
 		t0 = time.Now()
+		var added []*dworker // started at once, as when a deployment is scaled out
 		for i := range p.add {
-			c.start(fmt.Sprintf("w%d", p.workers+i+1), 0)
+			added = append(added, c.launch(fmt.Sprintf("w%d", p.workers+i+1), 0))
+		}
+		for _, w := range added {
+			w.awaitHealthy(t)
 		}
 		require.Eventually(t, func() bool {
 			var ok bool
