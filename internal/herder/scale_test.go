@@ -38,8 +38,12 @@ func (p scaleParams) String() string {
 	return fmt.Sprintf("%d+%d workers, %d connectors x %d tasks, %d partitions/topic", p.workers, p.add, p.connectors, p.tasks, p.partitions)
 }
 
-// scaleParamsFromEnv: SCALE_WORKERS, SCALE_ADD, SCALE_CONNECTORS, SCALE_PARTITIONS, SCALE_TASKS override def.
+// scaleParamsFromEnv: SCALE_WORKERS, SCALE_ADD, SCALE_CONNECTORS, SCALE_PARTITIONS, SCALE_TASKS override def;
+// SCALE_FAILOVER=0 leaves out the SIGKILL and SIGTERM.
 func scaleParamsFromEnv(t testing.TB, def scaleParams) scaleParams {
+	if os.Getenv("SCALE_FAILOVER") == "0" {
+		def.failover = false
+	}
 	for _, f := range []struct {
 		env string
 		dst *int
