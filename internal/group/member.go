@@ -421,11 +421,12 @@ func (m *Member) heartbeatUntilRejoin(ctx context.Context, delay time.Duration, 
 		delayC = t.C
 	}
 	var probeC <-chan time.Time
+	var probe *time.Timer
 	m.mu.Lock()
 	leading := m.isLeader
 	m.mu.Unlock()
 	if leading && m.cfg.PeerProbeInterval > 0 && len(m.peers) > 0 {
-		probe := time.NewTicker(m.cfg.PeerProbeInterval)
+		probe = time.NewTimer(m.cfg.PeerProbeInterval)
 		defer probe.Stop()
 		probeC = probe.C
 		m.prober.timeout = min(m.cfg.PeerProbeInterval/2, time.Second)
@@ -437,7 +438,14 @@ func (m *Member) heartbeatUntilRejoin(ctx context.Context, delay time.Duration, 
 		}
 		select {
 		case <-probeC:
-			if dead := m.prober.probe(m.peers); len(dead) > 0 {
+			dead := m.prober.probe(m.peers)
+			// a member refused once is probed again soon rather than a whole interval later
+			next := m.cfg.PeerProbeInterval
+			if m.prober.suspects() {
+				next = max(next/4, 50*time.Millisecond)
+			}
+			probe.Reset(next)
+			if len(dead) > 0 {
 				m.log.Warn("removing members whose REST listener refuses connections (their process is gone)", "members", dead)
 				if err := m.removeMembers(dead); err != nil {
 					m.log.Info("removing members failed", "err", err)

@@ -96,6 +96,16 @@ func (p *peerProber) probe(targets map[string]string) []string {
 	return dead
 }
 
+// suspects says whether a member was refused but not often enough yet to be removed.
+func (p *peerProber) suspects() bool {
+	for _, n := range p.refusals {
+		if n > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // removeMembers has the coordinator drop members on their behalf; it returns the error of the first failure.
 func (m *Member) removeMembers(ids []string) error {
 	coord, err := m.coordinator()
