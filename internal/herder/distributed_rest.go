@@ -89,12 +89,15 @@ func (d *Distributed) connector(ctx context.Context, name string) (*store.Snapsh
 }
 
 func (d *Distributed) ConnectorInfo(ctx context.Context, name string) (*ConnectorInfo, error) {
-	snap, c, err := d.connector(ctx, name)
-	if err != nil {
+	if err := d.awaitStarted(ctx); err != nil {
 		return nil, err
 	}
-	info := &ConnectorInfo{Name: name, Config: maps.Clone(c), Tasks: []ConnectorTaskID{}, Type: "sink"}
-	for i := 0; i < snap.TaskCounts[name]; i++ {
+	c, n, ok := d.configs.Connector(name)
+	if !ok {
+		return nil, NotFound("Connector %s not found", name)
+	}
+	info := &ConnectorInfo{Name: name, Config: c, Tasks: []ConnectorTaskID{}, Type: "sink"}
+	for i := 0; i < n; i++ {
 		info.Tasks = append(info.Tasks, ConnectorTaskID{Connector: name, Task: i})
 	}
 	return info, nil
@@ -183,15 +186,15 @@ func (d *Distributed) toAbstract(st *store.Status) AbstractState {
 }
 
 func (d *Distributed) ConnectorStatus(ctx context.Context, name string) (*ConnectorStateInfo, error) {
-	snap, err := d.snapshot(ctx)
-	if err != nil {
+	if err := d.awaitStarted(ctx); err != nil {
 		return nil, err
 	}
-	if _, ok := snap.Connectors[name]; !ok {
+	_, n, ok := d.configs.Connector(name)
+	if !ok {
 		return nil, NotFound("No status found for connector %s", name)
 	}
 	info := &ConnectorStateInfo{Name: name, Connector: d.toAbstract(d.statuses.Connector(name)), Tasks: []TaskState{}, Type: "sink"}
-	for i := 0; i < snap.TaskCounts[name]; i++ {
+	for i := 0; i < n; i++ {
 		info.Tasks = append(info.Tasks, TaskState{ID: i, AbstractState: d.toAbstract(d.statuses.Task(ConnectorTaskID{Connector: name, Task: i}))})
 	}
 	return info, nil

@@ -166,6 +166,18 @@ func (s *ConfigStore) Snapshot() *Snapshot {
 	return snap
 }
 
+// Connector is one connector's config (a copy) and committed task count, without copying the whole state
+// as Snapshot does (REST listings ask for every connector in turn).
+func (s *ConfigStore) Connector(name string) (props map[string]string, tasks int, ok bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	c, ok := s.connectors[name]
+	if !ok {
+		return nil, 0, false
+	}
+	return copyMap(c), s.counts[name], true
+}
+
 func copyMap(m map[string]string) map[string]string {
 	if m == nil {
 		return nil
