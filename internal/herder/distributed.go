@@ -74,9 +74,10 @@ type Distributed struct {
 	httpClient   *http.Client // task-config forwards to the leader, with the forward timeout
 }
 
-// ioTimeout bounds one forward to the leader or one config-topic write: a third of the session timeout, so
-// that even a herder stuck on a slow leader or broker answers group events (revocations) long before anyone
-// waits on them for a session timeout.
+// ioTimeout bounds the herder goroutine's own waits: a forward to the leader, the leader's task-config write.
+// A third of the session timeout, so that a herder stuck on a slow leader or broker still answers group events
+// (revocations) long before anyone waits on them for a session timeout. REST requests wait for their writes
+// under the request's own timeout instead.
 func (d *Distributed) ioTimeout() time.Duration {
 	t := d.cfg.SessionTimeout / 3
 	if t <= 0 {
@@ -133,12 +134,10 @@ func (d *Distributed) Start(ctx context.Context) error {
 	if d.configLog, err = store.NewLog(d.brokers, d.sc, d.cfg.ConfigTopic.Name, d.configs.Apply); err != nil {
 		return err
 	}
-	d.configLog.SetWriteTimeout(d.ioTimeout())
 	d.configs.SetLog(d.configLog)
 	if d.statusLog, err = store.NewLog(d.brokers, d.sc, d.cfg.StatusTopic.Name, d.statuses.Apply); err != nil {
 		return err
 	}
-	d.statusLog.SetWriteTimeout(d.ioTimeout())
 	d.statuses.SetLog(d.statusLog)
 	if err := d.statusLog.Start(ctx); err != nil {
 		return fmt.Errorf("reading %s: %w", d.cfg.StatusTopic.Name, err)
@@ -507,7 +506,9 @@ func (d *Distributed) writeTaskConfigs(name string, cfgs []map[string]string) {
 	}
 	self, leaderURL := d.isLeader()
 	if self {
-		if err := d.configs.PutTaskConfigs(name, cfgs); err != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), d.ioTimeout())
+		defer cancel()
+		if err := d.configs.PutTaskConfigs(ctx, name, cfgs); err != nil {
 			retry(err)
 		}
 		return

@@ -231,7 +231,7 @@ func (d *Distributed) PutTaskConfigs(ctx context.Context, name string, configs [
 	if _, _, err := d.connector(ctx, name); err != nil {
 		return err
 	}
-	return d.configs.PutTaskConfigs(name, configs)
+	return d.configs.PutTaskConfigs(ctx, name, configs)
 }
 
 // SessionKey serves the REST layer's signature check.

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -395,8 +396,9 @@ func (s *ConfigStore) RemoveConnectorConfig(name string) error {
 	return s.log.SendAll([]Record{{Key: ConnectorPrefix + name}, {Key: TargetStatePrefix + name}})
 }
 
-// PutTaskConfigs writes every `task-<n>-<i>` then `commit-<n>` (leader only), in one batch.
-func (s *ConfigStore) PutTaskConfigs(name string, configs []map[string]string) error {
+// PutTaskConfigs writes every `task-<n>-<i>` then `commit-<n>` (leader only), in one batch, waiting for the
+// acknowledgement until ctx ends.
+func (s *ConfigStore) PutTaskConfigs(ctx context.Context, name string, configs []map[string]string) error {
 	s.taskWrites.Lock()
 	defer s.taskWrites.Unlock()
 	var recs []Record
@@ -404,7 +406,7 @@ func (s *ConfigStore) PutTaskConfigs(name string, configs []map[string]string) e
 		recs = append(recs, Record{Key: fmt.Sprintf("%s%s-%d", TaskPrefix, name, i), Value: mustJSON(propsValue{c})})
 	}
 	recs = append(recs, Record{Key: CommitPrefix + name, Value: mustJSON(commitValue{len(configs)})})
-	return s.log.SendAll(recs)
+	return s.log.SendAllContext(ctx, recs)
 }
 
 // PutTargetState writes `target-state-<n>` (any worker may).

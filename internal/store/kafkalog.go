@@ -122,13 +122,7 @@ type Log struct {
 	stop     context.CancelFunc
 	wg       sync.WaitGroup
 	failures error
-	// writeTimeout bounds how long a caller waits for a write's acknowledgement (0: as long as the
-	// producer retries). The write may still land after it; callers treat a timeout as an unknown outcome.
-	writeTimeout time.Duration
 }
-
-// SetWriteTimeout bounds the wait for each Send/SendAll (before Start).
-func (l *Log) SetWriteTimeout(d time.Duration) { l.writeTimeout = d }
 
 // NewLog prepares a log on topic with its own clients built from brokers and base (cloned): producer acks=all,
 // one request in flight, no idempotence, and the Java client's murmur2 partitioner so keys land on the
@@ -307,7 +301,7 @@ func (l *Log) Send(key string, value []byte) (int32, int64, error) {
 	msg := l.message(key, value)
 	var part int32
 	var off int64
-	err := l.bounded(func() (err error) { part, off, err = l.producer.SendMessage(msg); return err })
+	err := l.bounded(context.Background(), func() (err error) { part, off, err = l.producer.SendMessage(msg); return err })
 	if err != nil {
 		return 0, 0, err
 	}
@@ -316,28 +310,30 @@ func (l *Log) Send(key string, value []byte) (int32, int64, error) {
 
 // SendAll writes records in order in one batch: one produce request per partition (one request in flight,
 // so the order holds through retries) instead of one round trip per record.
-func (l *Log) SendAll(recs []Record) error {
+func (l *Log) SendAll(recs []Record) error { return l.SendAllContext(context.Background(), recs) }
+
+// SendAllContext is SendAll that stops waiting for the acknowledgement when ctx ends (ErrWriteTimeout): the
+// write may still land after that, and callers treat it as an unknown outcome.
+func (l *Log) SendAllContext(ctx context.Context, recs []Record) error {
 	msgs := make([]*sarama.ProducerMessage, len(recs))
 	for i, r := range recs {
 		msgs[i] = l.message(r.Key, r.Value)
 	}
-	return l.bounded(func() error { return l.producer.SendMessages(msgs) })
+	return l.bounded(ctx, func() error { return l.producer.SendMessages(msgs) })
 }
 
-// bounded runs a producer call, waiting at most the write timeout for it.
-func (l *Log) bounded(send func() error) error {
-	if l.writeTimeout <= 0 {
+// bounded runs a producer call, waiting for it until ctx ends.
+func (l *Log) bounded(ctx context.Context, send func() error) error {
+	if ctx.Done() == nil {
 		return send()
 	}
 	done := make(chan error, 1)
 	go func() { done <- send() }()
-	t := time.NewTimer(l.writeTimeout)
-	defer t.Stop()
 	select {
 	case err := <-done:
 		return err
-	case <-t.C:
-		return fmt.Errorf("%w: %s after %v", ErrWriteTimeout, l.topic, l.writeTimeout)
+	case <-ctx.Done():
+		return fmt.Errorf("%w: %s: %w", ErrWriteTimeout, l.topic, ctx.Err())
 	}
 }
 
