@@ -68,10 +68,12 @@ func serveDistributed(ctx context.Context, wp map[string]string) error {
 		"rest", srv.AdvertisedURL(), "startup", time.Since(start).Round(time.Millisecond))
 	<-ctx.Done()
 	slog.Info("Kafka Connect stopping")
+	// the herder stops (tasks commit, the group is left) while the REST listener still accepts: a listener
+	// that refuses connections tells the group's leader that this worker is gone (peer.probe.interval.ms)
+	h.Stop()
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	srv.Shutdown(sctx)
-	h.Stop()
 	slog.Info("Kafka Connect stopped")
 	return nil
 }

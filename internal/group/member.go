@@ -11,7 +11,11 @@ import (
 	"github.com/IBM/sarama"
 )
 
-// Handler is the herder side of membership. All calls come from the member's goroutine, one at a time.
+// Handler is the herder side of membership. All calls come from the member's goroutine, one at a time, and
+// none may wait for herder work: the member heartbeats on the same goroutine, so a handler that blocked on the
+// herder (which forwards requests and writes to Kafka) would get the worker evicted. The herder applies
+// assignments and revocations on its own goroutine, as the JVM's DistributedHerder does with what its
+// WorkerCoordinator hands over.
 type Handler interface {
 	// State is this worker's advertised REST URL and the next config-topic offset it has read (-1 if none).
 	State() (url string, configOffset int64)
@@ -20,10 +24,14 @@ type Handler interface {
 	LeaderSnapshot(maxOffset int64) (snap ConfigSnapshot, ok bool)
 	// CatchUp reads the config topic to at least offset; false if it could not within the sync timeout.
 	CatchUp(offset int64) bool
-	// Revoke must stop the given work before returning (before rejoining, in eager mode everything).
-	Revoke(ConnectorsAndTasks)
-	// Assigned is called after every successful rebalance with the raw assignment and the member's complete
-	// assignment after it (previous + assigned - revoked; in eager mode the assigned set).
+	// Revoke hands over work to stop and returns at once; the returned channel is closed once the work is
+	// stopped. The member keeps heartbeating meanwhile and rejoins only after it closed (revoked work must be
+	// stopped before anyone else can be given it). lost says that the membership itself was lost: nothing may
+	// be started or written for the old generation any more.
+	Revoke(c ConnectorsAndTasks, lost bool) <-chan struct{}
+	// Assigned hands over the outcome of every successful rebalance and returns at once: the raw assignment
+	// and the member's complete assignment after it (previous + assigned - revoked; in eager mode the assigned
+	// set). The herder applies it only while Member.IsCurrent(generation) holds.
 	Assigned(a *Assignment, full ConnectorsAndTasks, generation int32, isLeader bool)
 }
 
@@ -36,6 +44,9 @@ type Config struct {
 	MaxDelay          time.Duration // scheduled.rebalance.max.delay.ms
 	UnsyncBackoff     time.Duration // worker.unsync.backoff.ms
 	Protocol          string        // connect.protocol: eager, compatible, sessioned
+	// PeerProbeInterval is how often the leader probes the other members' REST listeners to remove dead
+	// members before their session times out (probe.go); 0 turns it off.
+	PeerProbeInterval time.Duration
 	Logger            *slog.Logger
 }
 
@@ -53,6 +64,8 @@ type Member struct {
 	rejoin     chan struct{}
 
 	leaderAssignor      *IncrementalAssignor
+	peers               map[string]string // leader: member id -> REST host:port of the other members
+	prober              peerProber
 	lastCompletedGen    int32
 	mu                  sync.Mutex
 	leaderID, leaderURL string
@@ -111,6 +124,14 @@ func (m *Member) MemberID() string {
 	return m.memberID
 }
 
+// IsCurrent says whether this member still holds the given generation: false once it learned of a newer
+// one or lost its membership. Work of an assignment is started only while its generation is current.
+func (m *Member) IsCurrent(generation int32) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.memberID != "" && m.generation == generation && generation >= 0
+}
+
 // ProtocolVersion is the sub-protocol the group settled on.
 func (m *Member) ProtocolVersion() int16 {
 	m.mu.Lock()
@@ -126,7 +147,7 @@ func (m *Member) Run(ctx context.Context) error {
 	defer m.leave()
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
-		delay, err := m.joinAndSync(ctx)
+		delay, revoked, err := m.joinAndSync(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				break
@@ -141,7 +162,7 @@ func (m *Member) Run(ctx context.Context) error {
 			continue
 		}
 		backoff = 100 * time.Millisecond
-		m.heartbeatUntilRejoin(ctx, delay)
+		m.heartbeatUntilRejoin(ctx, delay, revoked)
 	}
 	return nil
 }
@@ -165,29 +186,69 @@ func (m *Member) coordinator() (*sarama.Broker, error) {
 	return b, nil
 }
 
-func (m *Member) resetGeneration() {
+// resetGeneration forgets the membership and has everything local stopped before the member joins again
+// (the coordinator has already handed this member's work to others).
+func (m *Member) resetGeneration(ctx context.Context) {
 	m.mu.Lock()
+	if m.memberID != "" {
+		m.log.Warn("membership lost: stopping all local work before rejoining", "generation", m.generation)
+	}
 	m.memberID = ""
 	m.generation = -1
 	m.isLeader = false
 	m.mu.Unlock()
 	if !m.current.IsEmpty() {
-		m.h.Revoke(m.current)
+		done := m.h.Revoke(m.current, true)
 		m.current = ConnectorsAndTasks{}
+		select {
+		case <-done:
+		case <-ctx.Done():
+		}
 	}
 }
 
-// joinAndSync does one JoinGroup + SyncGroup round and applies the assignment; it returns the rejoin delay.
-func (m *Member) joinAndSync(ctx context.Context) (time.Duration, error) {
+// awaitRevocation waits until the herder stopped revoked work, heartbeating meanwhile so that a slow stop
+// (a task's final commit) does not cost the membership. It returns an error when the membership was lost.
+func (m *Member) awaitRevocation(ctx context.Context, done <-chan struct{}) error {
+	tick := time.NewTicker(m.cfg.HeartbeatInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+			// a rebalance in progress is fine: the coordinator waits for our JoinGroup up to the rebalance timeout
+			if err := m.heartbeat(); err != nil && lostMembership(err) {
+				m.resetGeneration(ctx)
+				return err
+			}
+		}
+	}
+}
+
+// lostMembership says whether a coordinator error means this member is no longer in the group.
+func lostMembership(err error) bool {
+	return errors.Is(err, sarama.ErrUnknownMemberId) || errors.Is(err, sarama.ErrIllegalGeneration) ||
+		errors.Is(err, sarama.ErrFencedInstancedId)
+}
+
+// joinAndSync does one JoinGroup + SyncGroup round and hands the assignment over; it returns the rejoin delay
+// and, when work was revoked, the channel that closes once it is stopped (the next join waits for it).
+func (m *Member) joinAndSync(ctx context.Context) (time.Duration, <-chan struct{}, error) {
 	coord, err := m.coordinator()
 	if err != nil {
-		return 0, err
+		return 0, nil, err
+	}
+	if len(m.versions) == 1 && !m.current.IsEmpty() { // eager: give everything back before joining
+		done := m.h.Revoke(m.current, false)
+		m.current = ConnectorsAndTasks{}
+		if err := m.awaitRevocation(ctx, done); err != nil {
+			return 0, nil, err
+		}
 	}
 	url, offset := m.h.State()
-	if len(m.versions) == 1 && !m.current.IsEmpty() { // eager: give everything back before joining
-		m.h.Revoke(m.current)
-		m.current = ConnectorsAndTasks{}
-	}
 	req := &sarama.JoinGroupRequest{Version: 5, GroupId: m.cfg.GroupID, SessionTimeout: int32(m.cfg.SessionTimeout / time.Millisecond),
 		RebalanceTimeout: int32(m.cfg.RebalanceTimeout / time.Millisecond), MemberId: m.MemberID(), ProtocolType: ProtocolType}
 	for _, v := range m.versions {
@@ -202,7 +263,7 @@ func (m *Member) joinAndSync(ctx context.Context) (time.Duration, error) {
 	resp, err := coord.JoinGroup(req)
 	if err != nil {
 		_ = coord.Close()
-		return 0, err
+		return 0, nil, err
 	}
 	switch resp.Err {
 	case sarama.ErrNoError:
@@ -212,17 +273,17 @@ func (m *Member) joinAndSync(ctx context.Context) (time.Duration, error) {
 		m.mu.Unlock()
 		return m.joinAndSync(ctx)
 	case sarama.ErrUnknownMemberId, sarama.ErrIllegalGeneration:
-		m.resetGeneration()
-		return 0, resp.Err
+		m.resetGeneration(ctx)
+		return 0, nil, resp.Err
 	case sarama.ErrNotCoordinatorForConsumer, sarama.ErrConsumerCoordinatorNotAvailable:
 		_ = m.client.RefreshCoordinator(m.cfg.GroupID)
-		return 0, resp.Err
+		return 0, nil, resp.Err
 	default:
-		return 0, resp.Err
+		return 0, nil, resp.Err
 	}
 	version, err := ProtocolVersion(resp.GroupProtocol)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	m.mu.Lock()
 	m.memberID = resp.MemberId
@@ -237,7 +298,7 @@ func (m *Member) joinAndSync(ctx context.Context) (time.Duration, error) {
 	if isLeader {
 		assignments, err := m.performAssignment(resp, version)
 		if err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 		for id, b := range assignments {
 			sync.GroupAssignments = append(sync.GroupAssignments, sarama.SyncGroupRequestAssignment{MemberId: id, Assignment: b})
@@ -246,19 +307,19 @@ func (m *Member) joinAndSync(ctx context.Context) (time.Duration, error) {
 	sresp, err := coord.SyncGroup(sync)
 	if err != nil {
 		_ = coord.Close()
-		return 0, err
+		return 0, nil, err
 	}
 	switch sresp.Err {
 	case sarama.ErrNoError:
 	case sarama.ErrUnknownMemberId, sarama.ErrIllegalGeneration:
-		m.resetGeneration()
-		return 0, sresp.Err
+		m.resetGeneration(ctx)
+		return 0, nil, sresp.Err
 	default:
-		return 0, sresp.Err
+		return 0, nil, sresp.Err
 	}
 	a, err := DecodeAssignment(sresp.MemberAssignment)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	m.mu.Lock()
 	m.leaderID, m.leaderURL = a.Leader, a.LeaderURL
@@ -266,23 +327,24 @@ func (m *Member) joinAndSync(ctx context.Context) (time.Duration, error) {
 	if a.Error == ConfigMismatch {
 		// the leader could not reach the newest config: catch up ourselves and rejoin
 		m.h.CatchUp(a.Offset)
-		return 0, fmt.Errorf("group: config mismatch at offset %d", a.Offset)
+		return 0, nil, fmt.Errorf("group: config mismatch at offset %d", a.Offset)
 	}
 	m.lastCompletedGen = gen // every member tracks it (the JVM's lastCompletedGenerationId), leader or not
 	if !m.h.CatchUp(a.Offset) {
 		m.log.Warn("could not read the config topic to the assignment's offset; leaving the group", "offset", a.Offset)
 		m.leave()
-		m.resetGeneration()
+		m.resetGeneration(ctx)
 		_ = sleep(ctx, m.cfg.UnsyncBackoff)
-		return 0, errors.New("group: config sync timeout")
+		return 0, nil, errors.New("group: config sync timeout")
 	}
 	var full ConnectorsAndTasks
+	var revokedDone <-chan struct{}
 	if a.Version == V0 {
 		full = ConnectorsAndTasks{Connectors: a.Connectors, Tasks: a.Tasks}
 	} else {
 		revoked := ConnectorsAndTasks{Connectors: a.RevokedConnectors, Tasks: a.RevokedTasks}
 		if !revoked.IsEmpty() {
-			m.h.Revoke(revoked)
+			revokedDone = m.h.Revoke(revoked, false)
 		}
 		cur := fromPublic(m.current)
 		cur.removeAll(fromPublic(revoked))
@@ -291,10 +353,10 @@ func (m *Member) joinAndSync(ctx context.Context) (time.Duration, error) {
 	}
 	m.current = full
 	m.h.Assigned(a, full, gen, isLeader)
-	if len(a.RevokedConnectors)+len(a.RevokedTasks) > 0 {
-		m.RequestRejoin() // the JVM rejoins at once after a revocation so the work can be reassigned
+	if revokedDone != nil {
+		m.RequestRejoin() // the JVM rejoins once revoked work is stopped, so that it can be reassigned
 	}
-	return time.Duration(a.Delay) * time.Millisecond, nil
+	return time.Duration(a.Delay) * time.Millisecond, revokedDone, nil
 }
 
 func (m *Member) leaderIDOr() string  { id, _, _ := m.Leader(); return id }
@@ -316,6 +378,7 @@ func (m *Member) performAssignment(resp *sarama.JoinGroupResponse, version int16
 		}
 	}
 	leaderURL := states[resp.LeaderId].URL
+	m.peers = probeTargets(states, resp.LeaderId)
 	snap, ok := m.h.LeaderSnapshot(maxOffset)
 	if !ok {
 		res := &Result{Assignments: map[string]MemberAssignment{}}
@@ -346,8 +409,9 @@ func (m *Member) performAssignment(resp *sarama.JoinGroupResponse, version int16
 }
 
 // heartbeatUntilRejoin heartbeats until a rebalance is needed: the coordinator says so, a rejoin is requested,
-// the scheduled delay passes, or ctx ends.
-func (m *Member) heartbeatUntilRejoin(ctx context.Context, delay time.Duration) {
+// the scheduled delay passes, or ctx ends. While revoked work is still being stopped (revoked not closed) it
+// keeps heartbeating and rejoins only once it is stopped.
+func (m *Member) heartbeatUntilRejoin(ctx context.Context, delay time.Duration, revoked <-chan struct{}) {
 	tick := time.NewTicker(m.cfg.HeartbeatInterval)
 	defer tick.Stop()
 	var delayC <-chan time.Time
@@ -356,20 +420,62 @@ func (m *Member) heartbeatUntilRejoin(ctx context.Context, delay time.Duration) 
 		defer t.Stop()
 		delayC = t.C
 	}
+	var probeC <-chan time.Time
+	var probe *time.Timer
+	m.mu.Lock()
+	leading := m.isLeader
+	m.mu.Unlock()
+	if leading && m.cfg.PeerProbeInterval > 0 && len(m.peers) > 0 {
+		probe = time.NewTimer(m.cfg.PeerProbeInterval)
+		defer probe.Stop()
+		probeC = probe.C
+		m.prober.timeout = min(m.cfg.PeerProbeInterval/2, time.Second)
+	}
+	rejoin := false
 	for {
+		if rejoin && revoked == nil {
+			return
+		}
 		select {
+		case <-probeC:
+			dead := m.prober.probe(m.peers)
+			// a member refused once is probed again soon rather than a whole interval later
+			next := m.cfg.PeerProbeInterval
+			if m.prober.suspects() {
+				next = max(next/4, 50*time.Millisecond)
+			}
+			probe.Reset(next)
+			if len(dead) > 0 {
+				m.log.Warn("removing members whose REST listener refuses connections (their process is gone)", "members", dead)
+				if err := m.removeMembers(dead); err != nil {
+					m.log.Info("removing members failed", "err", err)
+				}
+				for _, id := range dead {
+					delete(m.peers, id)
+				}
+				rejoin = true
+			}
 		case <-ctx.Done():
 			return
+		case <-revoked:
+			revoked = nil
 		case <-m.rejoin:
-			return
+			rejoin = true
 		case <-delayC:
-			return
+			rejoin = true
 		case <-tick.C:
-			if err := m.heartbeat(); err != nil {
-				if !errors.Is(err, sarama.ErrRebalanceInProgress) {
-					m.log.Info("heartbeat failed", "err", err)
-				}
+			err := m.heartbeat()
+			switch {
+			case err == nil:
+			case lostMembership(err):
+				m.log.Info("heartbeat refused", "err", err)
+				m.resetGeneration(ctx)
 				return
+			case errors.Is(err, sarama.ErrRebalanceInProgress):
+				rejoin = true
+			default:
+				m.log.Info("heartbeat failed", "err", err)
+				rejoin = true
 			}
 		}
 	}
@@ -392,8 +498,6 @@ func (m *Member) heartbeat() error {
 	switch resp.Err {
 	case sarama.ErrNoError:
 		return nil
-	case sarama.ErrUnknownMemberId, sarama.ErrIllegalGeneration, sarama.ErrFencedInstancedId:
-		m.resetGeneration()
 	case sarama.ErrNotCoordinatorForConsumer, sarama.ErrConsumerCoordinatorNotAvailable:
 		_ = m.client.RefreshCoordinator(m.cfg.GroupID)
 	}

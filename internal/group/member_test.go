@@ -17,7 +17,10 @@ type fakeHandler struct {
 	snap    ConfigSnapshot
 	full    ConnectorsAndTasks
 	revoked []ConnectorsAndTasks
+	lost    int
 	gens    int
+	// stopTime is how long stopping revoked work takes (a task's final commit)
+	stopTime time.Duration
 }
 
 func (h *fakeHandler) State() (string, int64) { return h.url, h.snap.Offset }
@@ -25,10 +28,16 @@ func (h *fakeHandler) LeaderSnapshot(max int64) (ConfigSnapshot, bool) {
 	return h.snap, h.snap.Offset >= max
 }
 func (h *fakeHandler) CatchUp(int64) bool { return true }
-func (h *fakeHandler) Revoke(c ConnectorsAndTasks) {
+func (h *fakeHandler) Revoke(c ConnectorsAndTasks, lost bool) <-chan struct{} {
 	h.mu.Lock()
 	h.revoked = append(h.revoked, c)
+	if lost {
+		h.lost++
+	}
 	h.mu.Unlock()
+	done := make(chan struct{})
+	time.AfterFunc(h.stopTime, func() { close(done) })
+	return done
 }
 func (h *fakeHandler) Assigned(a *Assignment, full ConnectorsAndTasks, gen int32, leader bool) {
 	h.mu.Lock()
@@ -150,4 +159,35 @@ func TestEagerMembers(t *testing.T) {
 	defer hs[0].mu.Unlock()
 	require.NotEmpty(t, hs[0].revoked, "eager members give everything back before rejoining")
 	require.Len(t, hs[0].revoked[0].Tasks, 4)
+}
+
+// TestSlowRevocationKeepsMembership: stopping revoked work takes longer than the session timeout (slow final
+// commits, a herder busy elsewhere); the member heartbeats meanwhile, rejoins once it is done, and is never
+// evicted.
+func TestSlowRevocationKeepsMembership(t *testing.T) {
+	addr := bootstrap(t)
+	group := fmt.Sprintf("connect-slow-revoke-%d", time.Now().UnixNano())
+	snap := ConfigSnapshot{Offset: 1, TaskCounts: map[string]int{"c": 4}}
+	var hs []*fakeHandler
+	for i := 0; i < 2; i++ {
+		h := &fakeHandler{url: fmt.Sprintf("http://s%d/", i), snap: snap, stopTime: 9 * time.Second}
+		m, err := NewMember(newClient(t, addr), Config{GroupID: group, SessionTimeout: 6 * time.Second,
+			HeartbeatInterval: 500 * time.Millisecond, RebalanceTimeout: 30 * time.Second, Protocol: "sessioned"}, h)
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { _ = m.Run(ctx); close(done) }()
+		t.Cleanup(func() { cancel(); <-done })
+		hs = append(hs, h)
+		if i == 0 {
+			require.Eventually(t, func() bool { return len(h.tasks()) == 4 }, 30*time.Second, 50*time.Millisecond)
+		}
+	}
+	// the first member gives two tasks up (9 s to stop them), the second gets them after that
+	require.Eventually(t, func() bool { return len(hs[0].tasks()) == 2 && len(hs[1].tasks()) == 2 }, 60*time.Second, 100*time.Millisecond)
+	for i, h := range hs {
+		h.mu.Lock()
+		require.Zero(t, h.lost, "member %d lost its membership", i)
+		h.mu.Unlock()
+	}
 }

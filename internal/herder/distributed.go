@@ -10,9 +10,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -31,6 +34,10 @@ import (
 // Distributed is the distributed herder: membership in the Connect worker group (internal/group), cluster state
 // in the JVM-format internal topics (internal/store), and the local worker running what the leader assigns.
 // REST reads are served from the local snapshot; leader-only writes return *NotLeaderError for forwarding.
+//
+// Herder work (starting and stopping connectors and tasks, regenerating and forwarding task configs) runs on
+// one goroutine, fed by a queue. The group member runs on its own: it only hands assignments and revocations
+// over and never waits for herder work, so heartbeats go out whatever the herder is doing.
 type Distributed struct {
 	cfg     *DistributedConfig
 	url     string // advertised REST URL, e.g. http://127.0.0.1:8083/
@@ -46,26 +53,50 @@ type Distributed struct {
 	member    *group.Member
 	clusterID string
 
-	mu         sync.Mutex
-	generation int32
-	ready      bool
-	running    map[string]bool                    // connectors running here
-	tasks      map[state.TaskID]map[string]string // tasks running here -> their config
-	restarts   map[state.TaskID]int               // automatic restart attempts
-	ops        chan func()
-	opMu       sync.Mutex // held by every herder operation and group callback: one at a time
-	stopping   bool       // set under opMu by Stop: no new work is started
-	cancel     context.CancelFunc
-	wg         sync.WaitGroup
-	httpClient *http.Client
+	// mu guards the fields below; it is never held across I/O (the group member takes it).
+	mu           sync.Mutex
+	generation   int32                              // of the assignment applied last; written into statuses
+	assigned     group.ConnectorsAndTasks           // what the group gave this worker (minus revocations)
+	ready        bool                               // the first assignment was applied
+	running      map[string]bool                    // connectors running here
+	tasks        map[state.TaskID]map[string]string // tasks running here -> their config
+	restarts     map[state.TaskID]int               // automatic restart attempts
+	forwarding   map[string]bool                    // task configs being sent to the leader, per connector
+	forwardAgain map[string]bool                    // regenerate once the send in flight ends
+	stopping     bool                               // set by Stop: no new work is started
+
+	q            *opQueue
+	started      chan struct{} // closed once the config topic was read: REST reads wait for it
+	loopCancel   context.CancelFunc
+	loopDone     chan struct{}
+	memberCancel context.CancelFunc
+	memberDone   chan struct{}
+	httpClient   *http.Client // task-config forwards to the leader, with the forward timeout
+}
+
+// ioTimeout bounds the herder goroutine's own waits: a forward to the leader, the leader's task-config write.
+// A third of the session timeout, so that a herder stuck on a slow leader or broker still answers group events
+// (revocations) long before anyone waits on them for a session timeout. REST requests wait for their writes
+// under the request's own timeout instead.
+func (d *Distributed) ioTimeout() time.Duration {
+	t := d.cfg.SessionTimeout / 3
+	if t <= 0 {
+		t = 3 * time.Second
+	}
+	return t
 }
 
 // NewDistributed prepares a distributed herder. The worker must be created with this herder as its state
 // listener (worker.New(cfg, reg, d)), then attached with SetWorker, before Start.
 func NewDistributed(cfg *DistributedConfig, advertisedURL string, brokers []string, sc *sarama.Config) *Distributed {
-	return &Distributed{cfg: cfg, url: advertisedURL, brokers: brokers, sc: sc, generation: -1,
+	d := &Distributed{cfg: cfg, url: advertisedURL, brokers: brokers, sc: sc, generation: -1,
 		running: map[string]bool{}, tasks: map[state.TaskID]map[string]string{}, restarts: map[state.TaskID]int{},
-		ops: make(chan func(), 256), httpClient: &http.Client{Timeout: 10 * time.Second}}
+		forwarding: map[string]bool{}, forwardAgain: map[string]bool{}, q: newOpQueue(), started: make(chan struct{})}
+	d.httpClient = &http.Client{Timeout: d.ioTimeout()}
+	// the stores exist from the start: REST calls made while the worker starts wait for them to be read
+	d.configs = store.NewConfigStore(d)
+	d.statuses = store.NewStatusStore()
+	return d
 }
 
 // SetAdvertisedURL sets the REST URL members publish (known once the REST server is bound); before Start.
@@ -100,12 +131,10 @@ func (d *Distributed) Start(ctx context.Context) error {
 		}
 	}
 	admin.Close()
-	d.configs = store.NewConfigStore(d)
 	if d.configLog, err = store.NewLog(d.brokers, d.sc, d.cfg.ConfigTopic.Name, d.configs.Apply); err != nil {
 		return err
 	}
 	d.configs.SetLog(d.configLog)
-	d.statuses = store.NewStatusStore()
 	if d.statusLog, err = store.NewLog(d.brokers, d.sc, d.cfg.StatusTopic.Name, d.statuses.Apply); err != nil {
 		return err
 	}
@@ -117,6 +146,7 @@ func (d *Distributed) Start(ctx context.Context) error {
 		return fmt.Errorf("reading %s: %w", d.cfg.ConfigTopic.Name, err)
 	}
 	d.configs.MarkStarted()
+	close(d.started)
 	if id, err := d.w.ClusterID(); err == nil {
 		d.clusterID = id
 	}
@@ -128,24 +158,30 @@ func (d *Distributed) Start(ctx context.Context) error {
 	}
 	d.member, err = group.NewMember(gclient, group.Config{GroupID: d.cfg.GroupID, SessionTimeout: d.cfg.SessionTimeout,
 		RebalanceTimeout: d.cfg.RebalanceTimeout, HeartbeatInterval: d.cfg.HeartbeatInterval, MaxDelay: d.cfg.MaxDelay,
-		UnsyncBackoff: d.cfg.UnsyncBackoff, Protocol: d.cfg.Protocol}, d)
+		UnsyncBackoff: d.cfg.UnsyncBackoff, Protocol: d.cfg.Protocol, PeerProbeInterval: d.cfg.PeerProbeInterval}, d)
 	if err != nil {
 		return err
 	}
-	rctx, cancel := context.WithCancel(context.Background())
-	d.cancel = cancel
-	d.wg.Add(2)
-	go func() { defer d.wg.Done(); _ = d.member.Run(rctx); gclient.Close() }()
-	go func() { defer d.wg.Done(); d.loop(rctx) }()
+	lctx, lcancel := context.WithCancel(context.Background())
+	d.loopCancel, d.loopDone = lcancel, make(chan struct{})
+	go d.loop(lctx)
+	mctx, mcancel := context.WithCancel(context.Background())
+	d.memberCancel, d.memberDone = mcancel, make(chan struct{})
+	go func() { defer close(d.memberDone); _ = d.member.Run(mctx); gclient.Close() }()
 	return nil
 }
 
-// Stop leaves the group (its work is reassigned after the delay) and stops everything local.
+// Stop stops everything local and then leaves the group (its work is reassigned after the delay): local work
+// first (final offset commits), so that nobody else starts our tasks while they still run here, as the JVM
+// herder halts before leaving.
 func (d *Distributed) Stop() {
-	// stop local work first (final offset commits), then leave the group so that nobody else starts our tasks
-	// while they still run here, as the JVM herder halts before leaving
-	d.opMu.Lock()
+	d.mu.Lock()
 	d.stopping = true
+	d.mu.Unlock()
+	if d.loopCancel != nil {
+		d.loopCancel()
+		<-d.loopDone // the operation under way ends; nothing queued runs any more
+	}
 	d.mu.Lock()
 	var local group.ConnectorsAndTasks
 	for n := range d.running {
@@ -156,10 +192,9 @@ func (d *Distributed) Stop() {
 	}
 	d.mu.Unlock()
 	d.revoke(local)
-	d.opMu.Unlock()
-	if d.cancel != nil {
-		d.cancel()
-		d.wg.Wait()
+	if d.memberCancel != nil {
+		d.memberCancel()
+		<-d.memberDone
 	}
 	d.w.Stop()
 	if d.configLog != nil {
@@ -170,32 +205,39 @@ func (d *Distributed) Stop() {
 	}
 }
 
-// loop runs herder operations one at a time (the JVM's herder thread).
+func (d *Distributed) isStopping() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.stopping
+}
+
+// loop runs herder operations one at a time (the JVM's herder thread), membership events first.
 func (d *Distributed) loop(ctx context.Context) {
+	defer close(d.loopDone)
 	keyCheck := time.NewTicker(time.Minute) // the leader rotates the session key when it expires
 	defer keyCheck.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-keyCheck.C:
-			d.enqueue(d.ensureSessionKey)
-		case op := <-d.ops:
-			d.opMu.Lock()
-			if !d.stopping {
+	for ctx.Err() == nil {
+		if op, ok := d.q.pop(); ok {
+			if !d.isStopping() {
 				op()
 			}
-			d.opMu.Unlock()
+			continue
+		}
+		select {
+		case <-ctx.Done():
+		case <-d.q.signal:
+		case <-keyCheck.C:
+			d.q.push("session-key", d.ensureSessionKey)
 		}
 	}
 }
 
-func (d *Distributed) enqueue(op func()) {
-	select {
-	case d.ops <- op:
-	default:
-		go func() { d.ops <- op }()
-	}
+// enqueue queues a herder operation; a keyed one runs once however often it is queued while pending.
+func (d *Distributed) enqueue(key string, op func()) { d.q.push(key, op) }
+
+// requestReconfigure has the connector's task configs regenerated (and written if they changed).
+func (d *Distributed) requestReconfigure(name string) {
+	d.enqueue("reconfigure/"+name, func() { d.reconfigure(name) })
 }
 
 // ---- group.Handler ----
@@ -220,17 +262,52 @@ func (d *Distributed) LeaderSnapshot(maxOffset int64) (group.ConfigSnapshot, boo
 		gs.TaskCounts[n] = snap.TaskCounts[n]
 	}
 	if ok {
-		d.enqueue(d.ensureSessionKey)
+		d.enqueue("session-key", d.ensureSessionKey)
 	}
 	return gs, ok
 }
 
-// Revoke is the group callback; it runs exclusive of herder operations.
-func (d *Distributed) Revoke(c group.ConnectorsAndTasks) {
-	d.opMu.Lock()
-	defer d.opMu.Unlock()
-	slog.Info("revoking", "connectors", c.Connectors, "tasks", fmt.Sprint(c.Tasks))
-	d.revoke(c)
+// Revoke is the group callback (member goroutine): the work stops being ours at once (nothing of it is started
+// again), and the herder stops it in order with its other work; done closes when it is stopped.
+func (d *Distributed) Revoke(c group.ConnectorsAndTasks, lost bool) <-chan struct{} {
+	d.mu.Lock()
+	if lost {
+		d.assigned = group.ConnectorsAndTasks{}
+	} else {
+		d.assigned = without(d.assigned, c)
+	}
+	d.mu.Unlock()
+	done := make(chan struct{})
+	d.q.pushUrgent(func() {
+		slog.Info("revoking", "connectors", c.Connectors, "tasks", fmt.Sprint(c.Tasks), "membership_lost", lost)
+		d.revoke(c)
+		close(done)
+	})
+	return done
+}
+
+// without is a minus b.
+func without(a, b group.ConnectorsAndTasks) group.ConnectorsAndTasks {
+	gone := map[string]bool{}
+	for _, n := range b.Connectors {
+		gone[n] = true
+	}
+	goneTasks := map[group.TaskID]bool{}
+	for _, t := range b.Tasks {
+		goneTasks[t] = true
+	}
+	var out group.ConnectorsAndTasks
+	for _, n := range a.Connectors {
+		if !gone[n] {
+			out.Connectors = append(out.Connectors, n)
+		}
+	}
+	for _, t := range a.Tasks {
+		if !goneTasks[t] {
+			out.Tasks = append(out.Tasks, t)
+		}
+	}
+	return out
 }
 
 func (d *Distributed) revoke(c group.ConnectorsAndTasks) {
@@ -252,11 +329,21 @@ func (d *Distributed) revoke(c group.ConnectorsAndTasks) {
 	}
 }
 
-// Assigned is the group callback; it runs exclusive of herder operations.
+// Assigned is the group callback (member goroutine): the assignment is applied by the herder goroutine.
 func (d *Distributed) Assigned(a *group.Assignment, full group.ConnectorsAndTasks, gen int32, isLeader bool) {
-	d.opMu.Lock()
-	defer d.opMu.Unlock()
-	if d.stopping {
+	d.statuses.SupersedeAbove(gen)
+	d.mu.Lock()
+	d.assigned = full
+	d.mu.Unlock()
+	d.q.pushUrgent(func() { d.applyAssignment(a, full, gen, isLeader) })
+}
+
+// applyAssignment starts what the assignment gives this worker and is not running here. An assignment whose
+// generation is no longer the member's (a newer one is on its way, or the membership was lost) is skipped:
+// its work may belong to someone else by now.
+func (d *Distributed) applyAssignment(a *group.Assignment, full group.ConnectorsAndTasks, gen int32, isLeader bool) {
+	if !d.member.IsCurrent(gen) {
+		slog.Info("skipping an outdated assignment", "generation", gen)
 		return
 	}
 	d.mu.Lock()
@@ -266,7 +353,6 @@ func (d *Distributed) Assigned(a *group.Assignment, full group.ConnectorsAndTask
 	slog.Info("rebalance done", "generation", gen, "leader", isLeader, "protocol", a.Version, "assigned", fmt.Sprint(a.Connectors, a.Tasks),
 		"revoked", fmt.Sprint(a.RevokedConnectors, a.RevokedTasks), "delay", a.Delay, "running", fmt.Sprint(full.Connectors, full.Tasks))
 	snap := d.configs.Snapshot()
-	// start everything assigned that is not running here (V0 hands the full set each time)
 	for _, n := range full.Connectors {
 		d.mu.Lock()
 		run := d.running[n]
@@ -286,26 +372,44 @@ func (d *Distributed) Assigned(a *group.Assignment, full group.ConnectorsAndTask
 	}
 }
 
+// owns says whether the current assignment holds the connector (task < 0) or the task, and the membership is
+// current: only then may it be started here.
+func (d *Distributed) owns(connector string, task int) bool {
+	d.mu.Lock()
+	gen, a := d.generation, d.assigned
+	d.mu.Unlock()
+	if d.member == nil || !d.member.IsCurrent(gen) {
+		return false
+	}
+	if task < 0 {
+		return slices.Contains(a.Connectors, connector)
+	}
+	return slices.Contains(a.Tasks, group.TaskID{Connector: connector, Task: int32(task)})
+}
+
 func (d *Distributed) startConnector(snap *store.Snapshot, name string) {
 	props, ok := snap.Connectors[name]
-	if !ok {
+	if !ok || !d.owns(name, -1) {
 		return
 	}
 	target := snap.TargetState(name)
-	if err := d.w.StartConnector(name, props, target, func() { d.enqueue(func() { d.reconfigure(name) }) }); err != nil {
+	if err := d.w.StartConnector(name, props, target, func() { d.requestReconfigure(name) }); err != nil {
 		slog.Error("connector failed to start", "connector", name, "error", err)
 		return
 	}
 	d.mu.Lock()
 	d.running[name] = true
 	d.mu.Unlock()
-	d.enqueue(func() { d.reconfigure(name) })
+	d.requestReconfigure(name)
 }
 
 func (d *Distributed) startTask(snap *store.Snapshot, id state.TaskID) {
 	conn, ok := snap.Connectors[id.Connector]
 	if !ok || id.Task >= snap.TaskCounts[id.Connector] || snap.TargetState(id.Connector) == state.Stopped {
 		return // a STOPPED connector runs no tasks (its owner is about to write an empty task set)
+	}
+	if !d.owns(id.Connector, id.Task) {
+		return
 	}
 	tc := snap.TaskConfigs[id]
 	d.mu.Lock()
@@ -348,10 +452,7 @@ func (d *Distributed) reconfigure(name string) {
 			return
 		}
 	}
-	if err := d.writeTaskConfigs(name, cfgs); err != nil {
-		slog.Warn("writing task configs failed, retrying", "connector", name, "error", err)
-		time.AfterFunc(time.Second, func() { d.enqueue(func() { d.reconfigure(name) }) })
-	}
+	d.writeTaskConfigs(name, cfgs)
 }
 
 // jvmTaskClass is the JVM task class of the connector's plugin when it declares one (connect.JVMTaskClasser).
@@ -392,33 +493,66 @@ func (d *Distributed) isLeader() (bool, string) {
 	return self, url
 }
 
-func (d *Distributed) writeTaskConfigs(name string, cfgs []map[string]string) error {
-	if self, leaderURL := d.isLeader(); !self {
-		if leaderURL == "" {
-			return errors.New("no leader known")
-		}
-		return d.forwardTaskConfigs(leaderURL, name, cfgs)
-	}
+// writeTaskConfigs has the leader write a connector's task configs: directly when this worker leads, else
+// forwarded in the background, so that the herder goes on with other connectors meanwhile (one forward in
+// flight per connector; a regeneration asked for during it runs after it). Failures are retried after a second.
+func (d *Distributed) writeTaskConfigs(name string, cfgs []map[string]string) {
 	if cfgs == nil {
 		cfgs = []map[string]string{}
 	}
-	return d.configs.PutTaskConfigs(name, cfgs)
+	retry := func(err error) {
+		slog.Warn("writing task configs failed, retrying", "connector", name, "error", err)
+		time.AfterFunc(time.Second, func() { d.requestReconfigure(name) })
+	}
+	self, leaderURL := d.isLeader()
+	if self {
+		ctx, cancel := context.WithTimeout(context.Background(), d.ioTimeout())
+		defer cancel()
+		if err := d.configs.PutTaskConfigs(ctx, name, cfgs); err != nil {
+			retry(err)
+		}
+		return
+	}
+	if leaderURL == "" {
+		retry(errors.New("no leader known"))
+		return
+	}
+	d.mu.Lock()
+	if d.forwarding[name] {
+		d.forwardAgain[name] = true
+		d.mu.Unlock()
+		return
+	}
+	d.forwarding[name] = true
+	d.mu.Unlock()
+	key := d.configs.Snapshot().SessionKey
+	go func() {
+		err := d.forwardTaskConfigs(leaderURL, name, cfgs, key)
+		d.mu.Lock()
+		again := d.forwardAgain[name]
+		delete(d.forwarding, name)
+		delete(d.forwardAgain, name)
+		d.mu.Unlock()
+		switch {
+		case err != nil:
+			retry(err)
+		case again:
+			d.requestReconfigure(name)
+		}
+	}()
 }
 
 // forwardTaskConfigs is the JVM's internal POST /connectors/{n}/tasks?forward=false to the leader, signed
-// with the session key (X-Connect-Authorization = base64(HMAC-SHA256(key, body))).
-func (d *Distributed) forwardTaskConfigs(leaderURL, name string, cfgs []map[string]string) error {
-	if cfgs == nil {
-		cfgs = []map[string]string{}
-	}
+// with the session key (X-Connect-Authorization = base64(HMAC-SHA256(key, body))), bounded by ioTimeout.
+func (d *Distributed) forwardTaskConfigs(leaderURL, name string, cfgs []map[string]string, key *store.SessionKey) error {
 	body, _ := json.Marshal(cfgs)
-	req, err := http.NewRequest(http.MethodPost, strings.TrimSuffix(leaderURL, "/")+"/connectors/"+name+"/tasks?forward=false", bytes.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, strings.TrimSuffix(leaderURL, "/")+"/connectors/"+url.PathEscape(name)+"/tasks?forward=false", bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	if k := d.configs.Snapshot().SessionKey; k != nil {
-		m := hmac.New(sha256.New, k.Key)
+	if key != nil {
+		m := hmac.New(sha256.New, key.Key)
 		m.Write(body)
 		req.Header.Set("X-Connect-Authorization", base64.StdEncoding.EncodeToString(m.Sum(nil)))
 		req.Header.Set("X-Connect-Request-Signature-Algorithm", "HmacSHA256")
@@ -428,6 +562,7 @@ func (d *Distributed) forwardTaskConfigs(leaderURL, name string, cfgs []map[stri
 		return err
 	}
 	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body) // lets the connection be reused
 	if resp.StatusCode >= 300 {
 		return fmt.Errorf("leader answered %s", resp.Status)
 	}
@@ -453,7 +588,7 @@ func (d *Distributed) ensureSessionKey() {
 // ---- store.ConfigListener (called from the config log's goroutine) ----
 
 func (d *Distributed) ConnectorConfigUpdated(name string, removed bool) {
-	d.enqueue(func() {
+	d.enqueue("", func() {
 		d.mu.Lock()
 		run := d.running[name]
 		d.mu.Unlock()
@@ -503,7 +638,7 @@ func (d *Distributed) localTasks(name string) []state.TaskID {
 }
 
 func (d *Distributed) TaskConfigsUpdated(name string, count int) {
-	d.enqueue(func() {
+	d.enqueue("", func() {
 		// restart local tasks of the connector whose config changed; drop those beyond the new count
 		snap := d.configs.Snapshot()
 		for _, id := range d.localTasks(name) {
@@ -528,7 +663,7 @@ func (d *Distributed) TaskConfigsUpdated(name string, count int) {
 }
 
 func (d *Distributed) TargetStateChanged(name string) {
-	d.enqueue(func() {
+	d.enqueue("", func() {
 		t := d.configs.Snapshot().TargetState(name)
 		d.mu.Lock()
 		run := d.running[name]
@@ -550,7 +685,7 @@ func (d *Distributed) TargetStateChanged(name string) {
 }
 
 func (d *Distributed) RestartRequested(r store.RestartRequest) {
-	d.enqueue(func() {
+	d.enqueue("", func() {
 		snap := d.configs.Snapshot()
 		d.mu.Lock()
 		run := d.running[r.Connector]
@@ -634,7 +769,7 @@ func (d *Distributed) TaskState(id state.TaskID, s state.State, trace string) {
 		d.mu.Unlock()
 		trace = fmt.Sprintf("%s\nconnectd: automatic restart attempt %d in %d ms", trace, attempt+1, delay.Milliseconds())
 		time.AfterFunc(delay, func() {
-			d.enqueue(func() {
+			d.enqueue("restart/"+id.String(), func() {
 				d.mu.Lock()
 				_, still := d.tasks[id]
 				d.mu.Unlock()
@@ -654,339 +789,3 @@ func (d *Distributed) TopicActive(connector, topic string, task int) {
 		slog.Warn("writing topic status failed", "connector", connector, "error", err)
 	}
 }
-
-// ---- Herder ----
-
-func (d *Distributed) KafkaClusterID() string { return d.clusterID }
-
-func (d *Distributed) Healthy(ctx context.Context) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if !d.ready {
-		return ErrNotReady
-	}
-	return nil
-}
-
-func (d *Distributed) notLeader(ctx context.Context) error {
-	self, url := d.isLeader()
-	// during a rebalance the leader is briefly unknown: wait a bounded time rather than answer 409 at once
-	for wait := time.Now().Add(5 * time.Second); url == "" && time.Now().Before(wait) && ctx.Err() == nil; {
-		time.Sleep(50 * time.Millisecond)
-		self, url = d.isLeader()
-	}
-	if self {
-		return nil
-	}
-	if url == "" {
-		return &RestError{Status: 409, Message: "Cannot complete request momentarily due to no known leader URL, likely because a rebalance was underway.", Kind: ErrRebalancing}
-	}
-	return &NotLeaderError{LeaderURL: url}
-}
-
-// awaitOffset waits until the config store has read what we just wrote (the change is accepted).
-func (d *Distributed) readBack(ctx context.Context) error {
-	return d.configLog.ReadToEnd(ctx)
-}
-
-func (d *Distributed) Connectors(ctx context.Context) ([]string, error) {
-	return d.configs.Snapshot().ConnectorNames(), nil
-}
-
-func (d *Distributed) connector(name string) (*store.Snapshot, map[string]string, error) {
-	snap := d.configs.Snapshot()
-	c, ok := snap.Connectors[name]
-	if !ok {
-		return nil, nil, NotFound("Connector %s not found", name)
-	}
-	return snap, c, nil
-}
-
-func (d *Distributed) ConnectorInfo(ctx context.Context, name string) (*ConnectorInfo, error) {
-	snap, c, err := d.connector(name)
-	if err != nil {
-		return nil, err
-	}
-	info := &ConnectorInfo{Name: name, Config: maps.Clone(c), Tasks: []ConnectorTaskID{}, Type: "sink"}
-	for i := 0; i < snap.TaskCounts[name]; i++ {
-		info.Tasks = append(info.Tasks, ConnectorTaskID{Connector: name, Task: i})
-	}
-	return info, nil
-}
-
-func (d *Distributed) ConnectorConfig(ctx context.Context, name string) (map[string]string, error) {
-	_, c, err := d.connector(name)
-	if err != nil {
-		return nil, err
-	}
-	return maps.Clone(c), nil
-}
-
-func (d *Distributed) ValidateConnectorConfig(ctx context.Context, config map[string]string) (*ConfigInfos, error) {
-	return validateResolved(d.w, d.validator, config)
-}
-
-func (d *Distributed) PutConnectorConfig(ctx context.Context, name string, config map[string]string, initial TargetState, allowReplace bool) (*ConnectorInfo, bool, error) {
-	infos, err := validateResolved(d.w, d.validator, config)
-	if err != nil {
-		return nil, false, err
-	}
-	if err := ValidationError(infos); err != nil {
-		return nil, false, err
-	}
-	if err := d.notLeader(ctx); err != nil {
-		return nil, false, err
-	}
-	_, exists := d.configs.Snapshot().Connectors[name]
-	if exists && !allowReplace {
-		return nil, false, AlreadyExists("Connector %s already exists", name)
-	}
-	target := state.Target("")
-	if !exists && initial != "" {
-		target = initial
-	}
-	if err := d.configs.PutConnectorConfig(name, config, target); err != nil {
-		return nil, false, err
-	}
-	if err := d.readBack(ctx); err != nil {
-		return nil, false, err
-	}
-	info, err := d.ConnectorInfo(ctx, name)
-	return info, !exists, err
-}
-
-func (d *Distributed) PatchConnectorConfig(ctx context.Context, name string, patch map[string]*string) (*ConnectorInfo, error) {
-	_, c, err := d.connector(name)
-	if err != nil {
-		return nil, err
-	}
-	merged := maps.Clone(c)
-	for k, v := range patch {
-		if v == nil {
-			delete(merged, k)
-		} else {
-			merged[k] = *v
-		}
-	}
-	info, _, err := d.PutConnectorConfig(ctx, name, merged, "", true)
-	return info, err
-}
-
-func (d *Distributed) DeleteConnector(ctx context.Context, name string) error {
-	if _, _, err := d.connector(name); err != nil {
-		return err
-	}
-	if err := d.notLeader(ctx); err != nil {
-		return err
-	}
-	if err := d.configs.RemoveConnectorConfig(name); err != nil {
-		return err
-	}
-	return d.readBack(ctx)
-}
-
-func (d *Distributed) toAbstract(st *store.Status) AbstractState {
-	if st == nil {
-		return AbstractState{State: StateUnassigned, WorkerID: d.w.ID()}
-	}
-	as := AbstractState{State: st.State, WorkerID: st.WorkerID, Version: VersionPtr(st.Version)}
-	if st.Trace != nil {
-		as.Trace = *st.Trace
-	}
-	return as
-}
-
-func (d *Distributed) ConnectorStatus(ctx context.Context, name string) (*ConnectorStateInfo, error) {
-	snap := d.configs.Snapshot()
-	if _, ok := snap.Connectors[name]; !ok {
-		return nil, NotFound("No status found for connector %s", name)
-	}
-	info := &ConnectorStateInfo{Name: name, Connector: d.toAbstract(d.statuses.Connector(name)), Tasks: []TaskState{}, Type: "sink"}
-	for i := 0; i < snap.TaskCounts[name]; i++ {
-		info.Tasks = append(info.Tasks, TaskState{ID: i, AbstractState: d.toAbstract(d.statuses.Task(ConnectorTaskID{Connector: name, Task: i}))})
-	}
-	return info, nil
-}
-
-func (d *Distributed) TaskStatus(ctx context.Context, id ConnectorTaskID) (*TaskState, error) {
-	st := d.statuses.Task(id)
-	if st == nil {
-		return nil, NotFound("No status found for task %s", id)
-	}
-	return &TaskState{ID: id.Task, AbstractState: d.toAbstract(st)}, nil
-}
-
-func (d *Distributed) TaskConfigs(ctx context.Context, name string) ([]TaskInfo, error) {
-	snap, _, err := d.connector(name)
-	if err != nil {
-		return nil, err
-	}
-	out := []TaskInfo{}
-	for i, tc := range snap.Tasks(name) {
-		out = append(out, TaskInfo{ID: ConnectorTaskID{Connector: name, Task: i}, Config: maps.Clone(tc)})
-	}
-	return out, nil
-}
-
-// PutTaskConfigs is the leader's side of the internal task-config forward.
-func (d *Distributed) PutTaskConfigs(ctx context.Context, name string, configs []map[string]string) error {
-	if err := d.notLeader(ctx); err != nil {
-		return err
-	}
-	if _, _, err := d.connector(name); err != nil {
-		return err
-	}
-	return d.configs.PutTaskConfigs(name, configs)
-}
-
-// SessionKey serves the REST layer's signature check.
-func (d *Distributed) SessionKey() ([]byte, []string, bool) {
-	if d.member == nil || d.member.ProtocolVersion() < group.V2 {
-		return nil, nil, false
-	}
-	if k := d.configs.Snapshot().SessionKey; k != nil {
-		return k.Key, []string{"HmacSHA256"}, true
-	}
-	return nil, []string{"HmacSHA256"}, true
-}
-
-// SetClusterLoggerLevel writes logger-cluster-<ns>.
-func (d *Distributed) SetClusterLoggerLevel(ctx context.Context, namespace, level string) error {
-	return d.configs.PutLoggerLevel(namespace, level)
-}
-
-func (d *Distributed) RestartConnector(ctx context.Context, name string) error {
-	_, err := d.RestartConnectorAndTasks(ctx, RestartRequest{Connector: name})
-	return err
-}
-
-// RestartConnectorAndTasks writes a restart-connector-<n> record (leader only); the owners act on it.
-func (d *Distributed) RestartConnectorAndTasks(ctx context.Context, req RestartRequest) (*ConnectorStateInfo, error) {
-	cur, err := d.ConnectorStatus(ctx, req.Connector)
-	if err != nil {
-		return nil, NotFound("Unknown connector: %s", req.Connector)
-	}
-	if err := d.notLeader(ctx); err != nil {
-		return nil, err
-	}
-	plan := *cur
-	plan.Tasks = append([]TaskState(nil), cur.Tasks...)
-	if !req.OnlyFailed || cur.Connector.State == StateFailed {
-		plan.Connector.State, plan.Connector.Trace = StateRestarting, ""
-	}
-	for i, t := range plan.Tasks {
-		if req.IncludeTasks && (!req.OnlyFailed || t.State == StateFailed) {
-			plan.Tasks[i].State, plan.Tasks[i].Trace = StateRestarting, ""
-		}
-	}
-	if err := d.configs.PutRestartRequest(store.RestartRequest{Connector: req.Connector, IncludeTasks: req.IncludeTasks, OnlyFailed: req.OnlyFailed}); err != nil {
-		return nil, err
-	}
-	return &plan, d.readBack(ctx)
-}
-
-// RestartTask restarts a task on its owner: here if it runs here, else the request goes to the owner.
-func (d *Distributed) RestartTask(ctx context.Context, id ConnectorTaskID) error {
-	snap := d.configs.Snapshot()
-	if _, ok := snap.Connectors[id.Connector]; !ok || id.Task < 0 || id.Task >= snap.TaskCounts[id.Connector] {
-		return NotFound("Unknown task: %s", id)
-	}
-	d.mu.Lock()
-	_, local := d.tasks[id]
-	d.mu.Unlock()
-	if local {
-		done := make(chan struct{})
-		d.enqueue(func() { d.restartLocalTask(d.configs.Snapshot(), id); close(done) })
-		select {
-		case <-done:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	st := d.statuses.Task(id)
-	if st == nil || st.WorkerID == "" || st.WorkerID == d.w.ID() {
-		return &RestError{Status: 409, Message: "Cannot complete request because of a conflicting operation (e.g. worker rebalance)", Kind: ErrRebalancing}
-	}
-	return &NotLeaderError{LeaderURL: "http://" + st.WorkerID + "/"}
-}
-
-func (d *Distributed) setTarget(ctx context.Context, name string, t TargetState) error {
-	if _, _, err := d.connector(name); err != nil {
-		return NotFound("Unknown connector %s", name)
-	}
-	if err := d.configs.PutTargetState(name, t); err != nil {
-		return err
-	}
-	return d.readBack(ctx)
-}
-
-func (d *Distributed) PauseConnector(ctx context.Context, name string) error {
-	return d.setTarget(ctx, name, TargetPaused)
-}
-func (d *Distributed) ResumeConnector(ctx context.Context, name string) error {
-	return d.setTarget(ctx, name, TargetStarted)
-}
-func (d *Distributed) StopConnector(ctx context.Context, name string) error {
-	return d.setTarget(ctx, name, TargetStopped)
-}
-
-func (d *Distributed) ConnectorActiveTopics(ctx context.Context, name string) ([]string, error) {
-	if !d.w.Config().TopicTracking {
-		return nil, Forbidden("Topic tracking is disabled.")
-	}
-	return d.statuses.Topics(name), nil
-}
-
-func (d *Distributed) ResetConnectorActiveTopics(ctx context.Context, name string) error {
-	if !d.w.Config().TopicTracking {
-		return Forbidden("Topic tracking is disabled.")
-	}
-	if !d.w.Config().TopicTrackingReset {
-		return Forbidden("Topic tracking reset is disabled.")
-	}
-	return d.statuses.DeleteTopics(name)
-}
-
-func (d *Distributed) ConnectorOffsets(ctx context.Context, name string) (*ConnectorOffsets, error) {
-	_, c, err := d.connector(name)
-	if err != nil {
-		return nil, err
-	}
-	return SinkOffsets(d.w, d.w.ConsumerGroup(name, c))
-}
-
-func (d *Distributed) stoppedConnector(name string) (map[string]string, error) {
-	snap, c, err := d.connector(name)
-	if err != nil {
-		return nil, err
-	}
-	if snap.TargetState(name) != TargetStopped {
-		return nil, notStoppedError(name)
-	}
-	return c, nil
-}
-
-func (d *Distributed) AlterConnectorOffsets(ctx context.Context, name string, offsets ConnectorOffsets) (string, error) {
-	c, err := d.stoppedConnector(name)
-	if err != nil {
-		return "", err
-	}
-	return AlterSinkOffsets(d.w, name, c, offsets)
-}
-
-func (d *Distributed) ResetConnectorOffsets(ctx context.Context, name string) (string, error) {
-	c, err := d.stoppedConnector(name)
-	if err != nil {
-		return "", err
-	}
-	return ResetSinkOffsets(d.w, name, c)
-}
-
-var (
-	_ Herder           = (*Distributed)(nil)
-	_ TaskConfigPutter = (*Distributed)(nil)
-	_ SessionKeySource = (*Distributed)(nil)
-	_ state.Listener   = (*Distributed)(nil)
-	_ group.Handler    = (*Distributed)(nil)
-)

@@ -20,12 +20,10 @@ type DistributedConfig struct {
 	SessionTimeout    time.Duration
 	HeartbeatInterval time.Duration
 	RebalanceTimeout  time.Duration
-	// MaxDelay is scheduled.rebalance.max.delay.ms. Default 1000 (the JVM's is 300000). Failover after a crash
-	// costs session.timeout.ms (10 s, the coordinator's failure detection, JVM default kept) + up to one
-	// heartbeat.interval.ms (1 s: how soon survivors hear of the rebalance) + this delay + two rebalance rounds
-	// + the sink task's own consumer-group join (~1-2 s): 10+1+1+~2 s ≈ 14 s worst case, inside the 15 s
-	// target; every extra second of delay is a second of failover. A worker that comes back within the delay
-	// (a supervisor restart) still receives the lost work as a whole, as with the JVM's delay.
+	// MaxDelay is scheduled.rebalance.max.delay.ms. Default 1000 (the JVM's is 300000, which leaves a dead
+	// worker's tasks unassigned for five minutes). Failover after a crash costs the detection (the leader's
+	// REST probe, ~1-2 s, else session.timeout.ms) + this delay + two short rebalances; a worker that comes
+	// back within the delay still receives the lost work as a whole (docs/DISTRIBUTED.md, "Failover time").
 	MaxDelay          time.Duration
 	SyncTimeout       time.Duration // worker.sync.timeout.ms
 	UnsyncBackoff     time.Duration // worker.unsync.backoff.ms
@@ -33,6 +31,10 @@ type DistributedConfig struct {
 	KeyTTL            time.Duration // inter.worker.key.ttl.ms
 	RestartBackoffMin time.Duration // task.restart.backoff.initial.ms (connectd): first automatic restart delay
 	RestartBackoffMax time.Duration // task.restart.backoff.max.ms (connectd): cap of the exponential backoff
+	// PeerProbeInterval is peer.probe.interval.ms (connectd): how often the leader checks the other members'
+	// REST listeners and removes a member whose listener refuses connections twice in a row (a SIGKILLed
+	// worker) without waiting for its session timeout; 0 turns it off (internal/group/probe.go).
+	PeerProbeInterval time.Duration
 }
 
 // DistributedConfigDef declares the distributed worker keys with their defaults.
@@ -62,6 +64,7 @@ func DistributedConfigDef() *connect.ConfigDef {
 	long("inter.worker.key.ttl.ms", 3600000)
 	long("task.restart.backoff.initial.ms", 1000)
 	long("task.restart.backoff.max.ms", 60000)
+	long("peer.probe.interval.ms", 1000)
 	return d
 }
 
@@ -106,6 +109,7 @@ func ParseDistributedConfig(props map[string]string) (*DistributedConfig, error)
 		{"worker.sync.timeout.ms", 3000, &c.SyncTimeout}, {"worker.unsync.backoff.ms", 300000, &c.UnsyncBackoff},
 		{"inter.worker.key.ttl.ms", 3600000, &c.KeyTTL},
 		{"task.restart.backoff.initial.ms", 1000, &c.RestartBackoffMin}, {"task.restart.backoff.max.ms", 60000, &c.RestartBackoffMax},
+		{"peer.probe.interval.ms", 1000, &c.PeerProbeInterval},
 	} {
 		if err := ms(f.k, f.def, f.dst); err != nil {
 			return nil, err

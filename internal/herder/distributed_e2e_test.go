@@ -84,6 +84,7 @@ type cluster struct {
 	group   string
 	dir     string
 	extra   string
+	mu      sync.Mutex // guards workers (the scale test reads it from other goroutines)
 	workers []*dworker
 }
 
@@ -110,6 +111,13 @@ func newCluster(t testing.TB, extra string) *cluster {
 }
 
 func (c *cluster) start(name string, port int) *dworker {
+	w := c.launch(name, port)
+	w.awaitHealthy(c.t)
+	return w
+}
+
+// launch starts a worker process without waiting for it to join.
+func (c *cluster) launch(name string, port int) *dworker {
 	t := c.t
 	if port == 0 {
 		port = freePort(t)
@@ -148,17 +156,23 @@ offset.flush.interval.ms=500
 			t.Logf("%s log:\n%s", name, s)
 		}
 	})
+	c.mu.Lock()
 	c.workers = append(c.workers, w)
+	c.mu.Unlock()
+	return w
+}
+
+// awaitHealthy waits until the worker completed its first rebalance.
+func (w *dworker) awaitHealthy(t testing.TB) {
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		if code, _ := httpDo("GET", w.url+"/health", ""); code == 200 {
-			break
+			return
 		}
-		require.True(t, w.alive(), "%s exited:\n%s", name, w.log.String())
-		require.True(t, time.Now().Before(deadline), "%s never became healthy:\n%s", name, w.log.String())
+		require.True(t, w.alive(), "%s exited:\n%s", w.name, w.log.String())
+		require.True(t, time.Now().Before(deadline), "%s never became healthy:\n%s", w.name, w.log.String())
 		time.Sleep(100 * time.Millisecond)
 	}
-	return w
 }
 
 func (w *dworker) kill() {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -98,6 +99,9 @@ type LoggerLevelListener interface {
 type ConfigStore struct {
 	log      *Log
 	listener ConfigListener
+	// taskWrites serializes task-config writes, so that two sets for one connector never interleave
+	// (the leader writes for forwards arriving concurrently on REST goroutines and for its own connectors).
+	taskWrites sync.Mutex
 
 	mu           sync.RWMutex
 	offset       int64
@@ -161,6 +165,18 @@ func (s *ConfigStore) Snapshot() *Snapshot {
 		snap.SessionKey = &k
 	}
 	return snap
+}
+
+// Connector is one connector's config (a copy) and committed task count, without copying the whole state
+// as Snapshot does (REST listings ask for every connector in turn).
+func (s *ConfigStore) Connector(name string) (props map[string]string, tasks int, ok bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	c, ok := s.connectors[name]
+	if !ok {
+		return nil, 0, false
+	}
+	return copyMap(c), s.counts[name], true
 }
 
 func copyMap(m map[string]string) map[string]string {
@@ -380,14 +396,17 @@ func (s *ConfigStore) RemoveConnectorConfig(name string) error {
 	return s.log.SendAll([]Record{{Key: ConnectorPrefix + name}, {Key: TargetStatePrefix + name}})
 }
 
-// PutTaskConfigs writes every `task-<n>-<i>` then `commit-<n>` (leader only).
-func (s *ConfigStore) PutTaskConfigs(name string, configs []map[string]string) error {
+// PutTaskConfigs writes every `task-<n>-<i>` then `commit-<n>` (leader only), in one batch, waiting for the
+// acknowledgement until ctx ends.
+func (s *ConfigStore) PutTaskConfigs(ctx context.Context, name string, configs []map[string]string) error {
+	s.taskWrites.Lock()
+	defer s.taskWrites.Unlock()
 	var recs []Record
 	for i, c := range configs {
 		recs = append(recs, Record{Key: fmt.Sprintf("%s%s-%d", TaskPrefix, name, i), Value: mustJSON(propsValue{c})})
 	}
 	recs = append(recs, Record{Key: CommitPrefix + name, Value: mustJSON(commitValue{len(configs)})})
-	return s.log.SendAll(recs)
+	return s.log.SendAllContext(ctx, recs)
 }
 
 // PutTargetState writes `target-state-<n>` (any worker may).

@@ -108,7 +108,8 @@ type Record struct {
 // Log is a KafkaBasedLog: it consumes every partition of a topic from the beginning, hands each record to
 // apply (serially, in offset order per partition), and produces with acks=all.
 type Log struct {
-	client   sarama.Client
+	client   sarama.Client // producer, offsets and metadata
+	cclient  sarama.Client // consumer only: its fetches wait up to fetch.max.wait.ms on the broker
 	topic    string
 	apply    func(Record)
 	producer sarama.SyncProducer
@@ -123,9 +124,11 @@ type Log struct {
 	failures error
 }
 
-// NewLog prepares a log on topic with its own client built from brokers and base (cloned): producer acks=all,
+// NewLog prepares a log on topic with its own clients built from brokers and base (cloned): producer acks=all,
 // one request in flight, no idempotence, and the Java client's murmur2 partitioner so keys land on the
-// partitions a JVM worker would use.
+// partitions a JVM worker would use. The consumer has a client (connections) of its own, as the JVM's
+// KafkaBasedLog has a producer and a consumer: with one request in flight per connection, a write sharing
+// the consumer's connection would wait behind its long-polling fetch (up to 500 ms per write).
 func NewLog(brokers []string, base *sarama.Config, topic string, apply func(Record)) (*Log, error) {
 	c := *base
 	c.Producer.RequiredAcks = sarama.WaitForAll
@@ -141,7 +144,12 @@ func NewLog(brokers []string, base *sarama.Config, topic string, apply func(Reco
 	if err != nil {
 		return nil, err
 	}
-	l := &Log{client: client, topic: topic, apply: apply, next: map[int32]int64{}}
+	cclient, err := kafka.NewClient(brokers, &c)
+	if err != nil {
+		client.Close()
+		return nil, err
+	}
+	l := &Log{client: client, cclient: cclient, topic: topic, apply: apply, next: map[int32]int64{}}
 	l.cond = sync.NewCond(&l.mu)
 	return l, nil
 }
@@ -167,12 +175,14 @@ func (l *Log) Start(ctx context.Context) error {
 		if err == nil {
 			break
 		}
-		if i == 100 || ctx.Err() != nil {
+		if i == 100 {
 			return err
 		}
-		time.Sleep(200 * time.Millisecond)
+		if serr := Sleep(ctx, 200*time.Millisecond); serr != nil {
+			return errors.Join(err, serr)
+		}
 	}
-	if l.consumer, err = sarama.NewConsumerFromClient(l.client); err != nil {
+	if l.consumer, err = sarama.NewConsumerFromClient(l.cclient); err != nil {
 		return err
 	}
 	if l.producer, err = sarama.NewSyncProducerFromClient(l.client); err != nil {
@@ -236,8 +246,7 @@ func (l *Log) ReadToEnd(ctx context.Context) error {
 	l.mu.Unlock()
 	for _, p := range parts {
 		off, err := l.client.GetOffset(l.topic, p, sarama.OffsetNewest)
-		for i := 0; err != nil && i < 20 && ctx.Err() == nil; i++ {
-			time.Sleep(100 * time.Millisecond)
+		for i := 0; err != nil && i < 20 && Sleep(ctx, 100*time.Millisecond) == nil; i++ {
 			_ = l.client.RefreshMetadata(l.topic)
 			off, err = l.client.GetOffset(l.topic, p, sarama.OffsetNewest)
 		}
@@ -276,23 +285,56 @@ func (l *Log) ReadToEnd(ctx context.Context) error {
 	}
 }
 
-// Send writes key=value (nil value = tombstone) and waits for the broker's acknowledgement.
-func (l *Log) Send(key string, value []byte) (int32, int64, error) {
+// ErrWriteTimeout is returned when a write was not acknowledged within the log's write timeout.
+var ErrWriteTimeout = errors.New("store: write not acknowledged in time")
+
+func (l *Log) message(key string, value []byte) *sarama.ProducerMessage {
 	msg := &sarama.ProducerMessage{Topic: l.topic, Key: sarama.StringEncoder(key)}
 	if value != nil {
 		msg.Value = sarama.ByteEncoder(value)
 	}
-	return l.producer.SendMessage(msg)
+	return msg
 }
 
-// SendAll writes records in order (each acknowledged before the next, as with max.in.flight=1).
-func (l *Log) SendAll(recs []Record) error {
-	for _, r := range recs {
-		if _, _, err := l.Send(r.Key, r.Value); err != nil {
-			return err
-		}
+// Send writes key=value (nil value = tombstone) and waits for the broker's acknowledgement.
+func (l *Log) Send(key string, value []byte) (int32, int64, error) {
+	msg := l.message(key, value)
+	var part int32
+	var off int64
+	err := l.bounded(context.Background(), func() (err error) { part, off, err = l.producer.SendMessage(msg); return err })
+	if err != nil {
+		return 0, 0, err
 	}
-	return nil
+	return part, off, nil
+}
+
+// SendAll writes records in order in one batch: one produce request per partition (one request in flight,
+// so the order holds through retries) instead of one round trip per record.
+func (l *Log) SendAll(recs []Record) error { return l.SendAllContext(context.Background(), recs) }
+
+// SendAllContext is SendAll that stops waiting for the acknowledgement when ctx ends (ErrWriteTimeout): the
+// write may still land after that, and callers treat it as an unknown outcome.
+func (l *Log) SendAllContext(ctx context.Context, recs []Record) error {
+	msgs := make([]*sarama.ProducerMessage, len(recs))
+	for i, r := range recs {
+		msgs[i] = l.message(r.Key, r.Value)
+	}
+	return l.bounded(ctx, func() error { return l.producer.SendMessages(msgs) })
+}
+
+// bounded runs a producer call, waiting for it until ctx ends.
+func (l *Log) bounded(ctx context.Context, send func() error) error {
+	if ctx.Done() == nil {
+		return send()
+	}
+	done := make(chan error, 1)
+	go func() { done <- send() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("%w: %s: %w", ErrWriteTimeout, l.topic, ctx.Err())
+	}
 }
 
 // Close stops consuming and closes the clients.
@@ -307,5 +349,6 @@ func (l *Log) Close() error {
 	if l.consumer != nil {
 		_ = l.consumer.Close()
 	}
+	_ = l.cclient.Close()
 	return l.client.Close()
 }

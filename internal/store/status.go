@@ -41,23 +41,65 @@ type topicValue struct {
 	Topic TopicStatus `json:"topic"`
 }
 
+// recordSender writes one record and waits for its acknowledgement (*Log).
+type recordSender interface {
+	Send(key string, value []byte) (int32, int64, error)
+}
+
 // StatusStore reads and writes the status topic.
+//
+// Connector and task records are fenced by the group generation they were written in: a record older than
+// the one held is ignored when read, and a worker does not write one (whoever wrote the newer record, itself
+// included). An evicted worker's late RUNNING or UNASSIGNED therefore never hides the new owner's state,
+// whatever order the writes reach the topic in. The JVM's putSafe only fences UNASSIGNED, and only against
+// other workers' records.
 type StatusStore struct {
-	log *Log
+	log recordSender
 
 	mu         sync.RWMutex
-	connectors map[string]*Status
-	tasks      map[state.TaskID]*Status
+	connectors map[string]*entry
+	tasks      map[state.TaskID]*entry
 	topics     map[string]map[string]TopicStatus // connector -> topic -> record
+}
+
+// entry is a held status; superseded records no longer fence (they predate a restart of the group's
+// generations, see SupersedeAbove).
+type entry struct {
+	st         Status
+	superseded bool
+}
+
+// fences says whether e keeps out a record of generation gen.
+func (e *entry) fences(gen int32) bool {
+	return e != nil && !e.superseded && gen < e.st.Generation
 }
 
 // NewStatusStore returns an empty store; pass Apply as the log's apply function and SetLog the log.
 func NewStatusStore() *StatusStore {
-	return &StatusStore{connectors: map[string]*Status{}, tasks: map[state.TaskID]*Status{}, topics: map[string]map[string]TopicStatus{}}
+	return &StatusStore{connectors: map[string]*entry{}, tasks: map[state.TaskID]*entry{}, topics: map[string]map[string]TopicStatus{}}
 }
 
 // SetLog attaches the log used for writes.
 func (s *StatusStore) SetLog(l *Log) { s.log = l }
+
+// SupersedeAbove is called with the generation of each assignment this worker receives. A held record of a
+// later generation cannot come from the current group (the group cannot move past a generation without this
+// member): the group was recreated and its generations started again (all workers were gone long enough for
+// the coordinator to drop it). Such records stop fencing, so that the new generations' states show.
+func (s *StatusStore) SupersedeAbove(generation int32) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, e := range s.connectors {
+		if e.st.Generation > generation {
+			e.superseded = true
+		}
+	}
+	for _, e := range s.tasks {
+		if e.st.Generation > generation {
+			e.superseded = true
+		}
+	}
+}
 
 // Apply consumes one status-topic record.
 func (s *StatusStore) Apply(r Record) {
@@ -71,8 +113,8 @@ func (s *StatusStore) Apply(r Record) {
 			return
 		}
 		var st Status
-		if json.Unmarshal(r.Value, &st) == nil {
-			s.connectors[name] = &st
+		if json.Unmarshal(r.Value, &st) == nil && !s.connectors[name].fences(st.Generation) {
+			s.connectors[name] = &entry{st: st}
 		}
 	case strings.HasPrefix(r.Key, StatusTaskPrefix):
 		id, ok := parseTaskKey(r.Key[len(StatusTaskPrefix):])
@@ -84,8 +126,8 @@ func (s *StatusStore) Apply(r Record) {
 			return
 		}
 		var st Status
-		if json.Unmarshal(r.Value, &st) == nil {
-			s.tasks[id] = &st
+		if json.Unmarshal(r.Value, &st) == nil && !s.tasks[id].fences(st.Generation) {
+			s.tasks[id] = &entry{st: st}
 		}
 	case strings.HasPrefix(r.Key, StatusTopicPrefix):
 		// status-topic-<topic>:connector-<connector>
@@ -119,18 +161,34 @@ func statusValue(st Status) []byte {
 	return mustJSON(st)
 }
 
-// safe is the JVM's putSafe rule: write only if there is no previous value, the same worker wrote it, or the
-// new generation is at least the previous one.
-func safe(prev *Status, st Status) bool {
-	return prev == nil || prev.WorkerID == st.WorkerID || st.Generation >= prev.Generation
+// writable is the write rule: never over a record of a later generation (see StatusStore); a safe write (the
+// JVM's putSafe, used for UNASSIGNED) also never over another worker's record of the same generation.
+func writable(prev *entry, st Status, safeWrite bool) bool {
+	if st.State == state.Destroyed || prev == nil || prev.superseded {
+		return true
+	}
+	if st.Generation < prev.st.Generation {
+		return false
+	}
+	return !safeWrite || prev.st.WorkerID == st.WorkerID || st.Generation > prev.st.Generation
 }
 
-// PutConnector writes a connector status (DESTROYED = tombstone); safe applies the generation rule.
-func (s *StatusStore) PutConnector(name string, st Status, safeWrite bool) error {
+func (s *StatusStore) writableConnector(name string, st Status, safeWrite bool) bool {
 	s.mu.RLock()
-	prev := s.connectors[name]
-	s.mu.RUnlock()
-	if safeWrite && !safe(prev, st) {
+	defer s.mu.RUnlock()
+	return writable(s.connectors[name], st, safeWrite)
+}
+
+func (s *StatusStore) writableTask(id state.TaskID, st Status, safeWrite bool) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return writable(s.tasks[id], st, safeWrite)
+}
+
+// PutConnector writes a connector status (DESTROYED = tombstone) unless a later generation's record is held;
+// safeWrite is the JVM's putSafe (UNASSIGNED).
+func (s *StatusStore) PutConnector(name string, st Status, safeWrite bool) error {
+	if !s.writableConnector(name, st, safeWrite) {
 		return nil
 	}
 	_, _, err := s.log.Send(StatusConnectorPrefix+name, statusValue(st))
@@ -140,12 +198,9 @@ func (s *StatusStore) PutConnector(name string, st Status, safeWrite bool) error
 	return err
 }
 
-// PutTask writes a task status.
+// PutTask writes a task status under the same rules as PutConnector.
 func (s *StatusStore) PutTask(id state.TaskID, st Status, safeWrite bool) error {
-	s.mu.RLock()
-	prev := s.tasks[id]
-	s.mu.RUnlock()
-	if safeWrite && !safe(prev, st) {
+	if !s.writableTask(id, st, safeWrite) {
 		return nil
 	}
 	key := fmt.Sprintf("%s%s-%d", StatusTaskPrefix, id.Connector, id.Task)
@@ -194,8 +249,8 @@ func (s *StatusStore) DeleteTopics(connector string) error {
 func (s *StatusStore) Connector(name string) *Status {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if st := s.connectors[name]; st != nil {
-		c := *st
+	if e := s.connectors[name]; e != nil {
+		c := e.st
 		return &c
 	}
 	return nil
@@ -205,8 +260,8 @@ func (s *StatusStore) Connector(name string) *Status {
 func (s *StatusStore) Task(id state.TaskID) *Status {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if st := s.tasks[id]; st != nil {
-		c := *st
+	if e := s.tasks[id]; e != nil {
+		c := e.st
 		return &c
 	}
 	return nil
@@ -217,9 +272,9 @@ func (s *StatusStore) Tasks(connector string) map[int]Status {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	out := map[int]Status{}
-	for id, st := range s.tasks {
+	for id, e := range s.tasks {
 		if id.Connector == connector {
-			out[id.Task] = *st
+			out[id.Task] = e.st
 		}
 	}
 	return out

@@ -107,7 +107,7 @@ func TestConfigStoreRoundTrip(t *testing.T) {
 
 	props := map[string]string{"connector.class": "FileStreamSink", "tasks.max": "2", "topics": "t"}
 	require.NoError(t, s.PutConnectorConfig("c1", props, state.Paused))
-	require.NoError(t, s.PutTaskConfigs("c1", []map[string]string{{"task.class": "X", "i": "0"}, {"task.class": "X", "i": "1"}}))
+	require.NoError(t, s.PutTaskConfigs(context.Background(), "c1", []map[string]string{{"task.class": "X", "i": "0"}, {"task.class": "X", "i": "1"}}))
 	require.NoError(t, s.PutTargetState("c1", state.Stopped))
 	require.NoError(t, s.PutSessionKey(SessionKey{Key: []byte("0123456789abcdef"), Algorithm: "HmacSHA256", Created: time.UnixMilli(1700000000000)}))
 	require.NoError(t, s.PutConnectorConfig("c2", props, ""))

@@ -1,0 +1,132 @@
+package group
+
+import (
+	"errors"
+	"net"
+	"net/url"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/IBM/sarama"
+)
+
+// Dead-peer detection (connectd only): the coordinator notices a SIGKILLed worker only after its session
+// timeout (10 s by default, and never under the broker's group.min.session.timeout.ms, 6 s by default). The
+// leader learns of it sooner: it connects to every member's advertised REST address each probe interval,
+// and a member whose address actively refuses connections twice in a row (the host answers, nothing listens:
+// the process is gone) is removed from the group on its behalf (LeaveGroup with its member id, as the admin
+// client's removeMembersFromConsumerGroup does), which starts the rebalance at once. Anything short of a
+// refusal (timeouts, unreachable hosts, a listener that accepts) changes nothing, so a live but slow or
+// partitioned worker is never removed this way: its session timeout decides as before.
+
+// probeRefusals is how many refused probes in a row remove a member.
+const probeRefusals = 2
+
+// peerProber tracks refused probes per member.
+type peerProber struct {
+	timeout  time.Duration
+	refusals map[string]int
+}
+
+// probeTargets returns member id -> host:port of the other members' REST listeners.
+func probeTargets(states map[string]*WorkerState, self string) map[string]string {
+	out := map[string]string{}
+	for id, ws := range states {
+		if id == self || ws == nil {
+			continue
+		}
+		u, err := url.Parse(ws.URL)
+		if err != nil || u.Host == "" {
+			continue
+		}
+		host := u.Host
+		if u.Port() == "" {
+			port := "80"
+			if u.Scheme == "https" {
+				port = "443"
+			}
+			host = net.JoinHostPort(u.Hostname(), port)
+		}
+		out[id] = host
+	}
+	return out
+}
+
+// refused says whether err is an active refusal of the connection.
+func refused(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }
+
+// probe dials every target at once and returns the members refused probeRefusals times in a row.
+func (p *peerProber) probe(targets map[string]string) []string {
+	if p.refusals == nil {
+		p.refusals = map[string]int{}
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	result := map[string]bool{}
+	for id, addr := range targets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := net.DialTimeout("tcp", addr, p.timeout)
+			if err == nil {
+				c.Close()
+			}
+			mu.Lock()
+			result[id] = refused(err)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	var dead []string
+	for id := range p.refusals {
+		if _, still := targets[id]; !still {
+			delete(p.refusals, id)
+		}
+	}
+	for id, ref := range result {
+		if !ref {
+			p.refusals[id] = 0
+			continue
+		}
+		if p.refusals[id]++; p.refusals[id] >= probeRefusals {
+			dead = append(dead, id)
+		}
+	}
+	return dead
+}
+
+// suspects says whether a member was refused but not often enough yet to be removed.
+func (p *peerProber) suspects() bool {
+	for _, n := range p.refusals {
+		if n > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// removeMembers has the coordinator drop members on their behalf; it returns the error of the first failure.
+func (m *Member) removeMembers(ids []string) error {
+	coord, err := m.coordinator()
+	if err != nil {
+		return err
+	}
+	req := &sarama.LeaveGroupRequest{Version: 3, GroupId: m.cfg.GroupID}
+	for _, id := range ids {
+		req.Members = append(req.Members, sarama.MemberIdentity{MemberId: id})
+	}
+	resp, err := coord.LeaveGroup(req)
+	if err != nil {
+		return err
+	}
+	if resp.Err != sarama.ErrNoError {
+		return resp.Err
+	}
+	for _, mr := range resp.Members {
+		if mr.Err != sarama.ErrNoError {
+			return mr.Err
+		}
+	}
+	return nil
+}

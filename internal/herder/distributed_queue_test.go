@@ -1,0 +1,37 @@
+package herder
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestOpQueue: membership events run first, a pending keyed operation is queued once, and one queued while
+// its predecessor runs is queued again.
+func TestOpQueue(t *testing.T) {
+	q := newOpQueue()
+	var ran []string
+	op := func(name string) func() { return func() { ran = append(ran, name) } }
+	q.push("reconfigure/a", op("a1"))
+	q.push("", op("x"))
+	q.push("reconfigure/a", op("a2")) // still pending: dropped
+	q.pushUrgent(op("revoke"))
+	next := func() bool {
+		fn, ok := q.pop()
+		if ok {
+			fn()
+		}
+		return ok
+	}
+	require.True(t, next())
+	require.True(t, next()) // a1 runs; a push now queues it again
+	q.push("reconfigure/a", op("a3"))
+	for next() {
+	}
+	require.Equal(t, []string{"revoke", "a1", "x", "a3"}, ran)
+	select {
+	case <-q.signal:
+	default:
+		t.Fatal("pushing wakes the loop")
+	}
+}
