@@ -22,7 +22,6 @@ import (
 
 	"github.com/IBM/sarama"
 
-	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/internal/group"
 	"github.com/connectd/connectd/internal/kafka"
 	"github.com/connectd/connectd/internal/logging"
@@ -441,11 +440,6 @@ func (d *Distributed) reconfigure(name string) {
 			slog.Error("task config generation failed", "connector", name, "error", err)
 			return
 		}
-		if tc := jvmTaskClass(d.w, props); tc != "" {
-			for _, c := range cfgs {
-				c["task.class"] = tc
-			}
-		}
 	}
 	if sameTaskConfigs(cfgs, snap.Tasks(name)) && !snap.Inconsistent[name] {
 		if _, committed := snap.TaskCounts[name]; committed || len(cfgs) > 0 {
@@ -453,18 +447,6 @@ func (d *Distributed) reconfigure(name string) {
 		}
 	}
 	d.writeTaskConfigs(name, cfgs)
-}
-
-// jvmTaskClass is the JVM task class of the connector's plugin when it declares one (connect.JVMTaskClasser).
-func jvmTaskClass(w *worker.Worker, props map[string]string) string {
-	p, ok := w.Registry().LookupType(props["connector.class"], connect.PluginSink)
-	if !ok {
-		return ""
-	}
-	if tc, ok := p.New().(connect.JVMTaskClasser); ok {
-		return tc.TaskClass()
-	}
-	return ""
 }
 
 // sameTaskConfigs compares generated and stored task configs, ignoring task.class: connectd does not use it,
@@ -475,6 +457,9 @@ func sameTaskConfigs(gen, stored []map[string]string) bool {
 		return false
 	}
 	for i := range gen {
+		if staleTaskClass(gen[i]["task.class"], stored[i]["task.class"]) {
+			return false
+		}
 		a, b := maps.Clone(gen[i]), maps.Clone(stored[i])
 		delete(a, "task.class")
 		delete(b, "task.class")
@@ -788,4 +773,11 @@ func (d *Distributed) TopicActive(connector, topic string, task int) {
 	if err := d.statuses.PutTopic(connector, topic, task, time.Now()); err != nil {
 		slog.Warn("writing topic status failed", "connector", connector, "error", err)
 	}
+}
+
+// staleTaskClass reports a stored task class that connectd itself wrote before its plugins declared the JVM's
+// task class (`<connector class>$Task`, which no JVM worker can load): such task configs are rewritten once.
+// A class written by a JVM worker is left alone.
+func staleTaskClass(generated, stored string) bool {
+	return generated != "" && stored != generated && strings.HasSuffix(stored, "$Task")
 }
