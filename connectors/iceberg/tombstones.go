@@ -75,10 +75,11 @@ func TombstoneIdent(ident table.Identifier) table.Identifier {
 // tombstonesEnabled: a version column that is a column of the table, and this writer is not
 // itself a tombstone writer.
 func (w *Writer) tombstonesEnabled() bool {
-	if w.isTombstones || w.Opts.VersionColumn == "" {
+	vc := w.versionColumn()
+	if w.isTombstones || vc == "" {
 		return false
 	}
-	_, ok := w.Tbl.Schema().FindFieldByName(w.Opts.VersionColumn)
+	_, ok := w.Tbl.Schema().FindFieldByName(vc)
 	return ok
 }
 
@@ -88,7 +89,8 @@ func (w *Writer) tombstoneWriter(ids []string) *Writer {
 	}
 	w.tombs.Opts = TableOptions{
 		IDColumns: ids, DeltaMode: true, UpsertMode: true,
-		VersionColumn: w.Opts.VersionColumn, CommitBranch: w.Opts.CommitBranch,
+		VersionColumn: w.Opts.VersionColumn, CDCVersionColumn: w.Opts.CDCVersionColumn,
+		CommitBranch: w.Opts.CommitBranch,
 		// no offsets: upserting a tombstone is idempotent (highest version wins)
 	}
 	return w.tombs
@@ -114,12 +116,12 @@ func (w *Writer) loadTombstones(ctx context.Context, ids []string, keys []Row) (
 	if err != nil {
 		return nil, err
 	}
-	vc := w.Opts.VersionColumn
+	vc := w.versionColumn()
 	out := make(map[string]any, len(cur))
 	for k, rows := range cur {
 		for _, r := range rows {
 			if v := r[vc]; v != nil {
-				if prev, ok := out[k]; !ok || compareVersion(v, prev) > 0 {
+				if prev, ok := out[k]; !ok || w.cmpVersion(v, prev) > 0 {
 					out[k] = v
 				}
 			}
@@ -136,7 +138,7 @@ func (w *Writer) prepareTombstones(ctx context.Context, ids []string, rows []Row
 	if tw.Tbl == nil {
 		sc := w.Tbl.Schema()
 		var fields []ice.NestedField
-		for i, n := range append(slices.Clone(ids), w.Opts.VersionColumn) {
+		for i, n := range append(slices.Clone(ids), w.versionColumn()) {
 			f, ok := sc.FindFieldByName(n)
 			if !ok {
 				return nil, fmt.Errorf("column %q not in table schema", n)
