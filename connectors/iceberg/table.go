@@ -46,9 +46,6 @@ type Rec struct {
 	Schema *ice.StructType
 	TP     TP
 	Offset int64
-	// Tombstone marks a delete made of a record without a value (Debezium's tombstone after a
-	// delete): it never weakens a delete of the key (planDelta).
-	Tombstone bool
 }
 
 // TableOptions is the resolved per-table configuration.
@@ -809,6 +806,8 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 		case v != nil && pv != nil && w.cmpVersion(v, pv) < 0:
 			// a version-less record (e.g. a key-only delete) falls back to Kafka order
 			continue // an older version arriving later (redelivery): keep the newer one
+		case r.Op != OpDelete && prev.rec.Op == OpDelete && v != nil && pv != nil && w.cmpVersion(v, pv) == 0:
+			continue // a delete wins at its version, as against <table>__deletes
 		}
 		latest[k] = entry{r, prev.idx}
 	}

@@ -190,7 +190,7 @@ func (t *Task) cdcRecord(table string, o TableOptions, value Row, st *ice.Struct
 		if !ok || len(o.IDColumns) == 0 {
 			return Rec{}, false, nil
 		}
-		return Rec{Op: OpDelete, Row: km, Tombstone: true}, true, nil
+		return Rec{Op: OpDelete, Row: km}, true, nil
 	}
 	if debeziumEnvelope(value) {
 		switch value["op"] {

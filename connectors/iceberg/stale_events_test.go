@@ -3,6 +3,8 @@ package iceberg
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/apache/iceberg-go/catalog"
@@ -118,17 +120,28 @@ func (vs versionSource) cdcRec(op string, id int64, name string, p, offset int64
 }
 
 // runRounds puts each round into a task and commits it (one snapshot per round); it returns
-// DuckDB's view of the table after each round.
+// DuckDB's view (id|name) of the table after each round, read in one DuckDB run over the
+// metadata file of every round.
 func runRounds(t *testing.T, props map[string]string, table string, rounds [][]*connect.SinkRecord) [][]string {
 	t.Helper()
 	task, _ := startTask(t, props)
 	defer task.Stop()
-	var out [][]string
+	var scans []string
+	var last string
 	for i, recs := range rounds {
 		require.NoError(t, task.Put(context.Background(), recs))
 		require.True(t, task.coord.CommitNow(context.Background()), "round %d: %v", i, task.coord.Stats.LastError)
 		_, meta := loadTable(t, props, table)
-		out = append(out, duckRows(t, meta, "SELECT id, name FROM t"))
+		last = meta
+		meta = strings.TrimPrefix(strings.TrimPrefix(meta, "file://"), "file:")
+		scans = append(scans, fmt.Sprintf("SELECT %d AS r, id, name FROM iceberg_scan('%s')", i, meta))
+	}
+	out := make([][]string, len(rounds))
+	for _, row := range duckRows(t, last, strings.Join(scans, " UNION ALL ")) {
+		r, rest, _ := strings.Cut(row, "|")
+		i, err := strconv.Atoi(r)
+		require.NoError(t, err)
+		out[i] = append(out[i], rest)
 	}
 	return out
 }
@@ -166,4 +179,128 @@ func TestDeletedKeyStaysDeleted(t *testing.T) {
 			require.Equal(t, []string{"2"}, duckRows(t, tomb.MetadataLocation(), "SELECT id FROM t"))
 		})
 	}
+}
+
+// ev is one change event of a scenario: op c/u/d or "tomb", key, name, source position.
+type ev struct {
+	op   string
+	id   int64
+	name string
+	p    int64
+}
+
+// TestStaleEventsAcrossCommits: each scenario is a stream cut into commits; DuckDB's view after
+// every commit must be the model's (highest version per key wins, a delete wins at its
+// version, a tombstone deletes at the highest version known for the key).
+func TestStaleEventsAcrossCommits(t *testing.T) {
+	scenarios := []struct {
+		name   string
+		rounds [][]ev
+		want   [][]string // DuckDB rows (id|name) after each round
+	}{
+		{"tombstone-only-delete", [][]ev{
+			{{"c", 1, "one", 100}, {"c", 2, "create", 110}},
+			{{"tomb", 2, "", 0}},      // deletes at the live row's version (110)
+			{{"c", 2, "create", 110}}, // redelivered create: stays deleted
+			{{"u", 2, "newer", 111}},  // a newer event brings it back
+			{{"tomb", 2, "", 0}},      // and a bare tombstone again deletes it
+			{{"u", 2, "newer", 111}},  // at 111
+		}, [][]string{{"1|one", "2|create"}, {"1|one"}, {"1|one"}, {"1|one", "2|newer"}, {"1|one"}, {"1|one"}}},
+		{"delete-then-recreate", [][]ev{
+			{{"c", 2, "create", 110}},
+			{{"d", 2, "create", 120}, {"tomb", 2, "", 0}},
+			{{"c", 2, "recreated", 130}},
+			{{"u", 2, "stale", 125}, {"d", 2, "create", 120}, {"tomb", 2, "", 0}}, // older than the re-create
+		}, [][]string{{"2|create"}, nil, {"2|recreated"}, {"2|recreated"}}},
+		{"recreate-in-one-commit", [][]ev{
+			{{"c", 2, "create", 110}, {"d", 2, "create", 120}, {"tomb", 2, "", 0}, {"c", 2, "recreated", 130}},
+			{{"u", 2, "stale", 115}},
+		}, [][]string{{"2|recreated"}, {"2|recreated"}}},
+		{"stale-after-delete", [][]ev{
+			{{"c", 2, "create", 110}, {"u", 2, "update", 115}},
+			{{"d", 2, "update", 120}, {"tomb", 2, "", 0}},
+			{{"u", 2, "update", 115}},
+			{{"c", 2, "create", 110}, {"u", 2, "update", 115}, {"d", 2, "update", 120}},
+		}, [][]string{{"2|update"}, nil, nil, nil}},
+		{"stale-before-tombstone-in-commit", [][]ev{
+			{{"c", 2, "create", 110}, {"u", 2, "update", 115}},
+			{{"d", 2, "update", 120}, {"u", 2, "update", 115}, {"tomb", 2, "", 0}}, // redelivery between delete and tombstone
+			{{"c", 2, "create", 110}},
+		}, [][]string{{"2|update"}, nil, nil}},
+		{"duplicate-after-tombstone-in-commit", [][]ev{
+			{{"c", 2, "create", 110}, {"u", 2, "update", 115}, {"tomb", 2, "", 0}, {"u", 2, "update", 115}},
+			{{"u", 2, "update", 115}},
+		}, [][]string{nil, nil}},
+		{"exact-duplicates", [][]ev{
+			{{"c", 1, "one", 100}, {"c", 1, "one", 100}, {"c", 2, "create", 110}, {"u", 2, "update", 115}, {"u", 2, "update", 115}},
+			{{"u", 2, "update", 115}, {"c", 1, "one", 100}},
+			{{"d", 2, "update", 120}, {"tomb", 2, "", 0}, {"d", 2, "update", 120}, {"tomb", 2, "", 0}},
+			{{"d", 2, "update", 120}, {"tomb", 2, "", 0}},
+		}, [][]string{{"1|one", "2|update"}, {"1|one", "2|update"}, {"1|one"}, {"1|one"}}},
+	}
+	sources := map[string]versionSource{}
+	for _, vs := range versionSources {
+		sources[vs.name] = vs
+	}
+	for _, src := range []string{"table-column", "postgres-lsn", "mysql-binlog", "unwrapped-lsn"} {
+		vs := sources[src]
+		t.Run(src, func(t *testing.T) {
+			for _, sc := range scenarios {
+				t.Run(sc.name, func(t *testing.T) {
+					extra := map[string]string{KeyTables: "shop.c", KeyDefaultIDColumns: "id", KeyUpsertModeEnabled: "true"}
+					for k, v := range vs.props {
+						extra[k] = v
+					}
+					props, _ := sinkProps(t, extra)
+					var rounds [][]*connect.SinkRecord
+					off := int64(0)
+					for _, r := range sc.rounds {
+						var recs []*connect.SinkRecord
+						for _, e := range r {
+							recs = append(recs, vs.cdcRec(e.op, e.id, e.name, e.p, off))
+							off++
+						}
+						rounds = append(rounds, recs)
+					}
+					got := runRounds(t, props, "shop.c", rounds)
+					for i := range sc.want {
+						require.Equal(t, sc.want[i], got[i], "after round %d", i)
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestEnvelopeVersionOnExistingTable: a table written before its version came from the
+// envelope gets the metadata column added (a schema change); rows written before hold null and
+// lose to any versioned event, and the stale-redelivery case holds from then on.
+func TestEnvelopeVersionOnExistingTable(t *testing.T) {
+	vs := versionSources[1] // postgres-lsn
+	require.Equal(t, "postgres-lsn", vs.name)
+	base := map[string]string{KeyTables: "shop.c", KeyDefaultIDColumns: "id", KeyUpsertModeEnabled: "true"}
+	props, _ := sinkProps(t, base)
+	got := runRounds(t, props, "shop.c", [][]*connect.SinkRecord{{
+		vs.cdcRec("c", 1, "one", 100, 0), vs.cdcRec("c", 2, "create", 110, 1),
+	}})
+	require.Equal(t, []string{"1|one", "2|create"}, got[0])
+	cat, _ := loadTable(t, props, "shop.c")
+	tbl, err := cat.LoadTable(context.Background(), catalog.ToIdentifier("shop.c"))
+	require.NoError(t, err)
+	_, has := tbl.Schema().FindFieldByName(DefaultCDCVersionColumn)
+	require.False(t, has)
+
+	props[KeyVersionColumn] = "source.lsn"
+	props[KeyCDCVersionColumn] = "_pos"
+	got = runRounds(t, props, "shop.c", [][]*connect.SinkRecord{
+		{vs.cdcRec("u", 2, "update", 115, 2), vs.cdcRec("d", 2, "update", 120, 3), vs.cdcRec("tomb", 2, "", 0, 4), vs.cdcRec("u", 1, "one-b", 105, 5)},
+		{vs.cdcRec("c", 2, "create", 110, 6), vs.cdcRec("c", 1, "one", 100, 7)},
+	})
+	require.Equal(t, []string{"1|one-b"}, got[0])
+	require.Equal(t, []string{"1|one-b"}, got[1])
+	_, meta := loadTable(t, props, "shop.c")
+	require.Equal(t, []string{"1|one-b|031105"}, duckRows(t, meta, "SELECT id, name, _pos FROM t"))
+	tomb, err := cat.LoadTable(context.Background(), TombstoneIdent(catalog.ToIdentifier("shop.c")))
+	require.NoError(t, err)
+	require.Equal(t, []string{"2|031120"}, duckRows(t, tomb.MetadataLocation(), "SELECT id, _pos FROM t"))
 }
