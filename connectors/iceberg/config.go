@@ -48,6 +48,7 @@ const (
 	KeyHadoopConfDir        = "iceberg.hadoop-conf-dir"
 	// Extensions.
 	KeyVersionColumn      = "iceberg.tables.upsert-version-column"
+	KeyCDCVersionColumn   = "iceberg.tables.cdc-version-column"
 	KeyMaxBufferedRecords = "iceberg.control.commit.max-buffered-records"
 	KeyTargetFileSize     = "iceberg.tables.target-file-size-bytes"
 	KeyCommitRetryMs      = "iceberg.control.commit.retry-backoff-ms"
@@ -55,14 +56,18 @@ const (
 	KeyKafkaPfx           = "iceberg.kafka."
 )
 
+// DefaultCDCVersionColumn is the metadata column holding envelope versions.
+const DefaultCDCVersionColumn = "_cdc_version"
+
 // per-table keys: iceberg.table.<name>.<suffix>
 const (
 	tblIDColumns     = "id-columns"
 	tblPartitionBy   = "partition-by"
 	tblCommitBranch  = "commit-branch"
 	tblRouteRegex    = "route-regex"
-	tblVersionColumn = "version-column" // extension
-	tblRawCDC        = "raw-cdc"        // extension: write the raw CDC history model
+	tblVersionColumn = "version-column"     // extension
+	tblCDCVersion    = "cdc-version-column" // extension: metadata column of envelope versions
+	tblRawCDC        = "raw-cdc"            // extension: write the raw CDC history model
 )
 
 // ConfigDef documents every key (unknown keys are accepted, as the JVM does).
@@ -101,7 +106,8 @@ func ConfigDef() *connect.ConfigDef {
 		Doc: "Coordinator threads to use for table commits"})
 	s(KeyTxnPrefix, "", "Optional prefix of the transactional id (accepted)")
 	s(KeyHadoopConfDir, nil, "If specified, Hadoop config files in this directory will be loaded (accepted, unused)")
-	s(KeyVersionColumn, nil, "Extension: column ordering versions of one key in upsert mode (e.g. an LSN); the highest wins, older records are dropped")
+	s(KeyVersionColumn, nil, "Extension: what orders versions of one key in upsert mode: a column of the row (e.g. updated_at), or a position in the Debezium envelope (source, source.lsn, source.pos, source.scn, source.change_lsn, source.commit_lsn, source.ts_ms); the highest wins, older records are dropped")
+	s(KeyCDCVersionColumn, DefaultCDCVersionColumn, "Extension: metadata column added to upsert tables whose version comes from the Debezium envelope; holds each row's normalized source position")
 	l(KeyMaxBufferedRecords, int64(200000), "Extension: records buffered across the connector's tasks that trigger an early commit")
 	l(KeyTargetFileSize, int64(0), "Extension: target data file size in bytes (0: table default)")
 	l(KeyCommitRetryMs, int64(1000), "Extension: backoff before retrying a failed commit round")
@@ -125,6 +131,7 @@ type SinkConfig struct {
 	Upsert           bool
 	CDCField         string
 	VersionColumn    string
+	CDCVersionColumn string
 	AutoCreateProps  map[string]string
 	WriteProps       map[string]string
 	CatalogName      string
@@ -147,12 +154,13 @@ type SinkConfig struct {
 
 // PerTable holds iceberg.table.<name>.* settings.
 type PerTable struct {
-	IDColumns     []string
-	PartitionBy   []string
-	CommitBranch  string
-	RouteRegex    *regexp.Regexp
-	VersionColumn string
-	RawCDC        bool
+	IDColumns        []string
+	PartitionBy      []string
+	CommitBranch     string
+	RouteRegex       *regexp.Regexp
+	VersionColumn    string
+	CDCVersionColumn string
+	RawCDC           bool
 }
 
 func splitList(s string) []string {
@@ -186,6 +194,7 @@ func ParseConfig(props map[string]string) (*SinkConfig, error) {
 		Upsert:           c.Bool(KeyUpsertModeEnabled),
 		CDCField:         c.String(KeyCDCField),
 		VersionColumn:    c.String(KeyVersionColumn),
+		CDCVersionColumn: c.String(KeyCDCVersionColumn),
 		AutoCreateProps:  connect.WithPrefix(props, KeyAutoCreatePropsPfx),
 		WriteProps:       connect.WithPrefix(props, KeyWritePropsPfx),
 		CatalogName:      c.String(KeyCatalogName),
@@ -266,6 +275,8 @@ func ParseConfig(props map[string]string) (*SinkConfig, error) {
 			pt.RouteRegex = re
 		case tblVersionColumn:
 			pt.VersionColumn = v
+		case tblCDCVersion:
+			pt.CDCVersionColumn = v
 		case tblRawCDC:
 			b, err := strconv.ParseBool(v)
 			if err != nil {
@@ -319,13 +330,22 @@ func (c *SinkConfig) TableOptions(name string) TableOptions {
 	if o.VersionColumn == "" {
 		o.VersionColumn = c.VersionColumn
 	}
+	if isEnvelopePath(o.VersionColumn) {
+		o.CDCVersionColumn = pt.CDCVersionColumn
+		if o.CDCVersionColumn == "" {
+			o.CDCVersionColumn = c.CDCVersionColumn
+		}
+		if o.CDCVersionColumn == "" {
+			o.CDCVersionColumn = DefaultCDCVersionColumn
+		}
+	}
 	if o.TargetFileSize == 0 {
 		if v, err := strconv.ParseInt(c.WriteProps["write.target-file-size-bytes"], 10, 64); err == nil {
 			o.TargetFileSize = v
 		}
 	}
 	if pt.RawCDC {
-		o.IDColumns, o.VersionColumn, o.UpsertMode = nil, "", false
+		o.IDColumns, o.VersionColumn, o.CDCVersionColumn, o.UpsertMode = nil, "", "", false
 		if len(pt.PartitionBy) == 0 {
 			o.PartitionBy = nil
 		}

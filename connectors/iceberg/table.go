@@ -46,16 +46,6 @@ type Rec struct {
 	Schema *ice.StructType
 	TP     TP
 	Offset int64
-	// Version orders versions of one key within a commit when the version column is not a
-	// row column (e.g. "source.lsn" of a Debezium envelope); nil means Row[VersionColumn].
-	Version any
-}
-
-func (r *Rec) version(col string) any {
-	if r.Version != nil {
-		return r.Version
-	}
-	return r.Row[col]
 }
 
 // TableOptions is the resolved per-table configuration.
@@ -76,6 +66,10 @@ type TableOptions struct {
 	// VersionColumn (extension iceberg.tables.upsert-version-column) orders versions of one key:
 	// within a commit the highest wins, and a record older than the committed row is dropped.
 	VersionColumn string
+	// CDCVersionColumn is set when VersionColumn is a position in the change event's envelope
+	// (isEnvelopePath): the metadata column that holds each row's normalized version
+	// (envelopeVersion), added to the table by the sink.
+	CDCVersionColumn string
 	// OffsetsKey is the snapshot summary key holding per-partition next offsets.
 	OffsetsKey string
 	// TargetFileSize for data files (bytes); 0 = table default.
@@ -452,6 +446,9 @@ func (w *Writer) Prepare(ctx context.Context, recs []Rec) (*Part, error) {
 			return p, fmt.Errorf("schema evolution: %w", err)
 		}
 	}
+	if err := w.ensureVersionColumn(ctx); err != nil {
+		return p, err
+	}
 	tbl := w.Tbl
 	p.Base = headID(tbl, w.Opts.CommitBranch)
 	p.SchemaID = tbl.Schema().ID
@@ -709,45 +706,62 @@ func keyOf(r Row, ids []string) string {
 	return sb.String()
 }
 
-func compareVersion(a, b any) int {
-	if a == nil || b == nil {
-		switch {
-		case a == nil && b == nil:
-			return 0
-		case a == nil:
-			return -1
-		}
-		return 1
+// versionColumn is the table column holding a key's version: the metadata column when the
+// version comes from the change event's envelope, else the configured column ("": none).
+func (w *Writer) versionColumn() string {
+	if w.Opts.CDCVersionColumn != "" {
+		return w.Opts.CDCVersionColumn
 	}
-	if ia, err := toInt64(a); err == nil {
-		if ib, err := toInt64(b); err == nil {
-			switch {
-			case ia < ib:
-				return -1
-			case ia > ib:
-				return 1
-			}
-			return 0
+	return w.Opts.VersionColumn
+}
+
+// cmpVersion compares two versions of a key; normalized envelope versions compare as strings.
+func (w *Writer) cmpVersion(a, b any) int {
+	if w.Opts.CDCVersionColumn != "" && a != nil && b != nil {
+		return strings.Compare(toString(a), toString(b))
+	}
+	return compareVersion(a, b)
+}
+
+// ensureVersionColumn adds the metadata column of envelope versions to the table when it lacks
+// it (a schema change: one metadata commit, no snapshot; rows written before hold null).
+func (w *Writer) ensureVersionColumn(ctx context.Context) error {
+	col := w.Opts.CDCVersionColumn
+	if col == "" || w.isTombstones {
+		return nil
+	}
+	for attempt := 0; ; attempt++ {
+		if _, ok := w.Tbl.Schema().FindFieldByName(col); ok {
+			return nil
+		}
+		tx := w.Tbl.NewTransaction()
+		if err := tx.UpdateSchema(true, false).AddColumn([]string{col}, ice.PrimitiveTypes.String,
+			"normalized source position of the row's change event (connectd)", false, nil).Commit(); err != nil {
+			return &dataErr{fmt.Errorf("add version column %q: %w", col, err)}
+		}
+		ntbl, err := tx.Commit(ctx)
+		if err == nil {
+			w.Tbl = ntbl
+			return nil
+		}
+		if attempt >= 3 {
+			return fmt.Errorf("add version column %q: %w", col, err)
+		}
+		if err := w.Load(ctx, nil); err != nil { // another process may have added it
+			return err
 		}
 	}
-	if fa, err := toFloat64(a); err == nil {
-		if fb, err := toFloat64(b); err == nil {
-			switch {
-			case fa < fb:
-				return -1
-			case fa > fb:
-				return 1
-			}
-			return 0
-		}
-	}
-	return strings.Compare(toString(a), toString(b))
 }
 
 // planDelta collapses recs to one final state per key and returns the rows to insert and the
 // equality-delete rows. Within a commit the newest version of a key wins (by version column,
 // else by Kafka order: recs arrive in offset order per partition); equality deletes only reach
 // rows of earlier snapshots, so two versions of one key must never both be written.
+//
+// Deletes and tombstones: a version-less delete (Debezium's tombstone after a delete, a
+// key-only delete) never weakens a delete of the key already in the commit, which stays with
+// its version; otherwise it deletes the key at the highest version known for it: seen in the
+// commit, else the live row's, else the key's last recorded delete.
 //
 // With tombstones (tombstones.go), an upsert at or below the key's delete version is dropped,
 // and tombs returns the tombstone rows (id columns + version) of the surviving deletes.
@@ -758,20 +772,44 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 	}
 	latest := make(map[string]entry, len(recs))
 	order := make([]string, 0, len(recs))
-	vc := w.Opts.VersionColumn
+	vc := w.versionColumn()
+	version := func(r Row) any {
+		if vc == "" {
+			return nil
+		}
+		return r[vc]
+	}
+	highest := map[string]any{} // per key, the highest version seen in this commit
 	for i, r := range recs {
 		k := keyOf(r.Row, ids)
-		if prev, ok := latest[k]; ok {
-			st.Collapsed++
-			// a version-less record (e.g. a key-only delete) falls back to Kafka order
-			if vc != "" && r.version(vc) != nil && prev.rec.version(vc) != nil && compareVersion(r.version(vc), prev.rec.version(vc)) < 0 {
-				continue // an older version arriving later (redelivery): keep the newer one
+		v := version(r.Row)
+		if v != nil {
+			if h, ok := highest[k]; !ok || w.cmpVersion(v, h) > 0 {
+				highest[k] = v
 			}
-			latest[k] = entry{r, prev.idx}
+		}
+		prev, ok := latest[k]
+		if !ok {
+			latest[k] = entry{r, i}
+			order = append(order, k)
 			continue
 		}
-		latest[k] = entry{r, i}
-		order = append(order, k)
+		st.Collapsed++
+		switch pv := version(prev.rec.Row); {
+		case r.Op == OpDelete && v == nil && prev.rec.Op == OpDelete:
+			continue // the delete already there stays, with its version
+		case r.Op == OpDelete && v == nil:
+			if h := highest[k]; h != nil {
+				r.Row = cloneRow(r.Row)
+				r.Row[vc] = h
+			}
+		case v != nil && pv != nil && w.cmpVersion(v, pv) < 0:
+			// a version-less record (e.g. a key-only delete) falls back to Kafka order
+			continue // an older version arriving later (redelivery): keep the newer one
+		case r.Op != OpDelete && prev.rec.Op == OpDelete && v != nil && pv != nil && w.cmpVersion(v, pv) == 0:
+			continue // a delete wins at its version, as against <table>__deletes
+		}
+		latest[k] = entry{r, prev.idx}
 	}
 
 	// the committed row's version is only known when the version column is a table column
@@ -810,19 +848,35 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 	for _, k := range order {
 		r := latest[k].rec
 		cur := current[k]
-		if vcInTable && len(cur) > 0 && r.Row[vc] != nil && cur[0][vc] != nil && compareVersion(r.Row[vc], cur[0][vc]) < 0 {
+		v := version(r.Row)
+		if r.Op == OpDelete && v == nil && vcInTable {
+			// a bare tombstone: the key's live row's version, or its last delete's
+			for _, c := range cur {
+				if cv := c[vc]; cv != nil && (v == nil || w.cmpVersion(cv, v) > 0) {
+					v = cv
+				}
+			}
+			if dv, ok := deleted[k]; ok && dv != nil && (v == nil || w.cmpVersion(dv, v) > 0) {
+				v = dv
+			}
+			if v != nil {
+				r.Row = cloneRow(r.Row)
+				r.Row[vc] = v
+			}
+		}
+		if vcInTable && len(cur) > 0 && v != nil && cur[0][vc] != nil && w.cmpVersion(v, cur[0][vc]) < 0 {
 			st.StaleDropped++
 			continue
 		}
-		if tombsOn && r.Row[vc] != nil {
+		if tombsOn && v != nil {
 			dv, wasDeleted := deleted[k]
 			switch {
-			case r.Op != OpDelete && wasDeleted && compareVersion(r.Row[vc], dv) <= 0:
+			case r.Op != OpDelete && wasDeleted && w.cmpVersion(v, dv) <= 0:
 				st.StaleDropped++ // superseded by a delete committed earlier: stays deleted
 				continue
-			case r.Op == OpDelete && (!wasDeleted || compareVersion(r.Row[vc], dv) > 0):
+			case r.Op == OpDelete && (!wasDeleted || w.cmpVersion(v, dv) > 0):
 				tr := project(r.Row, ids)
-				tr[vc] = r.Row[vc]
+				tr[vc] = v
 				tombs = append(tombs, tr)
 			}
 		}
@@ -864,9 +918,8 @@ func (w *Writer) lookupCurrent(ctx context.Context, ids []string, keys []Row) (m
 		return nil, err
 	}
 	cols := slices.Clone(names)
-	if vc := w.Opts.VersionColumn; vc != "" && !slices.Contains(cols, vc) {
-		// only a table column can be compared with the committed row ("source.lsn" of a
-		// Debezium envelope orders versions within a commit only)
+	if vc := w.versionColumn(); vc != "" && !slices.Contains(cols, vc) {
+		// only a table column can be compared with the committed row
 		if _, ok := w.Tbl.Schema().FindFieldByName(vc); ok {
 			cols = append(cols, vc)
 		}

@@ -3,6 +3,7 @@ package iceberg
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"strings"
 	"sync"
@@ -34,6 +35,7 @@ type Task struct {
 	assigned  map[TP]bool
 	gen       map[TP]int // bumped by Open and Close: records drained before are stale after
 	now       func() time.Time
+	warned    map[string]bool // tables warned about (warnOnce)
 }
 
 func (t *Task) Version() string { return Version }
@@ -52,6 +54,8 @@ func (t *Task) Start(props map[string]string) error {
 	t.committed = map[TP]int64{}
 	t.assigned = map[TP]bool{}
 	t.gen = map[TP]int{}
+	t.warned = map[string]bool{}
+	t.warnVersionConfig()
 	if t.now == nil {
 		t.now = time.Now
 	}
@@ -157,7 +161,10 @@ func (t *Task) route(r *connect.SinkRecord, now time.Time) error {
 			t.add(name, Rec{Op: OpInsert, Row: rawRow(r, value, key, now), Schema: rawSchema, TP: tp, Offset: off})
 			continue
 		}
-		rec, ok := t.cdcRecord(o, value, vst, key)
+		rec, ok, err := t.cdcRecord(name, o, value, vst, key)
+		if err != nil {
+			return err
+		}
 		if !ok {
 			continue
 		}
@@ -172,17 +179,18 @@ func (t *Task) add(table string, rec Rec) {
 	t.nbuf++
 }
 
-// cdcRecord derives the op and row of one record for a (non-raw) table.
-func (t *Task) cdcRecord(o TableOptions, value Row, st *ice.StructType, key any) (Rec, bool) {
+// cdcRecord derives the op and row of one record for a (non-raw) table. With a version from
+// the envelope, the row gets its normalized version in the metadata column.
+func (t *Task) cdcRecord(table string, o TableOptions, value Row, st *ice.StructType, key any) (Rec, bool, error) {
 	op := OpInsert
 	row := value
 	if value == nil {
 		// tombstone: a key delete when the table is keyed, otherwise nothing to write
 		km, ok := key.(map[string]any)
 		if !ok || len(o.IDColumns) == 0 {
-			return Rec{}, false
+			return Rec{}, false, nil
 		}
-		return Rec{Op: OpDelete, Row: km}, true
+		return Rec{Op: OpDelete, Row: km}, true, nil
 	}
 	if debeziumEnvelope(value) {
 		switch value["op"] {
@@ -192,7 +200,7 @@ func (t *Task) cdcRecord(o TableOptions, value Row, st *ice.StructType, key any)
 			st = structField(st, "before")
 		default: // c, r, u (and t=truncate, m=message, ignored below)
 			if value["op"] == "t" || value["op"] == "m" {
-				return Rec{}, false
+				return Rec{}, false, nil
 			}
 			op = OpUpdate
 			row, _ = value["after"].(map[string]any)
@@ -225,19 +233,69 @@ func (t *Task) cdcRecord(o TableOptions, value Row, st *ice.StructType, key any)
 			}
 		}
 		if len(o.IDColumns) == 0 {
-			return Rec{}, false // nothing to delete by in an unkeyed table
+			return Rec{}, false, nil // nothing to delete by in an unkeyed table
 		}
 	}
 	if row == nil {
-		return Rec{}, false
+		return Rec{}, false, nil
 	}
-	rec := Rec{Op: op, Row: row, Schema: st}
-	if vc := o.VersionColumn; vc != "" && row[vc] == nil {
-		if v, ok := fieldPath(value, vc); ok {
-			rec.Version = v
+	switch vc := o.VersionColumn; {
+	case o.CDCVersionColumn != "":
+		v, err := envelopeVersion(vc, value)
+		if err != nil {
+			return Rec{}, false, connect.DataErrorf("version %s: %v", vc, err)
+		}
+		if v == "" {
+			t.warnOnce(table, "the version path resolves to nothing in this table's records: they are ordered by Kafka offset within a commit and not protected across commits; set "+KeyVersionColumn+" (or iceberg.table."+table+".version-column) to a position the records carry (source.lsn, source.pos, source.scn, source.commit_lsn, source.ts_ms, or source to detect it; unwrapped records need ExtractNewRecordState add.fields, e.g. lsn)", "version_column", vc)
+			break
+		}
+		if op != OpDelete { // a delete's row is already a copy
+			row = cloneRow(row)
+		}
+		row[o.CDCVersionColumn] = v
+	case vc != "":
+		if row[vc] == nil && op != OpDelete {
+			t.warnOnce(table, "records lack the version column: they are ordered by Kafka offset and not protected across commits", "version_column", vc)
+		}
+	case op == OpDelete && !o.DeltaMode:
+		t.warnOnce(table, "deletes reach a table without a version: a stale or redelivered event in a later commit can bring a deleted key back; set "+KeyVersionColumn+" (e.g. source.lsn, source.pos, source, or a column such as updated_at)")
+	}
+	return Rec{Op: op, Row: row, Schema: st}, true, nil
+}
+
+// warnOnce logs a configuration warning about a table once per task.
+func (t *Task) warnOnce(table, msg string, args ...any) {
+	if t.warned[table] {
+		return
+	}
+	t.warned[table] = true
+	slog.Warn("iceberg sink: "+msg, append([]any{"connector", t.cfg.Name, "table", table}, args...)...)
+}
+
+// warnVersionConfig logs, at start, one warning per table whose configuration cannot keep a
+// stale event from winning across commits.
+func (t *Task) warnVersionConfig() {
+	const set = "set " + KeyVersionColumn + " or iceberg.table.<table>.version-column to a position in the change event (source.lsn, source.pos, source.scn, source.commit_lsn, source) or to a column such as updated_at"
+	check := func(table string, o TableOptions) {
+		switch {
+		case o.DeltaMode && o.VersionColumn == "":
+			t.warnOnce(table, "upsert table without a version: a stale or redelivered event in a later commit can bring a deleted key or an older row back; "+set)
+		case o.CDCVersionColumn != "" && strings.HasPrefix(o.VersionColumn, "source."):
+			if f := strings.TrimPrefix(o.VersionColumn, "source."); !knownSourceFields[f] {
+				t.warnOnce(table, "the version path is not a known source position (lsn, file/pos/row, scn, commit_scn, change_lsn, commit_lsn, ts_ms): ordered by its value as a number or a string", "version_column", o.VersionColumn)
+			}
 		}
 	}
-	return rec, true
+	if t.cfg.DynamicEnabled {
+		check("(dynamically routed)", t.cfg.TableOptions(""))
+		return
+	}
+	for _, name := range t.cfg.Tables {
+		if pt := t.cfg.PerTable[name]; pt != nil && pt.RawCDC {
+			continue
+		}
+		check(name, t.cfg.TableOptions(name))
+	}
 }
 
 func cloneRow(r Row) Row {

@@ -6,7 +6,8 @@ package iceberg
 // a key is deleted it has no live row, so a late or replayed older event (CDC redelivery, a
 // replay of the topic from the start, a second source catching up) would bring the key back.
 //
-// Fix: for every table whose version column is a table column, a companion table
+// Fix: for every table that holds versions (the version column is a table column, or the
+// metadata column of envelope versions, version.go), a companion table
 // `<table>__deletes` (same namespace, the id columns + the version column, the id columns as
 // identifier fields, unpartitioned, format v2) holds per deleted key the highest version at
 // which it was deleted. It is maintained and consulted by the table's own Writer.Commit:
@@ -17,7 +18,8 @@ package iceberg
 //     a delete again is idempotent; a delete older than the live row is still dropped by the
 //     live-row check).
 //   - Every surviving versioned delete whose version is above the key's tombstone becomes a
-//     tombstone row. These are upserted into `<table>__deletes` (equality delete + row, the
+//     tombstone row; a version-less delete first takes the key's highest known version
+//     (planDelta: a Kafka tombstone never weakens a delete). These are upserted into `<table>__deletes` (equality delete + row, the
 //     same Writer code path, its own compare-and-swap on the branch head) BEFORE the main
 //     table's files are written and committed; a round with deletes only (e.g. insert v1,
 //     update v2, delete v3 of a new key) still records its tombstones.
@@ -43,13 +45,13 @@ package iceberg
 //     with the highest version, whatever the arrival order (live-row check for rows, tombstone
 //     check for deletes; ties keep the committed state).
 //
-// Scope and limits: only when the version column is a table column (as for the live-row
-// check; a "source.lsn" envelope path orders within a commit only). Version-less deletes
-// record nothing. Deletes committed before this existed have no tombstone. Tombstones are
-// kept forever (one row per deleted key, never removed by a later re-insert: the live row then
-// guards, and keeping it also guards against a later version-less delete). A reader listing
-// the namespace sees the `__deletes` tables. A schema change of the id or version columns of
-// the main table is not propagated to the tombstone table.
+// Scope and limits: only when the table holds versions (as for the live-row check). A delete
+// without any known version records nothing. Deletes committed before this existed have no
+// tombstone. Tombstones are kept forever (one row per deleted key, never removed by a later
+// re-insert: the live row then guards, and keeping it also guards against a later
+// version-less delete). A reader listing the namespace sees the `__deletes` tables. A schema
+// change of the id or version columns of the main table is not propagated to the tombstone
+// table.
 
 import (
 	"context"
@@ -75,10 +77,11 @@ func TombstoneIdent(ident table.Identifier) table.Identifier {
 // tombstonesEnabled: a version column that is a column of the table, and this writer is not
 // itself a tombstone writer.
 func (w *Writer) tombstonesEnabled() bool {
-	if w.isTombstones || w.Opts.VersionColumn == "" {
+	vc := w.versionColumn()
+	if w.isTombstones || vc == "" {
 		return false
 	}
-	_, ok := w.Tbl.Schema().FindFieldByName(w.Opts.VersionColumn)
+	_, ok := w.Tbl.Schema().FindFieldByName(vc)
 	return ok
 }
 
@@ -88,7 +91,8 @@ func (w *Writer) tombstoneWriter(ids []string) *Writer {
 	}
 	w.tombs.Opts = TableOptions{
 		IDColumns: ids, DeltaMode: true, UpsertMode: true,
-		VersionColumn: w.Opts.VersionColumn, CommitBranch: w.Opts.CommitBranch,
+		VersionColumn: w.Opts.VersionColumn, CDCVersionColumn: w.Opts.CDCVersionColumn,
+		CommitBranch: w.Opts.CommitBranch,
 		// no offsets: upserting a tombstone is idempotent (highest version wins)
 	}
 	return w.tombs
@@ -114,12 +118,12 @@ func (w *Writer) loadTombstones(ctx context.Context, ids []string, keys []Row) (
 	if err != nil {
 		return nil, err
 	}
-	vc := w.Opts.VersionColumn
+	vc := w.versionColumn()
 	out := make(map[string]any, len(cur))
 	for k, rows := range cur {
 		for _, r := range rows {
 			if v := r[vc]; v != nil {
-				if prev, ok := out[k]; !ok || compareVersion(v, prev) > 0 {
+				if prev, ok := out[k]; !ok || w.cmpVersion(v, prev) > 0 {
 					out[k] = v
 				}
 			}
@@ -136,7 +140,7 @@ func (w *Writer) prepareTombstones(ctx context.Context, ids []string, rows []Row
 	if tw.Tbl == nil {
 		sc := w.Tbl.Schema()
 		var fields []ice.NestedField
-		for i, n := range append(slices.Clone(ids), w.Opts.VersionColumn) {
+		for i, n := range append(slices.Clone(ids), w.versionColumn()) {
 			f, ok := sc.FindFieldByName(n)
 			if !ok {
 				return nil, fmt.Errorf("column %q not in table schema", n)
