@@ -235,6 +235,11 @@ func TestStaleEventsAcrossCommits(t *testing.T) {
 			{{"d", 2, "update", 120}, {"u", 2, "update", 115}, {"tomb", 2, "", 0}}, // redelivery between delete and tombstone
 			{{"c", 2, "create", 110}},
 		}, [][]string{{"2|update"}, nil, nil}},
+		{"stale-then-bare-tombstone-in-commit", [][]ev{ // the tombstone outranks the stale event: live row's version
+			{{"c", 2, "create", 110}, {"u", 2, "update", 123}},
+			{{"c", 2, "create", 118}, {"tomb", 2, "", 0}},
+			{{"u", 2, "update", 123}},
+		}, [][]string{{"2|update"}, nil, nil}},
 		{"duplicate-after-tombstone-in-commit", [][]ev{
 			{{"c", 2, "create", 110}, {"u", 2, "update", 115}, {"tomb", 2, "", 0}, {"u", 2, "update", 115}},
 			{{"u", 2, "update", 115}},

@@ -760,8 +760,8 @@ func (w *Writer) ensureVersionColumn(ctx context.Context) error {
 //
 // Deletes and tombstones: a version-less delete (Debezium's tombstone after a delete, a
 // key-only delete) never weakens a delete of the key already in the commit, which stays with
-// its version; otherwise it deletes the key at the highest version known for it: seen in the
-// commit, else the live row's, else the key's last recorded delete.
+// its version; otherwise it deletes the key at the highest version known for it: the highest of
+// those seen in the commit, the live row's and the key's last recorded delete.
 //
 // With tombstones (tombstones.go), an upsert at or below the key's delete version is dropped,
 // and tombs returns the tombstone rows (id columns + version) of the surviving deletes.
@@ -780,6 +780,7 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 		return r[vc]
 	}
 	highest := map[string]any{} // per key, the highest version seen in this commit
+	bare := map[string]bool{}   // per key, the commit's final state is a version-less delete (a bare tombstone)
 	for i, r := range recs {
 		k := keyOf(r.Row, ids)
 		v := version(r.Row)
@@ -791,6 +792,7 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 		prev, ok := latest[k]
 		if !ok {
 			latest[k] = entry{r, i}
+			bare[k] = r.Op == OpDelete && v == nil
 			order = append(order, k)
 			continue
 		}
@@ -810,6 +812,7 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 			continue // a delete wins at its version, as against <table>__deletes
 		}
 		latest[k] = entry{r, prev.idx}
+		bare[k] = r.Op == OpDelete && v == nil
 	}
 
 	// the committed row's version is only known when the version column is a table column
@@ -849,8 +852,9 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 		r := latest[k].rec
 		cur := current[k]
 		v := version(r.Row)
-		if r.Op == OpDelete && v == nil && vcInTable {
-			// a bare tombstone: the key's live row's version, or its last delete's
+		if r.Op == OpDelete && (v == nil || bare[k]) && vcInTable {
+			// a bare tombstone deletes at the highest version known for the key: the commit's (a stale
+			// redelivery may be all the commit saw), the live row's, or its last delete's
 			for _, c := range cur {
 				if cv := c[vc]; cv != nil && (v == nil || w.cmpVersion(cv, v) > 0) {
 					v = cv
