@@ -240,6 +240,16 @@ func TestStaleEventsAcrossCommits(t *testing.T) {
 			{{"c", 2, "create", 118}, {"tomb", 2, "", 0}},
 			{{"u", 2, "update", 123}},
 		}, [][]string{{"2|update"}, nil, nil}},
+		{"bare-tombstone-then-stale-delete-in-commit", [][]ev{ // the stale delete does not replace the tombstone
+			{{"c", 2, "create", 110}, {"u", 2, "update", 142}},
+			{{"tomb", 2, "", 0}, {"d", 2, "create", 126}},
+			{{"u", 2, "update", 142}},
+		}, [][]string{{"2|update"}, nil, nil}},
+		{"bare-tombstone-then-newer-in-commit", [][]ev{ // a newer event after the tombstone brings the key back
+			{{"c", 2, "create", 110}},
+			{{"tomb", 2, "", 0}, {"c", 2, "stale", 105}, {"u", 2, "newer", 130}},
+			{{"tomb", 2, "", 0}, {"u", 2, "stale", 120}},
+		}, [][]string{{"2|create"}, {"2|newer"}, nil}},
 		{"duplicate-after-tombstone-in-commit", [][]ev{
 			{{"c", 2, "create", 110}, {"u", 2, "update", 115}, {"tomb", 2, "", 0}, {"u", 2, "update", 115}},
 			{{"u", 2, "update", 115}},

@@ -781,6 +781,12 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 	}
 	highest := map[string]any{} // per key, the highest version seen in this commit
 	bare := map[string]bool{}   // per key, the commit's final state is a version-less delete (a bare tombstone)
+	// per key, the last bare tombstone in the commit and the highest version seen before it: it deletes at the
+	// highest version known for the key, which is only known once the live row is read, so events after it in
+	// the commit win only if they are above that
+	bareTomb := map[string]Rec{}
+	bareAt := map[string]any{}
+	lastDel := map[string]bool{} // per key, the last record read (stream order, before collapsing) was a delete
 	for i, r := range recs {
 		k := keyOf(r.Row, ids)
 		v := version(r.Row)
@@ -789,18 +795,24 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 				highest[k] = v
 			}
 		}
+		afterDelete := lastDel[k]
+		lastDel[k] = r.Op == OpDelete
+		isBare := r.Op == OpDelete && v == nil && !afterDelete
+		if isBare {
+			bareTomb[k], bareAt[k] = r, highest[k]
+		}
 		prev, ok := latest[k]
 		if !ok {
 			latest[k] = entry{r, i}
-			bare[k] = r.Op == OpDelete && v == nil
+			bare[k] = isBare
 			order = append(order, k)
 			continue
 		}
 		st.Collapsed++
 		switch pv := version(prev.rec.Row); {
-		case r.Op == OpDelete && v == nil && prev.rec.Op == OpDelete:
-			continue // the delete already there stays, with its version
-		case r.Op == OpDelete && v == nil:
+		case r.Op == OpDelete && v == nil && afterDelete:
+			continue // a tombstone after its delete: the delete stays, with its version (or lost to a newer record)
+		case isBare:
 			if h := highest[k]; h != nil {
 				r.Row = cloneRow(r.Row)
 				r.Row[vc] = h
@@ -812,7 +824,7 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 			continue // a delete wins at its version, as against <table>__deletes
 		}
 		latest[k] = entry{r, prev.idx}
-		bare[k] = r.Op == OpDelete && v == nil
+		bare[k] = isBare
 	}
 
 	// the committed row's version is only known when the version column is a table column
@@ -852,20 +864,26 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 		r := latest[k].rec
 		cur := current[k]
 		v := version(r.Row)
-		if r.Op == OpDelete && (v == nil || bare[k]) && vcInTable {
-			// a bare tombstone deletes at the highest version known for the key: the commit's (a stale
-			// redelivery may be all the commit saw), the live row's, or its last delete's
+		if bt, ok := bareTomb[k]; ok && vcInTable {
+			// a bare tombstone deletes at the highest version known for the key: the commit's before it (a
+			// stale redelivery may be all the commit saw), the live row's, or its last delete's; what
+			// followed it in the commit wins only from above that version
+			at := bareAt[k]
 			for _, c := range cur {
-				if cv := c[vc]; cv != nil && (v == nil || w.cmpVersion(cv, v) > 0) {
-					v = cv
+				if cv := c[vc]; cv != nil && (at == nil || w.cmpVersion(cv, at) > 0) {
+					at = cv
 				}
 			}
-			if dv, ok := deleted[k]; ok && dv != nil && (v == nil || w.cmpVersion(dv, v) > 0) {
-				v = dv
+			if dv, ok := deleted[k]; ok && dv != nil && (at == nil || w.cmpVersion(dv, at) > 0) {
+				at = dv
 			}
-			if v != nil {
-				r.Row = cloneRow(r.Row)
-				r.Row[vc] = v
+			if bare[k] || (v != nil && at != nil && w.cmpVersion(v, at) <= 0) {
+				r = bt
+				r.Row = cloneRow(bt.Row)
+				if at != nil {
+					r.Row[vc] = at
+				}
+				v = at
 			}
 		}
 		if vcInTable && len(cur) > 0 && v != nil && cur[0][vc] != nil && w.cmpVersion(v, cur[0][vc]) < 0 {
