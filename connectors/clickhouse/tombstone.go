@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/big"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/connectd/connectd/connect"
 )
@@ -16,9 +18,10 @@ import (
 // delete itself into one. The rule:
 //   - a tombstone that follows a delete of the same key writes nothing: the delete is already written
 //     with its version, and a version-less row must never weaken it;
-//   - otherwise it deletes the key at the highest version seen for it: in the records of the same block,
-//     else the version of the key's current row in the table (read with FINAL). A key that has no
-//     current row needs no delete. The delete row gets the smallest version above it (versionAfter), so
+//   - otherwise it deletes the key at the highest version seen for it: the larger of its highest version
+//     in the records of the same block (not written yet) and the version of its current row in the table
+//     (read with FINAL; earlier blocks and Put calls are written before a later block is filled). A key
+//     seen neither in the block nor live in the table needs no delete. The delete row gets the smallest version above it (versionAfter), so
 //     that a redelivery of that live event cannot win the tie.
 // The delete row holds the key columns, the version and is_deleted = 1 (other columns get defaults).
 
@@ -93,19 +96,85 @@ func (t *Task) tombstone(ctx context.Context, tbl *tableInfo, keys *keyTracker, 
 		}
 	}
 	r := row{value: fields, deleted: true, cdc: true}
-	if st := keys.keys[keyString(fields)]; st != nil {
-		if st.lastDeleted || st.version == nil {
-			return row{}, true, nil
-		}
+	st := keys.keys[keyString(fields)]
+	if st != nil && (st.lastDeleted || st.version == nil) {
+		return row{}, true, nil
+	}
+	// The block's records are not in the table yet, and the table holds what earlier blocks wrote: the
+	// highest version is the larger of the two (a stale redelivery in this block must not hide a later
+	// event written before it).
+	stored, found, err := t.currentVersion(ctx, tbl, fields)
+	if err != nil {
+		return row{}, false, err
+	}
+	switch {
+	case st != nil && found:
+		r.version = versionAfter(t.higherVersion(tbl, st.version, stored))
+	case st != nil:
 		r.version = versionAfter(st.version)
-		return r, false, nil
+	case found:
+		if ts, ok := parseStoredTime(stored); ok && isTimeColumn(tbl, t.cfg.versionColumn(tbl)) {
+			r.version = ts // read in UTC: written back as that instant, whatever the column's time zone
+			break
+		}
+		r.version = versionAfter(stored)
+	default:
+		return row{}, true, nil // no current row: nothing to delete
 	}
-	ver, found, err := t.currentVersion(ctx, tbl, fields)
-	if err != nil || !found {
-		return row{}, true, err
-	}
-	r.version = versionAfter(ver)
 	return r, false, nil
+}
+
+// higherVersion is the larger of a version tracked in the block (a position, or a value of the row's
+// version column) and one read from the table (as text), compared as the version column holds them.
+// Values that cannot be compared keep the tracked one.
+func (t *Task) higherVersion(tbl *tableInfo, tracked any, stored string) any {
+	typ := ""
+	if i, ok := tbl.byName[t.cfg.versionColumn(tbl)]; ok {
+		typ = tbl.columns[i].typ
+	}
+	switch v := tracked.(type) {
+	case position:
+		cv, err := v.forColumn(typ)
+		if err != nil {
+			return tracked // the block cannot hold it either, and fails with that error
+		}
+		tb, ok1 := bigOf(cv)
+		sb, ok2 := new(big.Int).SetString(strings.TrimSpace(stored), 10)
+		if ok1 && ok2 && sb.Cmp(tb) > 0 {
+			return stored
+		}
+		return tracked
+	case time.Time:
+		if st, ok := parseStoredTime(stored); ok && st.After(v) {
+			return st
+		}
+		return tracked
+	}
+	if c, ok := compareRowVersions(tracked, stored); ok && c < 0 {
+		return stored
+	}
+	return tracked
+}
+
+// parseStoredTime reads a DateTime/DateTime64 version rendered in UTC by currentVersion.
+func parseStoredTime(s string) (time.Time, bool) {
+	ts, err := time.ParseInLocation("2006-01-02 15:04:05.999999999", s, time.UTC)
+	return ts, err == nil
+}
+
+func isTimeColumn(tbl *tableInfo, col string) bool {
+	i, ok := tbl.byName[col]
+	return ok && strings.Contains(tbl.columns[i].typ, "DateTime")
+}
+
+func bigOf(v any) (*big.Int, bool) {
+	switch x := v.(type) {
+	case *big.Int:
+		return x, true
+	case uint64:
+		return new(big.Int).SetUint64(x), true
+	}
+	return nil, false
 }
 
 // currentVersion reads the version of the key's current (not deleted) row.
@@ -119,8 +188,12 @@ func (t *Task) currentVersion(ctx context.Context, tbl *tableInfo, fields map[st
 	for _, n := range names {
 		where = append(where, keyPredicate(n, fields[n]))
 	}
-	sql := fmt.Sprintf("SELECT toString(%s) FROM %s FINAL WHERE %s LIMIT 1",
-		quoteIdent(t.cfg.versionColumn(tbl)), tbl.qualified(), strings.Join(where, " AND "))
+	verCol := t.cfg.versionColumn(tbl)
+	render := "toString(" + quoteIdent(verCol) + ")"
+	if isTimeColumn(tbl, verCol) {
+		render = "toString(" + quoteIdent(verCol) + ", 'UTC')" // compared with the block's times in UTC
+	}
+	sql := fmt.Sprintf("SELECT %s FROM %s FINAL WHERE %s LIMIT 1", render, tbl.qualified(), strings.Join(where, " AND "))
 	rows, err := t.pool.selectStrings(ctx, sql, 1)
 	if err != nil {
 		return "", false, fmt.Errorf("clickhouse: reading the current version of a tombstone's key in %s.%s: %w", tbl.db, tbl.name, err)
