@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/connectd/connectd/connect"
 )
@@ -16,9 +17,10 @@ import (
 // delete itself into one. The rule:
 //   - a tombstone that follows a delete of the same key writes nothing: the delete is already written
 //     with its version, and a version-less row must never weaken it;
-//   - otherwise it deletes the key at the highest version seen for it: in the records of the same block,
-//     else the version of the key's current row in the table (read with FINAL). A key that has no
-//     current row needs no delete. The delete row gets the smallest version above it (versionAfter), so
+//   - otherwise it deletes the key at the highest version seen for it: the larger of its highest version
+//     in the records of the same block (not written yet) and the version of its current row in the table
+//     (read with FINAL; earlier blocks and Put calls are written before a later block is filled). A key
+//     seen neither in the block nor live in the table needs no delete. The delete row gets the smallest version above it (versionAfter), so
 //     that a redelivery of that live event cannot win the tie.
 // The delete row holds the key columns, the version and is_deleted = 1 (other columns get defaults).
 
@@ -31,21 +33,26 @@ func hasTombstone(recs []*connect.SinkRecord) bool {
 	return false
 }
 
-// keyTracker follows, per key, the highest version and whether the latest event was a delete, over the
-// records of one block.
+// keyTracker follows, per key, the highest version over the records of one block and whether the event
+// at that version is a delete (on a tie the delete wins).
 type keyTracker struct {
 	tbl    *tableInfo
 	verCol string
+	verTyp string
 	keys   map[string]*keyState
 }
 
 type keyState struct {
-	version     any // position or a value of the row's version column
-	lastDeleted bool
+	version any  // position or a value of the row's version column
+	deleted bool // the event at version is a delete
 }
 
 func newKeyTracker(tbl *tableInfo, verCol string) *keyTracker {
-	return &keyTracker{tbl: tbl, verCol: verCol, keys: map[string]*keyState{}}
+	k := &keyTracker{tbl: tbl, verCol: verCol, keys: map[string]*keyState{}}
+	if i, ok := tbl.byName[verCol]; ok {
+		k.verTyp = tbl.columns[i].typ
+	}
+	return k
 }
 
 func (k *keyTracker) observe(key any, r *row) {
@@ -60,23 +67,36 @@ func (k *keyTracker) observe(key any, r *row) {
 	id := keyString(fields)
 	st := k.keys[id]
 	if st == nil {
-		k.keys[id] = &keyState{version: ver, lastDeleted: r.deleted}
+		k.keys[id] = &keyState{version: ver, deleted: r.deleted}
 		return
 	}
-	st.lastDeleted = r.deleted
-	if c, ok := compareVersions(ver, st.version); !ok || c > 0 {
-		st.version = ver
+	c, ok := k.compare(ver, st.version)
+	switch {
+	case !ok || c > 0:
+		st.version, st.deleted = ver, r.deleted
+	case c == 0 && r.deleted:
+		st.deleted = true
 	}
 }
 
-func compareVersions(a, b any) (int, bool) {
+// compare orders two versions: positions, values of the version column (as the block or the table holds
+// them); a position is compared as the column holds it when the other is a column value.
+func (k *keyTracker) compare(a, b any) (int, bool) {
 	pa, okA := a.(position)
 	pb, okB := b.(position)
 	if okA && okB {
 		return pa.cmp(pb), true
 	}
-	if okA || okB {
-		return 0, false
+	var err error
+	if okA {
+		if a, err = pa.forColumn(k.verTyp); err != nil {
+			return 0, false
+		}
+	}
+	if okB {
+		if b, err = pb.forColumn(k.verTyp); err != nil {
+			return 0, false
+		}
 	}
 	return compareRowVersions(a, b)
 }
@@ -93,23 +113,44 @@ func (t *Task) tombstone(ctx context.Context, tbl *tableInfo, keys *keyTracker, 
 		}
 	}
 	r := row{value: fields, deleted: true, cdc: true}
-	if st := keys.keys[keyString(fields)]; st != nil {
-		if st.lastDeleted || st.version == nil {
+	st := keys.keys[keyString(fields)]
+	if st != nil && st.version == nil {
+		return row{}, true, nil
+	}
+	// The block's records are not in the table yet, and the table holds what earlier blocks wrote: the
+	// highest version is the larger of the two (a stale redelivery in this block must not hide a later
+	// event written before it). When it is the block's and its event is a delete, that delete is written.
+	stored, found, err := t.currentVersion(ctx, tbl, fields)
+	if err != nil {
+		return row{}, false, err
+	}
+	var ver any
+	switch {
+	case st != nil && found:
+		if c, ok := keys.compare(stored, st.version); ok && c > 0 {
+			ver = stored
+		} else if st.deleted {
+			return row{}, true, nil
+		} else {
+			ver = st.version
+		}
+	case st != nil:
+		if st.deleted {
 			return row{}, true, nil
 		}
-		r.version = versionAfter(st.version)
-		return r, false, nil
-	}
-	ver, found, err := t.currentVersion(ctx, tbl, fields)
-	if err != nil || !found {
-		return row{}, true, err
+		ver = st.version
+	case found:
+		ver = stored
+	default:
+		return row{}, true, nil // no current row: nothing to delete
 	}
 	r.version = versionAfter(ver)
 	return r, false, nil
 }
 
-// currentVersion reads the version of the key's current (not deleted) row.
-func (t *Task) currentVersion(ctx context.Context, tbl *tableInfo, fields map[string]any) (string, bool, error) {
+// currentVersion reads the version of the key's current (not deleted) row: a time for a date/time
+// column (rendered in UTC, so that it is written back as the same instant), else its text.
+func (t *Task) currentVersion(ctx context.Context, tbl *tableInfo, fields map[string]any) (any, bool, error) {
 	names := make([]string, 0, len(fields))
 	for n := range fields {
 		names = append(names, n)
@@ -119,16 +160,30 @@ func (t *Task) currentVersion(ctx context.Context, tbl *tableInfo, fields map[st
 	for _, n := range names {
 		where = append(where, keyPredicate(n, fields[n]))
 	}
-	sql := fmt.Sprintf("SELECT toString(%s) FROM %s FINAL WHERE %s LIMIT 1",
-		quoteIdent(t.cfg.versionColumn(tbl)), tbl.qualified(), strings.Join(where, " AND "))
+	verCol := t.cfg.versionColumn(tbl)
+	render := "toString(" + quoteIdent(verCol) + ")"
+	if isTimeColumn(tbl, verCol) {
+		render = "toString(" + quoteIdent(verCol) + ", 'UTC')" // compared with the block's times in UTC
+	}
+	sql := fmt.Sprintf("SELECT %s FROM %s FINAL WHERE %s LIMIT 1", render, tbl.qualified(), strings.Join(where, " AND "))
 	rows, err := t.pool.selectStrings(ctx, sql, 1)
 	if err != nil {
-		return "", false, fmt.Errorf("clickhouse: reading the current version of a tombstone's key in %s.%s: %w", tbl.db, tbl.name, err)
+		return nil, false, fmt.Errorf("clickhouse: reading the current version of a tombstone's key in %s.%s: %w", tbl.db, tbl.name, err)
 	}
 	if len(rows) == 0 {
-		return "", false, nil
+		return nil, false, nil
+	}
+	if isTimeColumn(tbl, verCol) {
+		if ts, err := time.ParseInLocation("2006-01-02 15:04:05.999999999", rows[0][0], time.UTC); err == nil {
+			return ts, true, nil
+		}
 	}
 	return rows[0][0], true, nil
+}
+
+func isTimeColumn(tbl *tableInfo, col string) bool {
+	i, ok := tbl.byName[col]
+	return ok && strings.Contains(tbl.columns[i].typ, "DateTime")
 }
 
 func keyPredicate(col string, v any) string {
