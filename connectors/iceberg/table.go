@@ -786,7 +786,6 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 	// the commit win only if they are above that
 	bareTomb := map[string]Rec{}
 	bareAt := map[string]any{}
-	lastDel := map[string]bool{} // per key, the last record read (stream order, before collapsing) was a delete
 	for i, r := range recs {
 		k := keyOf(r.Row, ids)
 		v := version(r.Row)
@@ -795,13 +794,14 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 				highest[k] = v
 			}
 		}
-		afterDelete := lastDel[k]
-		lastDel[k] = r.Op == OpDelete
+		prev, ok := latest[k]
+		// a tombstone after a delete that is the key's current state in the commit changes nothing; after
+		// anything else (a newer record, or a stale delete that lost) it is bare
+		afterDelete := ok && prev.rec.Op == OpDelete
 		isBare := r.Op == OpDelete && v == nil && !afterDelete
 		if isBare {
 			bareTomb[k], bareAt[k] = r, highest[k]
 		}
-		prev, ok := latest[k]
 		if !ok {
 			latest[k] = entry{r, i}
 			bare[k] = isBare
@@ -811,7 +811,7 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 		st.Collapsed++
 		switch pv := version(prev.rec.Row); {
 		case r.Op == OpDelete && v == nil && afterDelete:
-			continue // a tombstone after its delete: the delete stays, with its version (or lost to a newer record)
+			continue // a tombstone after the delete that holds the key: the delete stays, with its version
 		case isBare:
 			if h := highest[k]; h != nil {
 				r.Row = cloneRow(r.Row)
