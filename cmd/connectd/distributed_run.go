@@ -1,6 +1,6 @@
 package main
 
-// Wiring of `connectd distributed worker.properties` (owned by the distributed-mode work, issue 3).
+// Wiring of `connectd distributed worker.properties`.
 
 import (
 	"context"

@@ -140,7 +140,7 @@ type distConnStatus struct {
 	} `json:"tasks"`
 }
 
-// TestE2EDistributedSingleCommitter (issue 4, build point 4: "one snapshot per table per commit
+// TestE2EDistributedSingleCommitter ("one snapshot per table per commit
 // interval across all tasks of a connector"): three `connectd distributed` processes on the real
 // broker run one Iceberg sink with six tasks spread over them. A Debezium CDC stream arrives in
 // bursts; between bursts the worker processes are SIGKILLed round-robin (and started again), so

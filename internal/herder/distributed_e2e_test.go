@@ -1,6 +1,6 @@
 package herder_test
 
-// Acceptance tests of distributed mode (issue 3): real `connectd distributed` processes on loopback ports
+// Acceptance tests of distributed mode: real `connectd distributed` processes on loopback ports
 // against a real broker.
 
 import (
