@@ -126,7 +126,10 @@ func sqliteDSN(path string) string {
 	if strings.Contains(path, "?") {
 		return "file:" + path
 	}
-	return "file:" + path + "?_pragma=busy_timeout(30000)&_pragma=journal_mode(WAL)"
+	// Transactions take the write lock when they begin: a deferred one that reads and then writes (a table
+	// create or commit) gets SQLITE_BUSY at once in WAL mode when another connection wrote in between, which
+	// busy_timeout does not wait out.
+	return "file:" + path + "?_pragma=busy_timeout(30000)&_pragma=journal_mode(WAL)&_txlock=immediate"
 }
 
 // OpenCatalog loads the catalog named name from sink catalog properties.
