@@ -500,7 +500,7 @@ func (ctl *control) prepare(start ctlMsg) *pendingRound {
 	if err != nil {
 		msg.Error = err.Error()
 		c.mu.Lock()
-		c.Stats.LastError = err.Error()
+		c.counts.LastError = err.Error()
 		c.mu.Unlock()
 		c.log.Warn("iceberg round: preparing files failed; its records are retried in the next round", "round", start.Round, "err", err)
 	}
@@ -763,7 +763,7 @@ answers:
 		if err := ctl.applyTables(ctx, round, sortedAnswers(perTable), offsets); err != nil {
 			ok = false
 			c.mu.Lock()
-			c.Stats.LastError = err.Error()
+			c.counts.LastError = err.Error()
 			c.mu.Unlock()
 			c.log.Warn("iceberg round failed; every process retries its records in the next round", "round", round, "err", err)
 		}
@@ -771,9 +771,9 @@ answers:
 	c.log.Info("iceberg round done", "round", round, "ok", ok, "answers", len(answers), "included", len(included),
 		"tables", len(perTable), "missing_partitions", len(need), "took", time.Since(began).Round(time.Millisecond))
 	c.mu.Lock()
-	c.Stats.LedRounds++
+	c.counts.LedRounds++
 	if !ok {
-		c.Stats.LedFailed++
+		c.counts.LedFailed++
 	}
 	c.mu.Unlock()
 	if err := ctl.send(ctlMsg{Type: ctlCommit, Round: round, OK: ok, Included: included}); err != nil {

@@ -131,7 +131,7 @@ func runRounds(t *testing.T, props map[string]string, table string, rounds [][]*
 	scanOf := make([]int, len(rounds)) // a round that wrote nothing has the previous metadata
 	for i, recs := range rounds {
 		require.NoError(t, task.Put(context.Background(), recs))
-		require.True(t, task.coord.CommitNow(context.Background()), "round %d: %v", i, task.coord.Stats.LastError)
+		require.True(t, task.coord.CommitNow(context.Background()), "round %d: %v", i, task.coord.stats().LastError)
 		_, meta := loadTable(t, props, table)
 		if meta != last {
 			last = meta

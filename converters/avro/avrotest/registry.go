@@ -1,5 +1,5 @@
 // Package avrotest is an in-memory Schema Registry speaking the subset of Confluent's REST API that
-// serializers and converters use, for tests. Its answers (status, error_code, message, schema texts) are
+// serializers and converters use, as a test fixture. Its answers (status, error_code, message, schema texts) are
 // Karapace 6.2.0's for everything the registry goldens cover (testdata/avro/registry-goldens, captured by
 // scripts/karapace.sh and replayed by TestRegistryGoldens); see converters/avro/README.md.
 //
