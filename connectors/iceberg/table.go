@@ -6,13 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"os"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	ice "github.com/apache/iceberg-go"
@@ -615,9 +612,6 @@ func (w *Writer) Apply(ctx context.Context, parts []*Part, offsets Offsets, prop
 	if err := tx.AssertRefSnapshotID(""); err != nil {
 		return st, err
 	}
-	if d := testCommitPause(); d > 0 {
-		time.Sleep(d) // tests: widen the window between writing files and the catalog commit
-	}
 	rd := tx.NewRowDelta(sprops)
 	rd.AddRows(dataFiles...)
 	rd.AddDeletes(delFiles...)
@@ -1062,13 +1056,6 @@ func batches(sc *arrow.Schema, rows []Row) iter.Seq2[arrow.RecordBatch, error] {
 		}
 	}
 }
-
-// testCommitPause reads ICEBERG_SINK_TEST_COMMIT_PAUSE_MS: the SIGKILL tests set it so that
-// kills land between the data files being written and the catalog commit more often.
-var testCommitPause = sync.OnceValue(func() time.Duration {
-	ms, _ := strconv.Atoi(os.Getenv("ICEBERG_SINK_TEST_COMMIT_PAUSE_MS"))
-	return time.Duration(ms) * time.Millisecond
-})
 
 // sortedTPs is a helper for deterministic output.
 func sortedTPs(o Offsets) []TP {
