@@ -19,6 +19,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/connectd/connectd/connect/jvm"
 	"github.com/connectd/connectd/internal/herder"
 )
 
@@ -57,7 +58,7 @@ func readStringMap(r *http.Request) (*orderedMap, []byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	v, err := parseJSON(body)
+	v, err := jvm.ParseJSON(body)
 	if err != nil {
 		return nil, body, err
 	}
@@ -167,7 +168,7 @@ func (s *Server) createConnector(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	v, err := parseJSON(body)
+	v, err := jvm.ParseJSON(body)
 	if err != nil {
 		writeError(w, withChain(err, classCreateRequest))
 		return
@@ -490,12 +491,12 @@ func (s *Server) alterOffsets(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	v, err := parseJSON(body)
+	v, err := jvm.ParseJSON(body)
 	if err != nil {
 		writeError(w, withOffsetsChain(withChain(err, classOffsets)))
 		return
 	}
-	if v == nil || v.kind == jNull {
+	if v == nil || v.Kind == jvm.Null {
 		writeError(w, newRestError(500, npeOffsets))
 		return
 	}
@@ -585,7 +586,7 @@ func (s *Server) putTaskConfigs(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	v, err := parseJSON(body)
+	v, err := jvm.ParseJSON(body)
 	if err != nil {
 		writeError(w, err)
 		return

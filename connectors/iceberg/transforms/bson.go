@@ -96,7 +96,7 @@ func (d *bDoc) clone() *bDoc {
 func bsonParseErr(msg string) error { return &jvmError{"org.bson.json.JsonParseException", msg} }
 
 func parseBSONDocument(s string) (*bDoc, error) {
-	p := &jParser{s: s}
+	p := &bsonScanner{s: s}
 	v, err := bsonValue(p, 0)
 	if err != nil {
 		return nil, err
@@ -108,7 +108,7 @@ func parseBSONDocument(s string) (*bDoc, error) {
 	return v.doc, nil
 }
 
-func bsonValue(p *jParser, depth int) (*bVal, error) {
+func bsonValue(p *bsonScanner, depth int) (*bVal, error) {
 	if depth > 500 {
 		return nil, bsonParseErr("too deep")
 	}
@@ -284,7 +284,7 @@ func bsonValue(p *jParser, depth int) (*bVal, error) {
 
 var shellConstructors = map[string]bool{"ObjectId": true, "NumberLong": true, "NumberInt": true, "NumberDecimal": true, "ISODate": true, "Date": true}
 
-func bsonIdent(p *jParser) (string, error) {
+func bsonIdent(p *bsonScanner) (string, error) {
 	start := p.i
 	for p.i < len(p.s) {
 		c := p.s[p.i]

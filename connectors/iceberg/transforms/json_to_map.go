@@ -87,3 +87,122 @@ func (j *JsonToMapTransform) Apply(r *connect.SinkRecord) (*connect.SinkRecord, 
 	}
 	return r.NewRecord(r.Topic, r.Partition, r.KeySchema, r.Key, schema, st, r.Timestamp, r.Headers), nil
 }
+
+func schemaFromNode(n *jNode) *connect.Schema {
+	switch n.kind {
+	case jNull:
+		return nil
+	case jArray:
+		return arraySchema(n)
+	case jObject:
+		if len(n.vals) == 0 {
+			return nil
+		}
+		return jsonMapSchema
+	}
+	return nodeSchema(n.kind)
+}
+
+func nodeSchema(k jKind) *connect.Schema {
+	switch k {
+	case jBool:
+		return connect.OptionalBoolSchema
+	case jText, jArray:
+		return connect.OptionalStringSchema
+	case jInt:
+		return connect.OptionalInt32Schema
+	case jLong:
+		return connect.OptionalInt64Schema
+	case jDouble:
+		return connect.OptionalFloat64Schema
+	case jObject:
+		return jsonMapSchema
+	case jBigInt:
+		return jsonBigIntegerSchema
+	}
+	return nil
+}
+
+func arraySchema(n *jNode) *connect.Schema {
+	if len(n.vals) == 0 {
+		return nil
+	}
+	kind := n.vals[0].kind
+	for _, e := range n.vals[1:] {
+		if e.kind != kind {
+			return arrayOptionalString // inconsistent element types
+		}
+	}
+	switch kind {
+	case jNull:
+		return arrayOptionalString
+	case jObject:
+		return arrayMapOptionalStr
+	case jArray:
+		var set []*connect.Schema // a HashSet<Schema> (null included)
+		for _, e := range n.vals {
+			s := schemaFromNode(e)
+			found := false
+			for _, x := range set {
+				if x.Equal(s) {
+					found = true
+					break
+				}
+			}
+			if !found {
+				set = append(set, s)
+			}
+		}
+		if len(set) > 1 {
+			return connect.ArrayBuilder(arrayOptionalString).Optional().MustBuild()
+		}
+		if set[0] == nil {
+			return nil
+		}
+		return connect.ArrayBuilder(set[0]).Optional().MustBuild()
+	}
+	return connect.ArrayBuilder(nodeSchema(kind)).Optional().MustBuild()
+}
+
+func extractValue(n *jNode, t connect.Type) any {
+	switch t {
+	case connect.TypeString:
+		return nodeToText(n)
+	case connect.TypeBoolean:
+		return n.b
+	case connect.TypeInt32:
+		return int32(n.i)
+	case connect.TypeInt64:
+		return n.i
+	case connect.TypeFloat64:
+		return n.d
+	case connect.TypeMap:
+		return populateMap(n)
+	case connect.TypeBytes:
+		return connect.Decimal{Unscaled: n.big, Scale: 0}
+	}
+	return nil
+}
+
+func populateArray(n *jNode, s *connect.Schema) []any {
+	out := make([]any, 0, len(n.vals))
+	for _, e := range n.vals {
+		if s.Type == connect.TypeArray {
+			out = append(out, populateArray(e, s.ValueSchema()))
+		} else {
+			out = append(out, extractValue(e, s.Type))
+		}
+	}
+	return out
+}
+
+func populateMap(n *jNode) map[string]any {
+	m := make(map[string]any, len(n.keys))
+	if n.kind != jObject {
+		return m
+	}
+	for i, k := range n.keys {
+		m[k] = nodeToText(n.vals[i])
+	}
+	return m
+}
