@@ -69,6 +69,7 @@ type Member struct {
 	lastCompletedGen    int32
 	mu                  sync.Mutex
 	leaderID, leaderURL string
+	leaderChanged       chan struct{} // closed (and replaced) whenever the leader's id or URL is set
 	protocolVersion     int16
 	isLeader            bool
 }
@@ -99,7 +100,7 @@ func NewMember(client sarama.Client, cfg Config, h Handler) (*Member, error) {
 		lg = slog.Default()
 	}
 	return &Member{cfg: cfg, client: client, h: h, versions: vs, log: lg.With("group", cfg.GroupID),
-		rejoin: make(chan struct{}, 1), leaderAssignor: NewIncrementalAssignor(cfg.MaxDelay), lastCompletedGen: -1}, nil
+		rejoin: make(chan struct{}, 1), leaderChanged: make(chan struct{}), leaderAssignor: NewIncrementalAssignor(cfg.MaxDelay), lastCompletedGen: -1}, nil
 }
 
 // RequestRejoin asks for a rebalance (after config changes that alter the set of connectors or tasks).
@@ -115,6 +116,14 @@ func (m *Member) Leader() (id, url string, self bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.leaderID, m.leaderURL, m.isLeader
+}
+
+// LeaderChanged returns a channel that is closed the next time the leader is set (every completed SyncGroup):
+// callers waiting for a leader read Leader, and if it is unknown wait on the channel they got before.
+func (m *Member) LeaderChanged() <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.leaderChanged
 }
 
 // MemberID is this member's id in the current generation.
@@ -323,6 +332,8 @@ func (m *Member) joinAndSync(ctx context.Context) (time.Duration, <-chan struct{
 	}
 	m.mu.Lock()
 	m.leaderID, m.leaderURL = a.Leader, a.LeaderURL
+	close(m.leaderChanged)
+	m.leaderChanged = make(chan struct{})
 	m.mu.Unlock()
 	if a.Error == ConfigMismatch {
 		// the leader could not reach the newest config: catch up ourselves and rejoin

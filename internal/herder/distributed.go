@@ -49,6 +49,7 @@ type Distributed struct {
 	restarts     map[state.TaskID]int               // automatic restart attempts
 	forwarding   map[string]bool                    // task configs being sent to the leader, per connector
 	forwardAgain map[string]bool                    // regenerate once the send in flight ends
+	assignable   map[string]int                     // connectors read from the config topic -> committed task count
 	stopping     bool                               // set by Stop: no new work is started
 
 	q            *opQueue
@@ -77,7 +78,7 @@ func (d *Distributed) ioTimeout() time.Duration {
 func NewDistributed(cfg *DistributedConfig, advertisedURL string, brokers []string, sc *sarama.Config) *Distributed {
 	d := &Distributed{cfg: cfg, url: advertisedURL, brokers: brokers, sc: sc, generation: -1,
 		running: map[string]bool{}, tasks: map[state.TaskID]map[string]string{}, restarts: map[state.TaskID]int{},
-		forwarding: map[string]bool{}, forwardAgain: map[string]bool{}, q: newOpQueue(), started: make(chan struct{})}
+		forwarding: map[string]bool{}, forwardAgain: map[string]bool{}, assignable: map[string]int{}, q: newOpQueue(), started: make(chan struct{})}
 	d.httpClient = &http.Client{Timeout: d.ioTimeout()}
 	// the stores exist from the start: REST calls made while the worker starts wait for them to be read
 	d.configs = store.NewConfigStore(d)
@@ -132,7 +133,6 @@ func (d *Distributed) Start(ctx context.Context) error {
 		return fmt.Errorf("reading %s: %w", d.cfg.ConfigTopic.Name, err)
 	}
 	d.configs.MarkStarted()
-	close(d.started)
 	if id, err := d.w.ClusterID(); err == nil {
 		d.clusterID = id
 	}
@@ -148,6 +148,7 @@ func (d *Distributed) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	close(d.started) // REST calls go on: the config topic is read and the member exists (leader lookups)
 	lctx, lcancel := context.WithCancel(context.Background())
 	d.loopCancel, d.loopDone = lcancel, make(chan struct{})
 	go d.loop(lctx)
@@ -200,6 +201,7 @@ func (d *Distributed) isStopping() bool {
 // loop runs herder operations one at a time (the JVM's herder thread), membership events first.
 func (d *Distributed) loop(ctx context.Context) {
 	defer close(d.loopDone)
+	defer d.q.close()                       // nothing is queued or kept once the loop ends
 	keyCheck := time.NewTicker(time.Minute) // the leader rotates the session key when it expires
 	defer keyCheck.Stop()
 	for ctx.Err() == nil {

@@ -50,6 +50,8 @@ func (d *Distributed) Revoke(c group.ConnectorsAndTasks, lost bool) <-chan struc
 	}
 	d.mu.Unlock()
 	done := make(chan struct{})
+	// once the herder loop ended (the worker stops) the channel stays open: Stop stops all local work itself
+	// and ends the member, which stops waiting then
 	d.q.pushUrgent(func() {
 		slog.Info("revoking", "connectors", c.Connectors, "tasks", fmt.Sprint(c.Tasks), "membership_lost", lost)
 		d.revoke(c)
@@ -107,7 +109,7 @@ func (d *Distributed) Assigned(a *group.Assignment, full group.ConnectorsAndTask
 	d.mu.Lock()
 	d.assigned = full
 	d.mu.Unlock()
-	d.q.pushUrgent(func() { d.applyAssignment(a, full, gen, isLeader) })
+	d.q.pushAssignment(func() { d.applyAssignment(a, full, gen, isLeader) })
 }
 
 // applyAssignment starts what the assignment gives this worker and is not running here. An assignment whose

@@ -3,6 +3,7 @@ package herder
 // store.ConfigListener: config-topic records as they are read, turned into herder operations.
 
 import (
+	"fmt"
 	"log/slog"
 	"maps"
 
@@ -12,8 +13,37 @@ import (
 	"github.com/connectd/connectd/internal/store"
 )
 
+// Each record is turned into one operation per connector and kind while it is pending (a burst of records
+// costs one). A rebalance is asked for at once, from the reader's goroutine, when what the leader assigns
+// from changed (a connector added or removed, a task count): the group's members all read the record and
+// rejoin together, without waiting for the herder's queue. A changed config of an existing connector or of
+// its tasks needs none: their owners restart them.
+
+// noteAssignable records a connector's presence and committed task count as the config store now has them
+// and says whether they changed since the last call for it.
+func (d *Distributed) noteAssignable(name string) bool {
+	_, count, exists := d.configs.Connector(name)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	prev, had := d.assignable[name]
+	if !exists {
+		delete(d.assignable, name)
+		return had
+	}
+	d.assignable[name] = count
+	return !had || prev != count
+}
+
+// rejoinIfAssignmentChanged asks for a rebalance when the connector's presence or task count changed.
+func (d *Distributed) rejoinIfAssignmentChanged(name string) {
+	if d.noteAssignable(name) && d.member != nil {
+		d.member.RequestRejoin()
+	}
+}
+
 func (d *Distributed) ConnectorConfigUpdated(name string, removed bool) {
-	d.enqueue("", func() {
+	d.rejoinIfAssignmentChanged(name)
+	d.enqueue(fmt.Sprintf("connector/%s/%t", name, removed), func() {
 		d.mu.Lock()
 		run := d.running[name]
 		d.mu.Unlock()
@@ -35,9 +65,6 @@ func (d *Distributed) ConnectorConfigUpdated(name string, removed bool) {
 			delete(d.running, name)
 			d.mu.Unlock()
 			d.startConnector(d.configs.Snapshot(), name)
-		}
-		if d.member != nil {
-			d.member.RequestRejoin()
 		}
 	})
 }
@@ -62,10 +89,12 @@ func (d *Distributed) localTasks(name string) []state.TaskID {
 	return out
 }
 
-func (d *Distributed) TaskConfigsUpdated(name string, count int) {
-	d.enqueue("", func() {
-		// restart local tasks of the connector whose config changed; drop those beyond the new count
+func (d *Distributed) TaskConfigsUpdated(name string, _ int) {
+	d.rejoinIfAssignmentChanged(name)
+	d.enqueue("tasks/"+name, func() {
+		// restart local tasks of the connector whose config changed; drop those beyond the committed count
 		snap := d.configs.Snapshot()
+		count := snap.TaskCounts[name]
 		for _, id := range d.localTasks(name) {
 			d.mu.Lock()
 			old := d.tasks[id]
@@ -81,14 +110,11 @@ func (d *Distributed) TaskConfigsUpdated(name string, count int) {
 				d.startTask(snap, id)
 			}
 		}
-		if d.member != nil {
-			d.member.RequestRejoin()
-		}
 	})
 }
 
 func (d *Distributed) TargetStateChanged(name string) {
-	d.enqueue("", func() {
+	d.enqueue("target/"+name, func() {
 		t := d.configs.Snapshot().TargetState(name)
 		d.mu.Lock()
 		run := d.running[name]
@@ -110,7 +136,7 @@ func (d *Distributed) TargetStateChanged(name string) {
 }
 
 func (d *Distributed) RestartRequested(r store.RestartRequest) {
-	d.enqueue("", func() {
+	d.enqueue(fmt.Sprintf("restart-request/%s/%t/%t", r.Connector, r.IncludeTasks, r.OnlyFailed), func() {
 		snap := d.configs.Snapshot()
 		d.mu.Lock()
 		run := d.running[r.Connector]

@@ -47,13 +47,10 @@ func (d *Distributed) notLeader(ctx context.Context) error {
 	if err := d.awaitStarted(ctx); err != nil {
 		return err
 	}
-	self, url := d.isLeader()
-	// during a rebalance the leader is briefly unknown: wait a bounded time rather than answer 409 at once
+	// until the first rebalance completes the leader is unknown: wait a bounded time rather than answer 409
 	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	for b := (store.Backoff{Initial: 20 * time.Millisecond, Max: 500 * time.Millisecond}); url == "" && b.Wait(wctx) == nil; {
-		self, url = d.isLeader()
-	}
+	self, url := d.awaitLeader(wctx)
 	if self {
 		return nil
 	}
@@ -63,9 +60,26 @@ func (d *Distributed) notLeader(ctx context.Context) error {
 	return &NotLeaderError{LeaderURL: url}
 }
 
-// awaitOffset waits until the config store has read what we just wrote (the change is accepted).
+// awaitLeader returns whether this worker leads and the leader's URL, waiting (until ctx ends) while no
+// leader is known.
+func (d *Distributed) awaitLeader(ctx context.Context) (bool, string) {
+	for {
+		changed := d.member.LeaderChanged() // taken before reading, so that no change is missed
+		if self, url := d.isLeader(); self || url != "" {
+			return self, url
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return false, ""
+		}
+	}
+}
+
+// readBack waits until the config store has read what this worker just wrote (the change is accepted), as
+// the JVM's store reads its log to the end after a write.
 func (d *Distributed) readBack(ctx context.Context) error {
-	return d.configLog.ReadToEnd(ctx)
+	return d.configLog.ReadWritten(ctx)
 }
 
 func (d *Distributed) Connectors(ctx context.Context) ([]string, error) {

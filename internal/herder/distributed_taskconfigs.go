@@ -126,7 +126,9 @@ func (d *Distributed) writeTaskConfigs(name string, cfgs []map[string]string) {
 // with the session key (X-Connect-Authorization = base64(HMAC-SHA256(key, body))), bounded by ioTimeout.
 func (d *Distributed) forwardTaskConfigs(leaderURL, name string, cfgs []map[string]string, key *store.SessionKey) error {
 	body, _ := json.Marshal(cfgs)
-	req, err := http.NewRequest(http.MethodPost, strings.TrimSuffix(leaderURL, "/")+"/connectors/"+url.PathEscape(name)+"/tasks?forward=false", bytes.NewReader(body))
+	ctx, cancel := context.WithTimeout(context.Background(), d.ioTimeout()) // whatever the client's own timeout
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(leaderURL, "/")+"/connectors/"+url.PathEscape(name)+"/tasks?forward=false", bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
