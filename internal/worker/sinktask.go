@@ -885,7 +885,10 @@ func sortTPs(tps []connect.TopicPartition) {
 }
 
 // taskContext is the SinkTaskContext handed to the task; its methods run on the task goroutine.
-type taskContext struct{ st *sinkTask }
+type taskContext struct {
+	pluginRuntime
+	st *sinkTask
+}
 
 func (c *taskContext) Configs() map[string]string { return c.st.taskProps }
 
