@@ -8,6 +8,7 @@ import (
 	"maps"
 	"time"
 
+	"github.com/connectd/connectd/internal/backoff"
 	"github.com/connectd/connectd/internal/group"
 	"github.com/connectd/connectd/internal/state"
 	"github.com/connectd/connectd/internal/store"
@@ -51,7 +52,7 @@ func (d *Distributed) notLeader(ctx context.Context) error {
 	// during a rebalance the leader is briefly unknown: wait a bounded time rather than answer 409 at once
 	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	for b := (store.Backoff{Initial: 20 * time.Millisecond, Max: 500 * time.Millisecond}); url == "" && b.Wait(wctx) == nil; {
+	for b := (backoff.Backoff{Initial: 20 * time.Millisecond, Max: 500 * time.Millisecond}); url == "" && b.Wait(wctx) == nil; {
 		self, url = d.isLeader()
 	}
 	if self {
