@@ -204,6 +204,9 @@ func (c *coordinator) isClosed() bool {
 }
 
 func (c *coordinator) register(t *Task) {
+	if pr, ok := t.Ctx.(connect.PluginRuntime); ok {
+		registerMetrics(pr.PluginMetrics())
+	}
 	c.mu.Lock()
 	c.tasks[t] = struct{}{}
 	c.mu.Unlock()

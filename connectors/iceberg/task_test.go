@@ -15,6 +15,8 @@ import (
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connectors/iceberg/icebergtest"
+	"github.com/connectd/connectd/internal/kafka"
+	"github.com/connectd/connectd/internal/metrics"
 )
 
 // fakeCtx is a SinkTaskContext that records rewinds and commit requests.
@@ -37,6 +39,8 @@ func (f *fakeCtx) Pause(...connect.TopicPartition)                    {}
 func (f *fakeCtx) Resume(...connect.TopicPartition)                   {}
 func (f *fakeCtx) RequestCommit()                                     { f.mu.Lock(); f.commits++; f.mu.Unlock() }
 func (f *fakeCtx) ErrantRecordReporter() connect.ErrantRecordReporter { return nil }
+func (f *fakeCtx) PluginMetrics() connect.PluginMetrics               { return metrics.Registry }
+func (f *fakeCtx) KafkaClients() connect.KafkaClients                 { return kafka.PluginClients{} }
 
 var testSeq int
 

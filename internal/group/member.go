@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+	"github.com/connectd/connectd/internal/backoff"
 )
 
 // Handler is the herder side of membership. All calls come from the member's goroutine, one at a time, and
@@ -154,7 +155,7 @@ var errRejoin = errors.New("group: rejoin needed")
 // whenever membership is lost.
 func (m *Member) Run(ctx context.Context) error {
 	defer m.leave()
-	backoff := 100 * time.Millisecond
+	retry := backoff.Backoff{Initial: 100 * time.Millisecond, Max: 3200 * time.Millisecond}
 	for ctx.Err() == nil {
 		delay, revoked, err := m.joinAndSync(ctx)
 		if err != nil {
@@ -162,29 +163,15 @@ func (m *Member) Run(ctx context.Context) error {
 				break
 			}
 			m.log.Info("rebalance failed, retrying", "err", err)
-			if sleep(ctx, backoff) != nil {
+			if retry.Wait(ctx) != nil {
 				break
-			}
-			if backoff < 2*time.Second {
-				backoff *= 2
 			}
 			continue
 		}
-		backoff = 100 * time.Millisecond
+		retry.Reset()
 		m.heartbeatUntilRejoin(ctx, delay, revoked)
 	}
 	return nil
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 func (m *Member) coordinator() (*sarama.Broker, error) {
@@ -345,7 +332,7 @@ func (m *Member) joinAndSync(ctx context.Context) (time.Duration, <-chan struct{
 		m.log.Warn("could not read the config topic to the assignment's offset; leaving the group", "offset", a.Offset)
 		m.leave()
 		m.resetGeneration(ctx)
-		_ = sleep(ctx, m.cfg.UnsyncBackoff)
+		_ = backoff.Sleep(ctx, m.cfg.UnsyncBackoff)
 		return 0, nil, errors.New("group: config sync timeout")
 	}
 	var full ConnectorsAndTasks

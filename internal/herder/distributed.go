@@ -112,7 +112,7 @@ func (d *Distributed) Start(ctx context.Context) error {
 		return err
 	}
 	for _, spec := range []store.TopicSpec{d.cfg.ConfigTopic, d.cfg.OffsetTopic, d.cfg.StatusTopic} {
-		if err := store.EnsureTopic(admin, spec); err != nil {
+		if err := store.EnsureTopic(ctx, admin, spec); err != nil {
 			admin.Close()
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/IBM/sarama"
 
+	"github.com/connectd/connectd/internal/backoff"
 	"github.com/connectd/connectd/internal/kafka"
 )
 
@@ -28,7 +29,7 @@ type TopicSpec struct {
 
 // EnsureTopic creates the topic compacted if missing, and refuses an existing one whose cleanup.policy is not
 // exactly "compact" (or, for the config topic, that has more than one partition), as the JVM worker does.
-func EnsureTopic(admin sarama.ClusterAdmin, spec TopicSpec) error {
+func EnsureTopic(ctx context.Context, admin sarama.ClusterAdmin, spec TopicSpec) error {
 	metas, err := admin.DescribeTopics([]string{spec.Name})
 	if err != nil {
 		return err
@@ -65,7 +66,9 @@ func EnsureTopic(admin sarama.ClusterAdmin, spec TopicSpec) error {
 			if i == 50 {
 				return fmt.Errorf("store: topic %s did not appear after creation: %v", spec.Name, err)
 			}
-			time.Sleep(200 * time.Millisecond)
+			if serr := backoff.Sleep(ctx, 200*time.Millisecond); serr != nil {
+				return fmt.Errorf("store: waiting for topic %s: %w", spec.Name, serr)
+			}
 		}
 	}
 	if spec.SinglePartition && len(metas) == 1 && len(metas[0].Partitions) > 1 {
@@ -81,7 +84,9 @@ func EnsureTopic(admin sarama.ClusterAdmin, spec TopicSpec) error {
 		if i == 50 || !errors.Is(err, sarama.ErrUnknownTopicOrPartition) {
 			return fmt.Errorf("store: describing topic %s: %w", spec.Name, err)
 		}
-		time.Sleep(200 * time.Millisecond)
+		if serr := backoff.Sleep(ctx, 200*time.Millisecond); serr != nil {
+			return fmt.Errorf("store: describing topic %s: %w", spec.Name, errors.Join(err, serr))
+		}
 	}
 	policy := ""
 	for _, e := range cfg {
@@ -180,7 +185,7 @@ func (l *Log) Start(ctx context.Context) error {
 		if i == 100 {
 			return err
 		}
-		if serr := Sleep(ctx, 200*time.Millisecond); serr != nil {
+		if serr := backoff.Sleep(ctx, 200*time.Millisecond); serr != nil {
 			return errors.Join(err, serr)
 		}
 	}
@@ -260,7 +265,7 @@ func (l *Log) ReadToEnd(ctx context.Context) error {
 	l.mu.Unlock()
 	for _, p := range parts {
 		off, err := l.client.GetOffset(l.topic, p, sarama.OffsetNewest)
-		for i := 0; err != nil && i < 20 && Sleep(ctx, 100*time.Millisecond) == nil; i++ {
+		for i := 0; err != nil && i < 20 && backoff.Sleep(ctx, 100*time.Millisecond) == nil; i++ {
 			_ = l.client.RefreshMetadata(l.topic)
 			off, err = l.client.GetOffset(l.topic, p, sarama.OffsetNewest)
 		}
