@@ -3,6 +3,7 @@ package herder
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -71,6 +72,13 @@ func (d *Distributed) ioTimeout() time.Duration {
 		t = 3 * time.Second
 	}
 	return t
+}
+
+// leaveWait bounds how long a stopping worker waits for its local work before it leaves the group:
+// scheduled.rebalance.max.delay.ms (the time the leader then holds the work before anyone else gets it),
+// at least one second.
+func (d *Distributed) leaveWait() time.Duration {
+	return max(d.cfg.MaxDelay, time.Second)
 }
 
 // NewDistributed prepares a distributed herder. The worker must be created with this herder as its state
@@ -158,9 +166,13 @@ func (d *Distributed) Start(ctx context.Context) error {
 	return nil
 }
 
-// Stop stops everything local and then leaves the group (its work is reassigned after the delay): local work
-// first (final offset commits), so that nobody else starts our tasks while they still run here, as the JVM
-// herder halts before leaving.
+// Stop stops everything local and leaves the group (its work is reassigned after the delay). Local work is
+// stopped first (final offset commits), so that nobody else starts our tasks while they still run here, as
+// the JVM herder halts before leaving; but the group is left after leaveWait at the latest. A sink task
+// still stopping by then is nearly always waiting in its consumer group's join (which cannot be aborted, and
+// which lasts until a dead worker's consumers time out after a SIGKILL): it owns no partitions, and its
+// successor is started only after the leader's lost-work delay, and consumes only once the consumer group
+// has let this task go. The JVM's task wakes its consumer out of the join instead.
 func (d *Distributed) Stop() {
 	d.mu.Lock()
 	d.stopping = true
@@ -178,11 +190,20 @@ func (d *Distributed) Stop() {
 		local.Tasks = append(local.Tasks, group.TaskID{Connector: id.Connector, Task: int32(id.Task)})
 	}
 	d.mu.Unlock()
-	d.revoke(local)
+	stopped := make(chan struct{})
+	go func() { defer close(stopped); d.revoke(local) }()
+	wait := time.NewTimer(d.leaveWait())
+	select {
+	case <-stopped:
+	case <-wait.C:
+		slog.Info("leaving the group while local work still stops", "waited", d.leaveWait())
+	}
+	wait.Stop()
 	if d.memberCancel != nil {
 		d.memberCancel()
 		<-d.memberDone
 	}
+	<-stopped // each task's graceful stop is bounded by task.shutdown.graceful.timeout.ms
 	d.w.Stop()
 	if d.configLog != nil {
 		d.configLog.Close()

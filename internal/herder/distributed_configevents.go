@@ -93,9 +93,13 @@ func (d *Distributed) TaskConfigsUpdated(name string, _ int) {
 	d.rejoinIfAssignmentChanged(name)
 	d.enqueue("tasks/"+name, func() {
 		// restart local tasks of the connector whose config changed; drop those beyond the committed count
+		local := d.localTasks(name)
+		if len(local) == 0 {
+			return
+		}
 		snap := d.configs.Snapshot()
 		count := snap.TaskCounts[name]
-		for _, id := range d.localTasks(name) {
+		for _, id := range local {
 			d.mu.Lock()
 			old := d.tasks[id]
 			d.mu.Unlock()

@@ -140,7 +140,7 @@ func (d *Distributed) PutConnectorConfig(ctx context.Context, name string, confi
 	if err := d.notLeader(ctx); err != nil {
 		return nil, false, err
 	}
-	_, exists := d.configs.Snapshot().Connectors[name] // notLeader waited for the config topic
+	_, _, exists := d.configs.Connector(name) // notLeader waited for the config topic
 	if exists && !allowReplace {
 		return nil, false, AlreadyExists("Connector %s already exists", name)
 	}
@@ -242,8 +242,8 @@ func (d *Distributed) PutTaskConfigs(ctx context.Context, name string, configs [
 	if err := d.notLeader(ctx); err != nil {
 		return err
 	}
-	if _, _, err := d.connector(ctx, name); err != nil {
-		return err
+	if _, _, ok := d.configs.Connector(name); !ok { // notLeader waited for the config topic
+		return NotFound("Connector %s not found", name)
 	}
 	return d.configs.PutTaskConfigs(ctx, name, configs)
 }
@@ -253,7 +253,7 @@ func (d *Distributed) SessionKey() ([]byte, []string, bool) {
 	if d.member == nil || d.member.ProtocolVersion() < group.V2 {
 		return nil, nil, false
 	}
-	if k := d.configs.Snapshot().SessionKey; k != nil {
+	if k := d.configs.SessionKey(); k != nil {
 		return k.Key, []string{"HmacSHA256"}, true
 	}
 	return nil, []string{"HmacSHA256"}, true

@@ -16,7 +16,7 @@ func (d *Distributed) ensureSessionKey() {
 	if self, _ := d.isLeader(); !self || d.member.ProtocolVersion() < group.V2 {
 		return
 	}
-	k := d.configs.Snapshot().SessionKey
+	k := d.configs.SessionKey()
 	if k != nil && time.Since(k.Created) < d.cfg.KeyTTL {
 		return
 	}

@@ -105,7 +105,7 @@ func (d *Distributed) writeTaskConfigs(name string, cfgs []map[string]string) {
 	}
 	d.forwarding[name] = true
 	d.mu.Unlock()
-	key := d.configs.Snapshot().SessionKey
+	key := d.configs.SessionKey()
 	go func() {
 		err := d.forwardTaskConfigs(leaderURL, name, cfgs, key)
 		d.mu.Lock()
