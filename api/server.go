@@ -164,7 +164,8 @@ func WithTopicTracking(enabled, allowReset bool) Option {
 }
 
 // WithRegistry replaces connect.DefaultRegistry for /connector-plugins.
-// WithExtraHandler serves h at path (GET/HEAD) on the main listeners, outside the JVM's API (e.g. /metrics).
+// WithExtraHandler serves h at path (GET/HEAD) on the main listeners, outside the JVM's API (e.g. /metrics); a
+// path ending in "/" serves the subtree below it.
 func WithExtraHandler(path string, h http.Handler) Option {
 	return func(s *Server) {
 		if s.extra == nil {
@@ -511,6 +512,10 @@ func (s *Server) router(main, admin bool) *mux.Router {
 	}
 	if main {
 		for path, h := range s.extra {
+			if strings.HasSuffix(path, "/") { // a subtree (e.g. /debug/pprof/); wrap trims the trailing slash
+				r.PathPrefix(strings.TrimSuffix(path, "/")).Handler(s.authenticated(h)).Methods("GET", "HEAD")
+				continue
+			}
 			r.Handle(path, s.authenticated(h)).Methods("GET", "HEAD")
 		}
 	}
