@@ -12,7 +12,8 @@
 #
 # Environment: N (1000000), SIZE (406), PARTITIONS (6), TASKS (3), COMMIT_MS (10000), WORKERS ("connectd jvm"),
 # SINK_EXTRA (extra connector config as ,"key":"value" pairs, both workers), JVM_HEAP (-Xms256m -Xmx2g), CONNECTD_BIN
-# (a prebuilt connectd binary to measure instead of building this tree).
+# (a prebuilt connectd binary to measure instead of building this tree), RUN_TIMEOUT (900 s per worker), KEEP=1 (keep
+# the logs and tables).
 # The JVM side needs the JVM Connect jars in ~/.cache/connectd/connect-jvm-*/libs (scripts/bench-startup.sh
 # caches them) and copies the Apache Iceberg sink 1.10.1 with its dependencies (bench-iceberg-jvm/pom.xml) from
 # Maven Central into ~/.cache/connectd/iceberg-sink-jvm-1.10.1 on first use.
@@ -20,10 +21,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${KAFKA_BOOTSTRAP:?run through scripts/with-kafka.sh}"
 N="${N:-1000000}"; SIZE="${SIZE:-406}"; PARTITIONS="${PARTITIONS:-6}"; TASKS="${TASKS:-3}"; COMMIT_MS="${COMMIT_MS:-10000}"
-WORKERS="${WORKERS:-connectd jvm}"; SINK_EXTRA="${SINK_EXTRA:-}"; JVM_HEAP="${JVM_HEAP:--Xms256m -Xmx2g}"
+WORKERS="${WORKERS:-connectd jvm}"; RUN_TIMEOUT="${RUN_TIMEOUT:-900}"; SINK_EXTRA="${SINK_EXTRA:-}"; JVM_HEAP="${JVM_HEAP:--Xms256m -Xmx2g}"
 here="$(pwd)/scripts/bench-iceberg-jvm"
 tmp="$(mktemp -d)"; mkdir -p "$tmp/plugins"
-trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
+if [[ -n "${KEEP:-}" ]]; then
+  echo "logs and tables kept in $tmp"; trap 'kill $(jobs -p) 2>/dev/null || true' EXIT
+else
+  trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
+fi
 mkdir -p "$tmp/bin"
 if [[ -n "${CONNECTD_BIN:-}" ]]; then cp "$CONNECTD_BIN" "$tmp/bin/connectd"; else go build -o "$tmp/bin/connectd" ./cmd/connectd; fi
 topic="bench-iceberg-$RANDOM$RANDOM"
@@ -83,10 +88,11 @@ PROPS
     \"iceberg.catalog.uri\":\"jdbc:sqlite:$dir/catalog.db\",\"iceberg.catalog.jdbc.schema-version\":\"V1\",
     \"iceberg.catalog.warehouse\":\"file://$dir/warehouse\",
     \"iceberg.control.topic\":\"$control\",\"iceberg.control.commit.interval-ms\":\"$COMMIT_MS\"$SINK_EXTRA}}" > /dev/null
-  local rec=0
+  local rec=0 deadline=$((SECONDS + RUN_TIMEOUT))
   until [[ $rec -ge $N ]]; do
     sleep 0.5
     kill -0 $pid || { tail -30 "$tmp/$name.log"; exit 1; }
+    if [[ $SECONDS -gt $deadline ]]; then echo "$name: $rec of $N records after ${RUN_TIMEOUT}s; log tail:" >&2; tail -40 "$tmp/$name.log" >&2; exit 1; fi
     rec=$(stats "$dir/catalog.db" | python3 -c 'import json,sys; print(json.load(sys.stdin)["records"])')
   done
   local t1; t1=$(date +%s%N); local c1; c1=$(cpu_ticks $pid); local hwm; hwm=$(hwm_kib $pid)

@@ -160,6 +160,7 @@ func (t *Task) spoolRow(name string, a *appendTable, tp TP, off int64, row Row) 
 		t.buf[name] = append(t.buf[name], Rec{Op: OpInsert, TP: tp, Offset: off, Seg: s})
 	}
 	t.nbuf++
+	t.spoolRows++
 	if err := s.add(row, off); err != nil {
 		var de *dataErr
 		if errors.As(err, &de) {
@@ -171,15 +172,21 @@ func (t *Task) spoolRow(name string, a *appendTable, tp TP, off int64, row Row) 
 }
 
 // removeSegments deletes the spool files of the segments among bufs (their rows are committed
-// or dropped).
-func removeSegments(bufs map[string][]Rec) {
+// or dropped). Caller holds t.mu.
+func (t *Task) removeSegments(bufs map[string][]Rec) {
 	for _, recs := range bufs {
 		for _, r := range recs {
 			if r.Seg != nil {
-				r.Seg.remove()
+				t.removeSegment(r.Seg)
 			}
 		}
 	}
+}
+
+// removeSegment deletes one segment's file. Caller holds t.mu.
+func (t *Task) removeSegment(s *segment) {
+	t.spoolRows -= s.rows
+	s.remove()
 }
 
 // sealSegment finishes a segment; a failure is kept in the segment and fails the round that

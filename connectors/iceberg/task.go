@@ -39,6 +39,7 @@ type Task struct {
 	// appendTables are the append tables whose rows Put converts into spool segments
 	// (appendtable.go) instead of buffering records.
 	appendTables map[string]*appendTable
+	spoolRows    int // rows in spool segments not yet removed (buffered or in a round): on disk
 }
 
 func (t *Task) Version() string { return Version }
@@ -127,12 +128,14 @@ func (t *Task) Put(ctx context.Context, records []*connect.SinkRecord) error {
 		t.pos[tp] = off + 1
 	}
 	n := t.nbuf + t.inflight
+	inMemory := n - t.spoolRows
 	t.mu.Unlock()
 	// full buffers ask for an early round, unless rounds are failing: then the retry backoff
-	// paces them and the check above pushes back
-	if max := t.cfg.MaxBuffered; max > 0 && n >= max && !t.coord.lastRoundFailed() {
+	// paces them and the check above pushes back. Spooled rows are on disk: they wait for the
+	// interval (one snapshot per table per interval) unless rounds fail.
+	if max := t.cfg.MaxBuffered; max > 0 && inMemory >= max && !t.coord.lastRoundFailed() {
 		t.coord.triggerRound()
-		if n >= 2*max {
+		if inMemory >= 2*max {
 			t.coord.waitRound(ctx)
 		}
 	}
@@ -428,7 +431,7 @@ func (t *Task) holds(tp TP) bool {
 func (t *Task) roundCommitted(d drained) {
 	t.mu.Lock()
 	t.inflight -= d.n
-	removeSegments(d.bufs)
+	t.removeSegments(d.bufs)
 	for tp, o := range d.pos {
 		if c, ok := t.committed[tp]; ok && o > c {
 			t.committed[tp] = o
@@ -456,7 +459,7 @@ func (t *Task) roundFailed(d drained) {
 			if g, ok := d.gen[r.TP]; ok && g == t.gen[r.TP] {
 				kept = append(kept, r)
 			} else if r.Seg != nil {
-				r.Seg.remove()
+				t.removeSegment(r.Seg)
 			}
 		}
 		if len(kept) > 0 {
@@ -519,7 +522,7 @@ func (t *Task) Close(partitions []connect.TopicPartition) error {
 			if !gone[r.TP] {
 				kept = append(kept, r)
 			} else if r.Seg != nil {
-				r.Seg.remove()
+				t.removeSegment(r.Seg)
 			}
 		}
 		t.buf[name] = kept
