@@ -73,6 +73,10 @@ func (s *Server) router(main, admin bool) *mux.Router {
 	}
 	if main {
 		for path, h := range s.extra {
+			if strings.HasSuffix(path, "/") { // a subtree (e.g. /debug/pprof/); wrap trims the trailing slash
+				r.PathPrefix(strings.TrimSuffix(path, "/")).Handler(s.authenticated(h)).Methods("GET", "HEAD")
+				continue
+			}
 			r.Handle(path, s.authenticated(h)).Methods("GET", "HEAD")
 		}
 	}

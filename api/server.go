@@ -162,7 +162,8 @@ func WithTopicTracking(enabled, allowReset bool) Option {
 }
 
 // WithRegistry replaces connect.DefaultRegistry for /connector-plugins.
-// WithExtraHandler serves h at path (GET/HEAD) on the main listeners, outside the JVM's API (e.g. /metrics).
+// WithExtraHandler serves h at path (GET/HEAD) on the main listeners, outside the JVM's API (e.g. /metrics); a
+// path ending in "/" serves the subtree below it.
 func WithExtraHandler(path string, h http.Handler) Option {
 	return func(s *Server) {
 		if s.extra == nil {

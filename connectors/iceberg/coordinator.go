@@ -432,7 +432,7 @@ func (c *coordinator) commitRound(ctx context.Context, tasks []*Task) (ok bool) 
 				}
 				return
 			}
-			c.countCommit(st, int64(len(recs)-st.Skipped), int64(st.Skipped))
+			c.countCommit(st, int64(recRows(recs)-st.Skipped), int64(st.Skipped))
 		}(name, recs, w)
 	}
 	wg.Wait()

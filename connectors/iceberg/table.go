@@ -43,6 +43,22 @@ type Rec struct {
 	Schema *ice.StructType
 	TP     TP
 	Offset int64
+	// Seg, when set, stands for the spooled append rows of TP from Offset on (spool.go): Row and
+	// Schema are unset, the rows have the table's schema.
+	Seg *segment
+}
+
+// recRows counts the rows recs stand for.
+func recRows(recs []Rec) int {
+	n := 0
+	for _, r := range recs {
+		if r.Seg != nil {
+			n += r.Seg.rows
+		} else {
+			n++
+		}
+	}
+	return n
 }
 
 // TableOptions is the resolved per-table configuration.
@@ -438,6 +454,12 @@ func (w *Writer) Prepare(ctx context.Context, recs []Rec) (*Part, error) {
 			return p, err
 		}
 	}
+	if spooledNewerSchema(w.Tbl, recs) {
+		// a task evolved the schema when it spooled rows: take the table as it is now
+		if err := w.Load(ctx, nil); err != nil {
+			return p, err
+		}
+	}
 	if w.Opts.EvolveSchema {
 		if err := w.evolve(ctx, recs); err != nil {
 			return p, fmt.Errorf("schema evolution: %w", err)
@@ -454,14 +476,19 @@ func (w *Writer) Prepare(ctx context.Context, recs []Rec) (*Part, error) {
 		return p, err
 	}
 	live := make([]Rec, 0, len(recs))
+	var segs []*segment
 	for _, r := range recs {
+		if r.Seg != nil {
+			segs = append(segs, r.Seg) // filtered by offset row by row when read
+			continue
+		}
 		if off, ok := committed[r.TP]; ok && r.Offset < off {
 			st.Skipped++
 			continue
 		}
 		live = append(live, r)
 	}
-	if len(live) == 0 {
+	if len(live) == 0 && len(segs) == 0 {
 		return p, nil
 	}
 
@@ -469,6 +496,17 @@ func (w *Writer) Prepare(ctx context.Context, recs []Rec) (*Part, error) {
 	delta := len(ids) > 0 && w.Opts.DeltaMode
 	for i := 0; i < len(live) && !delta && len(ids) > 0; i++ {
 		delta = live[i].Op != OpInsert
+	}
+	if len(ids) > 0 && len(segs) > 0 {
+		// the table gained identifier fields after its rows were spooled: plan them as records
+		for _, s := range segs {
+			rs, err := s.recs(committedFrom(committed, s.tp), &st.Skipped)
+			if err != nil {
+				return p, err
+			}
+			live = append(live, rs...)
+		}
+		segs = nil
 	}
 	var dataRows, delRows []Row
 	if delta {
@@ -499,7 +537,7 @@ func (w *Writer) Prepare(ctx context.Context, recs []Rec) (*Part, error) {
 		normalizeCase(tbl.Schema(), dataRows)
 		normalizeCase(tbl.Schema(), delRows)
 	}
-	if len(dataRows) > 0 {
+	if len(dataRows) > 0 || len(segs) > 0 {
 		asc, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
 		if err != nil {
 			return p, err
@@ -508,13 +546,18 @@ func (w *Writer) Prepare(ctx context.Context, recs []Rec) (*Part, error) {
 		if w.Opts.TargetFileSize > 0 {
 			wopts = append(wopts, table.WithTargetFileSize(w.Opts.TargetFileSize))
 		}
-		for df, err := range table.WriteRecords(ctx, tbl, asc, batches(asc, dataRows), wopts...) {
+		spooled := 0
+		src := batches(asc, dataRows)
+		if len(segs) > 0 {
+			src = concatBatches(src, spooledBatches(asc, tbl.Schema().ID, segs, committed, &spooled, &st.Skipped))
+		}
+		for df, err := range table.WriteRecords(ctx, tbl, asc, src, wopts...) {
 			if err != nil {
 				return p, fmt.Errorf("write data files: %w", err)
 			}
 			p.Data = append(p.Data, df)
 		}
-		st.RowsWritten = len(dataRows)
+		st.RowsWritten = len(dataRows) + spooled
 	}
 	if len(delRows) > 0 {
 		names, eqIDs, err := w.deleteColumns(ids)
