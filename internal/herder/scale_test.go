@@ -7,6 +7,7 @@ package herder_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -213,9 +214,11 @@ func evictions(c *cluster) int {
 	return n
 }
 
-// term sends SIGTERM and waits for the worker to exit.
+// term sends SIGTERM (unless the process already exited) and waits for the worker to exit.
 func (w *dworker) term(t testing.TB) {
-	require.NoError(t, w.cmd.Process.Signal(syscall.SIGTERM))
+	if err := w.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		require.NoError(t, err)
+	}
 	select {
 	case <-w.done:
 	case <-time.After(60 * time.Second):
