@@ -74,7 +74,7 @@ func EnsureTopic(admin sarama.ClusterAdmin, spec TopicSpec) error {
 	}
 	var cfg []sarama.ConfigEntry
 	for i := 0; ; i++ {
-		cfg, err = admin.DescribeConfig(sarama.ConfigResource{Type: sarama.TopicResource, Name: spec.Name, ConfigNames: []string{"cleanup.policy"}})
+		cfg, err = describeTopicConfig(admin, sarama.ConfigResource{Type: sarama.TopicResource, Name: spec.Name, ConfigNames: []string{"cleanup.policy"}})
 		if err == nil {
 			break
 		}
