@@ -141,7 +141,7 @@ func restOptions(cfg *worker.Config) ([]api.Option, error) {
 	if err != nil {
 		return nil, fmt.Errorf("invalid worker config: %w", err)
 	}
-	return append([]api.Option{
+	opts := []api.Option{
 		api.WithListeners(cfg.Listeners...),
 		api.WithAdvertised(cfg.AdvertisedHost, cfg.AdvertisedPort, cfg.AdvertisedListenerType),
 		api.WithVersion(api.ConnectVersion, api.BuildCommit()),
@@ -151,7 +151,11 @@ func restOptions(cfg *worker.Config) ([]api.Option, error) {
 		api.WithResponseHeaders(cfg.Props["response.http.headers.config"]),
 		api.WithSinkConnectorConfigDef(herder.ConnectorConfigDef()),
 		api.WithExtraHandler("/metrics", metrics.Handler()),
-	}, security...), nil
+	}
+	if cfg.Pprof {
+		opts = append(opts, api.WithExtraHandler("/debug/pprof/", pprofHandler()))
+	}
+	return append(opts, security...), nil
 }
 
 func runStandalone(ctx context.Context, args []string) error {

@@ -34,6 +34,8 @@ type schemaCache struct {
 	byConn   map[*connect.Schema]*ice.StructType
 	byShape  map[string]*ice.StructType
 	typeOnly bool
+	// lastShape is the schemaless struct returned last: checked first, without a signature
+	lastShape *ice.StructType
 }
 
 func newSchemaCache() *schemaCache {
@@ -208,6 +210,9 @@ func connectValue(s *connect.Schema, v any) any {
 }
 
 func schemalessValue(v any) any {
+	if plainJSON(v) {
+		return v // nothing to convert: no copy
+	}
 	switch x := v.(type) {
 	case map[string]any:
 		out := make(map[string]any, len(x))
@@ -233,6 +238,29 @@ func schemalessValue(v any) any {
 		return Decimal{Unscaled: x.Unscaled, Scale: x.Scale}
 	}
 	return v
+}
+
+// plainJSON reports whether v holds only values schemalessValue keeps as they are.
+func plainJSON(v any) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		for _, e := range x {
+			if !plainJSON(e) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		for _, e := range x {
+			if !plainJSON(e) {
+				return false
+			}
+		}
+		return true
+	case map[any]any, *connect.Struct, connect.Decimal:
+		return false
+	}
+	return true
 }
 
 // inferType infers an Iceberg type from a schemaless (JSON) value; nil when unknown (null).
@@ -323,12 +351,19 @@ func shapeSig(v any, sb *strings.Builder) {
 }
 
 func (c *schemaCache) forSchemaless(m map[string]any) *ice.StructType {
+	c.mu.Lock()
+	last := c.lastShape
+	c.mu.Unlock()
+	if last != nil && matchesShape(last, m) {
+		return last // records of a topic mostly share one shape: no signature to build
+	}
 	var sb strings.Builder
 	shapeSig(m, &sb)
 	sig := sb.String()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if st, ok := c.byShape[sig]; ok {
+		c.lastShape = st
 		return st
 	}
 	id := 0
@@ -337,7 +372,53 @@ func (c *schemaCache) forSchemaless(m map[string]any) *ice.StructType {
 		clear(c.byShape)
 	}
 	c.byShape[sig] = st
+	c.lastShape = st
 	return st
+}
+
+// matchesShape reports whether inferType(v) would give exactly t (same fields, same types, same
+// order of field ids), without building a signature.
+func matchesShape(t ice.Type, v any) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		st, ok := t.(*ice.StructType)
+		if !ok {
+			return false
+		}
+		n := 0
+		for _, e := range x {
+			if e != nil {
+				n++
+			}
+		}
+		if n != len(st.FieldList) {
+			return false
+		}
+		prev := ""
+		for i, f := range st.FieldList {
+			e, ok := x[f.Name]
+			if !ok || e == nil || (i > 0 && f.Name <= prev) || !matchesShape(f.Type, e) {
+				return false
+			}
+			prev = f.Name
+		}
+		return true
+	case []any:
+		lt, ok := t.(*ice.ListType)
+		if !ok {
+			return false
+		}
+		for _, e := range x {
+			if e != nil {
+				return matchesShape(lt.Element, e)
+			}
+		}
+		return lt.Element == ice.PrimitiveTypes.String
+	case nil, map[any]any:
+		return false
+	}
+	var id int
+	return t == inferType(v, &id) // a primitive type: comparable
 }
 
 // fieldPath reads a dotted path from a row.

@@ -34,43 +34,7 @@ func (w *Writer) evolve(ctx context.Context, recs []Rec) error {
 
 func (w *Writer) evolveTo(ctx context.Context, st *ice.StructType) error {
 	for attempt := 0; ; attempt++ {
-		tsc := w.Tbl.Schema()
-		ids := map[string]bool{}
-		for _, n := range w.idColumns() {
-			ids[n] = true
-		}
-		fields := make([]ice.NestedField, len(st.FieldList))
-		copy(fields, st.FieldList)
-		for i := range fields {
-			name := fields[i].Name
-			if w.Opts.CaseInsensitive {
-				if f, ok := tsc.FindFieldByNameCaseInsensitive(name); ok {
-					fields[i].Name = f.Name
-					name = f.Name
-				}
-			}
-			if ids[name] {
-				fields[i].Required = true
-			}
-			if f, ok := tsc.FindFieldByName(name); ok && f.Required && !fields[i].Required && !ids[name] {
-				continue
-			} else if ok && !f.Required {
-				fields[i].Required = false
-			} else if !ok {
-				fields[i].Required = false
-			}
-		}
-		usc := ice.NewSchema(0, fields...)
-		build := func(tx *table.Transaction) *table.UpdateSchema {
-			u := tx.UpdateSchema(!w.Opts.CaseInsensitive, false).UnionByNameWith(usc)
-			// required table columns the record lacks become optional (else nulls cannot be written)
-			for _, f := range tsc.Fields() {
-				if f.Required && !ids[f.Name] && !hasField(st, f.Name, w.Opts.CaseInsensitive) {
-					u = u.UpdateColumn([]string{f.Name}, table.ColumnUpdate{Required: ice.Optional[bool]{Valid: true, Val: false}})
-				}
-			}
-			return u
-		}
+		build := w.schemaUpdate(st)
 		// BuildUpdates runs the staged operations, so check on one builder and commit another.
 		upd, _, err := build(w.Tbl.NewTransaction()).BuildUpdates()
 		if err != nil {
@@ -96,6 +60,56 @@ func (w *Writer) evolveTo(ctx context.Context, st *ice.StructType) error {
 		w.Tbl = ntbl
 		return nil
 	}
+}
+
+// schemaUpdate returns the schema change that makes the table take rows of record schema st.
+func (w *Writer) schemaUpdate(st *ice.StructType) func(tx *table.Transaction) *table.UpdateSchema {
+	tsc := w.Tbl.Schema()
+	ids := map[string]bool{}
+	for _, n := range w.idColumns() {
+		ids[n] = true
+	}
+	fields := make([]ice.NestedField, len(st.FieldList))
+	copy(fields, st.FieldList)
+	for i := range fields {
+		name := fields[i].Name
+		if w.Opts.CaseInsensitive {
+			if f, ok := tsc.FindFieldByNameCaseInsensitive(name); ok {
+				fields[i].Name = f.Name
+				name = f.Name
+			}
+		}
+		if ids[name] {
+			fields[i].Required = true
+		}
+		if f, ok := tsc.FindFieldByName(name); ok && f.Required && !fields[i].Required && !ids[name] {
+			continue
+		} else if ok && !f.Required {
+			fields[i].Required = false
+		} else if !ok {
+			fields[i].Required = false
+		}
+	}
+	usc := ice.NewSchema(0, fields...)
+	return func(tx *table.Transaction) *table.UpdateSchema {
+		u := tx.UpdateSchema(!w.Opts.CaseInsensitive, false).UnionByNameWith(usc)
+		// required table columns the record lacks become optional (else nulls cannot be written)
+		for _, f := range tsc.Fields() {
+			if f.Required && !ids[f.Name] && !hasField(st, f.Name, w.Opts.CaseInsensitive) {
+				u = u.UpdateColumn([]string{f.Name}, table.ColumnUpdate{Required: ice.Optional[bool]{Valid: true, Val: false}})
+			}
+		}
+		return u
+	}
+}
+
+// needsEvolution reports whether rows of record schema st need a schema change of the table.
+func (w *Writer) needsEvolution(st *ice.StructType) (bool, error) {
+	upd, _, err := w.schemaUpdate(st)(w.Tbl.NewTransaction()).BuildUpdates()
+	if err != nil {
+		return false, &dataErr{err}
+	}
+	return len(upd) > 0, nil
 }
 
 func hasField(st *ice.StructType, name string, ci bool) bool {

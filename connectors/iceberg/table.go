@@ -6,13 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"os"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	ice "github.com/apache/iceberg-go"
@@ -46,6 +43,22 @@ type Rec struct {
 	Schema *ice.StructType
 	TP     TP
 	Offset int64
+	// Seg, when set, stands for the spooled append rows of TP from Offset on (spool.go): Row and
+	// Schema are unset, the rows have the table's schema.
+	Seg *segment
+}
+
+// recRows counts the rows recs stand for.
+func recRows(recs []Rec) int {
+	n := 0
+	for _, r := range recs {
+		if r.Seg != nil {
+			n += r.Seg.rows
+		} else {
+			n++
+		}
+	}
+	return n
 }
 
 // TableOptions is the resolved per-table configuration.
@@ -441,6 +454,12 @@ func (w *Writer) Prepare(ctx context.Context, recs []Rec) (*Part, error) {
 			return p, err
 		}
 	}
+	if spooledNewerSchema(w.Tbl, recs) {
+		// a task evolved the schema when it spooled rows: take the table as it is now
+		if err := w.Load(ctx, nil); err != nil {
+			return p, err
+		}
+	}
 	if w.Opts.EvolveSchema {
 		if err := w.evolve(ctx, recs); err != nil {
 			return p, fmt.Errorf("schema evolution: %w", err)
@@ -457,14 +476,19 @@ func (w *Writer) Prepare(ctx context.Context, recs []Rec) (*Part, error) {
 		return p, err
 	}
 	live := make([]Rec, 0, len(recs))
+	var segs []*segment
 	for _, r := range recs {
+		if r.Seg != nil {
+			segs = append(segs, r.Seg) // filtered by offset row by row when read
+			continue
+		}
 		if off, ok := committed[r.TP]; ok && r.Offset < off {
 			st.Skipped++
 			continue
 		}
 		live = append(live, r)
 	}
-	if len(live) == 0 {
+	if len(live) == 0 && len(segs) == 0 {
 		return p, nil
 	}
 
@@ -472,6 +496,17 @@ func (w *Writer) Prepare(ctx context.Context, recs []Rec) (*Part, error) {
 	delta := len(ids) > 0 && w.Opts.DeltaMode
 	for i := 0; i < len(live) && !delta && len(ids) > 0; i++ {
 		delta = live[i].Op != OpInsert
+	}
+	if len(ids) > 0 && len(segs) > 0 {
+		// the table gained identifier fields after its rows were spooled: plan them as records
+		for _, s := range segs {
+			rs, err := s.recs(committedFrom(committed, s.tp), &st.Skipped)
+			if err != nil {
+				return p, err
+			}
+			live = append(live, rs...)
+		}
+		segs = nil
 	}
 	var dataRows, delRows []Row
 	if delta {
@@ -502,7 +537,7 @@ func (w *Writer) Prepare(ctx context.Context, recs []Rec) (*Part, error) {
 		normalizeCase(tbl.Schema(), dataRows)
 		normalizeCase(tbl.Schema(), delRows)
 	}
-	if len(dataRows) > 0 {
+	if len(dataRows) > 0 || len(segs) > 0 {
 		asc, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
 		if err != nil {
 			return p, err
@@ -511,13 +546,18 @@ func (w *Writer) Prepare(ctx context.Context, recs []Rec) (*Part, error) {
 		if w.Opts.TargetFileSize > 0 {
 			wopts = append(wopts, table.WithTargetFileSize(w.Opts.TargetFileSize))
 		}
-		for df, err := range table.WriteRecords(ctx, tbl, asc, batches(asc, dataRows), wopts...) {
+		spooled := 0
+		src := batches(asc, dataRows)
+		if len(segs) > 0 {
+			src = concatBatches(src, spooledBatches(asc, tbl.Schema().ID, segs, committed, &spooled, &st.Skipped))
+		}
+		for df, err := range table.WriteRecords(ctx, tbl, asc, src, wopts...) {
 			if err != nil {
 				return p, fmt.Errorf("write data files: %w", err)
 			}
 			p.Data = append(p.Data, df)
 		}
-		st.RowsWritten = len(dataRows)
+		st.RowsWritten = len(dataRows) + spooled
 	}
 	if len(delRows) > 0 {
 		names, eqIDs, err := w.deleteColumns(ids)
@@ -614,9 +654,6 @@ func (w *Writer) Apply(ctx context.Context, parts []*Part, offsets Offsets, prop
 	}
 	if err := tx.AssertRefSnapshotID(""); err != nil {
 		return st, err
-	}
-	if d := testCommitPause(); d > 0 {
-		time.Sleep(d) // tests: widen the window between writing files and the catalog commit
 	}
 	rd := tx.NewRowDelta(sprops)
 	rd.AddRows(dataFiles...)
@@ -760,7 +797,8 @@ func (w *Writer) ensureVersionColumn(ctx context.Context) error {
 //
 // Deletes and tombstones: a version-less delete (Debezium's tombstone after a delete, a
 // key-only delete) never weakens a delete of the key already in the commit, which stays with
-// its version; otherwise it deletes the key at the highest version known for it: the highest of
+// its version; otherwise (it follows a newer record, or a delete that lost to one in the commit
+// or to the live row) it deletes the key at the highest version known for it: the highest of
 // those seen in the commit, the live row's and the key's last recorded delete.
 //
 // With tombstones (tombstones.go), an upsert at or below the key's delete version is dropped,
@@ -786,6 +824,9 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 	// the commit win only if they are above that
 	bareTomb := map[string]Rec{}
 	bareAt := map[string]any{}
+	// per key, the last tombstone that followed the delete holding the key in the commit, if no bare tombstone
+	// came after it: should that delete lose to the live row, the tombstone is bare after all
+	absorbed := map[string]absorbedTomb{}
 	for i, r := range recs {
 		k := keyOf(r.Row, ids)
 		v := version(r.Row)
@@ -801,6 +842,7 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 		isBare := r.Op == OpDelete && v == nil && !afterDelete
 		if isBare {
 			bareTomb[k], bareAt[k] = r, highest[k]
+			delete(absorbed, k)
 		}
 		if !ok {
 			latest[k] = entry{r, i}
@@ -811,7 +853,11 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 		st.Collapsed++
 		switch pv := version(prev.rec.Row); {
 		case r.Op == OpDelete && v == nil && afterDelete:
-			continue // a tombstone after the delete that holds the key: the delete stays, with its version
+			// a tombstone after the delete that holds the key: the delete stays, with its version
+			if pv != nil {
+				absorbed[k] = absorbedTomb{rec: r, at: highest[k], del: pv, final: true}
+			}
+			continue
 		case isBare:
 			if h := highest[k]; h != nil {
 				r.Row = cloneRow(r.Row)
@@ -825,6 +871,10 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 		}
 		latest[k] = entry{r, prev.idx}
 		bare[k] = isBare
+		if a, ok := absorbed[k]; ok {
+			a.final = false
+			absorbed[k] = a
+		}
 	}
 
 	// the committed row's version is only known when the version column is a table column
@@ -864,6 +914,12 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 		r := latest[k].rec
 		cur := current[k]
 		v := version(r.Row)
+		if a, ok := absorbed[k]; ok && vcInTable && w.olderThanLive(a.del, cur, vc) {
+			// the delete the tombstone followed is stale against the live row: it lost to a newer record, so
+			// the tombstone is bare (and later than any other bare tombstone of the key in the commit)
+			bareTomb[k], bareAt[k] = a.rec, a.at
+			bare[k] = a.final
+		}
 		if bt, ok := bareTomb[k]; ok && vcInTable {
 			// a bare tombstone deletes at the highest version known for the key: the commit's before it (a
 			// stale redelivery may be all the commit saw), the live row's, or its last delete's; what
@@ -922,6 +978,26 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 		dels = append(dels, project(r.Row, names))
 	}
 	return data, dels, tombs, nil
+}
+
+// absorbedTomb is a version-less delete that followed the delete holding its key in the commit: at is the
+// highest version seen for the key before it, del that delete's version; final tells that nothing after it
+// replaced the delete as the key's state in the commit.
+type absorbedTomb struct {
+	rec   Rec
+	at    any
+	del   any
+	final bool
+}
+
+// olderThanLive reports whether version v is below the version of a live row of the key (cur).
+func (w *Writer) olderThanLive(v any, cur []Row, vc string) bool {
+	for _, c := range cur {
+		if cv := c[vc]; cv != nil && w.cmpVersion(v, cv) < 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func project(r Row, names []string) Row {
@@ -1023,13 +1099,6 @@ func batches(sc *arrow.Schema, rows []Row) iter.Seq2[arrow.RecordBatch, error] {
 		}
 	}
 }
-
-// testCommitPause reads ICEBERG_SINK_TEST_COMMIT_PAUSE_MS: the SIGKILL tests set it so that
-// kills land between the data files being written and the catalog commit more often.
-var testCommitPause = sync.OnceValue(func() time.Duration {
-	ms, _ := strconv.Atoi(os.Getenv("ICEBERG_SINK_TEST_COMMIT_PAUSE_MS"))
-	return time.Duration(ms) * time.Millisecond
-})
 
 // sortedTPs is a helper for deterministic output.
 func sortedTPs(o Offsets) []TP {

@@ -36,6 +36,10 @@ type Task struct {
 	gen       map[TP]int // bumped by Open and Close: records drained before are stale after
 	now       func() time.Time
 	warned    map[string]bool // tables warned about (warnOnce)
+	// appendTables are the append tables whose rows Put converts into spool segments
+	// (appendtable.go) instead of buffering records.
+	appendTables map[string]*appendTable
+	spoolRows    int // rows in spool segments not yet removed (buffered or in a round): on disk
 }
 
 func (t *Task) Version() string { return Version }
@@ -55,6 +59,7 @@ func (t *Task) Start(props map[string]string) error {
 	t.assigned = map[TP]bool{}
 	t.gen = map[TP]int{}
 	t.warned = map[string]bool{}
+	t.appendTables = map[string]*appendTable{}
 	t.warnVersionConfig()
 	if t.now == nil {
 		t.now = time.Now
@@ -109,7 +114,7 @@ func (t *Task) Put(ctx context.Context, records []*connect.SinkRecord) error {
 		if _, ok := t.committed[tp]; !ok {
 			t.committed[tp] = off // start of what this task must get into the tables
 		}
-		if err := t.route(r, now); err != nil {
+		if err := t.route(ctx, r, now); err != nil {
 			if rep := t.Ctx.ErrantRecordReporter(); rep != nil && connect.IsDataError(err) {
 				if rerr := rep.Report(ctx, r, err); rerr != nil {
 					t.mu.Unlock()
@@ -123,20 +128,24 @@ func (t *Task) Put(ctx context.Context, records []*connect.SinkRecord) error {
 		t.pos[tp] = off + 1
 	}
 	n := t.nbuf + t.inflight
+	inMemory := n - t.spoolRows
 	t.mu.Unlock()
 	// full buffers ask for an early round, unless rounds are failing: then the retry backoff
-	// paces them and the check above pushes back
-	if max := t.cfg.MaxBuffered; max > 0 && n >= max && !t.coord.lastRoundFailed() {
+	// paces them and the check above pushes back. Spooled rows are on disk: they wait for the
+	// interval (one snapshot per table per interval) unless rounds fail.
+	if max := t.cfg.MaxBuffered; max > 0 && inMemory >= max && !t.coord.lastRoundFailed() {
 		t.coord.triggerRound()
-		if n >= 2*max {
+		if inMemory >= 2*max {
 			t.coord.waitRound(ctx)
 		}
 	}
 	return t.coord.fatalErr()
 }
 
-// route converts one record and appends it to each target table's buffer. Caller holds mu.
-func (t *Task) route(r *connect.SinkRecord, now time.Time) error {
+// route converts one record and appends it to each target table's buffer: into the table's
+// spool segment when it is an append table that can take it (appendtable.go), else as a Rec.
+// Caller holds mu.
+func (t *Task) route(ctx context.Context, r *connect.SinkRecord, now time.Time) error {
 	var value Row
 	var vst *ice.StructType
 	if r.Value != nil {
@@ -158,7 +167,18 @@ func (t *Task) route(r *connect.SinkRecord, now time.Time) error {
 	for _, name := range tables {
 		o := t.tableOpts(name)
 		if pt := t.cfg.PerTable[name]; pt != nil && pt.RawCDC {
-			t.add(name, Rec{Op: OpInsert, Row: rawRow(r, value, key, now), Schema: rawSchema, TP: tp, Offset: off})
+			row := rawRow(r, value, key, now)
+			a, err := t.appendTarget(ctx, name, o, rawSchema)
+			if err != nil {
+				return err
+			}
+			if a != nil {
+				if err := t.spoolRow(name, a, tp, off, row); err != nil {
+					return err
+				}
+				continue
+			}
+			t.add(name, Rec{Op: OpInsert, Row: row, Schema: rawSchema, TP: tp, Offset: off})
 			continue
 		}
 		rec, ok, err := t.cdcRecord(name, o, value, vst, key)
@@ -167,6 +187,18 @@ func (t *Task) route(r *connect.SinkRecord, now time.Time) error {
 		}
 		if !ok {
 			continue
+		}
+		if rec.Op != OpDelete {
+			a, err := t.appendTarget(ctx, name, o, rec.Schema)
+			if err != nil {
+				return err
+			}
+			if a != nil {
+				if err := t.spoolRow(name, a, tp, off, rec.Row); err != nil {
+					return err
+				}
+				continue
+			}
 		}
 		rec.TP, rec.Offset = tp, off
 		t.add(name, rec)
@@ -359,6 +391,7 @@ type drained struct {
 func (t *Task) drain() drained {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.sealAll()
 	d := drained{t: t, bufs: t.buf, n: t.nbuf, pos: make(map[TP]int64, len(t.pos)), gen: make(map[TP]int, len(t.pos))}
 	t.buf = map[string][]Rec{}
 	t.inflight += t.nbuf
@@ -398,6 +431,7 @@ func (t *Task) holds(tp TP) bool {
 func (t *Task) roundCommitted(d drained) {
 	t.mu.Lock()
 	t.inflight -= d.n
+	t.removeSegments(d.bufs)
 	for tp, o := range d.pos {
 		if c, ok := t.committed[tp]; ok && o > c {
 			t.committed[tp] = o
@@ -424,11 +458,13 @@ func (t *Task) roundFailed(d drained) {
 		for _, r := range recs {
 			if g, ok := d.gen[r.TP]; ok && g == t.gen[r.TP] {
 				kept = append(kept, r)
+			} else if r.Seg != nil {
+				t.removeSegment(r.Seg)
 			}
 		}
 		if len(kept) > 0 {
 			t.buf[name] = append(kept, t.buf[name]...)
-			t.nbuf += len(kept)
+			t.nbuf += recRows(kept)
 		}
 	}
 }
@@ -478,16 +514,19 @@ func (t *Task) Close(partitions []connect.TopicPartition) error {
 		delete(t.pos, tp)
 		delete(t.committed, tp)
 	}
+	t.dropOpen(gone)
 	n := 0
 	for name, recs := range t.buf {
 		kept := recs[:0]
 		for _, r := range recs {
 			if !gone[r.TP] {
 				kept = append(kept, r)
+			} else if r.Seg != nil {
+				t.removeSegment(r.Seg)
 			}
 		}
 		t.buf[name] = kept
-		n += len(kept)
+		n += recRows(kept)
 	}
 	t.nbuf = n
 	return nil

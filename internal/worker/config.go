@@ -10,6 +10,10 @@ import (
 	"github.com/connectd/connectd/internal/configprovider"
 )
 
+// PprofEnableKey (connectd's own worker key) serves Go's runtime profiles at /debug/pprof/ on the REST
+// listeners, behind the REST authentication. Off by default.
+const PprofEnableKey = "connectd.debug.pprof.enable"
+
 // WorkerConfigDef lists the worker keys we read, with the JVM's defaults.
 func WorkerConfigDef() *connect.ConfigDef {
 	return connect.NewConfigDef().
@@ -29,6 +33,7 @@ func WorkerConfigDef() *connect.ConfigDef {
 		Define(connect.ConfigKey{Name: "topic.tracking.allow.reset", Type: connect.ConfigBoolean, Default: true, Importance: connect.Low}).
 		Define(connect.ConfigKey{Name: "offset.storage.file.filename", Type: connect.ConfigString, Default: "", Importance: connect.Low}).
 		Define(connect.ConfigKey{Name: "group.id", Type: connect.ConfigString, Default: "", Importance: connect.High}).
+		Define(connect.ConfigKey{Name: PprofEnableKey, Type: connect.ConfigBoolean, Default: false, Importance: connect.Low}).
 		Define(connect.ConfigKey{Name: configprovider.ProvidersKey, Type: connect.ConfigList, Default: "", Importance: connect.Low})
 }
 
@@ -49,6 +54,8 @@ type Config struct {
 	AdvertisedHost         string
 	AdvertisedPort         int
 	AdvertisedListenerType string
+	// Pprof serves /debug/pprof/ (PprofEnableKey).
+	Pprof bool
 	// Distributed is set by the distributed runner (tasks of a connector may run in several processes).
 	Distributed bool
 }
@@ -82,6 +89,7 @@ func ParseConfig(props map[string]string) (*Config, error) {
 		Listeners:              c.List("listeners"),
 		AdvertisedHost:         c.String("rest.advertised.host.name"),
 		AdvertisedListenerType: c.String("rest.advertised.listener"),
+		Pprof:                  c.Bool(PprofEnableKey),
 	}
 	if p, ok := c.Get("rest.advertised.port").(int); ok {
 		wc.AdvertisedPort = p

@@ -1,6 +1,9 @@
 // Command produce writes N fixed-size records into a topic as fast as it can (benchmark input).
 //
 //	go run ./internal/benchtools/produce -bootstrap 127.0.0.1:9092 -topic t -n 1000000 -size 100 -partitions 3
+//
+// With -json the values are flat schemaless JSON objects of about -size bytes (9 fields: id, name, email,
+// region, amount, qty, ts, version and a padding string note), one distinct id per record.
 package main
 
 import (
@@ -20,6 +23,7 @@ func main() {
 	n := flag.Int("n", 1_000_000, "records")
 	size := flag.Int("size", 100, "value bytes")
 	partitions := flag.Int("partitions", 3, "partitions when creating the topic")
+	asJSON := flag.Bool("json", false, "flat JSON objects instead of fixed bytes")
 	flag.Parse()
 
 	cfg, err := kafka.NewConfig(nil)
@@ -53,9 +57,14 @@ func main() {
 		pad[i] = 'a' + byte(i%26)
 	}
 	for i := 0; i < *n; i++ {
-		v := []byte(fmt.Sprintf("%012d", i))
-		if len(v) < *size {
-			v = append(v, pad[:*size-len(v)]...)
+		var v []byte
+		if *asJSON {
+			v = jsonRecord(i, *size, pad)
+		} else {
+			v = []byte(fmt.Sprintf("%012d", i))
+			if len(v) < *size {
+				v = append(v, pad[:*size-len(v)]...)
+			}
 		}
 		p.Input() <- &sarama.ProducerMessage{Topic: *topic, Value: sarama.ByteEncoder(v)}
 	}
@@ -63,4 +72,17 @@ func main() {
 		log.Fatal(err)
 	}
 	fmt.Printf("produced %d records of %d bytes in %s\n", *n, *size, time.Since(start).Round(time.Millisecond))
+}
+
+var regions = []string{"eu-west", "us-east", "ap-south"}
+
+// jsonRecord is one flat JSON object of about size bytes (the note field pads it).
+func jsonRecord(i, size int, pad []byte) []byte {
+	ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Second).Format(time.RFC3339)
+	v := fmt.Appendf(nil, `{"id":%d,"name":"customer-%07d","email":"customer-%07d@example.com","region":"%s","amount":%d.%02d,"qty":%d,"ts":"%s","version":%d,"note":"`,
+		i, i%1000000, i%1000000, regions[i%len(regions)], i%100000, i%100, i%17, ts, i%5)
+	if n := size - len(v) - 2; n > 0 {
+		v = append(v, pad[:min(n, len(pad))]...)
+	}
+	return append(v, '"', '}')
 }

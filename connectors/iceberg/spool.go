@@ -1,0 +1,324 @@
+package iceberg
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"iter"
+	"os"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go/table"
+)
+
+// spoolBatchRows is how many rows a segment builds in memory before it writes them to its file:
+// the in-memory part of an append table's buffer, per task and partition.
+const spoolBatchRows = 8192
+
+// offsetColumn is the segment's own column after the table's columns: each row's Kafka offset
+// (badRow for a row whose value did not convert; it is never written to the table).
+const offsetColumn = "_connectd_kafka_offset"
+
+const badRow = -1
+
+// segment holds append rows of one topic-partition for one table, converted at Put into Arrow
+// builders of the table's schema and written in batches to a local Arrow IPC file, so that a
+// commit interval's records cost disk, not memory. The commit round reads the file back batch
+// by batch into the table's data file writer (Writer.Prepare). Rows are in offset order, so the
+// rows below a table's committed offset are a prefix of the segment.
+type segment struct {
+	tp       TP
+	schemaID int           // table schema the rows were built for
+	schema   *arrow.Schema // the table's Arrow schema (field ids), without offsetColumn
+	rows     int           // rows written to the file and in the builder, bad ones included
+	bad      int
+
+	path   string
+	f      *os.File
+	bw     *bufio.Writer
+	w      *ipc.Writer
+	b      *array.RecordBuilder
+	off    *array.Int64Builder
+	sealed bool
+	err    error // a failed write: the round that plans the segment fails with it
+}
+
+// spoolable reports whether rows of this Arrow schema can go through a segment: top-level
+// primitive columns only, so that a row whose value fails to convert can be padded with nulls
+// without leaving a nested builder half-appended.
+func spoolable(sc *arrow.Schema) bool {
+	for _, f := range sc.Fields() {
+		switch f.Type.(type) {
+		case *arrow.StructType, *arrow.ListType, *arrow.LargeListType, *arrow.MapType, *arrow.FixedSizeListType:
+			return false
+		}
+	}
+	return true
+}
+
+func newSegment(dir string, tp TP, schemaID int, sc *arrow.Schema) (*segment, error) {
+	f, err := os.CreateTemp(dir, "connectd-iceberg-*.arrows")
+	if err != nil {
+		return nil, fmt.Errorf("iceberg spool: %w", err)
+	}
+	fields := append(sc.Fields(), arrow.Field{Name: offsetColumn, Type: arrow.PrimitiveTypes.Int64})
+	full := arrow.NewSchema(fields, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, full)
+	b.Reserve(spoolBatchRows)
+	bw := bufio.NewWriterSize(f, 1<<20)
+	return &segment{
+		tp: tp, schemaID: schemaID, schema: sc, path: f.Name(), f: f, bw: bw,
+		w: ipc.NewWriter(bw, ipc.WithSchema(full)), b: b,
+		off: b.Field(len(fields) - 1).(*array.Int64Builder),
+	}, nil
+}
+
+// add appends one row. A value that does not fit its column is a data error: the row is kept
+// as a bad row (nulls, never written to the table) so the builders stay aligned.
+func (s *segment) add(row Row, offset int64) error {
+	fields := s.schema.Fields()
+	var rowErr error
+	for i, f := range fields {
+		if rowErr != nil {
+			s.b.Field(i).AppendNull()
+			continue
+		}
+		if err := appendValue(s.b.Field(i), f.Type, row[f.Name]); err != nil {
+			rowErr = &dataErr{fmt.Errorf("column %q: %w", f.Name, err)}
+			s.b.Field(i).AppendNull()
+		}
+	}
+	s.rows++
+	if rowErr != nil {
+		s.bad++
+		s.off.Append(badRow)
+	} else {
+		s.off.Append(offset)
+	}
+	if s.off.Len() >= spoolBatchRows {
+		if err := s.flush(); err != nil {
+			return err
+		}
+	}
+	return rowErr
+}
+
+func (s *segment) flush() error {
+	if s.off.Len() == 0 {
+		return nil
+	}
+	rec := s.b.NewRecordBatch()
+	defer rec.Release()
+	if err := s.w.Write(rec); err != nil {
+		s.err = fmt.Errorf("iceberg spool %s: %w", s.path, err)
+		return s.err
+	}
+	return nil
+}
+
+// seal writes what is left and closes the file; the segment is read-only from then on.
+func (s *segment) seal() error {
+	if s.sealed {
+		return nil
+	}
+	s.sealed = true
+	defer s.b.Release()
+	err := s.flush()
+	if cerr := s.w.Close(); err == nil {
+		err = cerr
+	}
+	if ferr := s.bw.Flush(); err == nil {
+		err = ferr
+	}
+	if cerr := s.f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		s.err = fmt.Errorf("iceberg spool %s: %w", s.path, err)
+		return s.err
+	}
+	return nil
+}
+
+// remove deletes the segment's file (after its rows are committed, or when they are dropped).
+func (s *segment) remove() {
+	if !s.sealed {
+		s.sealed = true
+		s.w.Close()
+		s.f.Close()
+		s.b.Release()
+	}
+	os.Remove(s.path)
+}
+
+// read calls fn with each batch of the sealed segment and its offsets column.
+func (s *segment) read(fn func(rec arrow.RecordBatch, offs []int64) error) error {
+	if s.err != nil {
+		return s.err
+	}
+	f, err := os.Open(s.path)
+	if err != nil {
+		return fmt.Errorf("iceberg spool: %w", err)
+	}
+	defer f.Close()
+	rd, err := ipc.NewReader(bufio.NewReaderSize(f, 1<<20))
+	if err != nil {
+		return fmt.Errorf("iceberg spool %s: %w", s.path, err)
+	}
+	defer rd.Release()
+	ncols := len(s.schema.Fields())
+	for rd.Next() {
+		rec := rd.RecordBatch()
+		if err := fn(rec, rec.Column(ncols).(*array.Int64).Int64Values()); err != nil {
+			return err
+		}
+	}
+	if err := rd.Err(); err != nil {
+		return fmt.Errorf("iceberg spool %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// errStop ends a read early without an error.
+var errStop = errors.New("stop")
+
+// batches reads the sealed segment back as record batches of the table's current Arrow schema
+// asc (schema schemaID), without the rows below from (already in the table) and without bad
+// rows. Rows built for an older schema are converted to the current one. n counts the rows
+// yielded and skipped the rows below from.
+func (s *segment) batches(asc *arrow.Schema, schemaID int, from int64, n, skipped *int) iter.Seq2[arrow.RecordBatch, error] {
+	return func(yield func(arrow.RecordBatch, error) bool) {
+		ncols := len(s.schema.Fields())
+		err := s.read(func(rec arrow.RecordBatch, offs []int64) error {
+			cols := rec.Columns()[:ncols]
+			// offsets rise within a segment (bad rows aside): the committed rows are a prefix
+			start := 0
+			for ; start < len(offs) && (offs[start] == badRow || offs[start] < from); start++ {
+				if offs[start] != badRow {
+					*skipped++
+				}
+			}
+			for i := start; i < len(offs); {
+				if offs[i] == badRow {
+					i++
+					continue
+				}
+				j := i
+				for j < len(offs) && offs[j] != badRow {
+					j++
+				}
+				var out arrow.RecordBatch
+				if s.schemaID == schemaID {
+					out = sliceBatch(asc, cols, i, j)
+				} else {
+					old := sliceBatch(s.schema, cols, i, j)
+					rows := recordToRows(old)
+					old.Release()
+					var err error
+					if out, err = buildRecord(asc, rows); err != nil {
+						return err
+					}
+				}
+				*n += j - i
+				if !yield(out, nil) {
+					return errStop
+				}
+				i = j
+			}
+			return nil
+		})
+		if err != nil && err != errStop {
+			yield(nil, err)
+		}
+	}
+}
+
+// recs reads the sealed segment back as records (inserts) at or above offset from: for a table
+// that must plan its rows as upserts after all (it gained identifier fields meanwhile).
+func (s *segment) recs(from int64, skipped *int) ([]Rec, error) {
+	var out []Rec
+	ncols := len(s.schema.Fields())
+	err := s.read(func(rec arrow.RecordBatch, offs []int64) error {
+		data := sliceBatch(s.schema, rec.Columns()[:ncols], 0, len(offs))
+		defer data.Release()
+		for i, row := range recordToRows(data) {
+			switch {
+			case offs[i] == badRow:
+			case offs[i] < from:
+				*skipped++
+			default:
+				out = append(out, Rec{Op: OpInsert, Row: row, TP: s.tp, Offset: offs[i]})
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+func sliceBatch(sc *arrow.Schema, cols []arrow.Array, i, j int) arrow.RecordBatch {
+	out := make([]arrow.Array, len(cols))
+	for c, a := range cols {
+		out[c] = array.NewSlice(a, int64(i), int64(j))
+	}
+	rec := array.NewRecordBatch(sc, out, int64(j-i))
+	for _, a := range out {
+		a.Release()
+	}
+	return rec
+}
+
+// spooledBatches chains the batches of sealed segments for the table's data file writer, each
+// without the rows below the table's committed offset of its partition.
+func spooledBatches(asc *arrow.Schema, schemaID int, segs []*segment, committed Offsets, n, skipped *int) iter.Seq2[arrow.RecordBatch, error] {
+	return func(yield func(arrow.RecordBatch, error) bool) {
+		for _, s := range segs {
+			for b, err := range s.batches(asc, schemaID, committedFrom(committed, s.tp), n, skipped) {
+				if !yield(b, err) || err != nil {
+					return
+				}
+			}
+		}
+	}
+}
+
+// concatBatches yields the batches of a, then those of b.
+func concatBatches(a, b iter.Seq2[arrow.RecordBatch, error]) iter.Seq2[arrow.RecordBatch, error] {
+	return func(yield func(arrow.RecordBatch, error) bool) {
+		for r, err := range a {
+			if !yield(r, err) || err != nil {
+				return
+			}
+		}
+		for r, err := range b {
+			if !yield(r, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+// committedFrom is the first offset of tp not in the table (0 when it holds none).
+func committedFrom(committed Offsets, tp TP) int64 {
+	if off, ok := committed[tp]; ok {
+		return off
+	}
+	return 0
+}
+
+// spooledNewerSchema reports whether spooled rows among recs were built for another schema
+// than the cached table's (a task evolved it at Put).
+func spooledNewerSchema(tbl *table.Table, recs []Rec) bool {
+	if tbl == nil {
+		return false
+	}
+	id := tbl.Schema().ID
+	for _, r := range recs {
+		if r.Seg != nil && r.Seg.schemaID != id {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Kafka → Iceberg, connectd vs JVM Connect with the Apache Iceberg sink, side by side on the same topic.
+#
+#   scripts/with-kafka.sh scripts/bench-iceberg-jvm.sh
+#
+# N flat schemaless JSON records of ~SIZE bytes (internal/benchtools/produce -json) in PARTITIONS partitions, produced
+# once. Each worker then runs a fresh sink connector (own consumer group, own SQLite JDBC catalog and file warehouse,
+# append mode, tasks.max=TASKS, iceberg.control.commit.interval-ms=COMMIT_MS) from the beginning of the topic. Time
+# runs from the connector POST until the table's current snapshot holds N records; CPU-seconds are the worker
+# process tree's utime+stime in that window; peak RSS is VmHWM. At the end DuckDB (scripts/iceberg-query.sh) counts
+# the rows of each table. Snapshots and data files are the table's at the end.
+#
+# Environment: N (1000000), SIZE (406), PARTITIONS (6), TASKS (3), COMMIT_MS (10000), WORKERS ("connectd jvm"),
+# SINK_EXTRA (extra connector config as ,"key":"value" pairs, both workers), JVM_HEAP (-Xms256m -Xmx2g), CONNECTD_BIN
+# (a prebuilt connectd binary to measure instead of building this tree), RUN_TIMEOUT (900 s per worker), KEEP=1 (keep
+# the logs and tables).
+# The JVM side needs the JVM Connect jars in ~/.cache/connectd/connect-jvm-*/libs (scripts/bench-startup.sh
+# caches them) and copies the Apache Iceberg sink 1.10.1 with its dependencies (bench-iceberg-jvm/pom.xml) from
+# Maven Central into ~/.cache/connectd/iceberg-sink-jvm-1.10.1 on first use.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+: "${KAFKA_BOOTSTRAP:?run through scripts/with-kafka.sh}"
+N="${N:-1000000}"; SIZE="${SIZE:-406}"; PARTITIONS="${PARTITIONS:-6}"; TASKS="${TASKS:-3}"; COMMIT_MS="${COMMIT_MS:-10000}"
+WORKERS="${WORKERS:-connectd jvm}"; RUN_TIMEOUT="${RUN_TIMEOUT:-900}"; SINK_EXTRA="${SINK_EXTRA:-}"; JVM_HEAP="${JVM_HEAP:--Xms256m -Xmx2g}"
+here="$(pwd)/scripts/bench-iceberg-jvm"
+tmp="$(mktemp -d)"; mkdir -p "$tmp/plugins"
+if [[ -n "${KEEP:-}" ]]; then
+  echo "logs and tables kept in $tmp"; trap 'kill $(jobs -p) 2>/dev/null || true' EXIT
+else
+  trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
+fi
+mkdir -p "$tmp/bin"
+if [[ -n "${CONNECTD_BIN:-}" ]]; then cp "$CONNECTD_BIN" "$tmp/bin/connectd"; else go build -o "$tmp/bin/connectd" ./cmd/connectd; fi
+topic="bench-iceberg-$RANDOM$RANDOM"
+go run ./internal/benchtools/produce -bootstrap "$KAFKA_BOOTSTRAP" -topic "$topic" -n "$N" -size "$SIZE" -partitions "$PARTITIONS" -json
+
+port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+cpu_ticks() { # utime+stime of a process and its children (threads included)
+  local t=0
+  for p in "$1" $(pgrep -P "$1" || true); do
+    [[ -r /proc/$p/stat ]] && t=$((t + $(awk '{print $14+$15}' "/proc/$p/stat")))
+  done
+  echo "$t"
+}
+hwm_kib() { local m=0; for p in "$1" $(pgrep -P "$1" || true); do v=$(awk '/VmHWM/ {print $2}' "/proc/$p/status" 2>/dev/null || echo 0); m=$((m + v)); done; echo "$m"; }
+hz=$(getconf CLK_TCK)
+stats() { python3 "$here/table_stats.py" "$1" bench events; }
+
+jvm_plugin() { # the Apache Iceberg sink and its dependencies, from Maven Central once
+  local dir="$HOME/.cache/connectd/iceberg-sink-jvm-1.10.1"
+  if [[ ! -f "$dir/.complete" ]]; then
+    mkdir -p "$dir/plugin"
+    exec 9>"$dir.lock"; flock 9
+    if [[ ! -f "$dir/.complete" ]]; then
+      mvn -q -B -f "$here/pom.xml" dependency:copy-dependencies -DoutputDirectory="$dir/plugin" >&2
+      touch "$dir/.complete"
+    fi
+    flock -u 9
+  fi
+  echo "$dir/plugin"
+}
+
+declare -A CPU RSS
+run() { # name catalog-dir cmd...
+  local name="$1" dir="$2"; shift 2
+  local p; p="$(port)"
+  mkdir -p "$dir/warehouse"
+  cat > "$tmp/$name.properties" <<PROPS
+bootstrap.servers=$KAFKA_BOOTSTRAP
+listeners=http://127.0.0.1:$p
+key.converter=org.apache.kafka.connect.storage.StringConverter
+value.converter=org.apache.kafka.connect.json.JsonConverter
+value.converter.schemas.enable=false
+offset.storage.file.filename=$tmp/$name.offsets
+offset.flush.interval.ms=10000
+plugin.path=$tmp/plugins
+PROPS
+  "$@" "$tmp/$name.properties" > "$tmp/$name.log" 2>&1 &
+  local pid=$!
+  until curl -fs "http://127.0.0.1:$p/connectors" > /dev/null 2>&1; do sleep 0.1; kill -0 $pid || { tail -30 "$tmp/$name.log"; exit 1; }; done
+  local control="control-$name-$RANDOM$RANDOM"
+  go run ./internal/benchtools/produce -bootstrap "$KAFKA_BOOTSTRAP" -topic "$control" -n 0 -partitions 1 > /dev/null
+  local c0; c0=$(cpu_ticks $pid); local t0; t0=$(date +%s%N)
+  curl -fs -X POST -H 'Content-Type: application/json' "http://127.0.0.1:$p/connectors" -d "{\"name\":\"bench-$name\",\"config\":{
+    \"connector.class\":\"org.apache.iceberg.connect.IcebergSinkConnector\",\"tasks.max\":\"$TASKS\",\"topics\":\"$topic\",
+    \"iceberg.tables\":\"bench.events\",\"iceberg.tables.auto-create-enabled\":\"true\",
+    \"iceberg.catalog\":\"iceberg\",\"iceberg.catalog.catalog-impl\":\"org.apache.iceberg.jdbc.JdbcCatalog\",
+    \"iceberg.catalog.uri\":\"jdbc:sqlite:$dir/catalog.db\",\"iceberg.catalog.jdbc.schema-version\":\"V1\",
+    \"iceberg.catalog.warehouse\":\"file://$dir/warehouse\",
+    \"iceberg.control.topic\":\"$control\",\"iceberg.control.commit.interval-ms\":\"$COMMIT_MS\"$SINK_EXTRA}}" > /dev/null
+  local rec=0 deadline=$((SECONDS + RUN_TIMEOUT))
+  until [[ $rec -ge $N ]]; do
+    sleep 0.5
+    kill -0 $pid || { tail -30 "$tmp/$name.log"; exit 1; }
+    if [[ $SECONDS -gt $deadline ]]; then echo "$name: $rec of $N records after ${RUN_TIMEOUT}s; log tail:" >&2; tail -40 "$tmp/$name.log" >&2; exit 1; fi
+    rec=$(stats "$dir/catalog.db" | python3 -c 'import json,sys; print(json.load(sys.stdin)["records"])')
+  done
+  local t1; t1=$(date +%s%N); local c1; c1=$(cpu_ticks $pid); local hwm; hwm=$(hwm_kib $pid)
+  kill $pid; wait $pid 2>/dev/null || true
+  local st; st=$(stats "$dir/catalog.db")
+  local rows; rows=$(scripts/iceberg-query.sh "$dir/catalog.db" bench.events 'SELECT count(*) FROM t' | python3 -c 'import json,sys; print(json.load(sys.stdin)["rows"][0][0])')
+  local secs; secs=$(python3 -c "print(($t1-$t0)/1e9)")
+  local cpu; cpu=$(python3 -c "print(($c1-$c0)/$hz)")
+  CPU[$name]=$(python3 -c "print($cpu*1e6/$N)"); RSS[$name]=$((hwm / 1024))
+  python3 -c "
+import json; st=json.loads('$st'); n=$N; s=$secs; c=$cpu
+print('%-22s %8.0f records/s  %6.2f CPU-s per million  peak RSS %5d MiB  snapshots %d  data files %d  DuckDB rows %s' % ('$name', n/s, c*1e6/n, $hwm//1024, st['snapshots'], st['data_files'], '$rows'))"
+  [[ "$rows" == "$N" ]] || { echo "$name: DuckDB sees $rows rows, want $N" >&2; exit 1; }
+}
+
+echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, load $(cut -d' ' -f1-3 /proc/loadavg); N=$N JSON records of ~$SIZE B, $PARTITIONS partitions, tasks.max=$TASKS, commit interval ${COMMIT_MS} ms"
+for w in $WORKERS; do
+  case "$w" in
+    connectd) run connectd "$tmp/connectd" "$tmp/bin/connectd" standalone ;;
+    jvm)
+      jvm="$(ls -d "$HOME"/.cache/connectd/connect-jvm-*/libs 2>/dev/null | tail -1 || true)"
+      if [[ -z "$jvm" ]]; then echo "JVM Connect jars not cached (run scripts/bench-startup.sh): JVM side skipped"; continue; fi
+      plugin="$(jvm_plugin)"
+      mkdir -p "$tmp/plugins/iceberg" "$tmp/jvm/warehouse"
+      ln -s "$plugin"/*.jar "$tmp/plugins/iceberg/"
+      # pre-create the table: the sink's tasks race on SQLite when they auto-create it
+      java -cp "$plugin/*" "$here/CreateTable.java" "jdbc:sqlite:$tmp/jvm/catalog.db" "file://$tmp/jvm/warehouse" bench.events
+      # shellcheck disable=SC2086
+      run jvm "$tmp/jvm" java $JVM_HEAP -cp "$jvm/*" org.apache.kafka.connect.cli.ConnectStandalone
+      ;;
+  esac
+done
+if [[ -n "${CPU[connectd]:-}" && -n "${CPU[jvm]:-}" ]]; then
+  python3 -c "print('connectd / JVM: CPU per record %.2f, peak RSS %.2f' % (${CPU[connectd]}/${CPU[jvm]}, ${RSS[connectd]}/${RSS[jvm]}))"
+fi

@@ -1,0 +1,31 @@
+"""Prints the current snapshot of a table in a SQL (SQLite) catalog as one JSON line:
+{"records": total-records, "snapshots": n, "data_files": total-data-files}; records is 0 before the first commit.
+Usage: table_stats.py CATALOG_DB NAMESPACE TABLE"""
+import json
+import sqlite3
+import sys
+
+db, ns, tbl = sys.argv[1:]
+out = {"records": 0, "snapshots": 0, "data_files": 0}
+try:
+    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True, timeout=5)
+    row = con.execute(
+        "SELECT metadata_location FROM iceberg_tables WHERE table_namespace=? AND table_name=?", (ns, tbl)
+    ).fetchone()
+except sqlite3.Error:
+    row = None
+if row:
+    path = row[0]
+    for prefix in ("file://", "file:"):
+        if path.startswith(prefix):
+            path = path[len(prefix):]
+            break
+    meta = json.load(open(path))
+    snaps = meta.get("snapshots") or []
+    cur = [s for s in snaps if s.get("snapshot-id") == meta.get("current-snapshot-id")]
+    out["snapshots"] = len(snaps)
+    if cur:
+        summary = cur[0].get("summary", {})
+        out["records"] = int(summary.get("total-records", 0))
+        out["data_files"] = int(summary.get("total-data-files", 0))
+print(json.dumps(out))
