@@ -31,7 +31,7 @@ var (
 	shimErr  error
 )
 
-func clickhouseEngine(t *testing.T) (*chdb.Session, *chshim.Server) {
+func clickhouseEngine(t testing.TB) (*chdb.Session, *chshim.Server) {
 	s := chdbtest.Session(t)
 	shimOnce.Do(func() {
 		shim = chshim.New(s)
