@@ -35,6 +35,7 @@ bench:
 FUZZTIME ?= 30s
 REST_FUZZTIME ?= $(FUZZTIME)
 FUZZ_TARGETS := \
+	./connect/jvm:FuzzParseJSON \
 	./converters/json:FuzzJSONToConnect \
 	./converters/json:FuzzJSONSameSchemaFastPath \
 	./converters/header:FuzzSimpleHeaderToConnect \

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -486,25 +485,4 @@ func TestServerListenAndShutdown(t *testing.T) {
 	require.EqualError(t, err, "Listener doesn't have the right format (protocol://hostname:port).")
 	_, _, _, err = parseListener("ftp://h:1")
 	require.EqualError(t, err, `Listener protocol must be either "http" or "https".`)
-}
-
-func TestJSONErrors(t *testing.T) {
-	cases := map[string]string{
-		`{"a" 1}`:          "Unexpected character ('1' (code 49)): was expecting a colon to separate field name and value\n at " + redacted + "line: 1, column: 7]",
-		`{"a":1 "b"`:       "Unexpected character ('\"' (code 34)): was expecting comma to separate Object entries\n at " + redacted + "line: 1, column: 9]",
-		`[1,]`:             "Unexpected character (']' (code 93)): expected a valid value " + validValues + "\n at " + redacted + "line: 1, column: 5]",
-		`{"a":tru}`:        "Unrecognized token 'tru': was expecting " + validValues + "\n at " + redacted + "line: 1, column: 10]",
-		"{\"a\":\"b\nc\"}": "Illegal unquoted character ((CTRL-CHAR, code 10)): has to be escaped using backslash to be included in string value\n at " + redacted + "line: 1, column: 9]",
-	}
-	for in, want := range cases {
-		_, err := parseJSON([]byte(in))
-		require.Error(t, err, in)
-		assert.Equal(t, want, err.Error(), in)
-	}
-	v, err := parseJSON([]byte(`{"a":"1"} trailing garbage`))
-	require.NoError(t, err, "Jackson ignores trailing tokens")
-	assert.Equal(t, []string{"a"}, v.keys)
-	v, err = parseJSON(bytes.TrimSpace([]byte("  \n ")))
-	require.NoError(t, err)
-	assert.Nil(t, v)
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connect/jvm"
 	"github.com/connectd/connectd/internal/herder"
 )
 
@@ -69,9 +70,9 @@ func errorStatus(err error) (status, code int, msg *string) {
 	if errors.As(err, &pnf) {
 		return 500, 500, str(err.Error())
 	}
-	var je *jacksonError
+	var je *jvm.JacksonError
 	if errors.As(err, &je) {
-		return 500, 500, str(je.msg)
+		return 500, 500, str(je.Msg)
 	}
 	if st := kindStatus(err); st != 0 {
 		return st, st, str(err.Error())

@@ -2,23 +2,17 @@ package api
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha1"
-	"crypto/sha256"
-	"crypto/sha512"
-	"encoding/base64"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"net/http"
 	"net/url"
-	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/gorilla/mux"
 
+	"github.com/connectd/connectd/connect/jvm"
 	"github.com/connectd/connectd/internal/herder"
 )
 
@@ -57,7 +51,7 @@ func readStringMap(r *http.Request) (*orderedMap, []byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	v, err := parseJSON(body)
+	v, err := jvm.ParseJSON(body)
 	if err != nil {
 		return nil, body, err
 	}
@@ -167,7 +161,7 @@ func (s *Server) createConnector(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	v, err := parseJSON(body)
+	v, err := jvm.ParseJSON(body)
 	if err != nil {
 		writeError(w, withChain(err, classCreateRequest))
 		return
@@ -461,271 +455,6 @@ func (s *Server) restartTask(w http.ResponseWriter, r *http.Request) {
 	s.finish(w, r, err, nil, nil, 204, nil)
 }
 
-// ---- offsets ----
-
-func (s *Server) getOffsets(w http.ResponseWriter, r *http.Request) {
-	name := pathVar(r, "connector")
-	offs, err := read(s, r, func(ctx context.Context) (*herder.ConnectorOffsets, error) { return s.h.ConnectorOffsets(ctx, name) })
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	if offs == nil {
-		offs = &herder.ConnectorOffsets{}
-	}
-	if offs.Offsets == nil {
-		offs.Offsets = []herder.ConnectorOffset{}
-	}
-	writeJSON(w, 200, offs)
-}
-
-type messageBody struct {
-	Message string `json:"message"`
-}
-
-func (s *Server) alterOffsets(w http.ResponseWriter, r *http.Request) {
-	name := pathVar(r, "connector")
-	body, err := readBody(r)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	v, err := parseJSON(body)
-	if err != nil {
-		writeError(w, withOffsetsChain(withChain(err, classOffsets)))
-		return
-	}
-	if v == nil || v.kind == jNull {
-		writeError(w, newRestError(500, npeOffsets))
-		return
-	}
-	p := &jparser{b: body}
-	entries, _, err := p.bindOffsets(v)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	if len(entries) == 0 {
-		writeError(w, newRestError(400, "Partitions / offsets need to be provided for an alter offsets request"))
-		return
-	}
-	offs := herder.ConnectorOffsets{}
-	for _, e := range entries {
-		offs.Offsets = append(offs.Offsets, herder.ConnectorOffset{Partition: e.Partition, Offset: e.Offset})
-	}
-	var msg string
-	err = s.call(r, true, func(ctx context.Context) error {
-		var e error
-		msg, e = s.h.AlterConnectorOffsets(ctx, name, offs)
-		return e
-	})
-	s.finish(w, r, err, body, nil, 200, messageBody{msg})
-}
-
-func (s *Server) resetOffsets(w http.ResponseWriter, r *http.Request) {
-	name := pathVar(r, "connector")
-	var msg string
-	err := s.call(r, true, func(ctx context.Context) error {
-		var e error
-		msg, e = s.h.ResetConnectorOffsets(ctx, name)
-		return e
-	})
-	s.finish(w, r, err, nil, nil, 200, messageBody{msg})
-}
-
-// ---- internal ----
-
-const (
-	signatureHeader          = "X-Connect-Authorization"
-	signatureAlgorithmHeader = "X-Connect-Request-Signature-Algorithm"
-)
-
-func macFor(alg string) (func() hash.Hash, bool) {
-	switch alg {
-	case "HmacSHA1":
-		return sha1.New, true
-	case "HmacSHA224":
-		return sha256.New224, true
-	case "HmacSHA256":
-		return sha256.New, true
-	case "HmacSHA384":
-		return sha512.New384, true
-	case "HmacSHA512":
-		return sha512.New, true
-	}
-	return nil, false
-}
-
-// Sign computes the X-Connect-Authorization value for body (for the distributed herder's client).
-func Sign(key, body []byte, algorithm string) (string, error) {
-	newHash, ok := macFor(algorithm)
-	if !ok {
-		return "", fmt.Errorf("Algorithm %s not available", algorithm)
-	}
-	m := hmac.New(newHash, key)
-	m.Write(body)
-	return base64.StdEncoding.EncodeToString(m.Sum(nil)), nil
-}
-
-// SignRequest adds the signature headers to an internal request.
-func SignRequest(req *http.Request, key, body []byte, algorithm string) error {
-	sig, err := Sign(key, body, algorithm)
-	if err != nil {
-		return err
-	}
-	req.Header.Set(signatureHeader, sig)
-	req.Header.Set(signatureAlgorithmHeader, algorithm)
-	return nil
-}
-
-func (s *Server) putTaskConfigs(w http.ResponseWriter, r *http.Request) {
-	name := pathVar(r, "connector")
-	body, err := readBody(r)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	v, err := parseJSON(body)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	p := &jparser{b: body}
-	configs, err := p.bindTaskConfigs(v)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	// InternalRequestSignature.fromHeaders
-	alg, encoded := r.Header.Get(signatureAlgorithmHeader), r.Header.Get(signatureHeader)
-	var signature []byte
-	signed := alg != "" && encoded != ""
-	if signed {
-		if _, ok := macFor(alg); !ok {
-			writeError(w, newRestError(400, fmt.Sprintf("Algorithm %s not available", alg)))
-			return
-		}
-		if signature, err = javaBase64Decode(encoded); err != nil {
-			writeError(w, newRestError(400, err.Error()))
-			return
-		}
-	}
-	putter, ok := s.h.(herder.TaskConfigPutter)
-	if !ok {
-		writeError(w, newRestError(500, msgStandaloneTask))
-		return
-	}
-	if ks, ok := s.h.(herder.SessionKeySource); ok {
-		key, algorithms, required := ks.SessionKey()
-		if required {
-			switch {
-			case !signed:
-				writeError(w, newRestError(400, "Internal request missing required signature"))
-				return
-			case !containsExact(algorithms, alg):
-				writeError(w, newRestError(400, fmt.Sprintf("This worker does not support the '%s' key signing algorithm used by other workers. "+
-					"This worker is currently configured to use: [%s]. "+
-					"Check that all workers' configuration files permit the same set of signature algorithms, "+
-					"and correct any misconfigured worker and restart it.", alg, strings.Join(algorithms, ", "))))
-				return
-			case key == nil:
-				writeError(w, newRestError(503, "This worker is still starting up and has not been able to read a session key from the config topic yet"))
-				return
-			}
-			expected, _ := Sign(key, body, alg)
-			want, _ := base64.StdEncoding.DecodeString(expected)
-			if !hmac.Equal(want, signature) {
-				writeError(w, newRestError(403, "Internal request contained invalid signature."))
-				return
-			}
-		}
-	}
-	err = s.call(r, true, func(ctx context.Context) error { return putter.PutTaskConfigs(ctx, name, configs) })
-	if s.maybeForward(w, r, err, body, nil, "", signatureHeader, signatureAlgorithmHeader) {
-		return
-	}
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	w.WriteHeader(204)
-}
-
-func containsExact(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
-
-// ---- loggers ----
-
-func (s *Server) listLoggers(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, 200, s.loggers.AllLevels())
-}
-
-func (s *Server) getLogger(w http.ResponseWriter, r *http.Request) {
-	name := pathVar(r, "logger")
-	lv, ok := s.loggers.Level(name)
-	if !ok {
-		writeError(w, newRestError(404, "Logger "+name+" not found."))
-		return
-	}
-	writeJSON(w, 200, lv)
-}
-
-func (s *Server) setLogger(w http.ResponseWriter, r *http.Request) {
-	namespace := pathVar(r, "logger")
-	m, _, err := readStringMap(r)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	if m == nil {
-		writeError(w, newRestError(500, npeLevelMap))
-		return
-	}
-	level := m.vals["level"]
-	if level == nil {
-		writeError(w, newRestError(400, "Desired 'level' parameter was not specified in request."))
-		return
-	}
-	if _, ok := parseLevelName(*level); !ok {
-		writeError(w, newRestError(404, "invalid log level '"+*level+"'."))
-		return
-	}
-	scope := "worker"
-	if vals, ok := r.URL.Query()["scope"]; ok && len(vals) > 0 {
-		scope = vals[0]
-	}
-	if strings.ToLower(scope) == "cluster" {
-		if cs, ok := s.h.(herder.ClusterLoggerSetter); ok {
-			if err := s.call(r, false, func(ctx context.Context) error { return cs.SetClusterLoggerLevel(ctx, namespace, *level) }); err != nil {
-				writeError(w, err)
-				return
-			}
-		} else if _, err := s.loggers.SetLevel(namespace, *level); err != nil {
-			writeError(w, err)
-			return
-		}
-		w.WriteHeader(204)
-		return
-	}
-	if strings.ToLower(scope) != "worker" {
-		s.log.Warn(fmt.Sprintf("Received invalid scope '%s' in request to adjust logging level; will default to worker", scope))
-	}
-	affected, err := s.loggers.SetLevel(namespace, *level)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	sort.Strings(affected)
-	writeJSON(w, 200, affected)
-}
-
-// finish ends a herder-backed handler: forward to the leader when the herder says so, else the error body,
 // else the success status with v as JSON (no body when v is nil).
 func (s *Server) finish(w http.ResponseWriter, r *http.Request, err error, body []byte, extra url.Values, status int, v any) {
 	if s.maybeForward(w, r, err, body, extra, "") {

@@ -3,71 +3,28 @@ package connect
 import (
 	"fmt"
 	"math"
-	"math/big"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/connectd/connectd/connect/jvm"
 )
 
 // Rendering of Connect values the way the JVM prints them, shared by converters, SMTs and sinks that must
 // produce the same text as their JVM counterparts.
 
 // AppendJavaDouble appends Double.toString (bits 64) or Float.toString (bits 32) of f as JDK 17 prints it
-// (javafloat.go): plain notation for 1e-3 <= |f| < 1e7, else d.dddEn.
+// (jvm.AppendDouble): plain notation for 1e-3 <= |f| < 1e7, else d.dddEn.
 func AppendJavaDouble(out []byte, f float64, bits int) []byte {
-	return appendJavaFloat(out, f, bits == 32)
+	return jvm.AppendDouble(out, f, bits == 32)
 }
 
 // JavaDouble is Double.toString (bits 64) or Float.toString (bits 32) of f.
 func JavaDouble(f float64, bits int) string { return string(AppendJavaDouble(nil, f, bits)) }
 
-// JavaBigDecimalString is java.math.BigDecimal.toString (scientific notation when the scale is negative or
-// the adjusted exponent is below -6).
-func JavaBigDecimalString(d Decimal) string {
-	u := d.Unscaled
-	if u == nil {
-		u = new(big.Int)
-	}
-	coeff := new(big.Int).Abs(u).String()
-	neg := u.Sign() < 0
-	scale := int64(d.Scale)
-	adjusted := -scale + int64(len(coeff)-1)
-	var sb strings.Builder
-	if neg {
-		sb.WriteByte('-')
-	}
-	if scale >= 0 && adjusted >= -6 {
-		if scale == 0 {
-			sb.WriteString(coeff)
-			return sb.String()
-		}
-		if int64(len(coeff)) > scale {
-			p := int64(len(coeff)) - scale
-			sb.WriteString(coeff[:p])
-			sb.WriteByte('.')
-			sb.WriteString(coeff[p:])
-			return sb.String()
-		}
-		sb.WriteString("0.")
-		for k := int64(0); k < scale-int64(len(coeff)); k++ {
-			sb.WriteByte('0')
-		}
-		sb.WriteString(coeff)
-		return sb.String()
-	}
-	sb.WriteByte(coeff[0])
-	if len(coeff) > 1 {
-		sb.WriteByte('.')
-		sb.WriteString(coeff[1:])
-	}
-	sb.WriteByte('E')
-	if adjusted >= 0 {
-		sb.WriteByte('+')
-	}
-	sb.WriteString(strconv.FormatInt(adjusted, 10))
-	return sb.String()
-}
+// JavaBigDecimalString is java.math.BigDecimal.toString (jvm.BigDecimalString).
+func JavaBigDecimalString(d Decimal) string { return jvm.BigDecimalString(d.Unscaled, int64(d.Scale)) }
 
 // JavaString renders a Connect value as the JVM's Object.toString() would (Struct, List and Map forms
 // included, map entries sorted); []byte has no useful JVM form ("[B@hash"), so it is written as its bytes.

@@ -15,9 +15,9 @@ import (
 	"github.com/connectd/connectd/internal/herder"
 )
 
-// devConnectors are the connectors dev mode creates; extended by other files (e.g. the Iceberg sink) through
-// devConnectorHooks.
-var devConnectorHooks []func(dataDir string) (map[string]string, []string)
+// devSinks are the connectors dev mode creates besides the file sink, each with the notes printed for it;
+// one whose plugin this build lacks is left out.
+var devSinks = []func(dataDir string) (map[string]string, []string){devIcebergConnector}
 
 func runDev(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
@@ -60,8 +60,8 @@ func runDev(ctx context.Context, args []string) error {
 		"file":            fileOut,
 	}}
 	notes := []string{fmt.Sprintf("file sink output:     tail -f %s", fileOut)}
-	for _, hook := range devConnectorHooks {
-		if c, n := hook(abs); c != nil {
+	for _, sink := range devSinks {
+		if c, n := sink(abs); c != nil {
 			if _, ok := connect.DefaultRegistry.Lookup(c["connector.class"]); ok {
 				connectors = append(connectors, c)
 				notes = append(notes, n...)

@@ -11,29 +11,27 @@ import (
 // inventory.customers holds the current state (upserts and deletes by id, from the Debezium
 // envelope) and inventory.customers_history every change event with its Kafka coordinates
 // and source position (the raw CDC model).
-func init() {
-	devConnectorHooks = append(devConnectorHooks, func(dataDir string) (map[string]string, []string) {
-		dir := filepath.Join(dataDir, "iceberg")
-		catDB := filepath.Join(dir, "catalog.db")
-		c := map[string]string{
-			"name":                                 "customers-iceberg-sink",
-			"connector.class":                      "org.apache.iceberg.connect.IcebergSinkConnector",
-			"tasks.max":                            "1",
-			"topics":                               devmode.CustomersTopic,
-			"iceberg.tables":                       "inventory.customers,inventory.customers_history",
-			"iceberg.tables.auto-create-enabled":   "true",
-			"iceberg.tables.evolve-schema-enabled": "true",
-			"iceberg.table.inventory.customers.id-columns":      "id",
-			"iceberg.table.inventory.customers_history.raw-cdc": "true",
-			"iceberg.catalog.type":                              "sql",
-			"iceberg.catalog.uri":                               "jdbc:sqlite:" + catDB,
-			"iceberg.catalog.warehouse":                         filepath.Join(dir, "warehouse"),
-			"iceberg.control.commit.interval-ms":                "10000",
-		}
-		notes := []string{
-			fmt.Sprintf("iceberg (commits every 10 s): scripts/iceberg-query.sh %s inventory.customers 'SELECT * FROM t ORDER BY id'", catDB),
-			fmt.Sprintf("                              scripts/iceberg-query.sh %s inventory.customers_history 'SELECT operation, source_version, kafka_partition, kafka_offset FROM t ORDER BY kafka_offset DESC LIMIT 10'", catDB),
-		}
-		return c, notes
-	})
+func devIcebergConnector(dataDir string) (map[string]string, []string) {
+	dir := filepath.Join(dataDir, "iceberg")
+	catDB := filepath.Join(dir, "catalog.db")
+	c := map[string]string{
+		"name":                                 "customers-iceberg-sink",
+		"connector.class":                      "org.apache.iceberg.connect.IcebergSinkConnector",
+		"tasks.max":                            "1",
+		"topics":                               devmode.CustomersTopic,
+		"iceberg.tables":                       "inventory.customers,inventory.customers_history",
+		"iceberg.tables.auto-create-enabled":   "true",
+		"iceberg.tables.evolve-schema-enabled": "true",
+		"iceberg.table.inventory.customers.id-columns":      "id",
+		"iceberg.table.inventory.customers_history.raw-cdc": "true",
+		"iceberg.catalog.type":                              "sql",
+		"iceberg.catalog.uri":                               "jdbc:sqlite:" + catDB,
+		"iceberg.catalog.warehouse":                         filepath.Join(dir, "warehouse"),
+		"iceberg.control.commit.interval-ms":                "10000",
+	}
+	notes := []string{
+		fmt.Sprintf("iceberg (commits every 10 s): scripts/iceberg-query.sh %s inventory.customers 'SELECT * FROM t ORDER BY id'", catDB),
+		fmt.Sprintf("                              scripts/iceberg-query.sh %s inventory.customers_history 'SELECT operation, source_version, kafka_partition, kafka_offset FROM t ORDER BY kafka_offset DESC LIMIT 10'", catDB),
+	}
+	return c, notes
 }

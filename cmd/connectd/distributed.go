@@ -1,11 +1,77 @@
 package main
 
+// Wiring of `connectd distributed worker.properties`.
+
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/connectd/connectd/api"
+	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/internal/herder"
+	"github.com/connectd/connectd/internal/kafka"
+	"github.com/connectd/connectd/internal/worker"
 )
 
-// runDistributed is wired by the distributed-mode work (internal/herder/distributed.go).
-var runDistributed = func(ctx context.Context, args []string) error {
-	return fmt.Errorf("distributed mode is not supported yet by this build")
+func runDistributed(ctx context.Context, args []string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("usage: connectd distributed worker.properties")
+	}
+	wp, err := loadWorkerProps(args[0])
+	if err != nil {
+		return err
+	}
+	return serveDistributed(ctx, wp)
+}
+
+func serveDistributed(ctx context.Context, wp map[string]string) error {
+	start := time.Now()
+	if err := resolveListeners(wp); err != nil {
+		return err
+	}
+	cfg, err := worker.ParseConfig(wp)
+	if err != nil {
+		return fmt.Errorf("invalid worker config: %w", err)
+	}
+	cfg.Distributed = true
+	dcfg, err := herder.ParseDistributedConfig(cfg.Props)
+	if err != nil {
+		return fmt.Errorf("invalid worker config: %w", err)
+	}
+	sc, err := kafka.NewConfig(cfg.ClientProps("admin"))
+	if err != nil {
+		return fmt.Errorf("invalid worker config: %w", err)
+	}
+	ropts, err := restOptions(cfg)
+	if err != nil {
+		return err
+	}
+	h := herder.NewDistributed(dcfg, "", kafka.Brokers(cfg.Props), sc)
+	w := worker.New(cfg, connect.DefaultRegistry, h)
+	h.SetWorker(w)
+	srv := api.NewServer(h, ropts...)
+	h.SetRESTClient(&http.Client{Timeout: 10 * time.Second, Transport: srv.Transport()})
+	if err := srv.Start(); err != nil {
+		return fmt.Errorf("starting REST server: %w", err)
+	}
+	h.SetAdvertisedURL(srv.AdvertisedURL())
+	if err := h.Start(ctx); err != nil {
+		srv.Shutdown(context.Background())
+		return err
+	}
+	slog.Info("Kafka Connect started", "mode", "distributed", "group", dcfg.GroupID, "worker_id", cfg.WorkerID(),
+		"rest", srv.AdvertisedURL(), "startup", time.Since(start).Round(time.Millisecond))
+	<-ctx.Done()
+	slog.Info("Kafka Connect stopping")
+	// the herder stops (tasks commit, the group is left) while the REST listener still accepts: a listener
+	// that refuses connections tells the group's leader that this worker is gone (peer.probe.interval.ms)
+	h.Stop()
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	srv.Shutdown(sctx)
+	slog.Info("Kafka Connect stopped")
+	return nil
 }

@@ -3,6 +3,7 @@
 //	connectd standalone worker.properties [connector.properties ...]
 //	connectd distributed worker.properties
 //	connectd dev
+//	connectd reconcile [reconcile.properties] [key=value ...]
 //	connectd version
 package main
 
@@ -41,6 +42,7 @@ const usage = `usage:
   connectd standalone worker.properties [connector.properties ...]
   connectd distributed worker.properties
   connectd dev
+  connectd reconcile [reconcile.properties] [key=value ...]
   connectd version`
 
 func main() {
@@ -59,6 +61,8 @@ func main() {
 		err = runDistributed(ctx, os.Args[2:])
 	case "dev":
 		err = runDev(ctx, os.Args[2:])
+	case "reconcile":
+		reconcileMain(ctx)
 	case "version", "--version", "-v":
 		fmt.Print(versionText())
 	default:

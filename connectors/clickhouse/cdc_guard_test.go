@@ -142,7 +142,7 @@ func TestOptimizeOnInsertCollapsesRowsOfOneBlock(t *testing.T) {
 		del := cdcEvent{id: 2, op: "d", lsn: 120, before: &cdcEvent{id: 2, name: "b"}}
 		recs = append(recs, &connect.SinkRecord{Topic: "t", Offset: 2, Value: del.schemaless()})
 		require.NoError(t, task.Put(ctx, recs))
-		require.Equal(t, int64(3), task.RowsWritten)
+		require.Equal(t, int64(3), task.written.rows)
 		require.Equal(t, tc.raw, query(t, s, "SELECT count() FROM "+db+".c"), "settings %q", tc.settings)
 		require.Equal(t, "0", query(t, s, "SELECT count() FROM "+db+".c FINAL"))
 	}

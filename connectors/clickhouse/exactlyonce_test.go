@@ -279,3 +279,39 @@ func TestExactlyOnceTwoTasksAndReassignment(t *testing.T) {
 	require.Equal(t, "1200\t1200", query(t, s, "SELECT count(), uniqExact(id) FROM "+db+".events"))
 	require.Equal(t, "4", query(t, s, "SELECT count() FROM "+db+".connect_state FINAL WHERE state = 'AFTER'"))
 }
+
+// A partition that moves to a task started earlier (in the same process) keeps its exactly-once state: the
+// new owner's state rows win over the old owner's although its clock-seeded sequence started lower. Then a
+// task of a restarted process replays from the last committed offset with other block boundaries: the
+// state must say that every record is written, or the replay inserts the blocks again.
+func TestExactlyOnceStateAfterMoveToEarlierTask(t *testing.T) {
+	s, _ := engine(t)
+	db := chdbtest.Database(t)
+	chdbtest.MustExec(t, s, "CREATE TABLE "+db+".events (id UInt64, ts DateTime64(3, 'UTC'), payload String) ENGINE = MergeTree ORDER BY id SETTINGS non_replicated_deduplication_window = 1000")
+	recs := eventRecords(1, 300)[0]
+	p := props(db, "exactlyOnce", "true", "batch.max.rows", "64")
+	ctx := context.Background()
+	tp := []connect.TopicPartition{{Topic: "events", Partition: 0}}
+	early := startTask(t, p, nil)
+	time.Sleep(5 * time.Millisecond)
+	late := startTask(t, p, nil)
+
+	require.NoError(t, late.Open(tp))
+	require.NoError(t, late.Put(ctx, recs[:100]))
+	offs, err := late.PreCommit(ctx, map[connect.TopicPartition]connect.OffsetAndMetadata{tp[0]: {Offset: 100}})
+	require.NoError(t, err)
+	require.Equal(t, int64(100), offs[tp[0]].Offset)
+	require.NoError(t, late.Close(tp))
+
+	require.NoError(t, early.Open(tp)) // the partition moves to the task started first; it writes, never commits
+	require.NoError(t, early.Put(ctx, recs[100:130]))
+	require.NoError(t, early.Put(ctx, recs[130:]))
+	require.Equal(t, "300\t300", query(t, s, "SELECT count(), uniqExact(id) FROM "+db+".events"))
+	require.Equal(t, "AFTER\t299", query(t, s, "SELECT state, maxOffset FROM "+db+".connect_state FINAL"),
+		"the state of the partition is its current owner's")
+
+	restarted := startTask(t, p, nil) // SIGKILL, restart: replay from the committed offset 100
+	require.NoError(t, restarted.Open(tp))
+	require.NoError(t, restarted.Put(ctx, recs[100:]))
+	require.Equal(t, "300\t300", query(t, s, "SELECT count(), uniqExact(id) FROM "+db+".events"), "every record exactly once")
+}

@@ -29,6 +29,7 @@ const (
 type partState struct {
 	min, max int64
 	state    string // "", BEFORE, AFTER
+	ver      uint64 // the row's version in the state table (set by get and set)
 }
 
 type stateStore struct {
@@ -41,12 +42,12 @@ type stateStore struct {
 
 	mu    sync.Mutex
 	cache map[string]partState
-	seq   int64
+	seq   uint64
 }
 
 func newStateStore(cfg *Config, p *pool) *stateStore {
 	return &stateStore{cfg: cfg, pool: p, table: quoteIdent(cfg.Database) + "." + quoteIdent(cfg.StateTable),
-		cache: map[string]partState{}, seq: time.Now().UnixNano()}
+		cache: map[string]partState{}}
 }
 
 func (s *stateStore) init(ctx context.Context) error {
@@ -97,21 +98,24 @@ func (s *stateStore) get(ctx context.Context, key string) (partState, error) {
 	var (
 		minC, maxC proto.ColInt64
 		stC        proto.ColStr
+		verC       proto.ColUInt64
 	)
 	err := s.pool.do(ctx, func(c *ch.Client) error {
 		minC.Reset()
 		maxC.Reset()
 		stC.Reset()
+		verC.Reset()
 		return c.Do(ctx, ch.Query{
-			Body:   "SELECT minOffset, maxOffset, state FROM " + s.table + " FINAL WHERE key = " + quoteString(key),
-			Result: proto.Results{{Name: "minOffset", Data: &minC}, {Name: "maxOffset", Data: &maxC}, {Name: "state", Data: &stC}},
+			Body: "SELECT minOffset, maxOffset, state, ver FROM " + s.table + " FINAL WHERE key = " + quoteString(key),
+			Result: proto.Results{{Name: "minOffset", Data: &minC}, {Name: "maxOffset", Data: &maxC}, {Name: "state", Data: &stC},
+				{Name: "ver", Data: &verC}},
 		})
 	})
 	if err != nil {
 		return st, fmt.Errorf("clickhouse: reading exactly-once state %s: %w", key, err)
 	}
 	if minC.Rows() > 0 {
-		st = partState{min: minC.Row(0), max: maxC.Row(0), state: stC.Row(0)}
+		st = partState{min: minC.Row(0), max: maxC.Row(0), state: stC.Row(0), ver: verC.Row(0)}
 	}
 	s.mu.Lock()
 	s.cache[key] = st
@@ -123,9 +127,13 @@ func (s *stateStore) set(ctx context.Context, key string, st partState) error {
 	if err := s.init(ctx); err != nil {
 		return err
 	}
+	// The row must outrank every earlier row of the key, whichever task or process wrote it: above the
+	// version last read or written for the key (a partition's new owner reads the state before it writes),
+	// above this store's last version, and at least the wall clock in nanoseconds.
 	s.mu.Lock()
-	s.seq++
-	ver := s.seq
+	ver := max(s.seq+1, s.cache[key].ver+1, uint64(time.Now().UnixNano()))
+	s.seq = ver
+	st.ver = ver
 	s.mu.Unlock()
 	var (
 		k, state proto.ColStr
@@ -136,7 +144,7 @@ func (s *stateStore) set(ctx context.Context, key string, st partState) error {
 	mn.Append(st.min)
 	mx.Append(st.max)
 	state.Append(st.state)
-	v.Append(uint64(ver))
+	v.Append(ver)
 	in := proto.Input{{Name: "key", Data: &k}, {Name: "minOffset", Data: &mn}, {Name: "maxOffset", Data: &mx},
 		{Name: "state", Data: &state}, {Name: "ver", Data: &v}}
 	err := s.pool.do(ctx, func(c *ch.Client) error {

@@ -42,10 +42,12 @@ type Task struct {
 	warnMu        sync.Mutex
 	tableWarnings map[string]*tableWarning
 
-	// Metrics, for tests and logs.
-	RowsWritten   int64
-	BlocksWritten int64
-	Errant        int64
+	written writeCounts // rows and blocks guarded by mu, errant by repMu
+}
+
+// writeCounts counts what the task wrote (the task's metrics).
+type writeCounts struct {
+	rows, blocks, errant int64
 }
 
 type partBuf struct {
@@ -483,7 +485,7 @@ func (t *Task) report(ctx context.Context, rec *connect.SinkRecord, tbl *tableIn
 	if rerr := rep.Report(ctx, rec, err); rerr != nil {
 		return rerr
 	}
-	t.Errant++
+	t.written.errant++ // under repMu
 	return nil
 }
 
@@ -509,8 +511,8 @@ func (t *Task) insert(ctx context.Context, b *block, into, token string) error {
 		})
 		if err == nil {
 			t.mu.Lock()
-			t.RowsWritten += int64(b.rows)
-			t.BlocksWritten++
+			t.written.rows += int64(b.rows)
+			t.written.blocks++
 			t.mu.Unlock()
 			return nil
 		}

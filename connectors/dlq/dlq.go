@@ -27,7 +27,6 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/connectd/connectd/connect"
-	"github.com/connectd/connectd/internal/kafka"
 )
 
 // Class is the connector's class name; the runtime also accepts DeadLetterSink and DeadLetterSinkConnector.
@@ -91,7 +90,7 @@ type Connector struct {
 func (c *Connector) ConfigDef() *connect.ConfigDef { return ConfigDef() }
 
 func (c *Connector) Start(props map[string]string) error {
-	if _, err := parseConfig(props); err != nil {
+	if _, err := parseConfig(props, kafkaClients(c.Ctx)); err != nil {
 		return err
 	}
 	c.props = props
@@ -153,7 +152,16 @@ type config struct {
 	brokers           []string
 }
 
-func parseConfig(props map[string]string) (*config, error) {
+// kafkaClients is the runtime's Kafka client factory, nil when the runtime offers none.
+func kafkaClients(ctx any) connect.KafkaClients {
+	if pr, ok := ctx.(connect.PluginRuntime); ok {
+		return pr.KafkaClients()
+	}
+	return nil
+}
+
+// parseConfig reads the configuration; with kc it also builds the producer's client settings.
+func parseConfig(props map[string]string, kc connect.KafkaClients) (*config, error) {
 	cfg, err := ConfigDef().Parse(props)
 	if err != nil {
 		return nil, err
@@ -164,16 +172,19 @@ func parseConfig(props map[string]string) (*config, error) {
 	if !c.replay && c.topic == "" {
 		return nil, &connect.ConfigError{Name: ConfigTopic, Value: "", Message: "topic is required unless dlq.replay=true"}
 	}
+	if kc == nil {
+		return c, nil
+	}
 	pp := connect.WithPrefix(props, ProducerPrefix)
 	pp[ConfigBootstrap] = strings.Join(c.brokers, ",")
 	if pp["client.id"] == "" {
 		pp["client.id"] = "connector-dlq-sink-" + props["name"]
 	}
-	sc, err := kafka.NewConfig(pp)
+	sc, err := kc.Config(pp)
 	if err != nil {
 		return nil, &connect.ConfigError{Name: ProducerPrefix + "*", Message: err.Error()}
 	}
-	if err := kafka.ApplyProducer(sc, pp); err != nil {
+	if err := kc.ApplyProducer(sc, pp); err != nil {
 		return nil, &connect.ConfigError{Name: ProducerPrefix + "*", Message: err.Error()}
 	}
 	// One in-flight request per broker keeps each partition in order across retries.
@@ -214,7 +225,11 @@ type Task struct {
 }
 
 func (t *Task) Start(props map[string]string) error {
-	cfg, err := parseConfig(props)
+	kc := kafkaClients(t.Ctx)
+	if kc == nil {
+		return errors.New("dlq: the runtime offers no Kafka clients (connect.PluginRuntime)")
+	}
+	cfg, err := parseConfig(props, kc)
 	if err != nil {
 		return err
 	}

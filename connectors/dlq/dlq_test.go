@@ -11,6 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/internal/kafka"
+	"github.com/connectd/connectd/internal/metrics"
 )
 
 type fakeCtx struct {
@@ -26,6 +28,8 @@ func (f *fakeCtx) Pause(...connect.TopicPartition)                    {}
 func (f *fakeCtx) Resume(...connect.TopicPartition)                   {}
 func (f *fakeCtx) RequestCommit()                                     {}
 func (f *fakeCtx) ErrantRecordReporter() connect.ErrantRecordReporter { return f.reporter }
+func (f *fakeCtx) PluginMetrics() connect.PluginMetrics               { return metrics.Registry }
+func (f *fakeCtx) KafkaClients() connect.KafkaClients                 { return kafka.PluginClients{} }
 
 type reporter struct{ got []*connect.SinkRecord }
 

@@ -88,9 +88,9 @@ func benchSink(b *testing.B, extra map[string]string, keys int64) {
 		for j := 0; j < len(recs); j += batch {
 			require.NoError(b, task.Put(ctx, recs[j:min(j+batch, len(recs))]))
 		}
-		before := task.coord.Stats
+		before := task.coord.stats()
 		require.True(b, task.coord.CommitNow(ctx))
-		after := task.coord.Stats
+		after := task.coord.stats()
 		files += (after.DataFiles + after.DeleteFiles) - (before.DataFiles + before.DeleteFiles)
 		commits++
 	}

@@ -10,11 +10,8 @@ import (
 
 	ice "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
-	_ "github.com/apache/iceberg-go/catalog/glue" // registers "glue"
-	_ "github.com/apache/iceberg-go/catalog/hive" // registers "hive"
 	_ "github.com/apache/iceberg-go/catalog/rest" // registers "rest", "http", "https"
 	_ "github.com/apache/iceberg-go/catalog/sql"  // registers "sql"
-	_ "github.com/apache/iceberg-go/io/gocloud"   // s3, gs, abfs FileIO
 	_ "github.com/jackc/pgx/v5/stdlib"            // database/sql driver "pgx"
 	_ "modernc.org/sqlite"                        // database/sql driver "sqlite"
 )

@@ -55,7 +55,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/connectd/connectd/connect"
-	"github.com/connectd/connectd/internal/kafka"
 )
 
 // SummaryContributors is the snapshot summary property holding how many worker processes wrote
@@ -218,6 +217,11 @@ type control struct {
 // startControl connects to the control topic (creating it when missing) and starts the reader,
 // participant and committer loops.
 func startControl(c *coordinator, wi connect.WorkerInfo) (*control, error) {
+	pr, ok := wi.(connect.PluginRuntime)
+	if !ok || pr.KafkaClients() == nil {
+		return nil, errors.New("control topic client: the runtime offers no Kafka clients (connect.PluginRuntime)")
+	}
+	kc := pr.KafkaClients()
 	props := wi.WorkerKafkaProps()
 	for k, v := range c.cfg.KafkaProps {
 		props[k] = v
@@ -225,7 +229,7 @@ func startControl(c *coordinator, wi connect.WorkerInfo) (*control, error) {
 	if props["client.id"] == "" {
 		props["client.id"] = "connectd-iceberg-control-" + c.cfg.Name
 	}
-	scfg, err := kafka.NewConfig(props)
+	scfg, err := kc.Config(props)
 	if err != nil {
 		return nil, fmt.Errorf("control topic client: %w", err)
 	}
@@ -234,7 +238,8 @@ func startControl(c *coordinator, wi connect.WorkerInfo) (*control, error) {
 	scfg.Producer.MaxMessageBytes = maxControlMessage
 	scfg.Producer.Compression = sarama.CompressionLZ4 // manifest entries compress well
 	scfg.Consumer.Return.Errors = false
-	client, err := kafka.NewClient(kafka.Brokers(props), scfg)
+	brokers := kc.Brokers(props)
+	client, err := kc.NewClient(brokers, scfg)
 	if err != nil {
 		return nil, fmt.Errorf("control topic client: %w", err)
 	}
@@ -266,10 +271,10 @@ func startControl(c *coordinator, wi connect.WorkerInfo) (*control, error) {
 	}
 	// own connections for the producer and the consumer: on a shared sarama client a fetch
 	// long-poll holds the broker connection and starves the producer
-	if ctl.prod, err = sarama.NewSyncProducer(kafka.Brokers(props), scfg); err != nil {
+	if ctl.prod, err = sarama.NewSyncProducer(brokers, scfg); err != nil {
 		return fail(fmt.Errorf("control topic producer: %w", err))
 	}
-	if ctl.cons, err = sarama.NewConsumer(kafka.Brokers(props), scfg); err != nil {
+	if ctl.cons, err = sarama.NewConsumer(brokers, scfg); err != nil {
 		return fail(fmt.Errorf("control topic consumer: %w", err))
 	}
 	parts, err := client.Partitions(ctl.topic)
@@ -500,7 +505,7 @@ func (ctl *control) prepare(start ctlMsg) *pendingRound {
 	if err != nil {
 		msg.Error = err.Error()
 		c.mu.Lock()
-		c.Stats.LastError = err.Error()
+		c.counts.LastError = err.Error()
 		c.mu.Unlock()
 		c.log.Warn("iceberg round: preparing files failed; its records are retried in the next round", "round", start.Round, "err", err)
 	}
@@ -763,7 +768,7 @@ answers:
 		if err := ctl.applyTables(ctx, round, sortedAnswers(perTable), offsets); err != nil {
 			ok = false
 			c.mu.Lock()
-			c.Stats.LastError = err.Error()
+			c.counts.LastError = err.Error()
 			c.mu.Unlock()
 			c.log.Warn("iceberg round failed; every process retries its records in the next round", "round", round, "err", err)
 		}
@@ -771,9 +776,9 @@ answers:
 	c.log.Info("iceberg round done", "round", round, "ok", ok, "answers", len(answers), "included", len(included),
 		"tables", len(perTable), "missing_partitions", len(need), "took", time.Since(began).Round(time.Millisecond))
 	c.mu.Lock()
-	c.Stats.LedRounds++
+	c.counts.LedRounds++
 	if !ok {
-		c.Stats.LedFailed++
+		c.counts.LedFailed++
 	}
 	c.mu.Unlock()
 	if err := ctl.send(ctlMsg{Type: ctlCommit, Round: round, OK: ok, Included: included}); err != nil {

@@ -34,6 +34,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/iceberg-go/catalog"
@@ -73,12 +74,22 @@ type coordinator struct {
 	cat          catalog.Catalog
 	writers      map[string]*Writer
 
-	// Stats for tests and benchmarks.
-	Stats CoordinatorStats
+	counts coordinatorStats // what the metrics report (metrics.go)
+	hooks  atomic.Pointer[roundHooks]
 }
 
-// CoordinatorStats counts commit rounds.
-type CoordinatorStats struct {
+// roundHooks intervene in a round's table commits, the way franz-go's hooks observe a client: in-package
+// tests set them to fail a commit or to stop a round mid-way; nil (the default) changes nothing.
+type roundHooks struct {
+	// beforeTableCommit returning an error stops the round before that table as if the process died
+	// there: neither it nor any later table commits, and nothing is rolled back.
+	beforeTableCommit func(table string) error
+	// afterTableCommit returning an error replaces a successful commit's answer (as if it was lost).
+	afterTableCommit func(table string) error
+}
+
+// coordinatorStats counts commit rounds.
+type coordinatorStats struct {
 	Rounds, FailedRounds, Snapshots, DataFiles, DeleteFiles, Records, Skipped int64
 	// LedRounds and LedFailed count the rounds this process ran as the committer (control.go).
 	LedRounds, LedFailed int64
@@ -139,12 +150,12 @@ func (c *coordinator) roundEnded(ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.round++
-	c.Stats.Rounds++
+	c.counts.Rounds++
 	c.lastFailed = !ok
 	if !ok {
-		c.Stats.FailedRounds++
+		c.counts.FailedRounds++
 	} else {
-		c.Stats.LastDurable = time.Now()
+		c.counts.LastDurable = time.Now()
 	}
 	c.cond.Broadcast()
 }
@@ -180,10 +191,10 @@ func (c *coordinator) buffered() int {
 }
 
 // stats returns a copy of the counters.
-func (c *coordinator) stats() CoordinatorStats {
+func (c *coordinator) stats() coordinatorStats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.Stats
+	return c.counts
 }
 
 func (c *coordinator) isClosed() bool {
@@ -193,6 +204,9 @@ func (c *coordinator) isClosed() bool {
 }
 
 func (c *coordinator) register(t *Task) {
+	if pr, ok := t.Ctx.(connect.PluginRuntime); ok {
+		registerMetrics(pr.PluginMetrics())
+	}
 	c.mu.Lock()
 	c.tasks[t] = struct{}{}
 	c.mu.Unlock()
@@ -359,7 +373,7 @@ func (c *coordinator) commitRound(ctx context.Context, tasks []*Task) (ok bool) 
 	}
 	fail := func(err error) bool {
 		c.mu.Lock()
-		c.Stats.LastError = err.Error()
+		c.counts.LastError = err.Error()
 		c.mu.Unlock()
 		c.log.Warn("iceberg commit round failed; its records are retried in the next round", "err", err)
 		for _, d := range ds {
@@ -377,6 +391,7 @@ func (c *coordinator) commitRound(ctx context.Context, tasks []*Task) (ok bool) 
 	}
 	sort.Strings(names)
 	commitID := uuid.NewString()
+	hooks := c.hooks.Load()
 	// tables commit in parallel (iceberg.control.commit.threads); each table is one snapshot
 	var (
 		errMu   sync.Mutex
@@ -391,9 +406,9 @@ func (c *coordinator) commitRound(ctx context.Context, tasks []*Task) (ok bool) 
 			continue
 		}
 		w := c.writer(cat, name)
-		if testHookBeforeTableCommit != nil {
-			if err := testHookBeforeTableCommit(name); err != nil {
-				crashed = true // simulated process death: this and later tables never commit
+		if hooks != nil && hooks.beforeTableCommit != nil {
+			if err := hooks.beforeTableCommit(name); err != nil {
+				crashed = true // this and later tables never commit
 				break
 			}
 		}
@@ -405,8 +420,8 @@ func (c *coordinator) commitRound(ctx context.Context, tasks []*Task) (ok bool) 
 			cctx, cancel := context.WithTimeout(ctx, commitTimeout(c.cfg))
 			st, err := w.Commit(cctx, recs, offsets, props)
 			cancel()
-			if err == nil && testHookTableCommitError != nil {
-				err = testHookTableCommitError(name) // after the commit: as if the answer was lost
+			if err == nil && hooks != nil && hooks.afterTableCommit != nil {
+				err = hooks.afterTableCommit(name)
 			}
 			if err != nil {
 				if skip, err := c.tableError(name, len(recs), err); !skip {
@@ -422,7 +437,7 @@ func (c *coordinator) commitRound(ctx context.Context, tasks []*Task) (ok bool) 
 	}
 	wg.Wait()
 	if crashed {
-		return false // no cleanup: the process is "dead"
+		return false // no cleanup: the process is gone
 	}
 	if len(errs) > 0 {
 		return fail(errors.Join(errs...))
@@ -459,12 +474,12 @@ func (c *coordinator) countCommit(st CommitStats, records, skipped int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if st.DataFiles+st.DeleteFiles > 0 {
-		c.Stats.Snapshots++
+		c.counts.Snapshots++
 	}
-	c.Stats.DataFiles += int64(st.DataFiles)
-	c.Stats.DeleteFiles += int64(st.DeleteFiles)
-	c.Stats.Records += records
-	c.Stats.Skipped += skipped
+	c.counts.DataFiles += int64(st.DataFiles)
+	c.counts.DeleteFiles += int64(st.DeleteFiles)
+	c.counts.Records += records
+	c.counts.Skipped += skipped
 }
 
 // parallel runs fn(0..n-1), at most threads at once, and joins their errors.
@@ -512,22 +527,6 @@ func isFatal(err error) bool {
 		}
 	}
 	return false
-}
-
-// testHookTableCommitError lets tests fail a table's commit (a failure the process survives).
-var testHookTableCommitError func(table string) error
-
-// testHookBeforeTableCommit lets tests kill a round between table commits.
-var testHookBeforeTableCommit func(table string) error
-
-// crash simulates the process dying: the coordinator stops without a final round.
-func (c *coordinator) crash() {
-	c.mu.Lock()
-	c.closed = true
-	c.tasks = map[*Task]struct{}{}
-	c.cond.Broadcast()
-	c.mu.Unlock()
-	c.shutdown()
 }
 
 // dataErr marks a record that cannot be written into its table.

@@ -77,8 +77,6 @@ func (p *distProc) sigkill() {
 func distStartWorker(t *testing.T, slot, gen int, props, url string) *distProc {
 	t.Helper()
 	cmd := exec.Command(connectdBinary(t), "distributed", props)
-	// a pause between writing a table's files and committing it makes kills inside commits likelier
-	cmd.Env = append(os.Environ(), "ICEBERG_SINK_TEST_COMMIT_PAUSE_MS=150")
 	p := &distProc{slot: slot, gen: gen, url: url, cmd: cmd, log: &distLogBuf{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.log, p.log
 	require.NoError(t, cmd.Start())
@@ -144,7 +142,7 @@ type distConnStatus struct {
 // interval across all tasks of a connector"): three `connectd distributed` processes on the real
 // broker run one Iceberg sink with six tasks spread over them. A Debezium CDC stream arrives in
 // bursts; between bursts the worker processes are SIGKILLed round-robin (and started again), so
-// the elected committer dies too. Afterwards the independent reader (DuckDB) sees exactly the
+// the elected committer dies too, at least once inside a table commit (killInsideCommit). Afterwards the independent reader (DuckDB) sees exactly the
 // expected current state in the upsert table and every record exactly once in the raw history
 // table, and the snapshots show the fan-in: per table at most one snapshot per commit round
 // (kafka.connect.commit-id), some history snapshot holding data files of >= 2 processes
@@ -355,7 +353,7 @@ offset.flush.interval.ms=200
 	const bursts = 6
 	rng := rand.New(rand.NewSource(7))
 	chunk := len(events) / bursts
-	kills, committerKills := 0, 0
+	kills, committerKills, insideCommit := 0, 0, 0
 	var killLog []string
 	for b := 0; b < bursts; b++ {
 		end := (b + 1) * chunk
@@ -388,10 +386,20 @@ offset.flush.interval.ms=200
 			}
 		}
 		snapsAtKill = sinkSnapshots("shop.customers_history")
+		inside := false
+		if victim == committer {
+			// the committer dies inside a table commit: files and table metadata written, the
+			// catalog row not yet updated (a round starts every 2 s)
+			inside = killInsideCommit(t, catDB, wh, 15*time.Second, procs[victim].sigkill)
+		}
 		procs[victim].sigkill()
 		kills++
 		what := ""
-		if victim == committer {
+		if inside {
+			what = " (committer, inside a commit)"
+			committerKills++
+			insideCommit++
+		} else if victim == committer {
 			what = " (committer)"
 			committerKills++
 		} else if committer < 0 {
@@ -408,8 +416,9 @@ offset.flush.interval.ms=200
 		total += n
 	}
 	require.Equal(t, int64(len(events)), total)
-	t.Logf("produced %d records in %d bursts with %d kills, %d of the committer (%v) by %v",
-		total, bursts, kills, committerKills, killLog, time.Since(started).Round(time.Millisecond))
+	t.Logf("produced %d records in %d bursts with %d kills, %d of the committer, %d inside a commit (%v) by %v",
+		total, bursts, kills, committerKills, insideCommit, killLog, time.Since(started).Round(time.Millisecond))
+	require.Positive(t, insideCommit, "no committer was killed inside a commit")
 
 	var lastOffsets string
 	distEventually(t, 90*time.Second, 250*time.Millisecond, func() bool {

@@ -83,12 +83,7 @@ type workerProc struct {
 }
 
 func startConnectd(t *testing.T, args ...string) *workerProc {
-	return startConnectdEnv(t, nil, args...)
-}
-
-func startConnectdEnv(t *testing.T, env []string, args ...string) *workerProc {
 	cmd := exec.Command(connectdBinary(t), args...)
-	cmd.Env = append(os.Environ(), env...)
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
 	require.NoError(t, cmd.Start())
@@ -129,7 +124,9 @@ func waitHealthy(t *testing.T, url string) {
 
 // TestE2ESIGKILL runs the connectd binary (standalone) on the real broker: a Debezium JSON CDC
 // stream goes to an upsert table (partitioned by region, which keys change) and a raw history
-// table; the worker is SIGKILLed at least 5 times at random points while it commits. The
+// table; the worker is SIGKILLed 6 times, every other time inside a table commit (files and
+// table metadata written, the catalog row not yet updated: killInsideCommit), the others at
+// random points. The
 // independent reader then sees exactly the expected current state, and the history table
 // holds exactly as many rows as records were produced (each Kafka offset once).
 func TestE2ESIGKILL(t *testing.T) {
@@ -226,15 +223,13 @@ iceberg.control.commit.interval-ms=250
 	}
 
 	rng := rand.New(rand.NewSource(99))
-	kills := 0
+	kills, insideCommit := 0, 0
 	const incarnations = 6
 	chunk := len(events) / (incarnations + 1)
 	var lastOffsets Offsets
 	for kills < incarnations {
 		produce(events[kills*chunk : (kills+1)*chunk]) // new data for every incarnation
-		// a 150 ms pause between writing a table's files and committing it: random kills land
-		// inside commits (files written, catalog not yet updated) much more often
-		w := startConnectdEnv(t, []string{"ICEBERG_SINK_TEST_COMMIT_PAUSE_MS=150"}, "standalone", wprops, cprops)
+		w := startConnectd(t, "standalone", wprops, cprops)
 		waitHealthy(t, url)
 		// wait until this incarnation has committed something new, then kill at a random point
 		start := time.Now()
@@ -253,7 +248,19 @@ iceberg.control.commit.interval-ms=250
 			t.Logf("worker log tail: %s", l[max(0, len(l)-5000):])
 		}
 		time.Sleep(time.Duration(rng.Intn(700)) * time.Millisecond)
-		require.NoError(t, w.cmd.Process.Signal(syscall.SIGKILL))
+		sigkill := func() { require.NoError(t, w.cmd.Process.Signal(syscall.SIGKILL)) }
+		if kills%2 == 0 {
+			// every other kill lands inside a commit: files and table metadata written, the
+			// catalog not yet pointing at them (a round starts every 250 ms)
+			killed := false
+			for try := 0; try < 5 && !killed; try++ {
+				killed = killInsideCommit(t, catDB, wh, 5*time.Second, sigkill)
+			}
+			require.True(t, killed, "incarnation %d: no commit reached the catalog", kills)
+			insideCommit++
+		} else {
+			sigkill()
+		}
 		_ = w.cmd.Wait()
 		kills++
 	}
@@ -289,7 +296,7 @@ iceberg.control.commit.interval-ms=250
 			}
 		}
 	}
-	t.Logf("kills=%d records=%d snapshots(state)=%d orphaned data/delete files (kills mid-commit)=%d", kills, total, len(st.Metadata().Snapshots()), orphans)
+	t.Logf("kills=%d (%d inside a commit) records=%d snapshots(state)=%d orphaned data/delete files (kills mid-commit)=%d", kills, insideCommit, total, len(st.Metadata().Snapshots()), orphans)
 }
 
 // TestE2ECatalogOutage: the SQL catalog lives in PostgreSQL (Debian's server); the database is

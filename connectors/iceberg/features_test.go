@@ -17,6 +17,7 @@ import (
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connectors/iceberg/icebergtest"
+	"github.com/connectd/connectd/connectors/iceberg/transforms"
 )
 
 // TestExampleConfigsAccepted: the example configs of the Apache docs and the Tabular README
@@ -61,7 +62,7 @@ func TestExampleConfigsAccepted(t *testing.T) {
 	a, _ := connect.DefaultRegistry.Lookup(ApacheClass)
 	b, _ := connect.DefaultRegistry.Lookup(TabularClass)
 	require.Same(t, a, b)
-	for _, c := range []string{DebeziumTransformClass, KafkaMetadataTransformClass} {
+	for _, c := range []string{transforms.DebeziumTransformClass, transforms.KafkaMetadataTransformClass} {
 		_, ok := connect.DefaultRegistry.LookupType(c, connect.PluginTransformation)
 		require.True(t, ok, c)
 	}
@@ -307,7 +308,7 @@ func TestSchemaEvolution(t *testing.T) {
 func TestSMTs(t *testing.T) {
 	e := cdcEvent{op: "u", id: 5, name: "x", version: 2}
 	r := e.record("cdc.shop.customers", 1, 42)
-	dt := &DebeziumTransform{}
+	dt := &transforms.DebeziumTransform{}
 	require.NoError(t, dt.Configure(map[string]string{"cdc.target.pattern": "lake.{db}_{table}"}))
 	out, err := dt.Apply(r)
 	require.NoError(t, err)
@@ -335,7 +336,7 @@ func TestSMTs(t *testing.T) {
 	require.Equal(t, "I", m["_cdc"].(map[string]any)["op"])
 	require.Equal(t, "lake.shop_t", m["_cdc"].(map[string]any)["target"])
 
-	km := &KafkaMetadataTransform{}
+	km := &transforms.KafkaMetadataTransform{}
 	require.NoError(t, km.Configure(map[string]string{"external_field": "cluster,prod"}))
 	out, err = km.Apply(r)
 	require.NoError(t, err)
@@ -360,7 +361,7 @@ func TestSMTChainIntoUpsertTable(t *testing.T) {
 		KeyDefaultIDColumns: "id",
 	})
 	task, _ := startTask(t, props)
-	dt := &DebeziumTransform{}
+	dt := &transforms.DebeziumTransform{}
 	require.NoError(t, dt.Configure(map[string]string{"cdc.target.pattern": "lake.{table}"}))
 	events, want := cdcStream(5, 800, 60, 1)
 	var recs []*connect.SinkRecord
@@ -458,9 +459,9 @@ func TestRESTCatalog(t *testing.T) {
 		recs = append(recs, e.record("cdc", 0, int64(i)))
 	}
 	require.NoError(t, task.Put(context.Background(), recs[:400]))
-	require.True(t, task.coord.CommitNow(context.Background()), task.coord.Stats.LastError)
+	require.True(t, task.coord.CommitNow(context.Background()), task.coord.stats().LastError)
 	require.NoError(t, task.Put(context.Background(), recs[400:]))
-	require.True(t, task.coord.CommitNow(context.Background()), task.coord.Stats.LastError)
+	require.True(t, task.coord.CommitNow(context.Background()), task.coord.stats().LastError)
 	require.NoError(t, task.Stop())
 	cat, meta := loadTable(t, props, "shop.customers")
 	require.Equal(t, wantRows(want), duckRows(t, meta, "SELECT id, name, version FROM t"))
@@ -519,7 +520,7 @@ func TestTypeMapping(t *testing.T) {
 	props, _ := sinkProps(t, map[string]string{KeyTables: "db.types"})
 	task, _ := startTask(t, props)
 	require.NoError(t, task.Put(context.Background(), []*connect.SinkRecord{{Topic: "t", ValueSchema: sc, Value: s, OriginalTopic: "t"}}))
-	require.True(t, task.coord.CommitNow(context.Background()), task.coord.Stats.LastError)
+	require.True(t, task.coord.CommitNow(context.Background()), task.coord.stats().LastError)
 	require.NoError(t, task.Stop())
 	cat, meta := loadTable(t, props, "db.types")
 	tbl, err := cat.LoadTable(context.Background(), catalog.ToIdentifier("db.types"))

@@ -1,9 +1,12 @@
 package iceberg
 
 import (
+	"log/slog"
+	"sync"
+
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/connectd/connectd/internal/metrics"
+	"github.com/connectd/connectd/connect"
 )
 
 // Prometheus metrics of the commit coordinators, read at scrape time (nothing on the record
@@ -25,9 +28,23 @@ var (
 		"1 when this process is the committer of a distributed connector (it holds the first partition).", []string{"connector"}, nil)
 )
 
+// coordCollector reports every coordinator of the process, each under its connector's name.
 type coordCollector struct{}
 
-func init() { metrics.Registry.MustRegister(coordCollector{}) }
+var metricsOnce sync.Once
+
+// registerMetrics publishes the coordinators' metrics through the first task's metrics handle:
+// one collector serves every connector of the process.
+func registerMetrics(m connect.PluginMetrics) {
+	if m == nil {
+		return
+	}
+	metricsOnce.Do(func() {
+		if err := m.Register(coordCollector{}); err != nil {
+			slog.Warn("iceberg: coordinator metrics not registered", "err", err)
+		}
+	})
+}
 
 func (coordCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRounds, descLed, descSnapshots, descFiles, descLastOK, descBuffered, descCommitter} {

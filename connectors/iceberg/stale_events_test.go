@@ -131,7 +131,7 @@ func runRounds(t *testing.T, props map[string]string, table string, rounds [][]*
 	scanOf := make([]int, len(rounds)) // a round that wrote nothing has the previous metadata
 	for i, recs := range rounds {
 		require.NoError(t, task.Put(context.Background(), recs))
-		require.True(t, task.coord.CommitNow(context.Background()), "round %d: %v", i, task.coord.Stats.LastError)
+		require.True(t, task.coord.CommitNow(context.Background()), "round %d: %v", i, task.coord.stats().LastError)
 		_, meta := loadTable(t, props, table)
 		if meta != last {
 			last = meta
@@ -221,6 +221,15 @@ func TestStaleEventsAcrossCommits(t *testing.T) {
 			{{"u", 2, "stale", 125}, {"d", 2, "create", 120}},                     // older than the re-create
 			{{"u", 2, "stale", 125}, {"d", 2, "create", 120}, {"tomb", 2, "", 0}}, // the stale delete lost: the tombstone is bare
 		}, [][]string{{"2|create"}, nil, {"2|recreated"}, {"2|recreated"}, nil}},
+		{"stale-delete-then-tombstone-after-recreate", [][]ev{ // the stale delete lost to the live row: the tombstone is bare
+			{{"c", 2, "create", 113}},
+			{{"d", 2, "create", 116}, {"tomb", 2, "", 0}},
+			{{"c", 2, "recreated", 124}},
+			{{"d", 2, "create", 116}, {"d", 2, "create", 116}, {"tomb", 2, "", 0}}, // deletes at the live row's version
+			{{"c", 2, "recreated", 124}},
+			{{"d", 2, "create", 116}, {"tomb", 2, "", 0}, {"u", 2, "stale", 120}, {"u", 2, "newer", 130}},
+			{{"d", 2, "create", 116}, {"tomb", 2, "", 0}, {"u", 2, "between", 125}}, // not above the live row's 130
+		}, [][]string{{"2|create"}, nil, {"2|recreated"}, nil, nil, {"2|newer"}, nil}},
 		{"recreate-in-one-commit", [][]ev{
 			{{"c", 2, "create", 110}, {"d", 2, "create", 120}, {"tomb", 2, "", 0}, {"c", 2, "recreated", 130}},
 			{{"u", 2, "stale", 115}},

@@ -6,13 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"os"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	ice "github.com/apache/iceberg-go"
@@ -658,9 +655,6 @@ func (w *Writer) Apply(ctx context.Context, parts []*Part, offsets Offsets, prop
 	if err := tx.AssertRefSnapshotID(""); err != nil {
 		return st, err
 	}
-	if d := testCommitPause(); d > 0 {
-		time.Sleep(d) // tests: widen the window between writing files and the catalog commit
-	}
 	rd := tx.NewRowDelta(sprops)
 	rd.AddRows(dataFiles...)
 	rd.AddDeletes(delFiles...)
@@ -803,7 +797,8 @@ func (w *Writer) ensureVersionColumn(ctx context.Context) error {
 //
 // Deletes and tombstones: a version-less delete (Debezium's tombstone after a delete, a
 // key-only delete) never weakens a delete of the key already in the commit, which stays with
-// its version; otherwise it deletes the key at the highest version known for it: the highest of
+// its version; otherwise (it follows a newer record, or a delete that lost to one in the commit
+// or to the live row) it deletes the key at the highest version known for it: the highest of
 // those seen in the commit, the live row's and the key's last recorded delete.
 //
 // With tombstones (tombstones.go), an upsert at or below the key's delete version is dropped,
@@ -829,6 +824,9 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 	// the commit win only if they are above that
 	bareTomb := map[string]Rec{}
 	bareAt := map[string]any{}
+	// per key, the last tombstone that followed the delete holding the key in the commit, if no bare tombstone
+	// came after it: should that delete lose to the live row, the tombstone is bare after all
+	absorbed := map[string]absorbedTomb{}
 	for i, r := range recs {
 		k := keyOf(r.Row, ids)
 		v := version(r.Row)
@@ -844,6 +842,7 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 		isBare := r.Op == OpDelete && v == nil && !afterDelete
 		if isBare {
 			bareTomb[k], bareAt[k] = r, highest[k]
+			delete(absorbed, k)
 		}
 		if !ok {
 			latest[k] = entry{r, i}
@@ -854,7 +853,11 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 		st.Collapsed++
 		switch pv := version(prev.rec.Row); {
 		case r.Op == OpDelete && v == nil && afterDelete:
-			continue // a tombstone after the delete that holds the key: the delete stays, with its version
+			// a tombstone after the delete that holds the key: the delete stays, with its version
+			if pv != nil {
+				absorbed[k] = absorbedTomb{rec: r, at: highest[k], del: pv, final: true}
+			}
+			continue
 		case isBare:
 			if h := highest[k]; h != nil {
 				r.Row = cloneRow(r.Row)
@@ -868,6 +871,10 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 		}
 		latest[k] = entry{r, prev.idx}
 		bare[k] = isBare
+		if a, ok := absorbed[k]; ok {
+			a.final = false
+			absorbed[k] = a
+		}
 	}
 
 	// the committed row's version is only known when the version column is a table column
@@ -907,6 +914,12 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 		r := latest[k].rec
 		cur := current[k]
 		v := version(r.Row)
+		if a, ok := absorbed[k]; ok && vcInTable && w.olderThanLive(a.del, cur, vc) {
+			// the delete the tombstone followed is stale against the live row: it lost to a newer record, so
+			// the tombstone is bare (and later than any other bare tombstone of the key in the commit)
+			bareTomb[k], bareAt[k] = a.rec, a.at
+			bare[k] = a.final
+		}
 		if bt, ok := bareTomb[k]; ok && vcInTable {
 			// a bare tombstone deletes at the highest version known for the key: the commit's before it (a
 			// stale redelivery may be all the commit saw), the live row's, or its last delete's; what
@@ -965,6 +978,26 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 		dels = append(dels, project(r.Row, names))
 	}
 	return data, dels, tombs, nil
+}
+
+// absorbedTomb is a version-less delete that followed the delete holding its key in the commit: at is the
+// highest version seen for the key before it, del that delete's version; final tells that nothing after it
+// replaced the delete as the key's state in the commit.
+type absorbedTomb struct {
+	rec   Rec
+	at    any
+	del   any
+	final bool
+}
+
+// olderThanLive reports whether version v is below the version of a live row of the key (cur).
+func (w *Writer) olderThanLive(v any, cur []Row, vc string) bool {
+	for _, c := range cur {
+		if cv := c[vc]; cv != nil && w.cmpVersion(v, cv) < 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func project(r Row, names []string) Row {
@@ -1066,13 +1099,6 @@ func batches(sc *arrow.Schema, rows []Row) iter.Seq2[arrow.RecordBatch, error] {
 		}
 	}
 }
-
-// testCommitPause reads ICEBERG_SINK_TEST_COMMIT_PAUSE_MS: the SIGKILL tests set it so that
-// kills land between the data files being written and the catalog commit more often.
-var testCommitPause = sync.OnceValue(func() time.Duration {
-	ms, _ := strconv.Atoi(os.Getenv("ICEBERG_SINK_TEST_COMMIT_PAUSE_MS"))
-	return time.Duration(ms) * time.Millisecond
-})
 
 // sortedTPs is a helper for deterministic output.
 func sortedTPs(o Offsets) []TP {

@@ -15,6 +15,8 @@ import (
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connectors/iceberg/icebergtest"
+	"github.com/connectd/connectd/internal/kafka"
+	"github.com/connectd/connectd/internal/metrics"
 )
 
 // fakeCtx is a SinkTaskContext that records rewinds and commit requests.
@@ -37,6 +39,8 @@ func (f *fakeCtx) Pause(...connect.TopicPartition)                    {}
 func (f *fakeCtx) Resume(...connect.TopicPartition)                   {}
 func (f *fakeCtx) RequestCommit()                                     { f.mu.Lock(); f.commits++; f.mu.Unlock() }
 func (f *fakeCtx) ErrantRecordReporter() connect.ErrantRecordReporter { return nil }
+func (f *fakeCtx) PluginMetrics() connect.PluginMetrics               { return metrics.Registry }
+func (f *fakeCtx) KafkaClients() connect.KafkaClients                 { return kafka.PluginClients{} }
 
 var testSeq int
 
@@ -310,22 +314,19 @@ func TestCrashRecoveryExactlyOnce(t *testing.T) {
 	group := make([]int64, parts) // the Connect group's committed offsets
 	rng := rand.New(rand.NewSource(3))
 	crashes := 0
-	defer func() { testHookBeforeTableCommit = nil }()
 	for life := 0; ; life++ {
 		final := crashes >= 8
 		task, _ := startTask(t, props)
 		pos := append([]int64(nil), group...)
 		dead := false
 		if !final {
-			testHookBeforeTableCommit = func(string) error {
+			task.coord.hooks.Store(&roundHooks{beforeTableCommit: func(string) error {
 				if rng.Intn(3) == 0 {
 					dead = true
 					return fmt.Errorf("killed")
 				}
 				return nil
-			}
-		} else {
-			testHookBeforeTableCommit = nil
+			}})
 		}
 		for steps := 0; !dead; steps++ {
 			// poll a random batch from a random partition
@@ -435,13 +436,13 @@ func TestEnvelopeVersionColumn(t *testing.T) {
 	older := cdcEvent{op: "u", id: 1, name: "old", version: 1, day: 2}.record("cdc", 0, 11)
 	older.Value.(*connect.Struct).Get("source").(*connect.Struct).PutIndex(6, int64(900))
 	require.NoError(t, task.Put(context.Background(), []*connect.SinkRecord{newer, older}))
-	require.True(t, task.coord.CommitNow(context.Background()), task.coord.Stats.LastError)
+	require.True(t, task.coord.CommitNow(context.Background()), task.coord.stats().LastError)
 	_, meta := loadTable(t, props, "shop.c")
 	require.Equal(t, []string{"1|new|2"}, duckRows(t, meta, "SELECT id, name, version FROM t"))
 	// a second commit runs the partition lookup (the key moves from day 1 to day 3)
 	third := cdcEvent{op: "u", id: 1, name: "third", version: 3, day: 3}.record("cdc", 0, 12)
 	require.NoError(t, task.Put(context.Background(), []*connect.SinkRecord{third}))
-	require.True(t, task.coord.CommitNow(context.Background()), task.coord.Stats.LastError)
+	require.True(t, task.coord.CommitNow(context.Background()), task.coord.stats().LastError)
 	require.NoError(t, task.Stop())
 	_, meta = loadTable(t, props, "shop.c")
 	require.Equal(t, []string{"1|third|3"}, duckRows(t, meta, "SELECT id, name, version FROM t"))
@@ -462,7 +463,6 @@ func TestFailedRoundRetriesWithoutRewind(t *testing.T) {
 	})
 	task, fctx := startTask(t, props)
 	defer task.Stop()
-	defer func() { testHookTableCommitError = nil }()
 	const parts = 2
 	events, want := cdcStream(5, 900, 60, parts)
 	var offs [parts]int64
@@ -479,12 +479,12 @@ func TestFailedRoundRetriesWithoutRewind(t *testing.T) {
 	ctx := context.Background()
 	buffered := func() int { task.mu.Lock(); defer task.mu.Unlock(); return task.nbuf }
 	// every round: the history table commits, then the upsert table's commit "fails"
-	testHookTableCommitError = func(table string) error {
+	task.coord.hooks.Store(&roundHooks{afterTableCommit: func(table string) error {
 		if table == "shop.customers" {
 			return fmt.Errorf("injected: catalog unavailable")
 		}
 		return nil
-	}
+	}})
 	require.NoError(t, task.Put(ctx, batches[0]))
 	require.NoError(t, task.Put(ctx, batches[1])) // 40 records = 80 table rows < max-buffered: no early round
 	require.False(t, task.coord.CommitNow(ctx))
@@ -501,7 +501,7 @@ func TestFailedRoundRetriesWithoutRewind(t *testing.T) {
 	require.Less(t, next, len(batches), "Put never pushed back")
 	require.GreaterOrEqual(t, buffered()+40, 200)
 	// the catalog is back: everything commits, each record once
-	testHookTableCommitError = nil
+	task.coord.hooks.Store(nil)
 	require.True(t, task.coord.CommitNow(ctx), task.coord.stats().LastError)
 	for _, b := range batches[next:] {
 		require.NoError(t, task.Put(ctx, b))
@@ -518,4 +518,14 @@ func TestFailedRoundRetriesWithoutRewind(t *testing.T) {
 	_, hmeta := loadTable(t, props, "shop.customers_history")
 	require.Equal(t, []string{fmt.Sprintf("%d|%d", len(events), len(events))},
 		duckRows(t, hmeta, "SELECT count(*), count(DISTINCT (kafka_partition, kafka_offset)) FROM t"))
+}
+
+// crash stops the coordinator the way the process dying would: without a final round.
+func (c *coordinator) crash() {
+	c.mu.Lock()
+	c.closed = true
+	c.tasks = map[*Task]struct{}{}
+	c.cond.Broadcast()
+	c.mu.Unlock()
+	c.shutdown()
 }

@@ -297,7 +297,7 @@ func (l *lru[K, V]) put(k K, v V) {
 	}
 }
 
-// Len reports the number of cached schemas in each direction (for tests).
+// cacheSizes reports the number of cached schemas in each direction.
 func (c *Converter) cacheSizes() (to, from int) {
 	c.toCache.mu.Lock()
 	to = c.toCache.ll.Len()

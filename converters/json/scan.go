@@ -5,14 +5,13 @@ import (
 	"fmt"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/connectd/connectd/connect/jvm"
 )
 
 // The decoder works in two passes over the record bytes, without building a tree: validate checks the
 // syntax of the first JSON value (as Jackson's readTree would, before any conversion happens), then the
 // conversion walks the same bytes guided by the schema, skipping what it does not need.
-
-// maxDepth mirrors Jackson's StreamReadConstraints default maximum nesting depth.
-const maxDepth = 1000
 
 var errSyntax = errors.New("syntax error")
 
@@ -50,8 +49,8 @@ func validValue(b []byte, i, depth int) (int, error) {
 	}
 	switch c := b[i]; {
 	case c == '{':
-		if depth >= maxDepth {
-			return 0, fmt.Errorf("document nesting depth exceeds the maximum allowed (%d)", maxDepth)
+		if depth >= jvm.MaxNestingDepth {
+			return 0, fmt.Errorf("document nesting depth exceeds the maximum allowed (%d)", jvm.MaxNestingDepth)
 		}
 		i = skipWS(b, i+1)
 		if i < len(b) && b[i] == '}' {
@@ -89,8 +88,8 @@ func validValue(b []byte, i, depth int) (int, error) {
 			i = skipWS(b, i+1)
 		}
 	case c == '[':
-		if depth >= maxDepth {
-			return 0, fmt.Errorf("document nesting depth exceeds the maximum allowed (%d)", maxDepth)
+		if depth >= jvm.MaxNestingDepth {
+			return 0, fmt.Errorf("document nesting depth exceeds the maximum allowed (%d)", jvm.MaxNestingDepth)
 		}
 		i = skipWS(b, i+1)
 		if i < len(b) && b[i] == ']' {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+	"github.com/connectd/connectd/internal/backoff"
 )
 
 // Handler is the herder side of membership. All calls come from the member's goroutine, one at a time, and
@@ -69,6 +70,7 @@ type Member struct {
 	lastCompletedGen    int32
 	mu                  sync.Mutex
 	leaderID, leaderURL string
+	leaderChanged       chan struct{} // closed (and replaced) whenever the leader's id or URL is set
 	protocolVersion     int16
 	isLeader            bool
 }
@@ -99,7 +101,7 @@ func NewMember(client sarama.Client, cfg Config, h Handler) (*Member, error) {
 		lg = slog.Default()
 	}
 	return &Member{cfg: cfg, client: client, h: h, versions: vs, log: lg.With("group", cfg.GroupID),
-		rejoin: make(chan struct{}, 1), leaderAssignor: NewIncrementalAssignor(cfg.MaxDelay), lastCompletedGen: -1}, nil
+		rejoin: make(chan struct{}, 1), leaderChanged: make(chan struct{}), leaderAssignor: NewIncrementalAssignor(cfg.MaxDelay), lastCompletedGen: -1}, nil
 }
 
 // RequestRejoin asks for a rebalance (after config changes that alter the set of connectors or tasks).
@@ -115,6 +117,14 @@ func (m *Member) Leader() (id, url string, self bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.leaderID, m.leaderURL, m.isLeader
+}
+
+// LeaderChanged returns a channel that is closed the next time the leader is set (every completed SyncGroup):
+// callers waiting for a leader read Leader, and if it is unknown wait on the channel they got before.
+func (m *Member) LeaderChanged() <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.leaderChanged
 }
 
 // MemberID is this member's id in the current generation.
@@ -145,7 +155,7 @@ var errRejoin = errors.New("group: rejoin needed")
 // whenever membership is lost.
 func (m *Member) Run(ctx context.Context) error {
 	defer m.leave()
-	backoff := 100 * time.Millisecond
+	retry := backoff.Backoff{Initial: 100 * time.Millisecond, Max: 3200 * time.Millisecond}
 	for ctx.Err() == nil {
 		delay, revoked, err := m.joinAndSync(ctx)
 		if err != nil {
@@ -153,29 +163,15 @@ func (m *Member) Run(ctx context.Context) error {
 				break
 			}
 			m.log.Info("rebalance failed, retrying", "err", err)
-			if sleep(ctx, backoff) != nil {
+			if retry.Wait(ctx) != nil {
 				break
-			}
-			if backoff < 2*time.Second {
-				backoff *= 2
 			}
 			continue
 		}
-		backoff = 100 * time.Millisecond
+		retry.Reset()
 		m.heartbeatUntilRejoin(ctx, delay, revoked)
 	}
 	return nil
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 func (m *Member) coordinator() (*sarama.Broker, error) {
@@ -323,6 +319,8 @@ func (m *Member) joinAndSync(ctx context.Context) (time.Duration, <-chan struct{
 	}
 	m.mu.Lock()
 	m.leaderID, m.leaderURL = a.Leader, a.LeaderURL
+	close(m.leaderChanged)
+	m.leaderChanged = make(chan struct{})
 	m.mu.Unlock()
 	if a.Error == ConfigMismatch {
 		// the leader could not reach the newest config: catch up ourselves and rejoin
@@ -334,7 +332,7 @@ func (m *Member) joinAndSync(ctx context.Context) (time.Duration, <-chan struct{
 		m.log.Warn("could not read the config topic to the assignment's offset; leaving the group", "offset", a.Offset)
 		m.leave()
 		m.resetGeneration(ctx)
-		_ = sleep(ctx, m.cfg.UnsyncBackoff)
+		_ = backoff.Sleep(ctx, m.cfg.UnsyncBackoff)
 		return 0, nil, errors.New("group: config sync timeout")
 	}
 	var full ConnectorsAndTasks

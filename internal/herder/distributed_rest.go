@@ -47,13 +47,10 @@ func (d *Distributed) notLeader(ctx context.Context) error {
 	if err := d.awaitStarted(ctx); err != nil {
 		return err
 	}
-	self, url := d.isLeader()
-	// during a rebalance the leader is briefly unknown: wait a bounded time rather than answer 409 at once
+	// until the first rebalance completes the leader is unknown: wait a bounded time rather than answer 409
 	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	for b := (store.Backoff{Initial: 20 * time.Millisecond, Max: 500 * time.Millisecond}); url == "" && b.Wait(wctx) == nil; {
-		self, url = d.isLeader()
-	}
+	self, url := d.awaitLeader(wctx)
 	if self {
 		return nil
 	}
@@ -63,9 +60,26 @@ func (d *Distributed) notLeader(ctx context.Context) error {
 	return &NotLeaderError{LeaderURL: url}
 }
 
-// awaitOffset waits until the config store has read what we just wrote (the change is accepted).
+// awaitLeader returns whether this worker leads and the leader's URL, waiting (until ctx ends) while no
+// leader is known.
+func (d *Distributed) awaitLeader(ctx context.Context) (bool, string) {
+	for {
+		changed := d.member.LeaderChanged() // taken before reading, so that no change is missed
+		if self, url := d.isLeader(); self || url != "" {
+			return self, url
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return false, ""
+		}
+	}
+}
+
+// readBack waits until the config store has read what this worker just wrote (the change is accepted), as
+// the JVM's store reads its log to the end after a write.
 func (d *Distributed) readBack(ctx context.Context) error {
-	return d.configLog.ReadToEnd(ctx)
+	return d.configLog.ReadWritten(ctx)
 }
 
 func (d *Distributed) Connectors(ctx context.Context) ([]string, error) {
@@ -126,7 +140,7 @@ func (d *Distributed) PutConnectorConfig(ctx context.Context, name string, confi
 	if err := d.notLeader(ctx); err != nil {
 		return nil, false, err
 	}
-	_, exists := d.configs.Snapshot().Connectors[name] // notLeader waited for the config topic
+	_, _, exists := d.configs.Connector(name) // notLeader waited for the config topic
 	if exists && !allowReplace {
 		return nil, false, AlreadyExists("Connector %s already exists", name)
 	}
@@ -228,8 +242,8 @@ func (d *Distributed) PutTaskConfigs(ctx context.Context, name string, configs [
 	if err := d.notLeader(ctx); err != nil {
 		return err
 	}
-	if _, _, err := d.connector(ctx, name); err != nil {
-		return err
+	if _, _, ok := d.configs.Connector(name); !ok { // notLeader waited for the config topic
+		return NotFound("Connector %s not found", name)
 	}
 	return d.configs.PutTaskConfigs(ctx, name, configs)
 }
@@ -239,7 +253,7 @@ func (d *Distributed) SessionKey() ([]byte, []string, bool) {
 	if d.member == nil || d.member.ProtocolVersion() < group.V2 {
 		return nil, nil, false
 	}
-	if k := d.configs.Snapshot().SessionKey; k != nil {
+	if k := d.configs.SessionKey(); k != nil {
 		return k.Key, []string{"HmacSHA256"}, true
 	}
 	return nil, []string{"HmacSHA256"}, true

@@ -64,6 +64,7 @@ type scaleResult struct {
 	scaleOut          time.Duration // new workers started -> balanced, every task RUNNING
 	moved             int           // tasks that changed workers in the scale-out
 	sigkill, sigterm  time.Duration // signal -> every task RUNNING on the survivors
+	sigtermExit       time.Duration // SIGTERM -> the worker's process exited
 	restP50, restP99  time.Duration
 	restCalls         int
 	produced          int
@@ -439,14 +440,22 @@ func runScale(t testing.TB, p scaleParams) scaleResult {
 			return ok
 		}, 5*time.Minute, 100*time.Millisecond, "tasks of the SIGKILLed worker not running elsewhere")
 		res.sigkill = time.Since(t0)
+		// the stopping worker counts as gone from the signal on: its tasks must run elsewhere
 		victim = c.workers[2]
+		survivors := func() map[string]bool {
+			l := c.live()
+			delete(l, fmt.Sprintf("127.0.0.1:%d", victim.port))
+			return l
+		}
 		t0 = time.Now()
-		victim.term(t)
+		require.NoError(t, victim.cmd.Process.Signal(syscall.SIGTERM))
 		require.Eventually(t, func() bool {
-			_, ok := runningOn(first, names, p.tasks, c.live())
+			_, ok := runningOn(first, names, p.tasks, survivors())
 			return ok
 		}, 5*time.Minute, 100*time.Millisecond, "tasks of the SIGTERMed worker not running elsewhere")
 		res.sigterm = time.Since(t0)
+		victim.term(t) // waits for the exit
+		res.sigtermExit = time.Since(t0)
 	}
 
 	res.restP50, res.restP99, res.restCalls = rest.finish()
@@ -555,7 +564,7 @@ func TestDistributedScale(t *testing.T) {
 func BenchmarkDistributedScale(b *testing.B) {
 	p := scaleParamsFromEnv(b, scaleParams{workers: 4, add: 2, connectors: 20, partitions: 6, tasks: 6, failover: true})
 	b.Logf("scenario: %s", p)
-	b.Log("| run | POSTs s | all RUNNING s | evictions creating | scale-out s | moved | SIGKILL s | SIGTERM s | REST p50/p99 ms | records | lost | dup | RSS MB | CPU % |")
+	b.Log("| run | POSTs s | all RUNNING s | evictions creating | scale-out s | moved | SIGKILL s | SIGTERM s (exit s) | REST p50/p99 ms | records | lost | dup | RSS MB | CPU % |")
 	var sum scaleResult
 	for i := 0; i < b.N; i++ {
 		r := runScale(b, p)
@@ -564,9 +573,9 @@ func BenchmarkDistributedScale(b *testing.B) {
 			rss += fmt.Sprintf("%.0f ", r.rssMB[j])
 			cpu += fmt.Sprintf("%.0f ", r.cpuPercent[j])
 		}
-		b.Logf("| %d | %.1f | %.1f | %d | %.1f | %d | %.1f | %.1f | %.0f/%.0f | %d | %d | %d | %s| %s|", i+1,
+		b.Logf("| %d | %.1f | %.1f | %d | %.1f | %d | %.1f | %.1f (%.1f) | %.0f/%.0f | %d | %d | %d | %s| %s|", i+1,
 			r.posts.Seconds(), r.create.Seconds(), r.createEvictions, r.scaleOut.Seconds(), r.moved, r.sigkill.Seconds(),
-			r.sigterm.Seconds(), ms(r.restP50), ms(r.restP99), r.produced, r.lost, r.duplicated, rss, cpu)
+			r.sigterm.Seconds(), r.sigtermExit.Seconds(), ms(r.restP50), ms(r.restP99), r.produced, r.lost, r.duplicated, rss, cpu)
 		if r.createEvictions > 0 || r.lost > 0 || len(r.statusDiffs) > 0 {
 			b.Errorf("run %d: %d evictions while creating, %d records lost, statuses wrong: %v", i+1, r.createEvictions, r.lost, r.statusDiffs)
 		}

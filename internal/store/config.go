@@ -167,6 +167,17 @@ func (s *ConfigStore) Snapshot() *Snapshot {
 	return snap
 }
 
+// SessionKey is the current session key (nil if none), without copying the whole state.
+func (s *ConfigStore) SessionKey() *SessionKey {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.sessionKey == nil {
+		return nil
+	}
+	k := *s.sessionKey
+	return &k
+}
+
 // Connector is one connector's config (a copy) and committed task count, without copying the whole state
 // as Snapshot does (REST listings ask for every connector in turn).
 func (s *ConfigStore) Connector(name string) (props map[string]string, tasks int, ok bool) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/IBM/sarama"
 
+	"github.com/connectd/connectd/internal/backoff"
 	"github.com/connectd/connectd/internal/kafka"
 )
 
@@ -28,7 +29,7 @@ type TopicSpec struct {
 
 // EnsureTopic creates the topic compacted if missing, and refuses an existing one whose cleanup.policy is not
 // exactly "compact" (or, for the config topic, that has more than one partition), as the JVM worker does.
-func EnsureTopic(admin sarama.ClusterAdmin, spec TopicSpec) error {
+func EnsureTopic(ctx context.Context, admin sarama.ClusterAdmin, spec TopicSpec) error {
 	metas, err := admin.DescribeTopics([]string{spec.Name})
 	if err != nil {
 		return err
@@ -65,7 +66,9 @@ func EnsureTopic(admin sarama.ClusterAdmin, spec TopicSpec) error {
 			if i == 50 {
 				return fmt.Errorf("store: topic %s did not appear after creation: %v", spec.Name, err)
 			}
-			time.Sleep(200 * time.Millisecond)
+			if serr := backoff.Sleep(ctx, 200*time.Millisecond); serr != nil {
+				return fmt.Errorf("store: waiting for topic %s: %w", spec.Name, serr)
+			}
 		}
 	}
 	if spec.SinglePartition && len(metas) == 1 && len(metas[0].Partitions) > 1 {
@@ -81,7 +84,9 @@ func EnsureTopic(admin sarama.ClusterAdmin, spec TopicSpec) error {
 		if i == 50 || !errors.Is(err, sarama.ErrUnknownTopicOrPartition) {
 			return fmt.Errorf("store: describing topic %s: %w", spec.Name, err)
 		}
-		time.Sleep(200 * time.Millisecond)
+		if serr := backoff.Sleep(ctx, 200*time.Millisecond); serr != nil {
+			return fmt.Errorf("store: describing topic %s: %w", spec.Name, errors.Join(err, serr))
+		}
 	}
 	policy := ""
 	for _, e := range cfg {
@@ -118,6 +123,7 @@ type Log struct {
 	mu       sync.Mutex
 	cond     *sync.Cond
 	next     map[int32]int64 // next offset to read per partition
+	written  map[int32]int64 // per partition, the offset after the last write this log had acknowledged
 	applyMu  sync.Mutex
 	stop     context.CancelFunc
 	wg       sync.WaitGroup
@@ -149,7 +155,8 @@ func NewLog(brokers []string, base *sarama.Config, topic string, apply func(Reco
 		client.Close()
 		return nil, err
 	}
-	l := &Log{client: client, cclient: cclient, topic: topic, apply: apply, next: map[int32]int64{}}
+	l := &Log{client: client, cclient: cclient, topic: topic, apply: apply, next: map[int32]int64{},
+		written: map[int32]int64{}}
 	l.cond = sync.NewCond(&l.mu)
 	return l, nil
 }
@@ -178,7 +185,7 @@ func (l *Log) Start(ctx context.Context) error {
 		if i == 100 {
 			return err
 		}
-		if serr := Sleep(ctx, 200*time.Millisecond); serr != nil {
+		if serr := backoff.Sleep(ctx, 200*time.Millisecond); serr != nil {
 			return errors.Join(err, serr)
 		}
 	}
@@ -235,6 +242,18 @@ func (l *Log) consume(ctx context.Context, p int32, pc sarama.PartitionConsumer)
 	}
 }
 
+// ReadWritten waits until every record this log wrote (and had acknowledged) before the call has been applied:
+// a writer's read-your-write without asking the broker for the end offsets.
+func (l *Log) ReadWritten(ctx context.Context) error {
+	l.mu.Lock()
+	ends := make(map[int32]int64, len(l.written))
+	for p, off := range l.written {
+		ends[p] = off
+	}
+	l.mu.Unlock()
+	return l.readTo(ctx, ends)
+}
+
 // ReadToEnd waits until every record written before the call has been applied.
 func (l *Log) ReadToEnd(ctx context.Context) error {
 	ends := map[int32]int64{}
@@ -246,7 +265,7 @@ func (l *Log) ReadToEnd(ctx context.Context) error {
 	l.mu.Unlock()
 	for _, p := range parts {
 		off, err := l.client.GetOffset(l.topic, p, sarama.OffsetNewest)
-		for i := 0; err != nil && i < 20 && Sleep(ctx, 100*time.Millisecond) == nil; i++ {
+		for i := 0; err != nil && i < 20 && backoff.Sleep(ctx, 100*time.Millisecond) == nil; i++ {
 			_ = l.client.RefreshMetadata(l.topic)
 			off, err = l.client.GetOffset(l.topic, p, sarama.OffsetNewest)
 		}
@@ -255,6 +274,11 @@ func (l *Log) ReadToEnd(ctx context.Context) error {
 		}
 		ends[p] = off
 	}
+	return l.readTo(ctx, ends)
+}
+
+// readTo waits until the consumer reached ends (next offset per partition).
+func (l *Log) readTo(ctx context.Context, ends map[int32]int64) error {
 	done := make(chan struct{})
 	go func() {
 		select {
@@ -301,7 +325,12 @@ func (l *Log) Send(key string, value []byte) (int32, int64, error) {
 	msg := l.message(key, value)
 	var part int32
 	var off int64
-	err := l.bounded(context.Background(), func() (err error) { part, off, err = l.producer.SendMessage(msg); return err })
+	err := l.bounded(context.Background(), func() (err error) {
+		if part, off, err = l.producer.SendMessage(msg); err == nil {
+			l.wrote(msg)
+		}
+		return err
+	})
 	if err != nil {
 		return 0, 0, err
 	}
@@ -319,7 +348,24 @@ func (l *Log) SendAllContext(ctx context.Context, recs []Record) error {
 	for i, r := range recs {
 		msgs[i] = l.message(r.Key, r.Value)
 	}
-	return l.bounded(ctx, func() error { return l.producer.SendMessages(msgs) })
+	return l.bounded(ctx, func() error {
+		err := l.producer.SendMessages(msgs)
+		if err == nil {
+			l.wrote(msgs...)
+		}
+		return err
+	})
+}
+
+// wrote records acknowledged writes for ReadWritten.
+func (l *Log) wrote(msgs ...*sarama.ProducerMessage) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, m := range msgs {
+		if m.Offset+1 > l.written[m.Partition] {
+			l.written[m.Partition] = m.Offset + 1
+		}
+	}
 }
 
 // bounded runs a producer call, waiting for it until ctx ends.

@@ -39,27 +39,27 @@ func TestEnsureTopic(t *testing.T) {
 	name := uniq("connect-configs")
 	spec := TopicSpec{Name: name, Property: "config.storage.topic", Partitions: 1, Replication: 1, SinglePartition: true,
 		Configs: map[string]string{"cleanup.policy": "delete", "min.insync.replicas": "1"}}
-	require.NoError(t, EnsureTopic(ad, spec))
+	require.NoError(t, EnsureTopic(context.Background(), ad, spec))
 	cfg, err := ad.DescribeConfig(sarama.ConfigResource{Type: sarama.TopicResource, Name: name, ConfigNames: []string{"cleanup.policy"}})
 	require.NoError(t, err)
 	require.Equal(t, "compact", cfg[0].Value, "a cleanup.policy given through config.storage.* is ignored")
-	require.NoError(t, EnsureTopic(ad, spec), "existing compacted topic accepted")
+	require.NoError(t, EnsureTopic(context.Background(), ad, spec), "existing compacted topic accepted")
 
 	del := "delete"
 	bad := uniq("connect-status-bad")
 	require.NoError(t, ad.CreateTopic(bad, &sarama.TopicDetail{NumPartitions: 1, ReplicationFactor: 1, ConfigEntries: map[string]*string{"cleanup.policy": &del}}, false))
-	err = EnsureTopic(ad, TopicSpec{Name: bad, Property: "status.storage.topic", Partitions: 5, Replication: 1})
+	err = EnsureTopic(context.Background(), ad, TopicSpec{Name: bad, Property: "status.storage.topic", Partitions: 5, Replication: 1})
 	require.ErrorContains(t, err, "is required to have 'cleanup.policy=compact'")
 	require.ErrorContains(t, err, "'cleanup.policy=delete'")
 
 	two := uniq("connect-configs-2p")
 	compact := "compact"
 	require.NoError(t, ad.CreateTopic(two, &sarama.TopicDetail{NumPartitions: 2, ReplicationFactor: 1, ConfigEntries: map[string]*string{"cleanup.policy": &compact}}, false))
-	err = EnsureTopic(ad, TopicSpec{Name: two, Property: "config.storage.topic", Partitions: 1, Replication: 1, SinglePartition: true})
+	err = EnsureTopic(context.Background(), ad, TopicSpec{Name: two, Property: "config.storage.topic", Partitions: 1, Replication: 1, SinglePartition: true})
 	require.ErrorContains(t, err, "required to have a single partition")
 
 	status := uniq("connect-status")
-	require.NoError(t, EnsureTopic(ad, TopicSpec{Name: status, Property: "status.storage.topic", Partitions: 5, Replication: 1}))
+	require.NoError(t, EnsureTopic(context.Background(), ad, TopicSpec{Name: status, Property: "status.storage.topic", Partitions: 5, Replication: 1}))
 	md, err := ad.DescribeTopics([]string{status})
 	require.NoError(t, err)
 	require.Len(t, md[0].Partitions, 5)
@@ -100,7 +100,7 @@ func openConfig(t *testing.T, addr, topic string, l ConfigListener) (*ConfigStor
 func TestConfigStoreRoundTrip(t *testing.T) {
 	addr := bootstrap(t)
 	topic := uniq("connect-configs")
-	require.NoError(t, EnsureTopic(admin(t, addr), TopicSpec{Name: topic, Property: "config.storage.topic", Partitions: 1, Replication: 1, SinglePartition: true}))
+	require.NoError(t, EnsureTopic(context.Background(), admin(t, addr), TopicSpec{Name: topic, Property: "config.storage.topic", Partitions: 1, Replication: 1, SinglePartition: true}))
 	l := &recListener{}
 	s, lg := openConfig(t, addr, topic, l)
 	require.Equal(t, int64(-1), s.Offset())
@@ -181,7 +181,7 @@ func readAll(t *testing.T, addr, topic string) [][2]string {
 func TestStatusStore(t *testing.T) {
 	addr := bootstrap(t)
 	topic := uniq("connect-status")
-	require.NoError(t, EnsureTopic(admin(t, addr), TopicSpec{Name: topic, Property: "status.storage.topic", Partitions: 5, Replication: 1}))
+	require.NoError(t, EnsureTopic(context.Background(), admin(t, addr), TopicSpec{Name: topic, Property: "status.storage.topic", Partitions: 5, Replication: 1}))
 	open := func() (*StatusStore, *Log) {
 		s := NewStatusStore()
 		lg, err := NewLog([]string{addr}, saramaConfig(), topic, s.Apply)

@@ -84,6 +84,7 @@ func (r *connectorRunner) referencedTasksMax() (int, bool) {
 }
 
 type connectorCtx struct {
+	pluginRuntime
 	w *Worker
 	r *connectorRunner
 }

@@ -31,8 +31,9 @@ type Runner func(trials []Trial) ([]bool, error)
 // Shrinker minimises a failing stream by delta debugging (ddmin) over its events, keeping their order
 // (so per-key order holds), then over its commit boundaries. Every candidate is tried under several
 // schedules, as the failure may need events in one commit or split over several: the failing schedule
-// carried over from the larger stream, all in one commit, one commit per event, and Random random ones; a
-// candidate of at most six events under every placement of commit boundaries.
+// carried over from the larger stream, all in one commit, one commit per event, a single commit boundary at
+// each place, and Random random ones; a candidate of at most six events under every placement of commit
+// boundaries.
 type Shrinker struct {
 	Run    Runner
 	Rand   *rand.Rand
@@ -95,6 +96,14 @@ func (s *Shrinker) schedules(events []Event, carried []int) []Trial {
 	}
 	add(onePhase(len(events)))
 	add(eachPhase(len(events)))
+	// one commit boundary at each place: the shape of "something committed, then a commit that meets it"
+	for i := 1; i < len(events); i++ {
+		p := make([]int, len(events))
+		for j := i; j < len(p); j++ {
+			p[j] = 1
+		}
+		add(p)
+	}
 	for i := 0; i < s.Random; i++ {
 		add(s.randomPhases(len(events)))
 	}

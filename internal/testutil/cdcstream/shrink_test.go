@@ -108,6 +108,48 @@ func TestShrinkFindsLostDeleteVersion(t *testing.T) {
 	t.Fatal("no generated stream showed the lossy sink's failure")
 }
 
+// A failure that needs exactly one commit boundary at one place in a long stream (what was committed before
+// meets the commit after it) is reproduced and shrunk, not left to the random schedules.
+func TestShrinkReproducesOneCommitBoundary(t *testing.T) {
+	var events []Event
+	for i := 0; i < 14; i++ {
+		events = append(events, Event{Key: "k", Op: Update, LSN: int64(100 + i), Row: &Row{ID: "k", Qty: int64(i)}})
+	}
+	const a, b = 3, 9 // the failure needs a in a commit before b, and everything else on the side it is on
+	run := func(trials []Trial) ([]bool, error) {
+		out := make([]bool, len(trials))
+		for i, tr := range trials {
+			pa, pb := -1, -1
+			for j, e := range tr.Events {
+				switch e.Row.Qty {
+				case a:
+					pa = j
+				case b:
+					pb = j
+				}
+			}
+			if pa < 0 || pb < 0 {
+				continue
+			}
+			ok := tr.Phases[pa] < tr.Phases[pb]
+			for j := range tr.Events {
+				if before := tr.Events[j].Row.Qty < b; before && tr.Phases[j] != tr.Phases[pa] || !before && tr.Phases[j] != tr.Phases[pb] {
+					ok = false
+				}
+			}
+			out[i] = ok
+		}
+		return out, nil
+	}
+	sh := &Shrinker{Run: run, Rand: rand.New(rand.NewSource(5)), Random: 2}
+	m, ok, err := sh.Shrink(events)
+	require.NoError(t, err)
+	require.True(t, ok, "reproduced")
+	require.Len(t, m.Events, 2)
+	require.Equal(t, []int64{a, b}, []int64{m.Events[0].Row.Qty, m.Events[1].Row.Qty})
+	require.Equal(t, 1, m.Boundaries())
+}
+
 // A stream the sink gets right does not reproduce: Shrink says so.
 func TestShrinkNoReproduction(t *testing.T) {
 	s := Generate(rand.New(rand.NewSource(3)), "s", DefaultConfig())

@@ -1,4 +1,5 @@
-package store
+// Package backoff waits between retries for no longer than the caller's context lives.
+package backoff
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package connect
+package jvm
 
 // Double.toString / Float.toString of JDK 17 (jdk.internal.math.FloatingDecimal, ported): the JVM that Connect
 // 4.x runs on at minimum and that every JVM golden file of this project was generated with. Not always the
@@ -18,10 +18,10 @@ var insignificantDigitsNumber = [...]int{0, 0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 
 	7, 8, 8, 8, 9, 9, 9, 9, 10, 10, 10, 11, 11, 11, 12, 12, 12, 12, 13, 13, 13, 14, 14, 14, 15, 15, 15, 15, 16, 16, 16,
 	17, 17, 17, 18, 18, 18, 19}
 
-// appendJavaFloat is Float.toString / Double.toString of JDK 17 (jdk.internal.math.FloatingDecimal, ported
+// AppendDouble is Float.toString / Double.toString of JDK 17 (jdk.internal.math.FloatingDecimal, ported
 // below): not always the shortest digits (e.g. 4.35314208E8 for the float 435314208, 9.999999999999999E22 for
 // 1e23, 4.9E-324); JDK 19+ print the shortest. Plain notation for 1e-3 <= |v| < 1e7, else d.dddEn.
-func appendJavaFloat(b []byte, f float64, single bool) []byte {
+func AppendDouble(b []byte, f float64, single bool) []byte {
 	switch {
 	case math.IsNaN(f):
 		return append(b, "NaN"...)

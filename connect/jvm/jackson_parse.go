@@ -1,0 +1,487 @@
+// Package jvm holds what the JVM does that Go's standard library does differently and that more than one
+// layer must reproduce byte for byte: Jackson's JSON parsing with its exception texts, and Java's number
+// formatting. It imports nothing of the module, so connect, connectors, converters and the REST API can all
+// use it.
+package jvm
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// Kind is the kind of a JSON value (Jackson's JsonToken family).
+type Kind byte
+
+const (
+	Object Kind = 'o'
+	Array  Kind = 'a'
+	String Kind = 's'
+	Number Kind = 'n'
+	True   Kind = 't'
+	False  Kind = 'f'
+	Null   Kind = 'z'
+)
+
+// Value is a parsed JSON value with its position in the source.
+type Value struct {
+	Kind  Kind
+	Text  string // string value, number text, "true"/"false"
+	Keys  []string
+	Vals  []*Value
+	Elems []*Value
+	Start int // offset of the value's first byte
+	End   int // offset just after the value
+}
+
+// Get is the value of key in an object.
+func (v *Value) Get(key string) (*Value, bool) {
+	for i, k := range v.Keys {
+		if k == key {
+			return v.Vals[i], true
+		}
+	}
+	return nil, false
+}
+
+// JacksonError is a parse or binding failure, already phrased as Jackson would.
+type JacksonError struct {
+	Msg     string
+	AtStart bool   // raised on the first token of a value (Jackson reads it before any deserializer runs)
+	TopKey  string // top-level property whose value was being read (bean deserializers add it as a chain)
+}
+
+func (e *JacksonError) Error() string { return e.Msg }
+
+type parser struct {
+	b   []byte
+	pos int
+}
+
+// RedactedSource starts a location in Jackson 2.16+ messages, which leave the source out.
+const RedactedSource = "[Source: REDACTED (`StreamReadFeature.INCLUDE_SOURCE_IN_LOCATION` disabled); "
+
+// Location is Jackson's location of byte offset off in b, as its exception messages print it.
+func Location(b []byte, off int) string { return (&parser{b: b}).loc(off) }
+
+func (p *parser) loc(off int) string {
+	line, rowStart := 1, 0
+	for i := 0; i < off && i < len(p.b); i++ {
+		if p.b[i] == '\n' {
+			line++
+			rowStart = i + 1
+		}
+	}
+	return fmt.Sprintf("%sline: %d, column: %d]", RedactedSource, line, off-rowStart+1)
+}
+
+// after is Jackson's location just past the byte at idx (that byte not counted as a line break).
+func (p *parser) after(idx int) string {
+	line, rowStart := 1, 0
+	for i := 0; i < idx && i < len(p.b); i++ {
+		if p.b[i] == '\n' {
+			line++
+			rowStart = i + 1
+		}
+	}
+	return fmt.Sprintf("%sline: %d, column: %d]", RedactedSource, line, idx-rowStart+2)
+}
+
+func (p *parser) fail(off int, format string, args ...any) error {
+	return &JacksonError{Msg: fmt.Sprintf(format, args...) + "\n at " + p.loc(off)}
+}
+
+func charDesc(c rune) string {
+	if unicode.IsControl(c) {
+		return fmt.Sprintf("(CTRL-CHAR, code %d)", c)
+	}
+	if c > 255 {
+		return fmt.Sprintf("'%c' (code %d / 0x%x)", c, c, c)
+	}
+	return fmt.Sprintf("'%c' (code %d)", c, c)
+}
+
+const validValues = "(JSON String, Number, Array, Object or token 'null', 'true' or 'false')"
+
+// unexpected reports the byte at p.pos (Jackson's location is just past it).
+func (p *parser) unexpected(what string) error {
+	c := rune(p.b[p.pos])
+	if c >= utf8.RuneSelf {
+		c, _ = utf8.DecodeRune(p.b[p.pos:])
+	}
+	return &JacksonError{Msg: fmt.Sprintf("Unexpected character (%s): %s\n at %s", charDesc(c), what, p.after(p.pos))}
+}
+
+func startErr(err error) error {
+	var je *JacksonError
+	if errors.As(err, &je) {
+		je.AtStart = true
+	}
+	return err
+}
+
+// Frame is a container open while parsing.
+type Frame struct {
+	Kind  Kind
+	Start int
+	Key   string // object: the key whose value is being read
+	Index int    // array: the index of the element being read
+}
+
+// MaxNestingDepth is Jackson's StreamReadConstraints default (2.15+): the 1001st nested array or object fails.
+// It also bounds the parser's recursion, so a hostile body cannot exhaust the goroutine stack.
+const MaxNestingDepth = 1000
+
+// NestingError is Jackson's StreamConstraintsException for a too-deep document (its message has no location).
+// Path is the stack of containers that were open, outermost first.
+type NestingError struct {
+	Depth int
+	Path  []Frame
+}
+
+func (e *NestingError) Error() string {
+	return fmt.Sprintf("Document nesting depth (%d) exceeds the maximum allowed (%d, from `StreamReadConstraints.getMaxNestingDepth()`)", e.Depth, MaxNestingDepth)
+}
+
+// ParseJSON reads the first JSON value of b as Jackson's ObjectMapper.readTree does with default features,
+// so that callers can answer malformed JSON the way the JVM does: Jackson's exception text (its 1-based
+// line/column, source redacted as in Jackson 2.16+), key order kept (LinkedHashMap: a repeated key keeps its
+// first position and takes the last value), and anything after the first value ignored
+// (FAIL_ON_TRAILING_TOKENS is off). Empty input gives nil, nil (ALLOW_EMPTY_INPUT: the entity is null).
+func ParseJSON(b []byte) (*Value, error) {
+	p := &parser{b: b}
+	p.skipWS()
+	if p.pos >= len(b) {
+		return nil, nil
+	}
+	return p.value(nil)
+}
+
+func (p *parser) skipWS() {
+	for p.pos < len(p.b) {
+		switch p.b[p.pos] {
+		case ' ', '\t', '\n', '\r':
+			p.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (p *parser) eof(stack []Frame, what string) error {
+	if what == "" && len(stack) > 0 {
+		f := stack[len(stack)-1]
+		name := "Object"
+		if f.Kind == Array {
+			name = "Array"
+		}
+		what = fmt.Sprintf(": expected close marker for %s (start marker at %s)", name, p.loc(f.Start))
+	}
+	return p.fail(len(p.b), "Unexpected end-of-input%s", what)
+}
+
+func isIdentStart(c rune) bool {
+	return unicode.IsLetter(c) || c == '_' || c == '$'
+}
+
+func isIdentPart(c rune) bool {
+	return isIdentStart(c) || unicode.IsDigit(c)
+}
+
+func (p *parser) value(stack []Frame) (*Value, error) {
+	p.skipWS()
+	if p.pos >= len(p.b) {
+		return nil, p.eof(stack, "")
+	}
+	start := p.pos
+	switch c := p.b[p.pos]; {
+	case (c == '{' || c == '[') && len(stack) >= MaxNestingDepth:
+		return nil, &NestingError{Depth: len(stack) + 1, Path: append([]Frame(nil), stack...)}
+	case c == '{':
+		return p.object(append(stack, Frame{Kind: Object, Start: start}))
+	case c == '[':
+		return p.array(append(stack, Frame{Kind: Array, Start: start}))
+	case c == '"':
+		s, err := p.str(false)
+		if err != nil {
+			return nil, err
+		}
+		return &Value{Kind: String, Text: s, Start: start, End: p.pos}, nil
+	case c == '-' || (c >= '0' && c <= '9'):
+		return p.number()
+	case c == '/':
+		return nil, startErr(p.unexpected("maybe a (non-standard) comment? (not recognized as one since Feature 'ALLOW_COMMENTS' not enabled for parser)"))
+	default:
+		r, _ := utf8.DecodeRune(p.b[p.pos:])
+		if isIdentStart(r) {
+			tok := p.ident()
+			switch tok {
+			case "true":
+				return &Value{Kind: True, Text: tok, Start: start, End: p.pos}, nil
+			case "false":
+				return &Value{Kind: False, Text: tok, Start: start, End: p.pos}, nil
+			case "null":
+				return &Value{Kind: Null, Start: start, End: p.pos}, nil
+			}
+			// Jackson reads the token and the character after it before reporting.
+			end := p.pos
+			if end < len(p.b) {
+				end++
+			}
+			return nil, startErr(p.fail(end, "Unrecognized token '%s': was expecting %s", tok, validValues))
+		}
+		return nil, startErr(p.unexpected("expected a valid value " + validValues))
+	}
+}
+
+func (p *parser) ident() string {
+	start := p.pos
+	for p.pos < len(p.b) {
+		r, n := utf8.DecodeRune(p.b[p.pos:])
+		if !isIdentPart(r) {
+			break
+		}
+		p.pos += n
+	}
+	return string(p.b[start:p.pos])
+}
+
+func (p *parser) number() (*Value, error) {
+	start := p.pos
+	if p.b[p.pos] == '-' {
+		p.pos++
+	}
+	digits := func() int {
+		n := 0
+		for p.pos < len(p.b) && p.b[p.pos] >= '0' && p.b[p.pos] <= '9' {
+			p.pos++
+			n++
+		}
+		return n
+	}
+	intStart := p.pos
+	if digits() == 0 {
+		if p.pos >= len(p.b) {
+			return nil, p.fail(len(p.b), "Unexpected end-of-input in a Number value")
+		}
+		return nil, p.unexpected("expected digit (0-9) to follow minus sign, for valid numeric value")
+	}
+	if p.b[intStart] == '0' && p.pos-intStart > 1 {
+		return nil, p.fail(p.pos, "Invalid numeric value: Leading zeroes not allowed")
+	}
+	if p.pos < len(p.b) && p.b[p.pos] == '.' {
+		p.pos++
+		if digits() == 0 {
+			if p.pos >= len(p.b) {
+				return nil, p.fail(len(p.b), "Unexpected end-of-input in a Number value")
+			}
+			return nil, p.unexpected("Decimal point not followed by a digit")
+		}
+	}
+	if p.pos < len(p.b) && (p.b[p.pos] == 'e' || p.b[p.pos] == 'E') {
+		p.pos++
+		if p.pos < len(p.b) && (p.b[p.pos] == '+' || p.b[p.pos] == '-') {
+			p.pos++
+		}
+		if digits() == 0 {
+			if p.pos >= len(p.b) {
+				return nil, p.fail(len(p.b), "Unexpected end-of-input in a Number value")
+			}
+			return nil, p.unexpected("Exponent indicator not followed by a digit")
+		}
+	}
+	return &Value{Kind: Number, Text: string(p.b[start:p.pos]), Start: start, End: p.pos}, nil
+}
+
+func (p *parser) str(fieldName bool) (string, error) {
+	p.pos++ // opening quote
+	var sb strings.Builder
+	for {
+		if p.pos >= len(p.b) {
+			if fieldName {
+				return "", p.fail(len(p.b), "Unexpected end-of-input in field name")
+			}
+			return "", p.fail(len(p.b), "Unexpected end-of-input: was expecting closing quote for a string value")
+		}
+		c := p.b[p.pos]
+		switch {
+		case c == '"':
+			p.pos++
+			return sb.String(), nil
+		case c < 0x20:
+			what := "string value"
+			if fieldName {
+				what = "name"
+			}
+			return "", &JacksonError{Msg: fmt.Sprintf("Illegal unquoted character (%s): has to be escaped using backslash to be included in %s\n at %s", charDesc(rune(c)), what, p.after(p.pos))}
+		case c == '\\':
+			p.pos++
+			if p.pos >= len(p.b) {
+				return "", p.fail(len(p.b), "Unexpected end-of-input in character escape sequence")
+			}
+			e := p.b[p.pos]
+			p.pos++
+			switch e {
+			case '"', '\\', '/':
+				sb.WriteByte(e)
+			case 'b':
+				sb.WriteByte('\b')
+			case 'f':
+				sb.WriteByte('\f')
+			case 'n':
+				sb.WriteByte('\n')
+			case 'r':
+				sb.WriteByte('\r')
+			case 't':
+				sb.WriteByte('\t')
+			case 'u':
+				r, err := p.hex4()
+				if err != nil {
+					return "", err
+				}
+				if utf16.IsSurrogate(r) && p.pos+6 <= len(p.b) && p.b[p.pos] == '\\' && p.b[p.pos+1] == 'u' {
+					save := p.pos
+					p.pos += 2
+					r2, err := p.hex4()
+					if err == nil {
+						if d := utf16.DecodeRune(r, r2); d != unicode.ReplacementChar {
+							sb.WriteRune(d)
+							continue
+						}
+					}
+					p.pos = save
+				}
+				sb.WriteRune(r)
+			default:
+				return "", p.fail(p.pos, "Unrecognized character escape %s", charDesc(rune(e)))
+			}
+		default:
+			sb.WriteByte(c)
+			p.pos++
+		}
+	}
+}
+
+func (p *parser) hex4() (rune, error) {
+	var r rune
+	for i := 0; i < 4; i++ {
+		if p.pos >= len(p.b) {
+			return 0, p.fail(len(p.b), "Unexpected end-of-input in character escape sequence")
+		}
+		c := p.b[p.pos]
+		p.pos++
+		d, err := strconv.ParseUint(string(c), 16, 8)
+		if err != nil {
+			return 0, p.fail(p.pos, "Unexpected character (%s): expected a hex-digit for character escape sequence", charDesc(rune(c)))
+		}
+		r = r<<4 | rune(d)
+	}
+	return r, nil
+}
+
+func (p *parser) object(stack []Frame) (*Value, error) {
+	v := &Value{Kind: Object, Start: p.pos}
+	p.pos++
+	p.skipWS()
+	if p.pos < len(p.b) && p.b[p.pos] == '}' {
+		p.pos++
+		v.End = p.pos
+		return v, nil
+	}
+	for {
+		p.skipWS()
+		if p.pos >= len(p.b) {
+			return nil, p.eof(stack, "")
+		}
+		if p.b[p.pos] != '"' {
+			return nil, p.unexpected("was expecting double-quote to start field name")
+		}
+		key, err := p.str(true)
+		if err != nil {
+			return nil, err
+		}
+		p.skipWS()
+		if p.pos >= len(p.b) {
+			return nil, p.eof(stack, " within/between Object entries")
+		}
+		if p.b[p.pos] != ':' {
+			return nil, p.unexpected("was expecting a colon to separate field name and value")
+		}
+		p.pos++
+		p.skipWS()
+		if p.pos >= len(p.b) {
+			return nil, p.eof(stack, " within/between Object entries")
+		}
+		stack[len(stack)-1].Key = key
+		val, err := p.value(stack)
+		if err != nil {
+			var je *JacksonError
+			if len(stack) == 1 && errors.As(err, &je) && !je.AtStart {
+				je.TopKey = key
+			}
+			return nil, err
+		}
+		replaced := false
+		for i, k := range v.Keys {
+			if k == key {
+				v.Vals[i] = val
+				replaced = true
+			}
+		}
+		if !replaced {
+			v.Keys = append(v.Keys, key)
+			v.Vals = append(v.Vals, val)
+		}
+		p.skipWS()
+		if p.pos >= len(p.b) {
+			return nil, p.eof(stack, "")
+		}
+		switch p.b[p.pos] {
+		case ',':
+			p.pos++
+		case '}':
+			p.pos++
+			v.End = p.pos
+			return v, nil
+		default:
+			return nil, p.unexpected("was expecting comma to separate Object entries")
+		}
+	}
+}
+
+func (p *parser) array(stack []Frame) (*Value, error) {
+	v := &Value{Kind: Array, Start: p.pos}
+	p.pos++
+	p.skipWS()
+	if p.pos < len(p.b) && p.b[p.pos] == ']' {
+		p.pos++
+		v.End = p.pos
+		return v, nil
+	}
+	for {
+		stack[len(stack)-1].Index = len(v.Elems)
+		el, err := p.value(stack)
+		if err != nil {
+			return nil, err
+		}
+		v.Elems = append(v.Elems, el)
+		p.skipWS()
+		if p.pos >= len(p.b) {
+			return nil, p.eof(stack, "")
+		}
+		switch p.b[p.pos] {
+		case ',':
+			p.pos++
+		case ']':
+			p.pos++
+			v.End = p.pos
+			return v, nil
+		default:
+			return nil, p.unexpected("was expecting comma to separate Array entries")
+		}
+	}
+}

@@ -1,0 +1,5 @@
+//go:build iceberg_azure
+
+package iceberg
+
+import _ "github.com/apache/iceberg-go/io/gocloud/azure" // abfs, abfss, wasb, wasbs FileIO

@@ -1,0 +1,5 @@
+//go:build iceberg_gcs
+
+package iceberg
+
+import _ "github.com/apache/iceberg-go/io/gocloud/gcs" // gs FileIO

@@ -1,0 +1,69 @@
+package reconcile
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the Prometheus series of scheduled reconcile runs, labelled by the ClickHouse and Iceberg
+// tables compared.
+type Metrics struct {
+	mismatched  *prometheus.GaugeVec
+	lag         *prometheus.GaugeVec
+	lastSuccess *prometheus.GaugeVec
+	runs        *prometheus.CounterVec
+}
+
+// NewMetrics registers the reconcile series on reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	labels := []string{"iceberg_table", "clickhouse_table"}
+	m := &Metrics{
+		mismatched: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "connectd_reconcile_mismatched_rows",
+			Help: "Keys that differ between the ClickHouse table and the Iceberg table at the last completed run."}, labels),
+		lag: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "connectd_reconcile_lag_records",
+			Help: "Records one layer holds and the other does not yet, at the last completed run."}, labels),
+		lastSuccess: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "connectd_reconcile_last_success_timestamp_seconds",
+			Help: "Unix time of the last run that completed (clean, drift or lag)."}, labels),
+		runs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "connectd_reconcile_runs_total",
+			Help: "Reconcile runs by result: clean, drift, lag or error."}, append(labels, "result")),
+	}
+	reg.MustRegister(m.mismatched, m.lag, m.lastSuccess, m.runs)
+	return m
+}
+
+// Observe records a run's outcome (r nil: the run failed).
+func (m *Metrics) Observe(cfg *Config, r *Report) {
+	l := prometheus.Labels{"iceberg_table": cfg.IcebergTable, "clickhouse_table": cfg.CH.Database + "." + cfg.CHTable}
+	if r == nil {
+		m.runs.With(prometheus.Labels{"iceberg_table": l["iceberg_table"], "clickhouse_table": l["clickhouse_table"], "result": "error"}).Inc()
+		return
+	}
+	m.mismatched.With(l).Set(float64(r.MismatchedRows))
+	m.lag.With(l).Set(float64(r.Cut.LagRecords))
+	m.lastSuccess.With(l).Set(float64(r.StartedAt.Add(time.Duration(r.Seconds * float64(time.Second))).Unix()))
+	m.runs.With(prometheus.Labels{"iceberg_table": l["iceberg_table"], "clickhouse_table": l["clickhouse_table"], "result": r.Status}).Inc()
+}
+
+// Schedule runs Run every interval until ctx ends, recording each outcome in m and handing it to report.
+func Schedule(ctx context.Context, cfg *Config, interval time.Duration, m *Metrics, report func(*Report, error)) {
+	for {
+		r, err := Run(ctx, cfg)
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			slog.Error("reconcile failed", "iceberg_table", cfg.IcebergTable, "clickhouse_table", cfg.CHTable, "error", err)
+			r = nil
+		}
+		m.Observe(cfg, r)
+		report(r, err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(interval):
+		}
+	}
+}

@@ -1,0 +1,103 @@
+package worker
+
+import (
+	"context"
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/internal/state"
+)
+
+// taskContext is the SinkTaskContext handed to the task; its methods run on the task goroutine.
+type taskContext struct {
+	pluginRuntime
+	st *sinkTask
+}
+
+func (c *taskContext) Configs() map[string]string { return c.st.taskProps }
+
+func (c *taskContext) Offset(offsets map[connect.TopicPartition]int64) {
+	st := c.st
+	rejoin := false
+	for tp, off := range offsets {
+		st.pendingSeeks[tp] = off
+		if st.sess != nil && st.assignment[tp] {
+			setOffset(st.sess, tp.Topic, tp.Partition, off, "")
+			st.current[tp] = off
+			delete(st.pending, tp)
+			rejoin = true
+		}
+	}
+	// Called from Open (during assignment) the seeks apply before fetching starts; later, the session must
+	// restart to fetch from the new positions.
+	if rejoin && !st.opening {
+		st.requestRestart()
+	}
+}
+
+func (c *taskContext) Timeout(d time.Duration) { c.st.timeoutReq = d }
+
+func (c *taskContext) Assignment() []connect.TopicPartition {
+	var out []connect.TopicPartition
+	for tp := range c.st.assignment {
+		out = append(out, tp)
+	}
+	sortTPs(out)
+	return out
+}
+
+func (c *taskContext) Pause(tps ...connect.TopicPartition) {
+	for _, tp := range tps {
+		c.st.taskPaused[tp] = true
+		c.st.group.Pause(map[string][]int32{tp.Topic: {tp.Partition}})
+	}
+}
+
+func (c *taskContext) Resume(tps ...connect.TopicPartition) {
+	st := c.st
+	for _, tp := range tps {
+		delete(st.taskPaused, tp)
+		if st.target == state.Started {
+			st.group.Resume(map[string][]int32{tp.Topic: {tp.Partition}})
+		}
+		if bs := st.stashed[tp]; len(bs) > 0 {
+			delete(st.stashed, tp)
+			st.ready = append(st.ready, bs...)
+		}
+	}
+}
+
+// RequestCommit may be called from any goroutine (a connector's own committer, for example).
+func (c *taskContext) RequestCommit() {
+	select {
+	case c.st.commitReq <- struct{}{}:
+	default:
+	}
+}
+
+func (c *taskContext) WorkerKafkaProps() map[string]string { return c.st.w.cfg.BaseClientProps() }
+func (c *taskContext) WorkerID() string                    { return c.st.w.id }
+func (c *taskContext) Distributed() bool                   { return c.st.w.cfg.Distributed }
+
+var _ connect.WorkerInfo = (*taskContext)(nil)
+
+func (c *taskContext) ErrantRecordReporter() connect.ErrantRecordReporter {
+	if !c.st.errs.tolerateAll && c.st.errs.dlq == nil {
+		return nil
+	}
+	return &errantReporter{st: c.st}
+}
+
+type errantReporter struct{ st *sinkTask }
+
+func (r *errantReporter) Report(ctx context.Context, rec *connect.SinkRecord, cause error) error {
+	st := r.st
+	raw := st.raw[rawKey{rec.OriginalTopic, rec.OriginalPartition, rec.OriginalOffset}]
+	if raw == nil {
+		raw = &sarama.ConsumerMessage{Topic: rec.OriginalTopic, Partition: rec.OriginalPartition, Offset: rec.OriginalOffset}
+	}
+	_, err := st.errs.fail(ctx, StageTaskPut, st.taskClass, raw, cause)
+	return err
+}

@@ -1,0 +1,183 @@
+package worker
+
+import (
+	"context"
+
+	"github.com/IBM/sarama"
+
+	"github.com/connectd/connectd/connect"
+)
+
+// process converts and transforms fetched batches (the resume queue, then b, then any batches already
+// waiting) and puts them as one batch.
+func (st *sinkTask) process(ctx context.Context, b *batch) error {
+	bs := st.ready
+	st.ready = nil
+	n := 0
+	for _, r := range bs {
+		n += len(r.msgs)
+	}
+	if b != nil {
+		bs = append(bs, b)
+		n += len(b.msgs)
+	}
+more:
+	for n < st.maxBatch {
+		select {
+		case o := <-st.batches:
+			bs = append(bs, o)
+			n += len(o.msgs)
+		default:
+			break more
+		}
+	}
+	st.recordsBuf = st.recordsBuf[:0]
+	for _, b := range bs {
+		if b.sess != st.sess || st.rejoining {
+			continue // fetched before a revocation or a rewind: it will be fetched again
+		}
+		if st.taskPaused[b.tp] {
+			// sarama ignores pauses for partitions whose consumer did not exist yet (set during Setup):
+			// pause again now that it does, and keep what arrived for the resume.
+			st.group.Pause(map[string][]int32{b.tp.Topic: {b.tp.Partition}})
+			st.stashed[b.tp] = append(st.stashed[b.tp], b)
+			continue
+		}
+		if _, seen := st.lastCommitted[b.tp]; !seen && len(b.msgs) > 0 {
+			// the session's start position is the last committed one (JVM: positions at assignment)
+			st.lastCommitted[b.tp] = b.msgs[0].Offset
+			if _, ok := st.current[b.tp]; !ok {
+				st.current[b.tp] = b.msgs[0].Offset
+			}
+		}
+		if err := st.convertBatch(ctx, b); err != nil {
+			return err
+		}
+	}
+	if len(st.recordsBuf) == 0 {
+		st.applyPending()
+		return nil
+	}
+	st.ptrBuf = st.ptrBuf[:0]
+	for i := range st.recordsBuf {
+		st.ptrBuf = append(st.ptrBuf, &st.recordsBuf[i])
+	}
+	return st.put(ctx, st.ptrBuf)
+}
+
+func (st *sinkTask) convertBatch(ctx context.Context, b *batch) error {
+	st.metrics.Read.Add(float64(len(b.msgs)))
+	if n := len(b.msgs); n > 0 {
+		st.metrics.SetLag(b.tp.Topic, b.tp.Partition, max(b.hwm-(b.msgs[n-1].Offset+1), 0))
+	}
+	for _, m := range b.msgs {
+		tp := b.tp
+		rec, skip, err := st.convert(ctx, m)
+		if err != nil {
+			return err
+		}
+		// Records dropped by the error handler or a filter still advance the offset (once put succeeds).
+		st.pending[tp] = m.Offset + 1
+		if st.activeTopics != nil && !st.activeTopics[m.Topic] {
+			st.activeTopics[m.Topic] = true
+			st.w.topicActive(st.id.Connector, m.Topic, st.id.Task)
+		}
+		if skip || rec == nil {
+			continue
+		}
+		if st.errs.dlq != nil || st.errs.tolerateAll {
+			st.raw[rawKey{m.Topic, m.Partition, m.Offset}] = m
+		}
+		st.recordsBuf = append(st.recordsBuf, *rec)
+	}
+	return nil
+}
+
+func (st *sinkTask) convert(ctx context.Context, m *sarama.ConsumerMessage) (*connect.SinkRecord, bool, error) {
+	rec := &connect.SinkRecord{
+		Topic: m.Topic, Partition: m.Partition, Offset: m.Offset,
+		OriginalTopic: m.Topic, OriginalPartition: m.Partition, OriginalOffset: m.Offset,
+		Timestamp: connect.NoTimestamp,
+	}
+	if !m.Timestamp.IsZero() {
+		rec.Timestamp = m.Timestamp.UnixMilli()
+		rec.TimestampType = connect.CreateTime
+	}
+	if len(m.Headers) > 0 {
+		hs, err := st.convertHeaders(m)
+		if err != nil {
+			skip, err := st.errs.retry(ctx, StageHeaderConverter, st.hdrConvClass, m, err, func() (e error) {
+				hs, e = st.convertHeaders(m)
+				return e
+			})
+			if skip || err != nil {
+				return nil, skip, err
+			}
+		}
+		rec.Headers = hs
+	}
+	sv, skip, err := st.convertData(ctx, StageKeyConverter, st.keyConvClass, st.keyConv, m, rec.Headers, m.Key)
+	if skip || err != nil {
+		return nil, skip, err
+	}
+	rec.KeySchema, rec.Key = sv.Schema, sv.Value
+	sv, skip, err = st.convertData(ctx, StageValueConverter, st.valConvClass, st.valConv, m, rec.Headers, m.Value)
+	if skip || err != nil {
+		return nil, skip, err
+	}
+	rec.ValueSchema, rec.Value = sv.Schema, sv.Value
+	for i := range st.chain {
+		step := &st.chain[i]
+		out, err := step.apply(rec)
+		if err != nil {
+			if out, skip, err = st.retryTransform(ctx, step, m, rec, err); skip || err != nil {
+				return nil, skip, err
+			}
+		}
+		if out == nil {
+			return nil, true, nil
+		}
+		rec = out
+	}
+	return rec, false, nil
+}
+
+func (st *sinkTask) convertHeaders(m *sarama.ConsumerMessage) (connect.Headers, error) {
+	hs := make(connect.Headers, 0, len(m.Headers))
+	for _, h := range m.Headers {
+		sv, err := st.hdrConv.ToConnectHeader(m.Topic, string(h.Key), h.Value)
+		if err != nil {
+			return nil, err
+		}
+		hs = append(hs, connect.Header{Key: string(h.Key), Schema: sv.Schema, Value: sv.Value})
+	}
+	return hs, nil
+}
+
+// convertData runs a key or value converter; only a failure goes through the error handler (retryConvert
+// is a separate function so that its closure's captures cost nothing on the clean path).
+func (st *sinkTask) convertData(ctx context.Context, stage Stage, class string, conv connect.Converter, m *sarama.ConsumerMessage, hs connect.Headers, data []byte) (connect.SchemaAndValue, bool, error) {
+	sv, err := conv.ToConnectData(m.Topic, hs, data)
+	if err == nil {
+		return sv, false, nil
+	}
+	return st.retryConvert(ctx, stage, class, conv, m, hs, data, err)
+}
+
+func (st *sinkTask) retryConvert(ctx context.Context, stage Stage, class string, conv connect.Converter, m *sarama.ConsumerMessage, hs connect.Headers, data []byte, first error) (connect.SchemaAndValue, bool, error) {
+	var sv connect.SchemaAndValue
+	skip, err := st.errs.retry(ctx, stage, class, m, first, func() (e error) {
+		sv, e = conv.ToConnectData(m.Topic, hs, data)
+		return e
+	})
+	return sv, skip, err
+}
+
+func (st *sinkTask) retryTransform(ctx context.Context, step *transformStep, m *sarama.ConsumerMessage, rec *connect.SinkRecord, first error) (*connect.SinkRecord, bool, error) {
+	var out *connect.SinkRecord
+	skip, err := st.errs.retry(ctx, StageTransformation, step.class, m, first, func() (e error) {
+		out, e = step.apply(rec)
+		return e
+	})
+	return out, skip, err
+}
