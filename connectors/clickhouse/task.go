@@ -45,7 +45,7 @@ type Task struct {
 	written writeCounts // rows and blocks guarded by mu, errant by repMu
 }
 
-// writeCounts counts what the task wrote (the task's metrics).
+// writeCounts counts what the task wrote; Stop logs them.
 type writeCounts struct {
 	rows, blocks, errant int64
 }
@@ -87,6 +87,15 @@ func (t *Task) Start(props map[string]string) error {
 func (t *Task) Stop() error {
 	if t.pool != nil {
 		t.pool.close()
+	}
+	t.mu.Lock()
+	rows, blocks := t.written.rows, t.written.blocks
+	t.mu.Unlock()
+	t.repMu.Lock()
+	errant := t.written.errant
+	t.repMu.Unlock()
+	if t.log != nil {
+		t.log.Info("task stopped", "rows_written", rows, "blocks_written", blocks, "errant_records", errant)
 	}
 	return nil
 }

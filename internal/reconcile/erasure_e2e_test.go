@@ -18,7 +18,7 @@ import (
 
 	"github.com/connectd/connectd/connectors/iceberg"
 	"github.com/connectd/connectd/connectors/iceberg/icebergtest"
-	"github.com/connectd/connectd/internal/chdb/chdbtest"
+	"github.com/connectd/connectd/internal/testutil/chdb/chdbtest"
 	"github.com/connectd/connectd/internal/testutil/cdcstream"
 )
 

@@ -1,7 +1,7 @@
 // Package chshim is a TEST SHIM: a loopback server that speaks enough of
 // ClickHouse's native TCP protocol (via ch-go's proto package) for the real
 // ch-go client to connect, and executes every statement on the real ClickHouse
-// engine embedded in the process (chDB, see internal/chdb).
+// engine embedded in the process (chDB, see internal/testutil/chdb).
 //
 // It is NOT a ClickHouse server and does not test ClickHouse's own TCPHandler:
 // it answers Hello/Ping/Query/Data/Cancel, runs DDL and SELECT on chDB (results
@@ -31,7 +31,7 @@ import (
 	"github.com/ClickHouse/ch-go/compress"
 	"github.com/ClickHouse/ch-go/proto"
 
-	"github.com/connectd/connectd/internal/chdb"
+	"github.com/connectd/connectd/internal/testutil/chdb"
 )
 
 // QueryInfo describes a statement received from a client, for test hooks.

@@ -14,7 +14,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/connectd/connectd/internal/chdb"
+	"github.com/connectd/connectd/internal/testutil/chdb"
 )
 
 var (
