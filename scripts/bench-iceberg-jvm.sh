@@ -120,8 +120,11 @@ for w in $WORKERS; do
       ln -s "$plugin"/*.jar "$tmp/plugins/iceberg/"
       # pre-create the table: the sink's tasks race on SQLite when they auto-create it
       java -cp "$plugin/*" "$here/CreateTable.java" "jdbc:sqlite:$tmp/jvm/catalog.db" "file://$tmp/jvm/warehouse" bench.events
+      printf '%s\n' 'appender.out.type = Console' 'appender.out.name = OUT' 'appender.out.layout.type = PatternLayout' \
+        'appender.out.layout.pattern = [%d] %p %m (%c)%n' 'rootLogger.level = WARN' 'rootLogger.appenderRef.out.ref = OUT' \
+        'logger.iceberg.name = org.apache.iceberg' 'logger.iceberg.level = INFO' > "$tmp/log4j2.properties"
       # shellcheck disable=SC2086
-      run jvm "$tmp/jvm" java $JVM_HEAP -cp "$jvm/*" org.apache.kafka.connect.cli.ConnectStandalone
+      run jvm "$tmp/jvm" java $JVM_HEAP -Dlog4j2.configurationFile="$tmp/log4j2.properties" -cp "$jvm/*" org.apache.kafka.connect.cli.ConnectStandalone
       ;;
   esac
 done

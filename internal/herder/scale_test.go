@@ -527,6 +527,11 @@ func runScale(t testing.TB, p scaleParams) scaleResult {
 			_ = os.WriteFile(filepath.Join(dir, c.group+"-"+w.name+".log"), []byte(w.log.String()), 0o644)
 		}
 	}
+	// a benchmark's cleanups run after its last iteration: stop this run's workers now, or every later run
+	// shares the machine with them
+	for _, w := range c.liveWorkersAndGone() {
+		w.kill()
+	}
 	return res
 }
 
