@@ -42,8 +42,8 @@ FUZZTIME ?= 30s
 REST_FUZZTIME ?= $(FUZZTIME)
 FUZZ_TARGETS := \
 	./connect/jvm:FuzzParseJSON \
-	./converters/json:FuzzJSONToConnect \
-	./converters/json:FuzzJSONSameSchemaFastPath \
+	./converters/jsonconv:FuzzJSONToConnect \
+	./converters/jsonconv:FuzzJSONSameSchemaFastPath \
 	./converters/header:FuzzSimpleHeaderToConnect \
 	./converters/avro:FuzzAvroToConnect \
 	./converters/avro:FuzzAvroSchemaToConnect \

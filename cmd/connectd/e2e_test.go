@@ -56,7 +56,6 @@ func freePort(t *testing.T) int {
 
 type proc struct {
 	cmd *exec.Cmd
-	url string
 	log *bytes.Buffer
 }
 

@@ -6,8 +6,8 @@ import (
 	_ "github.com/connectd/connectd/connectors/dlq"
 	_ "github.com/connectd/connectd/connectors/file"
 	_ "github.com/connectd/connectd/converters/avro"
-	_ "github.com/connectd/connectd/converters/bytes"
+	_ "github.com/connectd/connectd/converters/bytesconv"
 	_ "github.com/connectd/connectd/converters/header"
-	_ "github.com/connectd/connectd/converters/json"
+	_ "github.com/connectd/connectd/converters/jsonconv"
 	_ "github.com/connectd/connectd/converters/str"
 )

@@ -11,7 +11,7 @@ import (
 	"github.com/ClickHouse/ch-go/proto"
 
 	"github.com/connectd/connectd/connect"
-	jsonconv "github.com/connectd/connectd/converters/json"
+	"github.com/connectd/connectd/converters/jsonconv"
 )
 
 // Benchmarks of the sink's CPU path: Kafka records to encoded (LZ4-compressed) native insert blocks,

@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/connect"
-	jsonconv "github.com/connectd/connectd/converters/json"
+	"github.com/connectd/connectd/converters/jsonconv"
 	"github.com/connectd/connectd/internal/testutil/chdb/chdbtest"
 	"github.com/connectd/connectd/internal/testutil/chdb/chshim"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"

@@ -4,7 +4,7 @@ import "github.com/connectd/connectd/connect"
 
 // HeaderConverterClass keeps header values as raw bytes (OPTIONAL BYTES), the header role of the JVM's
 // ByteArrayConverter. It exists so the dead-letter sink can be configured with
-// header.converter=io.connectd.connect.dlq.BytesHeaderConverter while converters/bytes' ByteArrayConverter
+// header.converter=io.connectd.connect.dlq.BytesHeaderConverter while converters/bytesconv' ByteArrayConverter
 // does not serve as a header converter in this runtime.
 const HeaderConverterClass = "io.connectd.connect.dlq.BytesHeaderConverter"
 

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/connect"
-	"github.com/connectd/connectd/converters/bytes"
+	"github.com/connectd/connectd/converters/bytesconv"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
 )
 
@@ -22,7 +22,7 @@ func TestMain(m *testing.M) { kafkatest.Main(m) }
 // the value and the headers.
 func toSinkRecords(t *testing.T, msgs []*sarama.ConsumerMessage) []*connect.SinkRecord {
 	t.Helper()
-	conv := bytes.ByteArrayConverter{}
+	conv := bytesconv.ByteArrayConverter{}
 	var out []*connect.SinkRecord
 	for _, m := range msgs {
 		k, err := conv.ToConnectData(m.Topic, nil, m.Key)

@@ -103,7 +103,7 @@ func (r *recorder) serve(w http.ResponseWriter, req *http.Request) {
 	}
 	resp, err := http.DefaultClient.Do(out)
 	if err != nil {
-		http.Error(w, err.Error(), 502)
+		http.Error(w, err.Error(), http.StatusBadGateway)
 		return
 	}
 	defer resp.Body.Close()

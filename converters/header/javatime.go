@@ -57,14 +57,6 @@ func julFixed(year, month int64) int64 {
 	return days
 }
 
-type temporalKind int
-
-const (
-	kindDate temporalKind = iota
-	kindTime
-	kindTimestamp
-)
-
 // pattern elements: a literal char, or a numeric field (letter)
 var (
 	datePattern      = []uint16{'y', 0, '-', 'M', 0, '-', 'd', 0}

@@ -17,7 +17,7 @@ import (
 	"github.com/connectd/connectd/converters/avro"
 	"github.com/connectd/connectd/converters/avro/avrotest"
 	_ "github.com/connectd/connectd/converters/header"
-	_ "github.com/connectd/connectd/converters/json"
+	_ "github.com/connectd/connectd/converters/jsonconv"
 	"github.com/connectd/connectd/internal/herder"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
 	"github.com/connectd/connectd/internal/testutil/sinktest"

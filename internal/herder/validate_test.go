@@ -9,7 +9,7 @@ import (
 	"github.com/connectd/connectd/connect"
 	_ "github.com/connectd/connectd/connect/transforms"
 	_ "github.com/connectd/connectd/connectors/file"
-	_ "github.com/connectd/connectd/converters/json"
+	_ "github.com/connectd/connectd/converters/jsonconv"
 	_ "github.com/connectd/connectd/converters/str"
 	"github.com/connectd/connectd/internal/herder"
 )

@@ -40,7 +40,7 @@ func TestEnsureTopic(t *testing.T) {
 	spec := TopicSpec{Name: name, Property: "config.storage.topic", Partitions: 1, Replication: 1, SinglePartition: true,
 		Configs: map[string]string{"cleanup.policy": "delete", "min.insync.replicas": "1"}}
 	require.NoError(t, EnsureTopic(context.Background(), ad, spec))
-	cfg, err := ad.DescribeConfig(sarama.ConfigResource{Type: sarama.TopicResource, Name: name, ConfigNames: []string{"cleanup.policy"}})
+	cfg, err := describeTopicConfig(ad, sarama.ConfigResource{Type: sarama.TopicResource, Name: name, ConfigNames: []string{"cleanup.policy"}})
 	require.NoError(t, err)
 	require.Equal(t, "compact", cfg[0].Value, "a cleanup.policy given through config.storage.* is ignored")
 	require.NoError(t, EnsureTopic(context.Background(), ad, spec), "existing compacted topic accepted")

@@ -13,7 +13,7 @@ import (
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connectors/iceberg/icebergtest"
-	jsonconv "github.com/connectd/connectd/converters/json"
+	"github.com/connectd/connectd/converters/jsonconv"
 )
 
 type smtGoldenRecord struct {

@@ -9,7 +9,7 @@
 //   - Double.toString is the shortest representation (JDK 19+); JDK 17 prints a few values with extra digits.
 //   - Decoded schema'd maps are map[any]any; []byte keys become string and Decimal keys their string form
 //     (Go map keys must be comparable).
-package json
+package jsonconv
 
 import (
 	"bytes"

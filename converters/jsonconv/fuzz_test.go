@@ -1,4 +1,4 @@
-package json
+package jsonconv
 
 import (
 	"bytes"

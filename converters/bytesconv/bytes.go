@@ -1,6 +1,6 @@
 // Package bytes holds org.apache.kafka.connect.converters.ByteArrayConverter and the JVM's number
 // converters (Boolean, Double, Float, Integer, Long, Short), all pass-through binary encodings.
-package bytes
+package bytesconv
 
 import (
 	"encoding/binary"

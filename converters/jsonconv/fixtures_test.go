@@ -1,4 +1,4 @@
-package json
+package jsonconv
 
 import (
 	"encoding/base64"
@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/connect"
-	"github.com/connectd/connectd/converters/json/fixtures"
+	"github.com/connectd/connectd/converters/jsonconv/fixtures"
 )
 
 type fixtureFile struct {
