@@ -1,4 +1,4 @@
-//go:build iceberg_azure
+//go:build !no_iceberg_azure
 
 package iceberg
 

@@ -1,4 +1,4 @@
-//go:build iceberg_gcs
+//go:build !no_iceberg_gcs
 
 package iceberg
 
