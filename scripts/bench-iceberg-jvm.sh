@@ -90,7 +90,7 @@ PROPS
     \"iceberg.control.topic\":\"$control\",\"iceberg.control.commit.interval-ms\":\"$COMMIT_MS\"$SINK_EXTRA}}" > /dev/null
   local rec=0 deadline=$((SECONDS + RUN_TIMEOUT))
   until [[ $rec -ge $N ]]; do
-    sleep 0.5
+    sleep 1
     kill -0 $pid || { tail -30 "$tmp/$name.log"; exit 1; }
     if [[ $SECONDS -gt $deadline ]]; then echo "$name: $rec of $N records after ${RUN_TIMEOUT}s; log tail:" >&2; tail -40 "$tmp/$name.log" >&2; exit 1; fi
     rec=$(stats "$dir/catalog.db" | python3 -c 'import json,sys; print(json.load(sys.stdin)["records"])')

@@ -8,7 +8,8 @@ import sys
 db, ns, tbl = sys.argv[1:]
 out = {"records": 0, "snapshots": 0, "data_files": 0}
 try:
-    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True, timeout=5)
+    # immutable: take no lock, so that polling never makes the sink's catalog commit fail with SQLITE_BUSY
+    con = sqlite3.connect("file:%s?mode=ro&immutable=1" % db, uri=True, timeout=5)
     row = con.execute(
         "SELECT metadata_location FROM iceberg_tables WHERE table_namespace=? AND table_name=?", (ns, tbl)
     ).fetchone()
