@@ -13,7 +13,7 @@ PKGS       ?= ./...
 TESTFLAGS  ?= -count=1 -timeout 30m
 WITH_KAFKA := scripts/with-kafka.sh
 
-.PHONY: build run vet test test-race bench fuzz soak kafka-fetch kafka-up kafka-down kafka-status
+.PHONY: build run vet lint test test-short test-race bench fuzz soak kafka-fetch kafka-up kafka-down kafka-status
 
 build:
 	$(GO) build ./...
@@ -24,6 +24,12 @@ run:
 
 vet:
 	$(GO) vet ./...
+
+## lint: go vet and staticcheck (its checks and the JVM-exact messages it lets pass: staticcheck.conf); staticcheck
+## runs at a pinned version through the Go proxy and is not a dependency of the module
+STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
+lint: vet
+	$(STATICCHECK) ./...
 
 ## bench: every Go benchmark (results and machine go to BENCHMARKS.md)
 BENCHFLAGS ?= -run '^$$' -bench . -benchmem -count=1 -timeout 60m
@@ -74,6 +80,11 @@ SOAK_RUN = $(if $(filter iceberg,$(SINK)),TestCDCModelIceberg,$(if $(filter clic
 soak:
 	CDC_SEED=$(SEED) CDC_TOTAL_STREAMS=$(N) CDC_STREAMS=$(STREAMS) CDC_KILLS=$(KILLS) \
 		$(WITH_KAFKA) $(GO) test -count=1 -timeout 12h -v -run '^$(SOAK_RUN)' ./test/cdcmodel/
+
+## test-short: the tests that need no Kafka broker, chDB, DuckDB, JVM or built binary (they skip under -short and
+## say why), in seconds to a minute, for the edit loop
+test-short:
+	$(GO) test -short -count=1 $(PKGS)
 
 ## test-race: as test, with the race detector
 test-race:

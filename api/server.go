@@ -64,11 +64,10 @@ type Server struct {
 	now            func() time.Time
 	optErr         error
 
-	mu        sync.Mutex
-	servers   []*http.Server
-	bound     []boundListener
-	advertise string
-	wg        sync.WaitGroup
+	mu      sync.Mutex
+	servers []*http.Server
+	bound   []boundListener
+	wg      sync.WaitGroup
 }
 
 type boundListener struct {

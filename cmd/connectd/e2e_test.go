@@ -31,6 +31,9 @@ var binPath string
 // buildBinary builds connectd once per test binary.
 func buildBinary(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs the connectd binary: skipped under -short")
+	}
 	if binPath != "" {
 		return binPath
 	}

@@ -4,6 +4,7 @@
 //	connectd distributed worker.properties
 //	connectd dev
 //	connectd reconcile [reconcile.properties] [key=value ...]
+//	connectd rebuild [rebuild.properties] [key=value ...]
 //	connectd version
 package main
 
@@ -43,6 +44,7 @@ const usage = `usage:
   connectd distributed worker.properties
   connectd dev
   connectd reconcile [reconcile.properties] [key=value ...]
+  connectd rebuild [rebuild.properties] [key=value ...]
   connectd version`
 
 func main() {
@@ -63,6 +65,8 @@ func main() {
 		err = runDev(ctx, os.Args[2:])
 	case "reconcile":
 		reconcileMain(ctx)
+	case "rebuild":
+		rebuildMain(ctx)
 	case "version", "--version", "-v":
 		fmt.Print(versionText())
 	default:

@@ -200,11 +200,6 @@ func copyMap(m map[string]any) map[string]any {
 	return out
 }
 
-// parseConfig parses props with def and wraps errors unchanged (they are *connect.ConfigError already).
-func parseConfig(def *connect.ConfigDef, props map[string]string) (*connect.Config, error) {
-	return def.Parse(props)
-}
-
 // nonEmptyList is the JVM's NonEmptyListValidator.
 var nonEmptyList = connect.ValidatorFunc{Desc: "non-empty list", Fn: func(name string, v any) error {
 	if v == nil {

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/connect"
-	"github.com/connectd/connectd/internal/chdb/chdbtest"
+	"github.com/connectd/connectd/internal/testutil/chdb/chdbtest"
 )
 
 // A tombstone deletes at the highest version of its key, whichever block or Put call carried that

@@ -11,6 +11,8 @@ import (
 
 	"github.com/ClickHouse/ch-go/proto"
 	"github.com/google/uuid"
+
+	"github.com/connectd/connectd/connectors/clickhouse/chtype"
 )
 
 // column is a typed ch-go input column built from the target column's ClickHouse type (as read from
@@ -31,7 +33,7 @@ type preparer interface{ Prepare() error }
 // newColumn builds a column for a ClickHouse type name.
 func newColumn(typ string) (column, error) {
 	typ = strings.TrimSpace(typ)
-	name, args, err := splitType(typ)
+	name, args, err := chtype.Split(typ)
 	if err != nil {
 		return nil, err
 	}
@@ -247,7 +249,7 @@ func newColumn(typ string) (column, error) {
 			}), nil
 		}
 	case "Enum8", "Enum16":
-		values, err := parseEnum(args)
+		values, err := chtype.Enum(args)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", typ, err)
 		}
@@ -337,7 +339,7 @@ func newColumn(typ string) (column, error) {
 	case "Tuple":
 		tc := &tupleCol{typ: t}
 		for _, a := range args {
-			n, et := tupleElem(a)
+			n, et := chtype.TupleElem(a)
 			c, err := newColumn(et)
 			if err != nil {
 				return nil, err
@@ -372,120 +374,6 @@ func tzArg(args []string, i int) (*time.Location, error) {
 	}
 	name := strings.Trim(strings.TrimSpace(args[i]), "'")
 	return time.LoadLocation(name)
-}
-
-func parseEnum(args []string) (map[string]int64, error) {
-	out := map[string]int64{}
-	for _, a := range args {
-		a = strings.TrimSpace(a)
-		i := strings.LastIndexByte(a, '=')
-		if i < 0 || len(a) < 2 || a[0] != '\'' {
-			return nil, fmt.Errorf("bad enum element %q", a)
-		}
-		name, err := unquoteSQL(strings.TrimSpace(a[:i]))
-		if err != nil {
-			return nil, err
-		}
-		n, err := strconv.ParseInt(strings.TrimSpace(a[i+1:]), 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("bad enum element %q", a)
-		}
-		out[name] = n
-	}
-	return out, nil
-}
-
-func unquoteSQL(s string) (string, error) {
-	if len(s) < 2 || s[0] != '\'' || s[len(s)-1] != '\'' {
-		return "", fmt.Errorf("not a quoted string: %s", s)
-	}
-	var b strings.Builder
-	body := s[1 : len(s)-1]
-	for i := 0; i < len(body); i++ {
-		c := body[i]
-		if c == '\\' && i+1 < len(body) {
-			i++
-			switch body[i] {
-			case 'n':
-				b.WriteByte('\n')
-			case 't':
-				b.WriteByte('\t')
-			case '0':
-				b.WriteByte(0)
-			default:
-				b.WriteByte(body[i])
-			}
-			continue
-		}
-		if c == '\'' && i+1 < len(body) && body[i+1] == '\'' {
-			i++
-		}
-		b.WriteByte(c)
-	}
-	return b.String(), nil
-}
-
-// splitType splits "Name(a, b)" into Name and its top-level arguments, honouring nesting and quotes.
-func splitType(t string) (string, []string, error) {
-	i := strings.IndexByte(t, '(')
-	if i < 0 {
-		return t, nil, nil
-	}
-	if !strings.HasSuffix(t, ")") {
-		return "", nil, fmt.Errorf("bad type %q", t)
-	}
-	name, body := strings.TrimSpace(t[:i]), t[i+1:len(t)-1]
-	var args []string
-	depth, start := 0, 0
-	var quote byte
-	for j := 0; j < len(body); j++ {
-		c := body[j]
-		switch {
-		case quote != 0:
-			if c == '\\' {
-				j++
-			} else if c == quote {
-				quote = 0
-			}
-		case c == '\'' || c == '`' || c == '"':
-			quote = c
-		case c == '(':
-			depth++
-		case c == ')':
-			depth--
-		case c == ',' && depth == 0:
-			args = append(args, strings.TrimSpace(body[start:j]))
-			start = j + 1
-		}
-	}
-	return name, append(args, strings.TrimSpace(body[start:])), nil
-}
-
-// tupleElem splits a named tuple element "a Int32" into its name and type ("", "Int32" if unnamed).
-func tupleElem(a string) (string, string) {
-	a = strings.TrimSpace(a)
-	if a != "" && (a[0] == '`' || a[0] == '"') {
-		q := a[0]
-		for i := 1; i < len(a); i++ {
-			if a[i] == '\\' {
-				i++
-				continue
-			}
-			if a[i] == q {
-				return strings.ReplaceAll(a[1:i], "\\"+string(q), string(q)), strings.TrimSpace(a[i+1:])
-			}
-		}
-		return "", a
-	}
-	i := strings.IndexAny(a, " \t")
-	if i <= 0 {
-		return "", a
-	}
-	head, rest := a[:i], strings.TrimSpace(a[i+1:])
-	if strings.ContainsAny(head, "(") || rest == "" || rest[0] < 'A' || rest[0] > 'Z' {
-		return "", a
-	}
-	return head, rest
 }
 
 // leaf wraps a ch-go slice column; the reported type is the target's exact type name (e.g.

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/connect"
-	"github.com/connectd/connectd/internal/chdb/chdbtest"
+	"github.com/connectd/connectd/internal/testutil/chdb/chdbtest"
 )
 
 func TestOfficialSinkConfigWorksUnchanged(t *testing.T) {

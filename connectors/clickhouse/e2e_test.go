@@ -18,8 +18,8 @@ import (
 
 	"github.com/connectd/connectd/connect"
 	jsonconv "github.com/connectd/connectd/converters/json"
-	"github.com/connectd/connectd/internal/chdb/chdbtest"
-	"github.com/connectd/connectd/internal/chdb/chshim"
+	"github.com/connectd/connectd/internal/testutil/chdb/chdbtest"
+	"github.com/connectd/connectd/internal/testutil/chdb/chshim"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
 )
 

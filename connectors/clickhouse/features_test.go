@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/connect"
-	"github.com/connectd/connectd/internal/chdb/chdbtest"
-	"github.com/connectd/connectd/internal/chdb/chshim"
+	"github.com/connectd/connectd/internal/testutil/chdb/chdbtest"
+	"github.com/connectd/connectd/internal/testutil/chdb/chshim"
 )
 
 func plainRecords(topic string, from, n int) []*connect.SinkRecord {

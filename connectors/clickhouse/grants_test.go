@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/connect"
-	"github.com/connectd/connectd/internal/chdb/chdbtest"
-	"github.com/connectd/connectd/internal/chdb/chshim"
+	"github.com/connectd/connectd/internal/testutil/chdb/chdbtest"
+	"github.com/connectd/connectd/internal/testutil/chdb/chshim"
 )
 
 // A missing grant (ACCESS_DENIED, 497) fails the task at once with a message naming the user and the

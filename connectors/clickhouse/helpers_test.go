@@ -12,14 +12,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/connect"
-	"github.com/connectd/connectd/internal/chdb"
-	"github.com/connectd/connectd/internal/chdb/chdbtest"
-	"github.com/connectd/connectd/internal/chdb/chshim"
+	"github.com/connectd/connectd/internal/testutil/chdb"
+	"github.com/connectd/connectd/internal/testutil/chdb/chdbtest"
+	"github.com/connectd/connectd/internal/testutil/chdb/chshim"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
 )
 
 // Tests run the sink over the native protocol (ch-go) against the chDB test shim, i.e. the real
-// ClickHouse 26.7 engine behind a loopback native-protocol TEST SHIM (internal/chdb/chshim). Every
+// ClickHouse 26.7 engine behind a loopback native-protocol TEST SHIM (internal/testutil/chdb/chshim). Every
 // connection the sink makes is redirected to the shim by dialHook, so configurations are used unchanged.
 
 func TestMain(m *testing.M) {

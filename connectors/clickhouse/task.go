@@ -45,7 +45,7 @@ type Task struct {
 	written writeCounts // rows and blocks guarded by mu, errant by repMu
 }
 
-// writeCounts counts what the task wrote (the task's metrics).
+// writeCounts counts what the task wrote; Stop logs them.
 type writeCounts struct {
 	rows, blocks, errant int64
 }
@@ -87,6 +87,15 @@ func (t *Task) Start(props map[string]string) error {
 func (t *Task) Stop() error {
 	if t.pool != nil {
 		t.pool.close()
+	}
+	t.mu.Lock()
+	rows, blocks := t.written.rows, t.written.blocks
+	t.mu.Unlock()
+	t.repMu.Lock()
+	errant := t.written.errant
+	t.repMu.Unlock()
+	if t.log != nil {
+		t.log.Info("task stopped", "rows_written", rows, "blocks_written", blocks, "errant_records", errant)
 	}
 	return nil
 }
@@ -300,6 +309,7 @@ func (t *Task) writeNext(ctx context.Context, tp connect.TopicPartition, recs []
 
 	var key, staging string
 	limit := len(run)
+	redo := false
 	if t.state != nil {
 		key = t.state.key(tbl, tp.Topic, tp.Partition)
 		if !tbl.dedupWindow() {
@@ -343,6 +353,7 @@ func (t *Task) writeNext(ctx context.Context, tp connect.TopicPartition, recs []
 		}
 		if st.state == stateBefore {
 			// In doubt: redo exactly [min,max] as one block, once all of it is here.
+			redo = true
 			limit = 0
 			for limit < len(run) {
 				_, off := coords(run[limit])
@@ -363,7 +374,7 @@ func (t *Task) writeNext(ctx context.Context, tp connect.TopicPartition, recs []
 		return 0, err
 	}
 	defer t.giveBlock(b)
-	n, err := t.fill(ctx, b, run[:limit])
+	n, err := t.fill(ctx, b, run[:limit], redo)
 	if err != nil {
 		return 0, err
 	}
@@ -430,16 +441,20 @@ func sameTableRun(cfg *Config, recs []*connect.SinkRecord) int {
 	return n
 }
 
-// fill adds records to the block until it is full; errant records go to the error reporter. It returns
-// the number of records consumed (written or reported).
-func (t *Task) fill(ctx context.Context, b *block, recs []*connect.SinkRecord) (int, error) {
+// fill adds records to the block until it is full, or with whole all of recs; errant records go to the
+// error reporter. It returns the number of records consumed (written or reported).
+//
+// A redone in-doubt block is whole: its token names the records of the first attempt, and its rows may
+// differ from that attempt's (a tombstone resolves against the table, which may hold the first attempt by
+// now), so a block cut by size could end elsewhere, get another token and land next to the first attempt.
+func (t *Task) fill(ctx context.Context, b *block, recs []*connect.SinkRecord, whole bool) (int, error) {
 	var keys *keyTracker
 	if t.cfg.DebeziumCDC && b.deletedIdx >= 0 && hasTombstone(recs) {
 		keys = newKeyTracker(b.tbl, t.cfg.versionColumn(b.tbl))
 	}
 	n := 0
 	for ; n < len(recs); n++ {
-		if b.rows >= t.cfg.BatchMaxRows || (b.rows > 0 && b.rows%256 == 0 && b.size() >= t.cfg.BatchMaxBytes) {
+		if !whole && (b.rows >= t.cfg.BatchMaxRows || (b.rows > 0 && b.rows%256 == 0 && b.size() >= t.cfg.BatchMaxBytes)) {
 			break
 		}
 		rec := recs[n]

@@ -296,14 +296,3 @@ func (l *lru[K, V]) put(k K, v V) {
 		delete(l.items, last.Value.(*lruEntry[K, V]).k)
 	}
 }
-
-// cacheSizes reports the number of cached schemas in each direction.
-func (c *Converter) cacheSizes() (to, from int) {
-	c.toCache.mu.Lock()
-	to = c.toCache.ll.Len()
-	c.toCache.mu.Unlock()
-	c.fromCache.mu.Lock()
-	from = c.fromCache.ll.Len()
-	c.fromCache.mu.Unlock()
-	return
-}

@@ -1,7 +1,6 @@
 package json
 
 import (
-	"errors"
 	"fmt"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -12,8 +11,6 @@ import (
 // The decoder works in two passes over the record bytes, without building a tree: validate checks the
 // syntax of the first JSON value (as Jackson's readTree would, before any conversion happens), then the
 // conversion walks the same bytes guided by the schema, skipping what it does not need.
-
-var errSyntax = errors.New("syntax error")
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 

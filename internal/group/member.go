@@ -149,8 +149,6 @@ func (m *Member) ProtocolVersion() int16 {
 	return m.protocolVersion
 }
 
-var errRejoin = errors.New("group: rejoin needed")
-
 // Run keeps the member in the group until ctx ends, then leaves the group. Work is revoked through the handler
 // whenever membership is lost.
 func (m *Member) Run(ctx context.Context) error {

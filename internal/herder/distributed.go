@@ -48,12 +48,16 @@ type Distributed struct {
 	running      map[string]bool                    // connectors running here
 	tasks        map[state.TaskID]map[string]string // tasks running here -> their config
 	restarts     map[state.TaskID]int               // automatic restart attempts
-	forwarding   map[string]bool                    // task configs being sent to the leader, per connector
+	forwarding   map[string]bool                    // task configs being written or sent to the leader, per connector
 	forwardAgain map[string]bool                    // regenerate once the send in flight ends
+	sends        sync.WaitGroup                     // task-config sends in flight (each bounded by ioTimeout)
 	assignable   map[string]int                     // connectors read from the config topic -> committed task count
 	stopping     bool                               // set by Stop: no new work is started
 
 	q            *opQueue
+	statusQ      *opQueue // connector status writes, in order (writeStatuses)
+	statusCancel context.CancelFunc
+	statusDone   chan struct{}
 	started      chan struct{} // closed once the config topic was read: REST reads wait for it
 	loopCancel   context.CancelFunc
 	loopDone     chan struct{}
@@ -86,7 +90,7 @@ func (d *Distributed) leaveWait() time.Duration {
 func NewDistributed(cfg *DistributedConfig, advertisedURL string, brokers []string, sc *sarama.Config) *Distributed {
 	d := &Distributed{cfg: cfg, url: advertisedURL, brokers: brokers, sc: sc, generation: -1,
 		running: map[string]bool{}, tasks: map[state.TaskID]map[string]string{}, restarts: map[state.TaskID]int{},
-		forwarding: map[string]bool{}, forwardAgain: map[string]bool{}, assignable: map[string]int{}, q: newOpQueue(), started: make(chan struct{})}
+		forwarding: map[string]bool{}, forwardAgain: map[string]bool{}, assignable: map[string]int{}, q: newOpQueue(), statusQ: newOpQueue(), started: make(chan struct{})}
 	d.httpClient = &http.Client{Timeout: d.ioTimeout()}
 	// the stores exist from the start: REST calls made while the worker starts wait for them to be read
 	d.configs = store.NewConfigStore(d)
@@ -137,6 +141,9 @@ func (d *Distributed) Start(ctx context.Context) error {
 	if err := d.statusLog.Start(ctx); err != nil {
 		return fmt.Errorf("reading %s: %w", d.cfg.StatusTopic.Name, err)
 	}
+	sctx, scancel := context.WithCancel(context.Background())
+	d.statusCancel, d.statusDone = scancel, make(chan struct{})
+	go d.writeStatuses(sctx)
 	if err := d.configLog.Start(ctx); err != nil {
 		return fmt.Errorf("reading %s: %w", d.cfg.ConfigTopic.Name, err)
 	}
@@ -205,6 +212,11 @@ func (d *Distributed) Stop() {
 	}
 	<-stopped // each task's graceful stop is bounded by task.shutdown.graceful.timeout.ms
 	d.w.Stop()
+	d.sends.Wait() // before the config log closes
+	if d.statusCancel != nil {
+		d.statusCancel()
+		<-d.statusDone // queued statuses are written before the log closes
+	}
 	if d.configLog != nil {
 		d.configLog.Close()
 	}

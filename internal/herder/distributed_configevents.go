@@ -71,7 +71,7 @@ func (d *Distributed) ConnectorConfigUpdated(name string, removed bool) {
 
 // destroyStatuses writes DESTROYED (tombstones) for a deleted connector's status records, as the JVM leader does.
 func (d *Distributed) destroyStatuses(name string) {
-	_ = d.statuses.PutConnector(name, d.status(state.Destroyed, "", nil), false)
+	d.putConnectorStatus(name, d.status(state.Destroyed, "", nil), false)
 	for i := range d.statuses.Tasks(name) {
 		_ = d.statuses.PutTask(state.TaskID{Connector: name, Task: i}, d.status(state.Destroyed, "", nil), false)
 	}

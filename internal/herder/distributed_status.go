@@ -4,6 +4,7 @@ package herder
 // this worker's generation.
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"time"
@@ -23,10 +24,40 @@ func (d *Distributed) status(s state.State, trace string, version func() *string
 	return st
 }
 
+// ConnectorState is mostly called on the herder's goroutine (a connector started, paused, stopped): the
+// write is queued for the status writer, in order, so that starting connectors never waits for the status
+// topic's acknowledgement (the JVM's status store does not wait either).
 func (d *Distributed) ConnectorState(name string, s state.State, trace string) {
-	st := d.status(s, trace, func() *string { return d.w.ConnectorVersion(name) })
-	if err := d.statuses.PutConnector(name, st, s == state.Unassigned); err != nil {
-		slog.Warn("writing connector status failed", "connector", name, "error", err)
+	d.putConnectorStatus(name, d.status(s, trace, func() *string { return d.w.ConnectorVersion(name) }), s == state.Unassigned)
+}
+
+// putConnectorStatus queues a connector status write; every connector status goes through the one queue,
+// so they reach the topic in the order they were made.
+func (d *Distributed) putConnectorStatus(name string, st store.Status, safeWrite bool) {
+	d.statusQ.push("", func() {
+		if err := d.statuses.PutConnector(name, st, safeWrite); err != nil {
+			slog.Warn("writing connector status failed", "connector", name, "error", err)
+		}
+	})
+}
+
+// writeStatuses runs the queued connector status writes until ctx ends, then writes what is still queued.
+func (d *Distributed) writeStatuses(ctx context.Context) {
+	defer close(d.statusDone)
+	for {
+		if fn, ok := d.statusQ.pop(); ok {
+			fn()
+			continue
+		}
+		select {
+		case <-d.statusQ.signal:
+		case <-ctx.Done():
+			for fn, ok := d.statusQ.pop(); ok; fn, ok = d.statusQ.pop() {
+				fn()
+			}
+			d.statusQ.close()
+			return
+		}
 	}
 }
 

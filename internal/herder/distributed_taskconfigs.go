@@ -74,8 +74,9 @@ func sameTaskConfigs(gen, stored []map[string]string) bool {
 }
 
 // writeTaskConfigs has the leader write a connector's task configs: directly when this worker leads, else
-// forwarded in the background, so that the herder goes on with other connectors meanwhile (one forward in
-// flight per connector; a regeneration asked for during it runs after it). Failures are retried after a second.
+// forwarded. Either runs in the background, so that the herder goes on with other connectors meanwhile (one
+// send in flight per connector; a regeneration asked for during it runs after it). Failures are retried
+// after a second.
 func (d *Distributed) writeTaskConfigs(name string, cfgs []map[string]string) {
 	if cfgs == nil {
 		cfgs = []map[string]string{}
@@ -85,15 +86,7 @@ func (d *Distributed) writeTaskConfigs(name string, cfgs []map[string]string) {
 		time.AfterFunc(time.Second, func() { d.requestReconfigure(name) })
 	}
 	self, leaderURL := d.isLeader()
-	if self {
-		ctx, cancel := context.WithTimeout(context.Background(), d.ioTimeout())
-		defer cancel()
-		if err := d.configs.PutTaskConfigs(ctx, name, cfgs); err != nil {
-			retry(err)
-		}
-		return
-	}
-	if leaderURL == "" {
+	if !self && leaderURL == "" {
 		retry(errors.New("no leader known"))
 		return
 	}
@@ -106,8 +99,17 @@ func (d *Distributed) writeTaskConfigs(name string, cfgs []map[string]string) {
 	d.forwarding[name] = true
 	d.mu.Unlock()
 	key := d.configs.SessionKey()
+	d.sends.Add(1)
 	go func() {
-		err := d.forwardTaskConfigs(leaderURL, name, cfgs, key)
+		defer d.sends.Done()
+		var err error
+		if self {
+			ctx, cancel := context.WithTimeout(context.Background(), d.ioTimeout())
+			err = d.configs.PutTaskConfigs(ctx, name, cfgs)
+			cancel()
+		} else {
+			err = d.forwardTaskConfigs(leaderURL, name, cfgs, key)
+		}
 		d.mu.Lock()
 		again := d.forwardAgain[name]
 		delete(d.forwarding, name)

@@ -7,6 +7,7 @@ package herder_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -213,9 +214,11 @@ func evictions(c *cluster) int {
 	return n
 }
 
-// term sends SIGTERM and waits for the worker to exit.
+// term sends SIGTERM (unless the process already exited) and waits for the worker to exit.
 func (w *dworker) term(t testing.TB) {
-	require.NoError(t, w.cmd.Process.Signal(syscall.SIGTERM))
+	if err := w.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		require.NoError(t, err)
+	}
 	select {
 	case <-w.done:
 	case <-time.After(60 * time.Second):
@@ -366,6 +369,34 @@ func (c *cluster) liveWorkers() []*dworker {
 	return out
 }
 
+// awaitTopics waits until the broker serves every partition of the just-created topics with a leader: a
+// sink task started before gets "unknown topic or partition" from its consumer group session, restarts it
+// from the last commit and redelivers what it had put (duplicates that are no part of what is measured).
+func awaitTopics(t testing.TB, addr string, topics []string, parts int) {
+	cfg := sarama.NewConfig()
+	cfg.Version = sarama.V3_6_0_0
+	cl, err := sarama.NewClient([]string{addr}, cfg)
+	require.NoError(t, err)
+	defer cl.Close()
+	require.Eventually(t, func() bool {
+		if cl.RefreshMetadata(topics...) != nil {
+			return false
+		}
+		for _, tp := range topics {
+			ps, err := cl.Partitions(tp)
+			if err != nil || len(ps) != parts {
+				return false
+			}
+			for _, p := range ps {
+				if _, err := cl.Leader(tp, p); err != nil {
+					return false
+				}
+			}
+		}
+		return true
+	}, time.Minute, 100*time.Millisecond, "topics not served")
+}
+
 // runScale plays the scenario and returns what it measured. Failures of correctness (evictions while
 // creating, statuses that do not match what runs, lost records) are returned in the result for the caller to
 // judge; only a scenario that cannot go on fails t.
@@ -384,6 +415,7 @@ func runScale(t testing.TB, p scaleParams) scaleResult {
 		topics = append(topics, tp)
 		names = append(names, fmt.Sprintf("%s-c%d", c.group, i))
 	}
+	awaitTopics(t, c.kafka, topics, p.partitions)
 	prod := startScaleProducer(t, c.kafka, topics)
 	rest := startRESTLoad(c, 4)
 	first := c.workers[0]
@@ -495,6 +527,11 @@ func runScale(t testing.TB, p scaleParams) scaleResult {
 			_ = os.WriteFile(filepath.Join(dir, c.group+"-"+w.name+".log"), []byte(w.log.String()), 0o644)
 		}
 	}
+	// a benchmark's cleanups run after its last iteration: stop this run's workers now, or every later run
+	// shares the machine with them
+	for _, w := range c.liveWorkersAndGone() {
+		w.kill()
+	}
 	return res
 }
 
@@ -534,6 +571,7 @@ func TestDistributedScale(t *testing.T) {
 		topics = append(topics, tp)
 		names = append(names, fmt.Sprintf("%s-c%d", c.group, i))
 	}
+	awaitTopics(t, c.kafka, topics, p.partitions)
 	t0 := time.Now()
 	for i, n := range names {
 		tp := topics[i]

@@ -249,6 +249,9 @@ func scramProps(mech string) map[string]string {
 }
 
 func TestSecurityAgainstBroker(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs keytool (a JVM) and a Kafka broker: skipped under -short")
+	}
 	start := time.Now()
 	s := makeStores(t)
 	t.Logf("keytool stores made in %v", time.Since(start).Round(time.Millisecond))

@@ -7,6 +7,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ClickHouse/ch-go"
 	"github.com/ClickHouse/ch-go/proto"
@@ -222,4 +223,47 @@ func firstWords(sql string) string {
 		f = f[:6]
 	}
 	return strings.Join(f, " ")
+}
+
+// setState makes the ClickHouse sink's exactly-once state of the table say that it holds exactly the
+// records before next (per partition); partitions absent from next hold nothing. Without a state table
+// (exactlyOnce off) there is nothing to set.
+func (c *chConn) setState(ctx context.Context, db, table string, next map[tp]int64) error {
+	cur, found, err := c.stateOffsets(ctx, db, table)
+	if err != nil || !found {
+		return err
+	}
+	all := map[tp]int64{}
+	for k := range cur.next {
+		all[k] = 0
+	}
+	for k, v := range next {
+		all[k] = v
+	}
+	if len(all) == 0 {
+		return nil
+	}
+	var (
+		key, state proto.ColStr
+		mn, mx     proto.ColInt64
+		ver        proto.ColUInt64
+	)
+	v := uint64(time.Now().UnixNano())
+	for k, n := range all {
+		key.Append(c.cfg.StatePrefix + "/" + db + "." + table + "/" + k.Topic + "-" + strconv.Itoa(int(k.Partition)))
+		mn.Append(n - 1)
+		mx.Append(n - 1)
+		state.Append("AFTER")
+		ver.Append(v)
+	}
+	err = c.c.Do(ctx, ch.Query{
+		Body: "INSERT INTO " + quoteIdent(db) + "." + quoteIdent(c.cfg.StateTable) + " (key, minOffset, maxOffset, state, ver) VALUES",
+		Input: proto.Input{{Name: "key", Data: &key}, {Name: "minOffset", Data: &mn}, {Name: "maxOffset", Data: &mx},
+			{Name: "state", Data: &state}, {Name: "ver", Data: &ver}},
+		Settings: []ch.Setting{ch.SettingInt("async_insert", 0), ch.SettingInt("insert_deduplicate", 0)},
+	})
+	if err != nil {
+		return fmt.Errorf("clickhouse: setting the exactly-once state of %s.%s: %w", db, table, err)
+	}
+	return nil
 }

@@ -22,9 +22,9 @@ import (
 
 	"github.com/connectd/connectd/connectors/iceberg"
 	"github.com/connectd/connectd/connectors/iceberg/icebergtest"
-	"github.com/connectd/connectd/internal/chdb"
-	"github.com/connectd/connectd/internal/chdb/chdbtest"
-	"github.com/connectd/connectd/internal/chdb/chshim"
+	"github.com/connectd/connectd/internal/testutil/chdb"
+	"github.com/connectd/connectd/internal/testutil/chdb/chdbtest"
+	"github.com/connectd/connectd/internal/testutil/chdb/chshim"
 	"github.com/connectd/connectd/internal/testutil/cdcstream"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
 )
@@ -110,7 +110,8 @@ offset.flush.interval.ms=200
 connector.class=org.apache.iceberg.connect.IcebergSinkConnector
 tasks.max=1
 topics=%s
-iceberg.tables=cdc.customers
+iceberg.tables=cdc.customers,cdc.history
+iceberg.table.cdc.history.raw-cdc=true
 iceberg.tables.auto-create-enabled=true
 iceberg.tables.evolve-schema-enabled=true
 iceberg.tables.upsert-mode-enabled=true

@@ -7,9 +7,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/connectd/connectd/internal/chdb"
-	"github.com/connectd/connectd/internal/chdb/chdbtest"
-	"github.com/connectd/connectd/internal/chdb/chshim"
+	"github.com/connectd/connectd/internal/testutil/chdb"
+	"github.com/connectd/connectd/internal/testutil/chdb/chdbtest"
+	"github.com/connectd/connectd/internal/testutil/chdb/chshim"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
 )
 
@@ -31,7 +31,7 @@ var (
 	shimErr  error
 )
 
-func clickhouseEngine(t *testing.T) (*chdb.Session, *chshim.Server) {
+func clickhouseEngine(t testing.TB) (*chdb.Session, *chshim.Server) {
 	s := chdbtest.Session(t)
 	shimOnce.Do(func() {
 		shim = chshim.New(s)

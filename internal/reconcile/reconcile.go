@@ -255,7 +255,7 @@ func Run(ctx context.Context, cfg *Config) (*Report, error) {
 	}
 	if r.Version.Compared && !numericVersions(lake) {
 		r.Version.Compared = false
-		r.Notes = append(r.Notes, "the Iceberg versions are composite source positions: versions are reported, not compared")
+		r.Notes = append(r.Notes, "the Iceberg versions are composite source positions: versions are not compared")
 	}
 	if !r.Version.Compared {
 		blankVersions(lake)

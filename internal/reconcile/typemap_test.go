@@ -14,7 +14,7 @@ import (
 
 	"github.com/connectd/connectd/connectors/clickhouse"
 	"github.com/connectd/connectd/connectors/iceberg"
-	"github.com/connectd/connectd/internal/chdb/chdbtest"
+	"github.com/connectd/connectd/internal/testutil/chdb/chdbtest"
 )
 
 // TestTypeMappingOnEngine writes a value of each ClickHouse type on the engine, reads it back through the

@@ -77,7 +77,7 @@ func EnsureTopic(ctx context.Context, admin sarama.ClusterAdmin, spec TopicSpec)
 	}
 	var cfg []sarama.ConfigEntry
 	for i := 0; ; i++ {
-		cfg, err = admin.DescribeConfig(sarama.ConfigResource{Type: sarama.TopicResource, Name: spec.Name, ConfigNames: []string{"cleanup.policy"}})
+		cfg, err = describeTopicConfig(admin, sarama.ConfigResource{Type: sarama.TopicResource, Name: spec.Name, ConfigNames: []string{"cleanup.policy"}})
 		if err == nil {
 			break
 		}

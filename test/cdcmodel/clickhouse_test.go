@@ -11,10 +11,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/connectd/connectd/internal/chdb"
-	"github.com/connectd/connectd/internal/chdb/chdbtest"
-	"github.com/connectd/connectd/internal/chdb/chshim"
 	"github.com/connectd/connectd/internal/testutil/cdcstream"
+	"github.com/connectd/connectd/internal/testutil/chdb"
+	"github.com/connectd/connectd/internal/testutil/chdb/chdbtest"
+	"github.com/connectd/connectd/internal/testutil/chdb/chshim"
 )
 
 // The ClickHouse engine is chDB in this process, behind the native-protocol test shim the worker connects to.

@@ -8,7 +8,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/connectd/connectd/internal/chdb/chdbtest"
+	"github.com/connectd/connectd/internal/testutil/chdb/chdbtest"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
 )
 

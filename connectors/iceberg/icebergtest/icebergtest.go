@@ -42,6 +42,9 @@ func RepoRoot() string {
 // Python returns the venv python with duckdb, its extensions and moto, installing on first use.
 func Python(t testing.TB) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("needs the DuckDB reader (a Python venv): skipped under -short")
+	}
 	setupOnce.Do(func() {
 		cmd := exec.Command("bash", filepath.Join(RepoRoot(), "scripts", "iceberg-reader-setup.sh"))
 		var stderr bytes.Buffer
@@ -194,6 +197,9 @@ func (p *Postgres) Stop(t testing.TB) {
 // StartPostgres starts a private PostgreSQL on a free loopback port, stopped at cleanup.
 func StartPostgres(t testing.TB) *Postgres {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("needs a PostgreSQL server: skipped under -short")
+	}
 	base, err := os.MkdirTemp("", "iceberg-pg")
 	if err != nil {
 		t.Fatal(err)
@@ -216,6 +222,9 @@ func StartPostgres(t testing.TB) *Postgres {
 // loopback port with its warehouse in dir, and returns its URI; killed at cleanup.
 func StartRESTCatalog(t testing.TB, dir string) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("needs the JVM REST catalog server: skipped under -short")
+	}
 	port, err := freePort()
 	if err != nil {
 		t.Fatal(err)

@@ -22,14 +22,6 @@ func (p *bsonScanner) ws() {
 	}
 }
 
-func (p *bsonScanner) lit(w string) bool {
-	if strings.HasPrefix(p.s[p.i:], w) {
-		p.i += len(w)
-		return true
-	}
-	return false
-}
-
 func (p *bsonScanner) number() (*jNode, error) {
 	start := p.i
 	if p.s[p.i] == '-' {

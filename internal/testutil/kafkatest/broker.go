@@ -44,6 +44,9 @@ type Broker struct {
 // logs are then shown.
 func StartBroker(t testing.TB, opts BrokerOptions) *Broker {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("needs a Kafka broker: skipped under -short")
+	}
 	script := scriptPath()
 	if _, err := os.Stat(script); err != nil {
 		t.Fatalf("kafkatest: %s not found (set KAFKA_SCRIPT): %v", script, err)

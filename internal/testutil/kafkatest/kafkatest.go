@@ -59,6 +59,9 @@ var (
 // no broker can be had.
 func Bootstrap(t testing.TB) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("needs a Kafka broker: skipped under -short")
+	}
 	if addr := strings.TrimSpace(os.Getenv(EnvBootstrap)); addr != "" {
 		return addr
 	}

@@ -50,10 +50,12 @@ func TestBroker(t *testing.T) {
 		admin, err := sarama.NewClusterAdmin([]string{addr}, kafkatest.NewConfig())
 		require.NoError(t, err)
 		defer admin.Close()
-		entries, err := admin.DescribeConfig(sarama.ConfigResource{Type: sarama.TopicResource, Name: topic})
+		results, err := admin.DescribeConfigs([]*sarama.ConfigResource{{Type: sarama.TopicResource, Name: topic}}, sarama.DescribeConfigsOptions{})
 		require.NoError(t, err)
+		require.Len(t, results, 1)
+		require.Zero(t, results[0].ErrorCode, results[0].ErrorMsg)
 		found := false
-		for _, e := range entries {
+		for _, e := range results[0].Configs {
 			if e.Name == "retention.ms" {
 				found = true
 				assert.Equal(t, retention, e.Value)

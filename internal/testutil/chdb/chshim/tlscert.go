@@ -12,7 +12,7 @@ import (
 )
 
 // SelfSignedTLS returns a server TLS config with a fresh self-signed certificate for serverName and a
-// pool that trusts it, for tests of clients that connect with TLS.
+// pool that trusts it: the shim serves clients that connect with TLS.
 func SelfSignedTLS(serverName string) (*tls.Config, *x509.CertPool, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {

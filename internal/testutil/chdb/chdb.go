@@ -48,7 +48,6 @@ var (
 var (
 	loadOnce sync.Once
 	loadErr  error
-	loaded   string
 )
 
 // Load dlopens libchdb.so at path (once per process) and binds the C API.
@@ -85,7 +84,6 @@ func Load(path string) error {
 		// The Go runtime owns the process's signal handlers (SIGSEGV for nil
 		// checks, SIGURG for preemption...): keep ClickHouse's away.
 		fnSignalHandlers(0)
-		loaded = path
 	})
 	return loadErr
 }

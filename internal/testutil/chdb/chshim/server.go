@@ -1,7 +1,7 @@
 // Package chshim is a TEST SHIM: a loopback server that speaks enough of
 // ClickHouse's native TCP protocol (via ch-go's proto package) for the real
 // ch-go client to connect, and executes every statement on the real ClickHouse
-// engine embedded in the process (chDB, see internal/chdb).
+// engine embedded in the process (chDB, see internal/testutil/chdb).
 //
 // It is NOT a ClickHouse server and does not test ClickHouse's own TCPHandler:
 // it answers Hello/Ping/Query/Data/Cancel, runs DDL and SELECT on chDB (results
@@ -31,7 +31,7 @@ import (
 	"github.com/ClickHouse/ch-go/compress"
 	"github.com/ClickHouse/ch-go/proto"
 
-	"github.com/connectd/connectd/internal/chdb"
+	"github.com/connectd/connectd/internal/testutil/chdb"
 )
 
 // QueryInfo describes a statement received from a client, for test hooks.
@@ -282,23 +282,21 @@ func (c *serverConn) handleQuery() error {
 		return err
 	}
 	compressed := q.Compression == proto.CompressionEnabled
-	// External data: not supported; read until the empty block.
-	for {
-		code, err := c.r.UVarInt()
-		if err != nil {
-			return err
-		}
-		if proto.ClientCode(code) != proto.ClientCodeData {
-			return fmt.Errorf("chshim: expected data packet, got %d", code)
-		}
-		var sink proto.Buffer
-		h, err := c.readData(compressed, &sink)
-		if err != nil {
-			return err
-		}
-		if h.columns == 0 && h.rows == 0 {
-			break
-		}
+	// External data: not supported; the client sends one data packet, and only the empty block (no external
+	// tables) is accepted.
+	code, err := c.r.UVarInt()
+	if err != nil {
+		return err
+	}
+	if proto.ClientCode(code) != proto.ClientCodeData {
+		return fmt.Errorf("chshim: expected data packet, got %d", code)
+	}
+	var sink proto.Buffer
+	h, err := c.readData(compressed, &sink)
+	if err != nil {
+		return err
+	}
+	if h.columns != 0 || h.rows != 0 {
 		return c.exception(&Exception{Code: 48, Name: "DB::Exception", Message: "chshim: external tables are not supported"})
 	}
 	info := QueryInfo{ID: q.ID, Body: q.Body, Settings: map[string]string{}, Database: c.db}
@@ -483,8 +481,6 @@ func (s *Server) record(q QueryInfo) {
 	s.log = append(s.log, q)
 	s.mu.Unlock()
 }
-
-var codeRe = regexp.MustCompile(`Code: (\d+)\. (DB::Exception)?:?\s*`)
 
 // exception sends err as a server exception packet; the connection stays usable.
 func (c *serverConn) exception(err error) error {

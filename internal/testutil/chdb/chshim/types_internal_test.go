@@ -7,7 +7,7 @@ import (
 	"github.com/ClickHouse/ch-go/proto"
 	"github.com/stretchr/testify/require"
 
-	"github.com/connectd/connectd/internal/chdb/chdbtest"
+	"github.com/connectd/connectd/internal/testutil/chdb/chdbtest"
 )
 
 // Blocks of nested types produced by the engine survive Native → protocol → Native byte for byte.

@@ -9,8 +9,8 @@ import (
 	"github.com/ClickHouse/ch-go/proto"
 	"github.com/stretchr/testify/require"
 
-	"github.com/connectd/connectd/internal/chdb"
-	"github.com/connectd/connectd/internal/chdb/chdbtest"
+	"github.com/connectd/connectd/internal/testutil/chdb"
+	"github.com/connectd/connectd/internal/testutil/chdb/chdbtest"
 )
 
 func TestMain(m *testing.M) { chdbtest.Main(m) }

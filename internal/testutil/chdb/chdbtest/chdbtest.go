@@ -14,7 +14,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/connectd/connectd/internal/chdb"
+	"github.com/connectd/connectd/internal/testutil/chdb"
 )
 
 var (
@@ -44,6 +44,9 @@ func Open() (*chdb.Session, error) {
 // Session returns the shared session or fails the test.
 func Session(tb testing.TB) *chdb.Session {
 	tb.Helper()
+	if testing.Short() {
+		tb.Skip("needs the chDB engine: skipped under -short")
+	}
 	s, err := Open()
 	if err != nil {
 		tb.Fatalf("chDB engine unavailable (libchdb.so is fetched by scripts/chdb.sh fetch): %v", err)

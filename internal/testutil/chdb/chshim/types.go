@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/ClickHouse/ch-go/proto"
+
+	"github.com/connectd/connectd/connectors/clickhouse/chtype"
 )
 
 // colType is a parsed ClickHouse type, enough to walk its Native serialization
@@ -45,9 +47,9 @@ var fixedSizes = map[string]int{
 // "Map(String, Array(Nullable(Decimal(18, 4))))" or "Enum8('a' = 1, 'b,(' = 2)".
 func parseType(t string) (*colType, error) {
 	t = strings.TrimSpace(t)
-	name, args, err := splitType(t)
+	name, args, err := chtype.Split(t)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("chshim: %w", err)
 	}
 	if n, ok := fixedSizes[name]; ok {
 		return &colType{kind: kindFixed, size: n}, nil
@@ -55,7 +57,10 @@ func parseType(t string) (*colType, error) {
 	if strings.HasPrefix(name, "Interval") {
 		return &colType{kind: kindFixed, size: 8}, nil
 	}
-	sub := func(i int) (*colType, error) { return parseType(stripName(args[i])) }
+	sub := func(i int) (*colType, error) {
+		_, et := chtype.TupleElem(args[i])
+		return parseType(et)
+	}
 	switch name {
 	case "String", "JSONString":
 		return &colType{kind: kindString}, nil
@@ -128,72 +133,6 @@ func parseType(t string) (*colType, error) {
 		return sub(1)
 	}
 	return nil, fmt.Errorf("chshim: type %q is not supported by the test shim", t)
-}
-
-// splitType splits "Name(a, b)" into Name and its top-level arguments,
-// honouring nested parentheses and quoted strings.
-func splitType(t string) (string, []string, error) {
-	i := strings.IndexByte(t, '(')
-	if i < 0 {
-		return t, nil, nil
-	}
-	if !strings.HasSuffix(t, ")") {
-		return "", nil, fmt.Errorf("chshim: bad type %q", t)
-	}
-	name, body := strings.TrimSpace(t[:i]), t[i+1:len(t)-1]
-	var args []string
-	depth, start := 0, 0
-	var quote byte
-	for j := 0; j < len(body); j++ {
-		c := body[j]
-		switch {
-		case quote != 0:
-			if c == '\\' {
-				j++
-			} else if c == quote {
-				quote = 0
-			}
-		case c == '\'' || c == '`' || c == '"':
-			quote = c
-		case c == '(':
-			depth++
-		case c == ')':
-			depth--
-		case c == ',' && depth == 0:
-			args = append(args, strings.TrimSpace(body[start:j]))
-			start = j + 1
-		}
-	}
-	args = append(args, strings.TrimSpace(body[start:]))
-	return name, args, nil
-}
-
-// stripName removes the element name of a named tuple element ("a Int32" -> "Int32").
-func stripName(arg string) string {
-	arg = strings.TrimSpace(arg)
-	if arg != "" && (arg[0] == '`' || arg[0] == '"') {
-		for i := 1; i < len(arg); i++ {
-			if arg[i] == '\\' {
-				i++
-				continue
-			}
-			if arg[i] == arg[0] {
-				return strings.TrimSpace(arg[i+1:])
-			}
-		}
-		return arg
-	}
-	if i := strings.IndexAny(arg, " \t"); i > 0 {
-		head, rest := arg[:i], strings.TrimSpace(arg[i+1:])
-		if !strings.ContainsAny(head, "(") && isTypeStart(rest) {
-			return rest
-		}
-	}
-	return arg
-}
-
-func isTypeStart(s string) bool {
-	return len(s) > 0 && (s[0] >= 'A' && s[0] <= 'Z')
 }
 
 // copyPrefix copies the serialization state prefix of the column tree.

@@ -10,8 +10,8 @@ import (
 	"github.com/ClickHouse/ch-go/proto"
 	"github.com/stretchr/testify/require"
 
-	"github.com/connectd/connectd/internal/chdb/chdbtest"
-	"github.com/connectd/connectd/internal/chdb/chshim"
+	"github.com/connectd/connectd/internal/testutil/chdb/chdbtest"
+	"github.com/connectd/connectd/internal/testutil/chdb/chshim"
 )
 
 func TestMain(m *testing.M) { chdbtest.Main(m) }
