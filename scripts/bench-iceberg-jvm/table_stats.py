@@ -2,13 +2,17 @@
 {"records": total-records, "snapshots": n, "data_files": total-data-files}; records is 0 before the first commit.
 Usage: table_stats.py CATALOG_DB NAMESPACE TABLE"""
 import json
+import os
 import sqlite3
 import sys
 
 db, ns, tbl = sys.argv[1:]
 out = {"records": 0, "snapshots": 0, "data_files": 0}
 try:
-    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True, timeout=5)
+    # a rollback-journal database (the JVM's): read it as immutable, taking no lock, so that polling never makes the
+    # sink's catalog commit fail with SQLITE_BUSY; a WAL database (connectd's) needs the WAL read and never blocks
+    immutable = "" if os.path.exists(db + "-wal") else "&immutable=1"
+    con = sqlite3.connect("file:%s?mode=ro%s" % (db, immutable), uri=True, timeout=5)
     row = con.execute(
         "SELECT metadata_location FROM iceberg_tables WHERE table_namespace=? AND table_name=?", (ns, tbl)
     ).fetchone()
