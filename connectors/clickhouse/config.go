@@ -68,7 +68,7 @@ func configDef() *connect.ConfigDef {
 		d.Define(connect.ConfigKey{Name: name, Type: t, Default: def, Importance: imp, Doc: doc, Group: "ClickHouse"})
 	}
 	add(keyHostname, connect.ConfigString, connect.NoDefault, connect.High, "ClickHouse hostname.")
-	add(keyPort, connect.ConfigInt, "9000", connect.High, "ClickHouse native TCP port (9000, or 9440 with ssl). The HTTP ports of the official sink's examples (8123, 8443) are mapped to 9000/9440 unless port.mapHttpPorts=false.")
+	add(keyPort, connect.ConfigInt, "9000", connect.High, "ClickHouse native TCP port (9000, or 9440 with ssl). The HTTP ports of the official sink's examples (8123, 8443) are refused unless port.mapHttpPorts is set.")
 	add(keyDatabase, connect.ConfigString, "default", connect.High, "ClickHouse database name.")
 	add(keyUsername, connect.ConfigString, "default", connect.High, "ClickHouse user.")
 	add(keyPassword, connect.ConfigPassword, "", connect.Low, "ClickHouse password.")
@@ -96,7 +96,7 @@ func configDef() *connect.ConfigDef {
 	add(keyBatchMaxRows, connect.ConfigInt, "100000", connect.Medium, "Maximum rows in one insert block (one INSERT per block, so the dedup token covers the whole block).")
 	add(keyBatchMaxBytes, connect.ConfigLong, "67108864", connect.Low, "Approximate maximum encoded bytes in one insert block.")
 	add(keyPoolSize, connect.ConfigInt, "4", connect.Low, "Connections per task; partitions are inserted in parallel up to this number.")
-	add(keyPortMapHTTP, connect.ConfigBoolean, "true", connect.Low, "Map the official sink's HTTP ports 8123/8443 to native 9000/9440.")
+	add(keyPortMapHTTP, connect.ConfigBoolean, nil, connect.Low, "For a port of ClickHouse's HTTP interface (8123, 8443): true maps it to the native port (9000, 9440), false uses it as given. Unset, such a port is refused.")
 	add(keyCDCVersionColumn, connect.ConfigString, "_version", connect.Medium, "Version column of ReplacingMergeTree(ver, is_deleted) tables written in CDC mode.")
 	add(keyCDCDeletedColumn, connect.ConfigString, "is_deleted", connect.Medium, "is_deleted column (UInt8) written in CDC mode.")
 	add(keyCDCVersionField, connect.ConfigString, "", connect.Medium, "Where the version comes from: kafka.offset, or a dotted path in the envelope (source.lsn), in the row image (updated_at) or in an unwrapped row (__lsn). Empty: the row's own version column, else the source position (PostgreSQL lsn, SQL Server commit_lsn/change_lsn, Oracle scn, MySQL file+pos+row), else source.ts_ms, else the Kafka offset (both with a warning).")
@@ -191,13 +191,8 @@ func ParseConfig(props map[string]string) (*Config, error) {
 			cfg.RetryTimeout = time.Duration(n) * time.Millisecond
 		}
 	}
-	if c.Bool(keyPortMapHTTP) {
-		switch cfg.Port {
-		case 8123:
-			cfg.Port = 9000
-		case 8443:
-			cfg.Port = 9440
-		}
+	if cfg.Port, err = nativePort(cfg.Port, props[keyPortMapHTTP]); err != nil {
+		return nil, err
 	}
 	if m := strings.TrimSpace(c.String(keyTopic2TableMap)); m != "" {
 		for _, pair := range strings.Split(m, ",") {

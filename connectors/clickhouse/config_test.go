@@ -13,7 +13,7 @@ import (
 	"github.com/connectd/connectd/internal/testutil/chdb/chdbtest"
 )
 
-func TestOfficialSinkConfigWorksUnchanged(t *testing.T) {
+func TestOfficialSinkConfigWorksWithPortMapping(t *testing.T) {
 	s, _ := engine(t)
 	db := chdbtest.Database(t)
 	raw, err := os.ReadFile("../../testdata/clickhouse/official-sink-config.json")
@@ -34,6 +34,17 @@ func TestOfficialSinkConfigWorksUnchanged(t *testing.T) {
 	for _, v := range conn.ConfigDef().Validate(cfg) {
 		require.Empty(t, v.Errors, v.Name)
 	}
+
+	// The docs' HTTPS port is refused with a message that says what to do, at validate and at start.
+	refused := conn.(connect.ConfigValidator).Validate(cfg)
+	require.Len(t, refused, 1)
+	require.Equal(t, "port", refused[0].Name)
+	require.Contains(t, refused[0].Errors[0], "this sink speaks the native protocol")
+	require.ErrorContains(t, conn.Start(cfg), "set port.mapHttpPorts=true to map 8123 to 9000 and 8443 to 9440")
+
+	// With the mapping asked for, the rest of the docs' configuration works unchanged.
+	cfg["port.mapHttpPorts"] = "true"
+	require.Empty(t, conn.(connect.ConfigValidator).Validate(cfg))
 	parsed, err := ParseConfig(cfg)
 	require.NoError(t, err)
 	require.Equal(t, 9440, parsed.Port, "HTTPS port of the docs is mapped to the native secure port")

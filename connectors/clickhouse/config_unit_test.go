@@ -29,8 +29,11 @@ func TestParseConfig(t *testing.T) {
 			require.Equal(t, 60*time.Second, c.RetryTimeout)
 			require.Equal(t, []Setting{{"async_insert", "0"}}, c.insertSettings())
 		}, ""},
-		{"http ports mapped", base("port", "8443", "ssl", "true"), func(t *testing.T, c *Config) { require.Equal(t, 9440, c.Port) }, ""},
-		{"http port 8123", base("port", "8123"), func(t *testing.T, c *Config) { require.Equal(t, 9000, c.Port) }, ""},
+		{"http ports mapped on request", base("port", "8443", "ssl", "true", "port.mapHttpPorts", "true"), func(t *testing.T, c *Config) { require.Equal(t, 9440, c.Port) }, ""},
+		{"http port 8123 mapped on request", base("port", "8123", "port.mapHttpPorts", "true"), func(t *testing.T, c *Config) { require.Equal(t, 9000, c.Port) }, ""},
+		{"https port refused", base("port", "8443", "ssl", "true"), nil, "Invalid value 8443 for configuration port: 8443 is ClickHouse's HTTPS port, but this sink speaks the native protocol: use port 9000 (or 9440 with ssl=true), or set port.mapHttpPorts=true"},
+		{"http port refused", base("port", "8123"), nil, "Invalid value 8123 for configuration port: 8123 is ClickHouse's HTTP port, but this sink speaks the native protocol"},
+		{"native ports untouched", base("port", "9440", "port.mapHttpPorts", "true"), func(t *testing.T, c *Config) { require.Equal(t, 9440, c.Port) }, ""},
 		{"no mapping", base("port", "8123", "port.mapHttpPorts", "false"), func(t *testing.T, c *Config) { require.Equal(t, 8123, c.Port) }, ""},
 		{"retry timeout seconds", base("errors.retry.timeout", "60"), func(t *testing.T, c *Config) { require.Equal(t, time.Minute, c.RetryTimeout) }, ""},
 		{"retry timeout ms", base("errors.retry.timeout", "5000"), func(t *testing.T, c *Config) { require.Equal(t, 5*time.Second, c.RetryTimeout) }, ""},
@@ -101,4 +104,19 @@ func TestTypeParsing(t *testing.T) {
 		require.NoError(t, err, tc.typ)
 		require.Equal(t, tc.typ, string(c.Type()))
 	}
+}
+
+// /config/validate reports an HTTP interface port on the port key, and nothing once port.mapHttpPorts is set.
+func TestValidateHTTPPort(t *testing.T) {
+	c := &Connector{}
+	got := c.Validate(map[string]string{"hostname": "h", "port": "8443", "ssl": "true"})
+	require.Len(t, got, 1)
+	require.Equal(t, "port", got[0].Name)
+	require.Len(t, got[0].Errors, 1)
+	require.Contains(t, got[0].Errors[0], "8443 is ClickHouse's HTTPS port, but this sink speaks the native protocol")
+	require.Empty(t, c.Validate(map[string]string{"hostname": "h", "port": "8443", "port.mapHttpPorts": "true"}))
+	require.Empty(t, c.Validate(map[string]string{"hostname": "h", "port": "8123", "port.mapHttpPorts": "false"}))
+	require.Empty(t, c.Validate(map[string]string{"hostname": "h", "port": "9000"}))
+	require.Empty(t, c.Validate(map[string]string{"hostname": "h"}))
+	require.Error(t, c.Start(map[string]string{"hostname": "h", "port": "8123"}))
 }

@@ -43,6 +43,8 @@ type Task struct {
 	tableWarnings map[string]*tableWarning
 
 	written writeCounts // rows and blocks guarded by mu, errant by repMu
+
+	failures failureBudget // consecutive retriable write failures
 }
 
 // writeCounts counts what the task wrote; Stop logs them.
@@ -64,6 +66,16 @@ func (t *Task) Start(props map[string]string) error {
 	if err != nil {
 		return err
 	}
+	t.setup(cfg)
+	if err := t.checkConnection(context.Background()); err != nil {
+		t.pool.close()
+		return err
+	}
+	return nil
+}
+
+// setup prepares a task for cfg without contacting the server.
+func (t *Task) setup(cfg *Config) {
 	t.cfg = cfg
 	t.pool = newPool(cfg)
 	t.tables = newTableCache(cfg.TableRefresh)
@@ -80,7 +92,6 @@ func (t *Task) Start(props map[string]string) error {
 	if cfg.ExactlyOnce {
 		t.state = newStateStore(cfg, t.pool)
 	}
-	return nil
 }
 
 // Stop implements connect.SinkTask.
@@ -236,7 +247,10 @@ func (t *Task) flush(ctx context.Context, tps []connect.TopicPartition) error {
 	}
 	err := g.Wait()
 	if err != nil && isRetriable(err) && !connect.IsDataError(err) && ctx.Err() == nil {
-		return connect.Retriable(err)
+		return t.failed(err)
+	}
+	if err == nil {
+		t.failures.succeeded()
 	}
 	return err
 }

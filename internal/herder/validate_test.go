@@ -37,3 +37,19 @@ func TestValidateTimestampConverterTargetType(t *testing.T) {
 	})
 	assert.Equal(t, 0, n, "%v", errs)
 }
+
+// A converter key naming a class the worker cannot load is a validation error of that key, not a failure of the
+// request (the JVM's ConfigDef.parseType for a CLASS key).
+func TestValidateUnknownConverterClass(t *testing.T) {
+	for _, key := range []string{"key.converter", "value.converter", "header.converter"} {
+		t.Run(key, func(t *testing.T) {
+			n, errs := validateErrors(t, map[string]string{
+				"name": "d", "connector.class": "FileStreamSink", "topics": "t", "file": "/dev/null",
+				key: "com.example.NoSuchConverter",
+			})
+			assert.Equal(t, 1, n, "%v", errs)
+			assert.Equal(t, []string{"Invalid value com.example.NoSuchConverter for configuration " + key +
+				": Class com.example.NoSuchConverter could not be found."}, errs[key])
+		})
+	}
+}
