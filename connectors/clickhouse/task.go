@@ -365,6 +365,13 @@ func (t *Task) writeNext(ctx context.Context, tp connect.TopicPartition, recs []
 			t.consumed(tp, skip, off+1)
 			return skip, nil
 		}
+		if _, off := coords(run[0]); st.state == stateBefore && off > st.max {
+			// The in-doubt range is behind: its replay wrote no row (below), so what its first attempt wrote stands.
+			st.state = stateAfter
+			if err := t.state.set(ctx, key, st); err != nil {
+				return 0, err
+			}
+		}
 		if st.state == stateBefore {
 			// In doubt: redo exactly [min,max] as one block, once all of it is here.
 			redo = true

@@ -134,6 +134,9 @@ func (h *harness) caughtUp() bool {
 func (h *harness) waitCaughtUp(timeout time.Duration) {
 	deadline := time.Now().Add(timeout)
 	for !h.caughtUp() {
+		if h.worker.crashed() {
+			h.t.Fatalf("the worker process ended by itself; its log (tail):\n%s", h.worker.tail(20000))
+		}
 		if time.Now().After(deadline) {
 			h.t.Fatalf("the connector did not commit every record within %v: committed %v, produced %v",
 				timeout, h.committed(), h.next)
@@ -166,7 +169,7 @@ func (h *harness) deliver(streams []cdcstream.Stream, rng *rand.Rand, kills int)
 		h.produce(msgs)
 		switch rng.Intn(3) {
 		case 0:
-			h.waitCaughtUp(3 * time.Minute)
+			h.waitCaughtUp(10 * time.Minute)
 		case 1:
 			time.Sleep(time.Duration(rng.Intn(500)) * time.Millisecond)
 		}
@@ -175,7 +178,7 @@ func (h *harness) deliver(streams []cdcstream.Stream, rng *rand.Rand, kills int)
 			h.restart()
 		}
 	}
-	h.waitCaughtUp(5 * time.Minute)
+	h.waitCaughtUp(15 * time.Minute)
 	return len(killAfter)
 }
 
@@ -198,6 +201,6 @@ func (h *harness) deliverPhased(streams []cdcstream.Stream, phases [][]int) {
 			}
 		}
 		h.produce(msgs)
-		h.waitCaughtUp(2 * time.Minute)
+		h.waitCaughtUp(10 * time.Minute)
 	}
 }

@@ -42,17 +42,23 @@ func connectdBinary(t *testing.T) string {
 
 // worker is one `connectd standalone` process; its output is kept for failure reports.
 type worker struct {
-	cmd *exec.Cmd
-	log *bytes.Buffer
-	mu  sync.Mutex
+	cmd    *exec.Cmd
+	log    *bytes.Buffer
+	mu     sync.Mutex
+	exited chan struct{} // closed when the process has ended, killed or not
+	killed bool
 }
 
 func startWorker(t *testing.T, args ...string) *worker {
 	cmd := exec.Command(connectdBinary(t), args...)
 	var buf bytes.Buffer
-	w := &worker{cmd: cmd, log: &buf}
+	w := &worker{cmd: cmd, log: &buf, exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = lockedWriter{w}, lockedWriter{w}
 	require.NoError(t, cmd.Start())
+	go func() {
+		_ = cmd.Wait()
+		close(w.exited)
+	}()
 	t.Cleanup(func() {
 		w.kill()
 		if t.Failed() || os.Getenv("CDC_WORKER_LOG") != "" {
@@ -80,10 +86,23 @@ func (w *worker) tail(n int) string {
 	return s
 }
 
-// kill SIGKILLs the process (no shutdown, no final commit) and reaps it.
+// kill SIGKILLs the process (no shutdown, no final commit) and waits until it is reaped.
 func (w *worker) kill() {
-	if w.cmd.ProcessState == nil {
-		_ = w.cmd.Process.Signal(syscall.SIGKILL)
-		_ = w.cmd.Wait()
+	w.mu.Lock()
+	w.killed = true
+	w.mu.Unlock()
+	_ = w.cmd.Process.Signal(syscall.SIGKILL)
+	<-w.exited
+}
+
+// crashed reports whether the process ended without being killed by the test (a panic, a fatal error).
+func (w *worker) crashed() bool {
+	select {
+	case <-w.exited:
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return !w.killed
+	default:
+		return false
 	}
 }
