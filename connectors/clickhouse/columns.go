@@ -403,7 +403,6 @@ func (c *leaf[T, C]) WriteColumn(w *proto.Writer)  { c.data.WriteColumn(w) }
 func (c *leaf[T, C]) Reset()                       { c.data = c.data[:0] }
 func (c *leaf[T, C]) truncate(n int)               { c.data = c.data[:n] }
 func (c *leaf[T, C]) appendDefault()               { c.data = append(c.data, c.def) }
-func (c *leaf[T, C]) appendTyped(v T)              { c.data = append(c.data, v) }
 func (c *leaf[T, C]) size() int                    { var z T; return len(c.data) * int(unsafe.Sizeof(z)) }
 func (c *leaf[T, C]) appendValue(v any) error {
 	if v == nil {

@@ -30,10 +30,9 @@ const (
 // schemaCache maps Connect schemas (by pointer; converters share them across records) to
 // Iceberg struct types, and schemaless shapes (by signature) to inferred struct types.
 type schemaCache struct {
-	mu       sync.Mutex
-	byConn   map[*connect.Schema]*ice.StructType
-	byShape  map[string]*ice.StructType
-	typeOnly bool
+	mu      sync.Mutex
+	byConn  map[*connect.Schema]*ice.StructType
+	byShape map[string]*ice.StructType
 	// lastShape is the schemaless struct returned last: checked first, without a signature
 	lastShape *ice.StructType
 }

@@ -32,7 +32,6 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -136,13 +135,6 @@ func newCoordinator(cfg *SinkConfig, wi connect.WorkerInfo) (*coordinator, error
 		go c.loop()
 	}
 	return c, nil
-}
-
-// coordinatorFor returns the live coordinator of a connector's group (tests, benchmarks).
-func coordinatorFor(groupID string) *coordinator {
-	coordinators.mu.Lock()
-	defer coordinators.mu.Unlock()
-	return coordinators.m[groupID]
 }
 
 // roundEnded records the end of a round this process took part in and wakes Put's waiters.
@@ -517,16 +509,8 @@ func isFatal(err error) bool {
 		return false
 	}
 	var de *dataErr
-	if errors.As(err, &de) {
-		return true
-	}
-	msg := err.Error()
-	for _, s := range []string{"cannot change column type", "identifier field", "id column", "cannot auto-create", "unknown partition transform"} {
-		if strings.Contains(msg, s) {
-			return true
-		}
-	}
-	return false
+	var te *tableDefErr
+	return errors.As(err, &de) || errors.As(err, &te)
 }
 
 // dataErr marks a record that cannot be written into its table.
@@ -534,3 +518,12 @@ type dataErr struct{ err error }
 
 func (e *dataErr) Error() string { return e.err.Error() }
 func (e *dataErr) Unwrap() error { return e.err }
+
+// tableDefErr marks a table definition (identifier fields, partition spec, a schema to create it from) that
+// cannot work: a retry cannot fix it.
+type tableDefErr struct{ err error }
+
+func (e *tableDefErr) Error() string { return e.err.Error() }
+func (e *tableDefErr) Unwrap() error { return e.err }
+
+func defErrorf(format string, args ...any) error { return &tableDefErr{fmt.Errorf(format, args...)} }

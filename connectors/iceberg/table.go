@@ -170,16 +170,16 @@ func ValidateIdentifierFields(sc *ice.Schema, names []string) error {
 	for _, n := range names {
 		f, ok := sc.FindFieldByName(n)
 		if !ok {
-			return fmt.Errorf("identifier field %q not found in schema", n)
+			return defErrorf("identifier field %q not found in schema", n)
 		}
 		if !f.Required {
-			return fmt.Errorf("identifier field %q must be required (not optional)", n)
+			return defErrorf("identifier field %q must be required (not optional)", n)
 		}
 		switch f.Type.(type) {
 		case ice.Float32Type, ice.Float64Type:
-			return fmt.Errorf("identifier field %q must not be a floating point type (%s)", n, f.Type)
+			return defErrorf("identifier field %q must not be a floating point type (%s)", n, f.Type)
 		case *ice.StructType, *ice.ListType, *ice.MapType:
-			return fmt.Errorf("identifier field %q must be a primitive type (%s)", n, f.Type)
+			return defErrorf("identifier field %q must be a primitive type (%s)", n, f.Type)
 		}
 	}
 	return nil
@@ -231,7 +231,7 @@ func BuildPartitionSpec(sc *ice.Schema, terms []string) (ice.PartitionSpec, erro
 		}
 		col := args[0]
 		var tr ice.Transform
-		name := col + "_" + fn
+		var name string
 		switch fn {
 		case "year", "years":
 			tr, name = ice.YearTransform{}, col+"_year"
@@ -260,7 +260,7 @@ func BuildPartitionSpec(sc *ice.Schema, terms []string) (ice.PartitionSpec, erro
 				tr, name = ice.TruncateTransform{Width: n}, col+"_trunc"
 			}
 		default:
-			return ice.PartitionSpec{}, fmt.Errorf("unknown partition transform %q", fn)
+			return ice.PartitionSpec{}, defErrorf("unknown partition transform %q", fn)
 		}
 		opts = append(opts, ice.AddPartitionFieldByName(col, name, tr, sc, nil))
 	}
@@ -270,7 +270,7 @@ func BuildPartitionSpec(sc *ice.Schema, terms []string) (ice.PartitionSpec, erro
 // CreateTable auto-creates ident with the record schema, identifier fields and partition spec.
 func CreateTable(ctx context.Context, cat catalog.Catalog, ident table.Identifier, st *ice.StructType, opts TableOptions) (*table.Table, error) {
 	if st == nil {
-		return nil, errors.New("cannot auto-create a table without a record schema")
+		return nil, defErrorf("cannot auto-create a table without a record schema")
 	}
 	fields := slices.Clone(st.FieldList)
 	var ids []int
@@ -284,7 +284,7 @@ func CreateTable(ctx context.Context, cat catalog.Catalog, ident table.Identifie
 			}
 		}
 		if !found {
-			return nil, fmt.Errorf("id column %q not in record schema for %s", idc, strings.Join(ident, "."))
+			return nil, defErrorf("id column %q not in record schema for %s", idc, strings.Join(ident, "."))
 		}
 	}
 	if opts.ForceOptional {
@@ -688,7 +688,7 @@ func (w *Writer) deleteColumns(ids []string) ([]string, []int, error) {
 	for _, n := range ids {
 		f, ok := sc.FindFieldByName(n)
 		if !ok {
-			return nil, nil, fmt.Errorf("id column %q not in table schema", n)
+			return nil, nil, defErrorf("id column %q not in table schema", n)
 		}
 		eq = append(eq, f.ID)
 	}

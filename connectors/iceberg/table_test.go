@@ -50,10 +50,6 @@ func scanRows(t testing.TB, tbl *table.Table) []Row {
 	return out
 }
 
-type cdcModel struct {
-	state map[int64]Row
-}
-
 func TestUpsertCollapsesMovesAndDeletes(t *testing.T) {
 	for _, tc := range []struct {
 		name        string

@@ -22,10 +22,10 @@ import (
 
 	"github.com/connectd/connectd/connectors/iceberg"
 	"github.com/connectd/connectd/connectors/iceberg/icebergtest"
+	"github.com/connectd/connectd/internal/testutil/cdcstream"
 	"github.com/connectd/connectd/internal/testutil/chdb"
 	"github.com/connectd/connectd/internal/testutil/chdb/chdbtest"
 	"github.com/connectd/connectd/internal/testutil/chdb/chshim"
-	"github.com/connectd/connectd/internal/testutil/cdcstream"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
 )
 
@@ -67,7 +67,6 @@ type pipeline struct {
 	srv         *chshim.Server
 	prod        sarama.SyncProducer
 	next        map[int32]int64
-	events      []cdcstream.Event // every event produced, in order, for the model
 	streams     []cdcstream.Stream
 	worker      *exec.Cmd
 	log         *bytes.Buffer
