@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/connect"
-	"github.com/connectd/connectd/internal/testutil/chdb/chdbtest"
 	"github.com/connectd/connectd/internal/testutil/cdcstream"
+	"github.com/connectd/connectd/internal/testutil/chdb/chdbtest"
 )
 
 // Random CDC streams (and the hand-written cases of the model test) through tasks that die at random

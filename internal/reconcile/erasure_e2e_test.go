@@ -18,8 +18,8 @@ import (
 
 	"github.com/connectd/connectd/connectors/iceberg"
 	"github.com/connectd/connectd/connectors/iceberg/icebergtest"
-	"github.com/connectd/connectd/internal/testutil/chdb/chdbtest"
 	"github.com/connectd/connectd/internal/testutil/cdcstream"
+	"github.com/connectd/connectd/internal/testutil/chdb/chdbtest"
 )
 
 func (p *pipeline) lakeTable(name string) *table.Table {
