@@ -228,7 +228,13 @@ iceberg.control.commit.interval-ms=250
 	chunk := len(events) / (incarnations + 1)
 	var lastOffsets Offsets
 	for kills < incarnations {
-		produce(events[kills*chunk : (kills+1)*chunk]) // new data for every incarnation
+		// new data for every incarnation; before a kill inside a commit, part of it is held back and
+		// produced once the lock is about to be taken, so that a commit is still to come then
+		evs, held := events[kills*chunk:(kills+1)*chunk], []cdcEvent(nil)
+		if kills%2 == 0 {
+			evs, held = evs[:len(evs)*2/3], evs[len(evs)*2/3:]
+		}
+		produce(evs)
 		w := startConnectd(t, "standalone", wprops, cprops)
 		waitHealthy(t, url)
 		// wait until this incarnation has committed something new, then kill at a random point
@@ -252,6 +258,7 @@ iceberg.control.commit.interval-ms=250
 		if kills%2 == 0 {
 			// every other kill lands inside a commit: files and table metadata written, the
 			// catalog not yet pointing at them (a round starts every 250 ms)
+			produce(held)
 			killed := false
 			for try := 0; try < 5 && !killed; try++ {
 				killed = killInsideCommit(t, catDB, wh, 5*time.Second, sigkill)
