@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"os"
 
@@ -37,7 +38,8 @@ type segment struct {
 	bad      int
 
 	path   string
-	f      *os.File
+	f      *os.File // open from creation to remove: on Unix the file has no name, so a killed process leaves nothing
+	size   int64    // bytes written, once sealed
 	bw     *bufio.Writer
 	w      *ipc.Writer
 	b      *array.RecordBuilder
@@ -64,6 +66,9 @@ func newSegment(dir string, tp TP, schemaID int, sc *arrow.Schema) (*segment, er
 	if err != nil {
 		return nil, fmt.Errorf("iceberg spool: %w", err)
 	}
+	// unlinked at once where the system allows it (the open descriptor keeps the data): a spool file must not
+	// outlive its process, and a SIGKILL gives no chance to clean up
+	_ = os.Remove(f.Name())
 	fields := append(sc.Fields(), arrow.Field{Name: offsetColumn, Type: arrow.PrimitiveTypes.Int64})
 	full := arrow.NewSchema(fields, nil)
 	b := array.NewRecordBuilder(memory.DefaultAllocator, full)
@@ -133,8 +138,8 @@ func (s *segment) seal() error {
 	if ferr := s.bw.Flush(); err == nil {
 		err = ferr
 	}
-	if cerr := s.f.Close(); err == nil {
-		err = cerr
+	if err == nil {
+		s.size, err = s.f.Seek(0, io.SeekCurrent)
 	}
 	if err != nil {
 		s.err = fmt.Errorf("iceberg spool %s: %w", s.path, err)
@@ -148,10 +153,10 @@ func (s *segment) remove() {
 	if !s.sealed {
 		s.sealed = true
 		s.w.Close()
-		s.f.Close()
 		s.b.Release()
 	}
-	os.Remove(s.path)
+	s.f.Close()
+	_ = os.Remove(s.path) // where the system kept the name
 }
 
 // read calls fn with each batch of the sealed segment and its offsets column.
@@ -159,12 +164,7 @@ func (s *segment) read(fn func(rec arrow.RecordBatch, offs []int64) error) error
 	if s.err != nil {
 		return s.err
 	}
-	f, err := os.Open(s.path)
-	if err != nil {
-		return fmt.Errorf("iceberg spool: %w", err)
-	}
-	defer f.Close()
-	rd, err := ipc.NewReader(bufio.NewReaderSize(f, 1<<20))
+	rd, err := ipc.NewReader(bufio.NewReaderSize(io.NewSectionReader(s.f, 0, s.size), 1<<20))
 	if err != nil {
 		return fmt.Errorf("iceberg spool %s: %w", s.path, err)
 	}
