@@ -3,9 +3,12 @@
 // Kafka, no sink; the end-to-end test that feeds real sinks lives in test/cdcmodel.
 //
 // The model (cdc-semantics): for every key the event with the highest version wins and a delete is an event
-// like any other, at its version; on a tie the delete wins. A tombstone (null value) deletes the key at the
-// highest version seen for it so far. Stale events, exact duplicates and tombstones after a delete change
-// nothing; a re-create at a higher version brings the key back with the new values only.
+// like any other, at its version; on a tie the delete wins. A tombstone (null value) whose key's latest
+// versioned event in Kafka order is a delete belongs to that delete (Debezium writes one right after each
+// delete) and changes nothing: a stale delete's tombstone is stale with it. Any other tombstone is bare (its
+// delete compacted away) and deletes the key at the highest version seen for it so far. Stale events, exact
+// duplicates and replayed windows change nothing; a re-create at a higher version brings the key back with
+// the new values only.
 package cdcstream
 
 import (

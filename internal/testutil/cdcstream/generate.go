@@ -20,12 +20,15 @@ type Config struct {
 	BareTombstone float64
 	// Snapshot: a create is a snapshot read (op r) instead.
 	Snapshot float64
+	// Replay: the source re-emits its last 1..4 records in order, tombstones included (a Debezium
+	// connector restarted from an older committed source offset).
+	Replay float64
 }
 
 // DefaultConfig is the profile the model test runs: short streams (a few keys, up to a dozen changes) so
 // that many of them fit one run, with every kind of event frequent.
 func DefaultConfig() Config {
-	return Config{MaxKeys: 3, MaxSteps: 10, Duplicate: 0.12, Stale: 0.2, DeleteTombstone: 0.8, BareTombstone: 0.03, Snapshot: 0.1}
+	return Config{MaxKeys: 3, MaxSteps: 10, Duplicate: 0.12, Stale: 0.2, DeleteTombstone: 0.8, BareTombstone: 0.03, Snapshot: 0.1, Replay: 0.08}
 }
 
 // keyNames are the local key stems: ASCII and non-ASCII (Cyrillic, CJK, an emoji, a combining accent).
@@ -73,7 +76,7 @@ func Generate(rng *rand.Rand, prefix string, cfg Config) Stream {
 		out = append(out, e)
 		l := life[e.Key]
 		l.last, l.hasLast = e, true
-		if e.Op != Tombstone && e.How != "duplicate" && e.How != "stale redelivery" {
+		if e.Op != Tombstone && e.How != "duplicate" && e.How != "stale redelivery" && e.How != "replay" {
 			l.history = append(l.history, e)
 		}
 	}
@@ -132,6 +135,13 @@ func Generate(rng *rand.Rand, prefix string, cfg Config) Stream {
 			s := l.history[rng.Intn(len(l.history)-1)]
 			s.How = "stale redelivery"
 			emit(s)
+		}
+		if n := len(out); n > 0 && rng.Float64() < cfg.Replay {
+			window := append([]Event(nil), out[max(0, n-1-rng.Intn(4)):]...)
+			for _, r := range window {
+				r.How = "replay"
+				emit(r)
+			}
 		}
 		if l.live != nil && rng.Float64() < cfg.BareTombstone {
 			l.live, l.deleted = nil, true

@@ -18,7 +18,7 @@ func TestGenerateDeterministic(t *testing.T) {
 }
 
 // Source changes of a stream have strictly growing positions; every redelivery repeats an earlier record
-// of its key exactly; every kind of event occurs over a few thousand streams.
+// of its key exactly (a replay: of the stream); every kind of event occurs over a few thousand streams.
 func TestGenerateShape(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	cfg := DefaultConfig()
@@ -50,6 +50,14 @@ func TestGenerateShape(t *testing.T) {
 				require.Less(t, e.LSN, lastLSN)
 			case "bare tombstone":
 				require.Equal(t, Tombstone, e.Op)
+			case "replay":
+				found := false
+				for _, p := range s.Events[:j] {
+					if p.Key == e.Key && p.Op == e.Op && p.LSN == e.LSN && (p.Row == nil) == (e.Row == nil) && (p.Row == nil || *p.Row == *e.Row) {
+						found = true
+					}
+				}
+				require.True(t, found, "replay %d repeats an earlier record", j)
 			default:
 				if e.Op != Tombstone {
 					require.Greater(t, e.LSN, lastLSN, "event %d", j)
@@ -68,7 +76,7 @@ func TestGenerateShape(t *testing.T) {
 	}
 	for _, k := range []string{"c/", "r/", "u/", "d/", "tombstone/", "c/re-create", "c/duplicate", "u/duplicate",
 		"d/duplicate", "tombstone/duplicate", "c/stale redelivery", "u/stale redelivery", "d/stale redelivery",
-		"tombstone/bare tombstone", "late column"} {
+		"tombstone/bare tombstone", "d/replay", "tombstone/replay", "c/replay", "late column"} {
 		require.Greater(t, kinds[k], 10, "kind %q: %v", k, kinds)
 	}
 	t.Logf("kinds over 3000 streams: %v", kinds)

@@ -12,7 +12,8 @@ func knownRow(lsn int64, name string) *Row {
 
 // KnownCases are the hand-written streams every run starts with: the lost delete version (a stale
 // redelivery after delete + tombstone, in the next commit and in the same one), stale events across
-// commits, delete + re-create, duplicates; with bare, also tombstones without their delete.
+// commits, delete + re-create, a replayed window whose delete and tombstone are stale (in one commit and split
+// by one), duplicates; with bare, also tombstones without their delete.
 func KnownCases(bare bool) []Case {
 	c110, u115, c130 := knownRow(110, "create"), knownRow(115, "update"), knownRow(130, "re-create")
 	e := func(op Op, lsn int64, r *Row, how string) Event {
@@ -36,6 +37,14 @@ func KnownCases(bare bool) []Case {
 			Events: []Event{e(Create, 110, c110, ""), e(Delete, 120, c110, ""), tomb, e(Create, 130, c130, "re-create"),
 				e(Delete, 120, c110, "stale redelivery"), e(Create, 110, c110, "stale redelivery")},
 			Phases: []int{0, 0, 0, 1, 2, 2}}},
+		{"replayed delete, tombstone and re-create after the re-create committed", Trial{
+			Events: []Event{e(Create, 110, c110, ""), e(Delete, 120, c110, ""), tomb, e(Create, 130, c130, "re-create"),
+				e(Delete, 120, c110, "replay"), tomb, e(Create, 130, c130, "replay")},
+			Phases: []int{0, 0, 0, 1, 2, 2, 2}}},
+		{"a stale delete and its tombstone split by a commit", Trial{
+			Events: []Event{e(Create, 110, c110, ""), e(Delete, 120, c110, ""), tomb, e(Create, 130, c130, "re-create"),
+				e(Delete, 120, c110, "stale redelivery"), tomb},
+			Phases: []int{0, 0, 0, 1, 2, 3}}},
 		{"exact duplicates across commits", Trial{
 			Events: []Event{e(Create, 110, c110, ""), e(Create, 110, c110, "duplicate"), e(Update, 115, u115, ""), e(Update, 115, u115, "duplicate")},
 			Phases: []int{0, 1, 1, 2}}},

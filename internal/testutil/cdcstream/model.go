@@ -33,6 +33,9 @@ type keyState struct {
 	winner  *Event
 	winVer  int64
 	deleted bool
+	// afterDelete: the key's latest versioned event in Kafka order is a delete, won or stale; a tombstone
+	// now is that delete's companion (Debezium's tombstones.on.delete) and changes nothing.
+	afterDelete bool
 }
 
 // State returns the current state after events (in Kafka order per key): the live rows by local key.
@@ -46,8 +49,9 @@ func State(events []Event, vs VersionSource) map[string]Row {
 			keys[e.Key] = k
 		}
 		if e.Op == Tombstone {
-			// a delete at the highest version seen for the key; nothing seen: nothing to delete
-			if k.seen {
+			// the companion of the delete before it: nothing (a stale delete's tombstone is stale with it);
+			// else bare: a delete at the highest version seen for the key; nothing seen: nothing to delete
+			if k.seen && !k.afterDelete {
 				k.winner, k.winVer, k.deleted = nil, k.maxSeen, true
 			}
 			continue
@@ -57,6 +61,7 @@ func State(events []Event, vs VersionSource) map[string]Row {
 			k.maxSeen = v
 		}
 		isDelete := e.Op == Delete
+		k.afterDelete = isDelete
 		if !k.seen || v > k.winVer || (v == k.winVer && isDelete) {
 			k.winner, k.winVer, k.deleted = e, v, isDelete
 		}

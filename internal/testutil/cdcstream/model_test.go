@@ -45,6 +45,14 @@ func TestModelTrickyCases(t *testing.T) {
 		{"bare tombstone deletes at the highest version seen", []Event{ev(Create, "k", 110, c110), ev(Update, "k", 115, u115),
 			tomb, ev(Update, "k", 115, u115), ev(Create, "k", 110, c110)}, nil},
 		{"bare tombstone before anything: nothing to delete", []Event{tomb, ev(Create, "k", 110, c110)}, c110},
+		{"stale delete and its tombstone after re-create", []Event{ev(Create, "k", 110, c110), ev(Delete, "k", 120, c110), tomb,
+			ev(Create, "k", 130, c130), ev(Delete, "k", 120, c110), tomb}, c130},
+		{"replayed window delete, tombstone, re-create", []Event{ev(Create, "k", 110, c110), ev(Delete, "k", 120, c110), tomb,
+			ev(Create, "k", 130, c130), ev(Delete, "k", 120, c110), tomb, ev(Create, "k", 130, c130)}, c130},
+		{"tombstone after a stale delete and a later update is bare", []Event{ev(Create, "k", 110, c110), ev(Update, "k", 130, c130),
+			ev(Delete, "k", 120, c110), ev(Update, "k", 115, u115), tomb, ev(Update, "k", 130, c130)}, nil},
+		{"second tombstone after a delete's tombstone changes nothing", []Event{ev(Create, "k", 130, c130), ev(Delete, "k", 120, c110),
+			tomb, tomb}, c130},
 		{"snapshot read is an upsert", []Event{ev(Read, "k", 110, c110)}, c110},
 	} {
 		for _, vs := range []VersionSource{VersionLSN, VersionColumn} {
