@@ -11,6 +11,8 @@
 # the rows of each table. Snapshots and data files are the table's at the end.
 #
 # Environment: N (1000000), SIZE (406), PARTITIONS (6), TASKS (3), COMMIT_MS (10000), WORKERS ("connectd jvm"),
+# CATALOG (sqlite: a SQLite JDBC catalog file per worker; postgres: a PostgreSQL server from Debian's package,
+# scripts/iceberg-postgres.sh, one database per worker: the JVM sink's commits fail with SQLITE_BUSY on SQLite),
 # SINK_EXTRA (extra connector config as ,"key":"value" pairs, both workers), JVM_HEAP (-Xms256m -Xmx2g), CONNECTD_BIN
 # (a prebuilt connectd binary to measure instead of building this tree), RUN_TIMEOUT (900 s per worker), KEEP=1 (keep
 # the logs and tables).
@@ -21,7 +23,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${KAFKA_BOOTSTRAP:?run through scripts/with-kafka.sh}"
 N="${N:-1000000}"; SIZE="${SIZE:-406}"; PARTITIONS="${PARTITIONS:-6}"; TASKS="${TASKS:-3}"; COMMIT_MS="${COMMIT_MS:-10000}"
-WORKERS="${WORKERS:-connectd jvm}"; RUN_TIMEOUT="${RUN_TIMEOUT:-900}"; SINK_EXTRA="${SINK_EXTRA:-}"; JVM_HEAP="${JVM_HEAP:--Xms256m -Xmx2g}"
+WORKERS="${WORKERS:-connectd jvm}"; CATALOG="${CATALOG:-sqlite}"; RUN_TIMEOUT="${RUN_TIMEOUT:-900}"; SINK_EXTRA="${SINK_EXTRA:-}"; JVM_HEAP="${JVM_HEAP:--Xms256m -Xmx2g}"
 here="$(pwd)/scripts/bench-iceberg-jvm"
 tmp="$(mktemp -d)"; mkdir -p "$tmp/plugins"
 if [[ -n "${KEEP:-}" ]]; then
@@ -44,10 +46,42 @@ cpu_ticks() { # utime+stime of a process and its children (threads included)
 }
 hwm_kib() { local m=0; for p in "$1" $(pgrep -P "$1" || true); do v=$(awk '/VmHWM/ {print $2}' "/proc/$p/status" 2>/dev/null || echo 0); m=$((m + v)); done; echo "$m"; }
 hz=$(getconf CLK_TCK)
-stats() { python3 "$here/table_stats.py" "$1" bench events; }
+pg_port=""
+if [[ "$CATALOG" == postgres ]]; then
+  pg_port="$(port)"; pg_dir="$(mktemp -d)" # its own directory: the server runs as the postgres user
+  scripts/iceberg-postgres.sh start "$pg_dir" "$pg_port"
+  trap 'scripts/iceberg-postgres.sh stop "$pg_dir" >/dev/null 2>&1 || true; rm -rf "$pg_dir"; kill $(jobs -p) 2>/dev/null || true; [[ -n "${KEEP:-}" ]] || rm -rf "$tmp"' EXIT
+fi
+catalog_uri() { # dir name
+  if [[ "$CATALOG" == postgres ]]; then
+    psql -q -h 127.0.0.1 -p "$pg_port" -U postgres -c "CREATE DATABASE $2" 2>/dev/null || true
+    echo "jdbc:postgresql://127.0.0.1:$pg_port/$2?user=postgres"
+  else
+    echo "jdbc:sqlite:$1/catalog.db"
+  fi
+}
+metadata() { # dir name: the table's current metadata file ("" before the table exists)
+  if [[ "$CATALOG" == postgres ]]; then
+    psql -At -h 127.0.0.1 -p "$pg_port" -U postgres -d "$2" \
+      -c "SELECT metadata_location FROM iceberg_tables WHERE table_namespace='bench' AND table_name='events'" 2>/dev/null || true
+  else
+    python3 - "$1/catalog.db" <<'PY'
+import os, sqlite3, sys
+db = sys.argv[1]
+try:
+    imm = "" if os.path.exists(db + "-wal") else "&immutable=1"
+    r = sqlite3.connect("file:%s?mode=ro%s" % (db, imm), uri=True, timeout=5).execute(
+        "SELECT metadata_location FROM iceberg_tables WHERE table_namespace='bench' AND table_name='events'").fetchone()
+    print(r[0] if r else "")
+except sqlite3.Error:
+    print("")
+PY
+  fi
+}
+stats() { python3 "$here/table_stats.py" --metadata "$(metadata "$1" "$2")"; }
 
 jvm_plugin() { # the Apache Iceberg sink and its dependencies, from Maven Central once
-  local dir="$HOME/.cache/connectd/iceberg-sink-jvm-1.10.1"
+  local dir="$HOME/.cache/connectd/iceberg-sink-jvm-1.10.1-pg"
   if [[ ! -f "$dir/.complete" ]]; then
     mkdir -p "$dir/plugin"
     exec 9>"$dir.lock"; flock 9
@@ -66,9 +100,10 @@ run() { # name catalog-dir cmd...
   local extra=""
   # the JVM's SQLite JDBC driver gives up on a locked catalog after 3 s; its own tasks and coordinator hold
   # connections to the one file, so a loaded machine makes its commits fail with SQLITE_BUSY
-  [[ "$name" == jvm ]] && extra=',"iceberg.catalog.jdbc.busy_timeout":"60000"'
+  [[ "$name" == jvm && "$CATALOG" == sqlite ]] && extra=',"iceberg.catalog.jdbc.busy_timeout":"60000"'
   local p; p="$(port)"
   mkdir -p "$dir/warehouse"
+  local uri; uri="$(catalog_uri "$dir" "$name")"
   cat > "$tmp/$name.properties" <<PROPS
 bootstrap.servers=$KAFKA_BOOTSTRAP
 listeners=http://127.0.0.1:$p
@@ -89,7 +124,7 @@ PROPS
     \"connector.class\":\"org.apache.iceberg.connect.IcebergSinkConnector\",\"tasks.max\":\"$TASKS\",\"topics\":\"$topic\",
     \"iceberg.tables\":\"bench.events\",\"iceberg.tables.auto-create-enabled\":\"true\",
     \"iceberg.catalog\":\"iceberg\",\"iceberg.catalog.catalog-impl\":\"org.apache.iceberg.jdbc.JdbcCatalog\",
-    \"iceberg.catalog.uri\":\"jdbc:sqlite:$dir/catalog.db\",\"iceberg.catalog.jdbc.schema-version\":\"V1\",
+    \"iceberg.catalog.uri\":\"$uri\",\"iceberg.catalog.jdbc.schema-version\":\"V1\",
     \"iceberg.catalog.warehouse\":\"file://$dir/warehouse\",
     \"iceberg.control.topic\":\"$control\",\"iceberg.control.commit.interval-ms\":\"$COMMIT_MS\"$SINK_EXTRA$extra}}" > /dev/null
   local rec=0 deadline=$((SECONDS + RUN_TIMEOUT))
@@ -97,12 +132,12 @@ PROPS
     sleep 1
     kill -0 $pid || { tail -30 "$tmp/$name.log"; exit 1; }
     if [[ $SECONDS -gt $deadline ]]; then echo "$name: $rec of $N records after ${RUN_TIMEOUT}s; log tail:" >&2; tail -40 "$tmp/$name.log" >&2; exit 1; fi
-    rec=$(stats "$dir/catalog.db" | python3 -c 'import json,sys; print(json.load(sys.stdin)["records"])')
+    rec=$(stats "$dir" "$name" | python3 -c 'import json,sys; print(json.load(sys.stdin)["records"])')
   done
   local t1; t1=$(date +%s%N); local c1; c1=$(cpu_ticks $pid); local hwm; hwm=$(hwm_kib $pid)
   kill $pid; wait $pid 2>/dev/null || true
-  local st; st=$(stats "$dir/catalog.db")
-  local rows; rows=$(scripts/iceberg-query.sh "$dir/catalog.db" bench.events 'SELECT count(*) FROM t' | python3 -c 'import json,sys; print(json.load(sys.stdin)["rows"][0][0])')
+  local st; st=$(stats "$dir" "$name")
+  local rows; rows=$("$(bash scripts/iceberg-reader-setup.sh)" testdata/iceberg/reader/duckdb_read.py "$(metadata "$dir" "$name")" --query 'SELECT count(*) FROM t' | python3 -c 'import json,sys; print(json.load(sys.stdin)["rows"][0][0])')
   local secs; secs=$(python3 -c "print(($t1-$t0)/1e9)")
   local cpu; cpu=$(python3 -c "print(($c1-$c0)/$hz)")
   CPU[$name]=$(python3 -c "print($cpu*1e6/$N)"); RSS[$name]=$((hwm / 1024))
@@ -123,7 +158,7 @@ for w in $WORKERS; do
       mkdir -p "$tmp/plugins/iceberg" "$tmp/jvm/warehouse"
       ln -s "$plugin"/*.jar "$tmp/plugins/iceberg/"
       # pre-create the table: the sink's tasks race on SQLite when they auto-create it
-      java -cp "$plugin/*" "$here/CreateTable.java" "jdbc:sqlite:$tmp/jvm/catalog.db" "file://$tmp/jvm/warehouse" bench.events
+      java -cp "$plugin/*" "$here/CreateTable.java" "$(catalog_uri "$tmp/jvm" jvm)" "file://$tmp/jvm/warehouse" bench.events
       printf '%s\n' 'appender.out.type = Console' 'appender.out.name = OUT' 'appender.out.layout.type = PatternLayout' \
         'appender.out.layout.pattern = [%d] %p %m (%c)%n' 'rootLogger.level = WARN' 'rootLogger.appenderRef.out.ref = OUT' \
         'logger.iceberg.name = org.apache.iceberg' 'logger.iceberg.level = INFO' > "$tmp/log4j2.properties"

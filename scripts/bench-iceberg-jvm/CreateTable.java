@@ -9,7 +9,7 @@ import org.apache.iceberg.types.Types;
 
 /**
  * Creates the benchmark table (the schema the Apache sink infers from the producer's schemaless JSON) in a
- * SQLite JDBC catalog, so that the sink's tasks do not race on creating it.
+ * JDBC catalog (SQLite or PostgreSQL), so that the sink's tasks do not race on creating it.
  * Usage: CreateTable JDBC_URI WAREHOUSE NAMESPACE.TABLE
  */
 public class CreateTable {
