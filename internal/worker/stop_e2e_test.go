@@ -46,7 +46,7 @@ func (l *taskStates) of(id state.TaskID) []state.State {
 // timeout is long so that StopTasks returns only once the task really finished.
 // The consumer's request timeout is longer than any wait here, so a join returns only when the group
 // answers it (not when the client gives up on the request).
-func startSinkTask(t *testing.T, addr, topic, connName string, flushInterval time.Duration) (*worker.Worker, state.TaskID, *taskStates, *sinktest.Sink) {
+func startSinkTask(t testing.TB, addr, topic, connName string, flushInterval time.Duration) (*worker.Worker, state.TaskID, *taskStates, *sinktest.Sink) {
 	t.Helper()
 	cfg, err := worker.ParseConfig(map[string]string{
 		"bootstrap.servers":                 addr,
@@ -79,7 +79,7 @@ type groupBlocker struct {
 	memberID string
 }
 
-func blockGroup(t *testing.T, addr, group, topic string, partitions int32, session time.Duration) *groupBlocker {
+func blockGroup(t testing.TB, addr, group, topic string, partitions int32, session time.Duration) *groupBlocker {
 	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
 	require.NoError(t, err)
@@ -126,7 +126,7 @@ func blockGroup(t *testing.T, addr, group, topic string, partitions int32, sessi
 }
 
 // describe returns the group's state and its members' client ids.
-func (b *groupBlocker) describe(t *testing.T) (string, []string) {
+func (b *groupBlocker) describe(t testing.TB) (string, []string) {
 	t.Helper()
 	req := kmsg.NewPtrDescribeGroupsRequest()
 	req.Groups = []string{b.group}
@@ -149,6 +149,12 @@ func (b *groupBlocker) describe(t *testing.T) (string, []string) {
 // nothing put and no offset committed.
 func TestStopSinkTaskInGroupJoin(t *testing.T) {
 	addr := kafkatest.Bootstrap(t)
+	took := stopInGroupJoin(t, addr)
+	t.Logf("stop took %v", took)
+}
+
+// stopInGroupJoin runs the scenario of TestStopSinkTaskInGroupJoin and returns how long the stop took.
+func stopInGroupJoin(t testing.TB, addr string) time.Duration {
 	topic := kafkatest.UniqueName(t, "in")
 	kafkatest.CreateTopic(t, addr, topic, 2, nil)
 	kafkatest.Produce(t, addr, topic, &sarama.ProducerMessage{Value: sarama.StringEncoder("v0")})
@@ -166,7 +172,6 @@ func TestStopSinkTaskInGroupJoin(t *testing.T) {
 	start := time.Now()
 	w.StopTasks([]state.TaskID{id})
 	took := time.Since(start)
-	t.Logf("stop took %v", took)
 
 	st, members := blocker.describe(t)
 	require.Equal(t, "PreparingRebalance", st, "the stop waited for the group's join to complete (stop took %v)", took)
@@ -174,6 +179,26 @@ func TestStopSinkTaskInGroupJoin(t *testing.T) {
 	require.Equal(t, []state.State{state.Running, state.Unassigned}, states.of(id))
 	require.Zero(t, sink.Count())
 	require.Empty(t, kafkatest.CommittedOffsets(t, addr, group, topic))
+	return took
+}
+
+// BenchmarkStopSinkTaskInGroupJoin: how long stopping a sink task takes while its consumer waits in a group
+// join that another member holds for a minute (the scenario of TestStopSinkTaskInGroupJoin).
+//
+//	scripts/with-kafka.sh go test -run '^$' -bench StopSinkTaskInGroupJoin -benchtime 10x ./internal/worker/
+func BenchmarkStopSinkTaskInGroupJoin(b *testing.B) {
+	addr := kafkatest.Bootstrap(b)
+	var total, worst time.Duration
+	n := 0
+	for range b.N {
+		took := stopInGroupJoin(b, addr)
+		total += took
+		worst = max(worst, took)
+		n++
+	}
+	b.ReportMetric(float64(total.Microseconds())/1000/float64(n), "stop_ms")
+	b.ReportMetric(float64(worst.Microseconds())/1000, "max_stop_ms")
+	b.ReportMetric(0, "ns/op")
 }
 
 // TestStopRunningSinkTaskCommits: a task that runs normally makes its final commit when stopped (the
