@@ -30,7 +30,9 @@ func (w *dworker) lastRebalance() (gen string, leader bool, ok bool) {
 // roll-out of many connectors.
 //
 //   - leader_ms:    mean latency of a POST answered by the leader itself
+//
 //   - forwarded_ms: mean latency of a POST received by the other worker and forwarded
+//
 //   - p50/p90 of each
 //
 //     scripts/with-kafka.sh go test -run '^$' -bench DistributedCreateConnector -benchtime 40x ./internal/herder/
