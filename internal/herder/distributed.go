@@ -175,11 +175,9 @@ func (d *Distributed) Start(ctx context.Context) error {
 
 // Stop stops everything local and leaves the group (its work is reassigned after the delay). Local work is
 // stopped first (final offset commits), so that nobody else starts our tasks while they still run here, as
-// the JVM herder halts before leaving; but the group is left after leaveWait at the latest. A sink task
-// still stopping by then is nearly always waiting in its consumer group's join (which cannot be aborted, and
-// which lasts until a dead worker's consumers time out after a SIGKILL): it owns no partitions, and its
-// successor is started only after the leader's lost-work delay, and consumes only once the consumer group
-// has let this task go. The JVM's task wakes its consumer out of the join instead.
+// the JVM herder halts before leaving; but the group is left after leaveWait at the latest, so that a task
+// slow to stop (a long put or flush) does not hold up the rebalance. A task whose consumer waits in its
+// consumer group's join is woken out of it by its stop and leaves that group at once.
 func (d *Distributed) Stop() {
 	d.mu.Lock()
 	d.stopping = true

@@ -47,7 +47,8 @@ type sinkTask struct {
 	batches   chan *batch
 	done      chan struct{}
 	cancel    context.CancelFunc
-	cancelled chan struct{} // closed when the graceful deadline passed: skip the final commit
+	wakeup    *consumerWakeup // interrupts the consumer when the task stops
+	cancelled chan struct{}   // closed when the graceful deadline passed: skip the final commit
 	restartCh chan struct{}
 
 	// loop-owned state
@@ -139,6 +140,9 @@ func (st *sinkTask) runLoop(ctx context.Context) error {
 		return fmt.Errorf("starting task: %w", err)
 	}
 	if err := st.openConsumer(); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err() // stopped while connecting: the wakeup refused the connections
+		}
 		return err
 	}
 	st.startedAt = time.Now()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"sort"
 	"strconv"
 	"time"
@@ -46,6 +47,9 @@ func (st *sinkTask) openConsumer() error {
 		}
 		st.maxBatch = n
 	}
+	// Every connection of the consumer goes through the wakeup, which a stop uses to interrupt a join.
+	cfg.Net.Proxy.Enable = true
+	cfg.Net.Proxy.Dialer = st.wakeup.withDialer(&net.Dialer{Timeout: cfg.Net.DialTimeout, KeepAlive: cfg.Net.KeepAlive, LocalAddr: cfg.Net.LocalAddr})
 	client, err := kafka.NewClient(kafka.Brokers(props), cfg)
 	if err != nil {
 		return connect.Retriable(fmt.Errorf("creating consumer for %s: %w", st.groupID, err))
@@ -63,6 +67,7 @@ func (st *sinkTask) openConsumer() error {
 // rejoin (a rewind of partitions that are already being fetched).
 func (st *sinkTask) consume(ctx context.Context, done chan struct{}) {
 	defer close(done)
+	defer st.wakeup.consumeEnded()
 	h := &groupHandler{st: st}
 	for ctx.Err() == nil {
 		topics, err := st.resolveTopics()
@@ -89,6 +94,7 @@ func (st *sinkTask) consume(ctx context.Context, done chan struct{}) {
 			go st.watchTopics(sessCtx, cancel, topics)
 		}
 		err = st.group.Consume(sessCtx, topics, h)
+		st.wakeup.leaveSession()
 		cancel()
 		if err != nil && ctx.Err() == nil {
 			if errors.Is(err, sarama.ErrClosedConsumerGroup) {
@@ -145,6 +151,9 @@ func (st *sinkTask) watchTopics(ctx context.Context, cancel context.CancelFunc, 
 type groupHandler struct{ st *sinkTask }
 
 func (h *groupHandler) Setup(sess sarama.ConsumerGroupSession) error {
+	if !h.st.wakeup.enterSession() {
+		return nil // stopping: the session ends at once, nothing was handed to the task
+	}
 	ev := groupEvent{assigned: true, sess: sess, claims: sess.Claims(), done: make(chan struct{})}
 	select {
 	case h.st.events <- ev:

@@ -280,7 +280,10 @@ func (w *Worker) StartTask(id state.TaskID, connProps, taskProps map[string]stri
 	w.tasks[id] = st
 	w.mu.Unlock()
 	ctx, cancel := context.WithCancel(context.Background())
-	st.cancel = cancel
+	st.cancel = func() {
+		cancel() // a session ends with its revocation, which makes the final commit
+		st.wakeup.wake()
+	}
 	go st.run(ctx)
 	return nil
 }
@@ -306,7 +309,7 @@ func (w *Worker) newSinkTask(id state.TaskID, rawConnProps, rawTaskProps map[str
 		log:       slog.With("connector", id.Connector, "task", id.Task),
 		targetCh:  make(chan state.Target, 1), commitReq: make(chan struct{}, 1),
 		events: make(chan groupEvent), batches: make(chan *batch), done: make(chan struct{}),
-		cancelled: make(chan struct{}), restartCh: make(chan struct{}, 1),
+		cancelled: make(chan struct{}), restartCh: make(chan struct{}, 1), wakeup: newConsumerWakeup(),
 		assignment: map[connect.TopicPartition]bool{}, current: map[connect.TopicPartition]int64{}, pending: map[connect.TopicPartition]int64{},
 		lastCommitted: map[connect.TopicPartition]int64{}, taskPaused: map[connect.TopicPartition]bool{},
 		stashed: map[connect.TopicPartition][]*batch{}, pendingSeeks: map[connect.TopicPartition]int64{},
