@@ -50,11 +50,11 @@ func runIceberg(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	doExpire := fs.Bool("expire-snapshots", false, "expire old snapshots and delete their files")
 	doOrphans := fs.Bool("remove-orphans", false, "remove unreferenced files older than -orphan-age")
 	branch := fs.String("branch", "", "branch to compact (the sink's commit branch; default main)")
-	target := fs.Int64("target-file-size", 0, "target data file size in bytes (default: the table's write.target-file-size-bytes)")
-	minInput := fs.Int("min-input-files", 2, "small files a partition without deletes needs before it is compacted")
-	retainLast := fs.Int("retain-last", 1, "snapshots to keep per branch whatever their age")
-	maxAge := fs.Duration("max-snapshot-age", 0, "expire snapshots older than this beyond -retain-last (default: the table's history.expire.max-snapshot-age-ms, 5 days)")
-	orphanAge := fs.Duration("orphan-age", maintenance.DefaultOrphanAge, "only files older than this are orphans (at least 1h)")
+	target := fs.Int64("target-file-size", 0, "target data file size in bytes (default: "+maintenance.KeyTargetFileSize+", else the table's write.target-file-size-bytes)")
+	minInput := fs.Int("min-input-files", 2, "small files a partition without deletes needs before it is compacted (default: "+maintenance.KeyMinInputFiles+")")
+	retainLast := fs.Int("retain-last", 1, "snapshots to keep per branch whatever their age (default: "+maintenance.KeyRetainLast+")")
+	maxAge := fs.Duration("max-snapshot-age", 0, "expire snapshots older than this beyond -retain-last (default: "+maintenance.KeyMaxSnapshotAge+", else the table's history.expire.max-snapshot-age-ms, 5 days)")
+	orphanAge := fs.Duration("orphan-age", maintenance.DefaultOrphanAge, "only files older than this are orphans, at least 1h (default: "+maintenance.KeyOrphanAge+")")
 	dryRun := fs.Bool("dry-run", false, "list orphan files without removing them")
 	format := fs.String("format", "text", "output: text or json")
 	fs.Usage = func() {
@@ -90,15 +90,34 @@ func runIceberg(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintln(stderr, "connectd iceberg maintain: catalog:", err)
 		return 1
 	}
+	// the connector's iceberg.tables.maintenance.* keys, then the flags given
+	pol, err := maintenance.ParsePolicy(p)
+	if err != nil {
+		fmt.Fprintln(stderr, "connectd iceberg maintain:", err)
+		return 2
+	}
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "target-file-size":
+			pol.Compact.TargetFileSize = *target
+		case "min-input-files":
+			pol.Compact.MinInputFiles = *minInput
+		case "retain-last":
+			pol.Expire.RetainLast = *retainLast
+		case "max-snapshot-age":
+			pol.Expire.MaxAge = *maxAge
+		case "orphan-age":
+			pol.Orphans.OlderThan = *orphanAge
+		}
+	})
+	pol.Compact.Branch = *branch
+	pol.Orphans.DryRun = *dryRun
 	code := 0
 	var reports []*maintainReport
 	for _, name := range names {
 		r := &maintainReport{Table: name}
 		start := time.Now()
-		err := maintainTable(ctx, cat, r, maintenance.CompactOptions{Branch: *branch, TargetFileSize: *target, MinInputFiles: *minInput},
-			*doCompact, *doExpire, *doOrphans,
-			maintenance.ExpireOptions{RetainLast: *retainLast, MaxAge: *maxAge},
-			maintenance.OrphanOptions{OlderThan: *orphanAge, DryRun: *dryRun})
+		err := maintainTable(ctx, cat, r, pol, *doCompact, *doExpire, *doOrphans)
 		r.Seconds = time.Since(start).Seconds()
 		if err != nil {
 			r.Error = err.Error()
@@ -117,8 +136,8 @@ func runIceberg(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	return code
 }
 
-func maintainTable(ctx context.Context, cat catalog.Catalog, r *maintainReport, copt maintenance.CompactOptions,
-	doCompact, doExpire, doOrphans bool, eopt maintenance.ExpireOptions, oopt maintenance.OrphanOptions) error {
+func maintainTable(ctx context.Context, cat catalog.Catalog, r *maintainReport, pol maintenance.Policy, doCompact, doExpire, doOrphans bool) error {
+	copt, eopt, oopt := pol.Compact, pol.Expire, pol.Orphans
 	ident := catalog.ToIdentifier(r.Table)
 	tbl, err := cat.LoadTable(ctx, ident)
 	if err != nil {

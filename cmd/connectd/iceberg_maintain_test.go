@@ -65,14 +65,15 @@ func TestIcebergMaintainCommand(t *testing.T) {
 	}
 
 	propsFile := filepath.Join(dir, "iceberg-sink.properties")
-	text := "name=maint\nconnector.class=org.apache.iceberg.connect.IcebergSinkConnector\ntopics=t\niceberg.tables=db.upserts\n"
+	text := "name=maint\nconnector.class=org.apache.iceberg.connect.IcebergSinkConnector\ntopics=t\niceberg.tables=db.upserts\n" +
+		"iceberg.tables.maintenance.max-snapshot-age-ms=1\n"
 	for k, v := range catProps {
 		text += "iceberg.catalog." + k + "=" + v + "\n"
 	}
 	require.NoError(t, os.WriteFile(propsFile, []byte(text), 0o644))
 
 	var stdout, stderr bytes.Buffer
-	code := runIceberg(ctx, []string{"maintain", "-max-snapshot-age", "1ms", propsFile}, &stdout, &stderr)
+	code := runIceberg(ctx, []string{"maintain", propsFile}, &stdout, &stderr)
 	t.Logf("connectd iceberg maintain:\n%s%s", stdout.String(), stderr.String())
 	require.Equal(t, 0, code, stderr.String())
 	require.Contains(t, stdout.String(), "db.upserts: data files 15 -> 3 ")
