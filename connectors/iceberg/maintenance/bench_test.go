@@ -2,6 +2,7 @@ package maintenance
 
 import (
 	"context"
+	"fmt"
 	"math/rand"
 	"testing"
 	"time"
@@ -13,13 +14,19 @@ import (
 	"github.com/connectd/connectd/connectors/iceberg/icebergtest"
 )
 
-// BenchmarkCompactUpsertStream: 34,000 upserts and deletes over 4,000 keys whose day(ts)
+// BenchmarkCompactUpsertStream: 34,000 upserts and deletes over 4,000 keys (and ten times both) whose day(ts)
 // partition moves between 3 days, committed by the sink's writer in 7 rounds, then one
 // compaction. Reports the live files before and after and the DuckDB read time of the current
 // table (a Python process started per read, included) before and after.
 //
 //	go test -run '^$' -bench CompactUpsertStream -benchtime 1x ./connectors/iceberg/maintenance/
 func BenchmarkCompactUpsertStream(b *testing.B) {
+	for _, sz := range []struct{ events, keys int }{{34000, 4000}, {340000, 40000}} {
+		b.Run(fmt.Sprintf("events=%d/keys=%d", sz.events, sz.keys), func(b *testing.B) { benchCompact(b, sz.events, sz.keys) })
+	}
+}
+
+func benchCompact(b *testing.B, events, keys int) {
 	ctx := context.Background()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
@@ -28,9 +35,9 @@ func BenchmarkCompactUpsertStream(b *testing.B) {
 			IDColumns: []string{"id"}, PartitionBy: []string{"day(ts)"}, AutoCreate: true, DeltaMode: true,
 			OffsetsKey: iceberg.OffsetsSummaryKey("connect-bench"),
 		}}
-		s := &stream{rng: rand.New(rand.NewSource(int64(i))), keys: 4000, model: model{}, tp: iceberg.TP{Topic: "cdc", Partition: 0}}
+		s := &stream{rng: rand.New(rand.NewSource(int64(i))), keys: keys, model: model{}, tp: iceberg.TP{Topic: "cdc", Partition: 0}}
 		for r := 0; r < 7; r++ {
-			recs, offs := s.round(34000 / 7)
+			recs, offs := s.round(events / 7)
 			commitRound(b, w, recs, offs)
 		}
 		tbl := mustLoad(b, cat, w.Ident)
