@@ -86,7 +86,12 @@ const readerQuery = "SELECT id, name, CAST(floor((epoch(ts) - 1767225600) / 8640
 // duckRows reads the live rows with DuckDB.
 func duckRows(t testing.TB, metadataLocation string) []string {
 	t.Helper()
-	res := icebergtest.Read(t, metadataLocation, readerQuery, nil)
+	return duckRowsS3(t, metadataLocation, nil)
+}
+
+func duckRowsS3(t testing.TB, metadataLocation string, s3 *icebergtest.S3) []string {
+	t.Helper()
+	res := icebergtest.Read(t, metadataLocation, readerQuery, s3)
 	var out []string
 	for _, r := range res.Rows {
 		out = append(out, fmt.Sprintf("%v|%v|%v", r[0], r[1], r[2]))
