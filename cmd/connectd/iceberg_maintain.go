@@ -20,21 +20,22 @@ import (
 const icebergUsage = `usage: connectd iceberg maintain [flags] [connector.properties] [key=value ...]
 
 Compacts Iceberg tables written by the sink (small files and their equality/position deletes
-rewritten into target-size files with the deletes applied), expires old snapshots (never the
-newest one holding the sink's Kafka offsets) and removes orphan files older than a safety age.
-The catalog comes from the connector's iceberg.catalog.* keys, the tables from -tables or
-iceberg.tables. Without an action flag, all three run. Safe while the connector runs: a
+rewritten into target-size files with the deletes applied), merges small manifests, expires old
+snapshots (never the newest one holding the sink's Kafka offsets) and removes orphan files older
+than a safety age. The catalog comes from the connector's iceberg.catalog.* keys, the tables from
+-tables or iceberg.tables. Without an action flag, all four run. Safe while the connector runs: a
 compaction that conflicts with a sink commit is retried or abandoned. Flags:`
 
 type maintainReport struct {
-	Table      string                     `json:"table"`
-	Before     maintenance.FileStats      `json:"before"`
-	After      maintenance.FileStats      `json:"after"`
-	Compaction *maintenance.CompactResult `json:"compaction,omitempty"`
-	Expiry     *maintenance.ExpireResult  `json:"expiry,omitempty"`
-	Orphans    *maintenance.OrphanResult  `json:"orphans,omitempty"`
-	Seconds    float64                    `json:"seconds"`
-	Error      string                     `json:"error,omitempty"`
+	Table      string                      `json:"table"`
+	Before     maintenance.FileStats       `json:"before"`
+	After      maintenance.FileStats       `json:"after"`
+	Compaction *maintenance.CompactResult  `json:"compaction,omitempty"`
+	Manifests  *maintenance.ManifestResult `json:"manifests,omitempty"`
+	Expiry     *maintenance.ExpireResult   `json:"expiry,omitempty"`
+	Orphans    *maintenance.OrphanResult   `json:"orphans,omitempty"`
+	Seconds    float64                     `json:"seconds"`
+	Error      string                      `json:"error,omitempty"`
 }
 
 // runIceberg returns the process exit code: 0 done, 1 a table failed, 2 bad usage.
@@ -47,6 +48,7 @@ func runIceberg(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs.SetOutput(stderr)
 	tables := fs.String("tables", "", "comma-separated tables (namespace.name); default: iceberg.tables of the properties")
 	doCompact := fs.Bool("compact", false, "compact data and delete files")
+	doManifests := fs.Bool("rewrite-manifests", false, "merge the small data manifests of the head")
 	doExpire := fs.Bool("expire-snapshots", false, "expire old snapshots and delete their files")
 	doOrphans := fs.Bool("remove-orphans", false, "remove unreferenced files older than -orphan-age")
 	branch := fs.String("branch", "", "branch to compact (the sink's commit branch; default main)")
@@ -68,8 +70,8 @@ func runIceberg(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintln(stderr, "connectd iceberg maintain: -format must be text or json")
 		return 2
 	}
-	if !*doCompact && !*doExpire && !*doOrphans {
-		*doCompact, *doExpire, *doOrphans = true, true, true
+	if !*doCompact && !*doManifests && !*doExpire && !*doOrphans {
+		*doCompact, *doManifests, *doExpire, *doOrphans = true, true, true, true
 	}
 	p, err := loadJobProps(fs.Args())
 	if err != nil {
@@ -117,7 +119,7 @@ func runIceberg(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	for _, name := range names {
 		r := &maintainReport{Table: name}
 		start := time.Now()
-		err := maintainTable(ctx, cat, r, pol, *doCompact, *doExpire, *doOrphans)
+		err := maintainTable(ctx, cat, r, pol, actions{*doCompact, *doManifests, *doExpire, *doOrphans})
 		r.Seconds = time.Since(start).Seconds()
 		if err != nil {
 			r.Error = err.Error()
@@ -136,7 +138,10 @@ func runIceberg(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	return code
 }
 
-func maintainTable(ctx context.Context, cat catalog.Catalog, r *maintainReport, pol maintenance.Policy, doCompact, doExpire, doOrphans bool) error {
+// actions says which maintenance actions run.
+type actions struct{ compact, manifests, expire, orphans bool }
+
+func maintainTable(ctx context.Context, cat catalog.Catalog, r *maintainReport, pol maintenance.Policy, do actions) error {
 	copt, eopt, oopt := pol.Compact, pol.Expire, pol.Orphans
 	ident := catalog.ToIdentifier(r.Table)
 	tbl, err := cat.LoadTable(ctx, ident)
@@ -146,21 +151,30 @@ func maintainTable(ctx context.Context, cat catalog.Catalog, r *maintainReport, 
 	if r.Before, err = maintenance.Stats(ctx, tbl, copt.Branch); err != nil {
 		return err
 	}
-	if doCompact {
+	// manifests first: the compaction's snapshot then carries the offsets on the head, and
+	// expiry can keep that one alone
+	if do.manifests {
+		res, err := maintenance.RewriteManifests(ctx, cat, ident, copt.Branch)
+		r.Manifests = &res
+		if err != nil {
+			return err
+		}
+	}
+	if do.compact {
 		res, err := maintenance.Compact(ctx, cat, ident, copt)
 		r.Compaction = &res
 		if err != nil {
 			return err
 		}
 	}
-	if doExpire {
+	if do.expire {
 		res, err := maintenance.ExpireSnapshots(ctx, cat, ident, eopt)
 		r.Expiry = &res
 		if err != nil {
 			return err
 		}
 	}
-	if doOrphans {
+	if do.orphans {
 		res, err := maintenance.RemoveOrphanFiles(ctx, cat, ident, oopt)
 		r.Orphans = &res
 		if err != nil {
@@ -179,6 +193,9 @@ func printMaintainReport(w io.Writer, r *maintainReport) {
 		r.Table, r.Before.DataFiles, r.After.DataFiles, byteSize(r.Before.DataBytes), byteSize(r.After.DataBytes),
 		r.Before.DeleteFiles, r.After.DeleteFiles, r.Before.DeleteRecords, r.After.DeleteRecords,
 		r.Before.Snapshots, r.After.Snapshots, r.Seconds)
+	if m := r.Manifests; m != nil {
+		fmt.Fprintf(w, "  manifests: %d -> %d\n", m.ManifestsBefore, m.ManifestsAfter)
+	}
 	if c := r.Compaction; c != nil {
 		switch {
 		case c.Abandoned != "":

@@ -79,7 +79,8 @@ func TestIcebergMaintainCommand(t *testing.T) {
 	require.Contains(t, stdout.String(), "db.upserts: data files 15 -> 3 ")
 	require.Contains(t, stdout.String(), "delete files 15 -> 0")
 	require.Contains(t, stdout.String(), "compaction: 3 partitions")
-	require.Contains(t, stdout.String(), "expiry: snapshots 6 -> 1")
+	require.Contains(t, stdout.String(), "manifests: ")
+	require.Contains(t, stdout.String(), "expiry: snapshots 7 -> 1")
 
 	tbl, err := cat.LoadTable(ctx, w.Ident)
 	require.NoError(t, err)
