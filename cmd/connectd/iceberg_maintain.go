@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/apache/iceberg-go/catalog"
 
@@ -25,18 +24,6 @@ snapshots (never the newest one holding the sink's Kafka offsets) and removes or
 than a safety age. The catalog comes from the connector's iceberg.catalog.* keys, the tables from
 -tables or iceberg.tables. Without an action flag, all four run. Safe while the connector runs: a
 compaction that conflicts with a sink commit is retried or abandoned. Flags:`
-
-type maintainReport struct {
-	Table      string                      `json:"table"`
-	Before     maintenance.FileStats       `json:"before"`
-	After      maintenance.FileStats       `json:"after"`
-	Compaction *maintenance.CompactResult  `json:"compaction,omitempty"`
-	Manifests  *maintenance.ManifestResult `json:"manifests,omitempty"`
-	Expiry     *maintenance.ExpireResult   `json:"expiry,omitempty"`
-	Orphans    *maintenance.OrphanResult   `json:"orphans,omitempty"`
-	Seconds    float64                     `json:"seconds"`
-	Error      string                      `json:"error,omitempty"`
-}
 
 // runIceberg returns the process exit code: 0 done, 1 a table failed, 2 bad usage.
 func runIceberg(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -115,14 +102,11 @@ func runIceberg(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	pol.Compact.Branch = *branch
 	pol.Orphans.DryRun = *dryRun
 	code := 0
-	var reports []*maintainReport
+	var reports []*maintenance.Report
+	do := maintenance.Actions{RewriteManifests: *doManifests, Compact: *doCompact, ExpireSnapshots: *doExpire, RemoveOrphans: *doOrphans}
 	for _, name := range names {
-		r := &maintainReport{Table: name}
-		start := time.Now()
-		err := maintainTable(ctx, cat, r, pol, actions{*doCompact, *doManifests, *doExpire, *doOrphans})
-		r.Seconds = time.Since(start).Seconds()
+		r, err := maintenance.Run(ctx, cat, catalog.ToIdentifier(name), pol, do)
 		if err != nil {
-			r.Error = err.Error()
 			code = 1
 		}
 		reports = append(reports, r)
@@ -138,57 +122,7 @@ func runIceberg(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	return code
 }
 
-// actions says which maintenance actions run.
-type actions struct{ compact, manifests, expire, orphans bool }
-
-func maintainTable(ctx context.Context, cat catalog.Catalog, r *maintainReport, pol maintenance.Policy, do actions) error {
-	copt, eopt, oopt := pol.Compact, pol.Expire, pol.Orphans
-	ident := catalog.ToIdentifier(r.Table)
-	tbl, err := cat.LoadTable(ctx, ident)
-	if err != nil {
-		return fmt.Errorf("loading %s: %w", r.Table, err)
-	}
-	if r.Before, err = maintenance.Stats(ctx, tbl, copt.Branch); err != nil {
-		return err
-	}
-	// manifests first: the compaction's snapshot then carries the offsets on the head, and
-	// expiry can keep that one alone
-	if do.manifests {
-		res, err := maintenance.RewriteManifests(ctx, cat, ident, copt.Branch)
-		r.Manifests = &res
-		if err != nil {
-			return err
-		}
-	}
-	if do.compact {
-		res, err := maintenance.Compact(ctx, cat, ident, copt)
-		r.Compaction = &res
-		if err != nil {
-			return err
-		}
-	}
-	if do.expire {
-		res, err := maintenance.ExpireSnapshots(ctx, cat, ident, eopt)
-		r.Expiry = &res
-		if err != nil {
-			return err
-		}
-	}
-	if do.orphans {
-		res, err := maintenance.RemoveOrphanFiles(ctx, cat, ident, oopt)
-		r.Orphans = &res
-		if err != nil {
-			return err
-		}
-	}
-	if tbl, err = cat.LoadTable(ctx, ident); err != nil {
-		return err
-	}
-	r.After, err = maintenance.Stats(ctx, tbl, copt.Branch)
-	return err
-}
-
-func printMaintainReport(w io.Writer, r *maintainReport) {
+func printMaintainReport(w io.Writer, r *maintenance.Report) {
 	fmt.Fprintf(w, "%s: data files %d -> %d (%s -> %s), delete files %d -> %d (%d -> %d delete rows), snapshots %d -> %d, %.1fs\n",
 		r.Table, r.Before.DataFiles, r.After.DataFiles, byteSize(r.Before.DataBytes), byteSize(r.After.DataBytes),
 		r.Before.DeleteFiles, r.After.DeleteFiles, r.Before.DeleteRecords, r.After.DeleteRecords,
