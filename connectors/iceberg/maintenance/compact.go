@@ -217,11 +217,20 @@ func PlanCompaction(ctx context.Context, cat catalog.Catalog, ident table.Identi
 		g.Tasks = append(g.Tasks, t)
 		g.TotalSizeBytes += t.Length
 	}
+	planned := map[string]bool{}
+	for _, g := range groups {
+		for _, t := range g.Tasks {
+			planned[t.File.FilePath()] = true
+		}
+	}
+	for _, f := range rw.old {
+		if !planned[f.FilePath()] {
+			// replacing a file whose rows were not read would lose them
+			return nil, fmt.Errorf("compacting %s: the scan of snapshot %d has no task for %s", name(ident), base.SnapshotID, f.FilePath())
+		}
+	}
 	for _, k := range parts {
 		g := groups[k]
-		if g == nil {
-			continue // every row of the partition's files is deleted: nothing to write
-		}
 		gr, err := table.ExecuteCompactionGroup(ctx, tbl, *g, table.WithCompactionTargetFileSize(target))
 		rw.added = append(rw.added, gr.NewDataFiles...)
 		if err != nil {
@@ -241,6 +250,12 @@ type errConflict struct{ reason string }
 
 func (e errConflict) Error() string { return e.reason }
 
+// errNotCommitted is a failure before anything was sent to the catalog.
+type errNotCommitted struct{ err error }
+
+func (e errNotCommitted) Error() string { return e.err.Error() }
+func (e errNotCommitted) Unwrap() error { return e.err }
+
 // Commit publishes the rewrite on the branch head, re-validating against what was committed
 // since it started (see Rewrite). A rewrite that conflicts is abandoned: its files are removed
 // and the result says why; the table is unchanged and the error is nil.
@@ -249,6 +264,7 @@ func (r *Rewrite) Commit(ctx context.Context) (CompactResult, error) {
 		r.result.Attempts = attempt
 		snap, err := r.commitOnce(ctx)
 		var c errConflict
+		var nc errNotCommitted
 		switch {
 		case err == nil:
 			r.result.SnapshotID = snap
@@ -256,6 +272,8 @@ func (r *Rewrite) Commit(ctx context.Context) (CompactResult, error) {
 		case errors.As(err, &c):
 			r.result.Abandoned = c.reason
 			return r.result, r.Abort()
+		case errors.As(err, &nc):
+			return r.result, errors.Join(fmt.Errorf("committing compaction of %s: %w", name(r.ident), nc.err), r.Abort())
 		case errors.Is(err, table.ErrCommitFailed), errors.Is(err, table.ErrConflictingDeleteFiles),
 			strings.Contains(err.Error(), "requirement failed"):
 			continue // another commit won the race: re-validate against the new head
@@ -272,14 +290,18 @@ func (r *Rewrite) Commit(ctx context.Context) (CompactResult, error) {
 func (r *Rewrite) commitOnce(ctx context.Context) (int64, error) {
 	tbl, err := r.cat.LoadTable(ctx, r.ident)
 	if err != nil {
-		return 0, fmt.Errorf("loading %s: %w", name(r.ident), err)
+		return 0, errNotCommitted{fmt.Errorf("loading %s: %w", name(r.ident), err)}
 	}
 	head := branchHead(tbl, r.opts.Branch)
 	if head == nil {
 		return 0, errConflict{"the branch has no snapshot any more"}
 	}
 	if err := r.validateSince(tbl, head); err != nil {
-		return 0, err
+		var c errConflict
+		if errors.As(err, &c) {
+			return 0, err
+		}
+		return 0, errNotCommitted{err}
 	}
 	props := ice.Properties{SummaryMaintenance: "compaction"}
 	for k, v := range headOffsets(tbl, head) {
@@ -291,10 +313,10 @@ func (r *Rewrite) commitOnce(ctx context.Context) (int64, error) {
 	}
 	tx, err := tbl.NewTransactionOnBranchWithError(branch)
 	if err != nil {
-		return 0, err
+		return 0, errNotCommitted{err}
 	}
 	if err := tx.AssertRefSnapshotID(branch); err != nil {
-		return 0, err
+		return 0, errNotCommitted{err}
 	}
 	rw := tx.NewRewrite(props).DataSequenceNumber(r.base.SequenceNumber)
 	for _, f := range r.old {
@@ -310,7 +332,7 @@ func (r *Rewrite) commitOnce(ctx context.Context) (int64, error) {
 		if strings.Contains(err.Error(), "do not belong to the table") {
 			return 0, errConflict{err.Error()}
 		}
-		return 0, fmt.Errorf("staging compaction of %s: %w", name(r.ident), err)
+		return 0, errNotCommitted{fmt.Errorf("staging: %w", err)}
 	}
 	ntbl, err := tx.Commit(ctx)
 	if err != nil {
