@@ -123,49 +123,70 @@ func PlanCompaction(ctx context.Context, cat catalog.Catalog, ident table.Identi
 	}
 	meta := tbl.Metadata()
 	curSpec := meta.DefaultPartitionSpec()
-	applies := func(del, data liveFile) bool {
-		if spec := meta.PartitionSpecByID(int(del.file.SpecID())); spec != nil && !spec.IsUnpartitioned() &&
-			partitionKey(del.file) != partitionKey(data.file) {
-			return false
-		}
+	// A delete file reaches the data files of its partition (same spec and partition values), or
+	// of every partition when its spec is unpartitioned (a global equality delete); an equality
+	// delete only older data (lower data sequence number), a position delete also data of its
+	// own sequence number. Position deletes are matched by partition, not by the path they name.
+	isGlobal := func(d ice.DataFile) bool {
+		spec := meta.PartitionSpecByID(int(d.SpecID()))
+		return spec == nil || spec.IsUnpartitioned()
+	}
+	reaches := func(del liveFile, dataSeq int64) bool {
 		if del.file.ContentType() == ice.EntryContentEqDeletes {
-			return data.seq < del.seq
+			return dataSeq < del.seq
 		}
-		return data.seq <= del.seq
+		return dataSeq <= del.seq
+	}
+	dataKey := make([]string, len(inv.data))
+	for i, f := range inv.data {
+		dataKey[i] = partitionKey(f.file)
+	}
+	var globalDeletes []liveFile
+	deletesByKey := map[string][]liveFile{}
+	for _, d := range inv.deletes {
+		if isGlobal(d.file) {
+			globalDeletes = append(globalDeletes, d)
+		} else {
+			k := partitionKey(d.file)
+			deletesByKey[k] = append(deletesByKey[k], d)
+		}
+	}
+	hasDeletes := func(i int) bool {
+		for _, ds := range [][]liveFile{deletesByKey[dataKey[i]], globalDeletes} {
+			for _, d := range ds {
+				if reaches(d, inv.data[i].seq) {
+					return true
+				}
+			}
+		}
+		return false
 	}
 
-	byPart := map[string][]liveFile{}
-	for _, f := range inv.data {
+	byPart := map[string][]int{}
+	for i, f := range inv.data {
 		if int(f.file.SpecID()) != curSpec {
 			continue // rewritten files take the current spec: files of an older spec stay as they are
 		}
-		k := partitionKey(f.file)
-		byPart[k] = append(byPart[k], f)
+		byPart[dataKey[i]] = append(byPart[dataKey[i]], i)
 	}
 	selected := map[string]bool{}
 	var parts []string
 	for k, files := range byPart {
-		var pick []liveFile
+		var pick []int
 		withDeletes := false
-		for _, f := range files {
-			hasDel := false
-			for _, d := range inv.deletes {
-				if applies(d, f) {
-					hasDel = true
-					break
-				}
-			}
-			if hasDel || f.file.FileSizeBytes() < target*3/4 {
-				pick = append(pick, f)
-				withDeletes = withDeletes || hasDel
+		for _, i := range files {
+			del := hasDeletes(i)
+			if del || inv.data[i].file.FileSizeBytes() < target*3/4 {
+				pick = append(pick, i)
+				withDeletes = withDeletes || del
 			}
 		}
 		if len(pick) == 0 || (!withDeletes && len(pick) < opts.MinInputFiles) {
 			continue
 		}
 		parts = append(parts, k)
-		for _, f := range pick {
-			selected[f.file.FilePath()] = true
+		for _, i := range pick {
+			selected[inv.data[i].file.FilePath()] = true
 		}
 	}
 	if len(parts) == 0 {
@@ -176,22 +197,32 @@ func PlanCompaction(ctx context.Context, cat catalog.Catalog, ident table.Identi
 	rw := &Rewrite{cat: cat, ident: ident, opts: opts, fs: fs, base: base, paths: map[string]bool{}}
 	rw.result.StartSnapshotID = base.SnapshotID
 	rw.result.Partitions = len(parts)
-	for _, f := range inv.data {
+	// the lowest data sequence number of the data files that stay, per partition and overall: a
+	// delete file is still needed when it reaches one of them
+	const none = int64(1<<63 - 1)
+	minStaying, minStayingAll := map[string]int64{}, none
+	for i, f := range inv.data {
 		if selected[f.file.FilePath()] {
 			rw.old = append(rw.old, f.file)
 			rw.paths[f.file.FilePath()] = true
 			rw.result.BytesBefore += f.file.FileSizeBytes()
+			continue
 		}
+		if m, ok := minStaying[dataKey[i]]; !ok || f.seq < m {
+			minStaying[dataKey[i]] = f.seq
+		}
+		minStayingAll = min(minStayingAll, f.seq)
 	}
 	for _, d := range inv.deletes {
-		needed := false
-		for _, f := range inv.data {
-			if !selected[f.file.FilePath()] && applies(d, f) {
-				needed = true
-				break
+		lowest := minStayingAll
+		if !isGlobal(d.file) {
+			if m, ok := minStaying[partitionKey(d.file)]; ok {
+				lowest = m
+			} else {
+				lowest = none
 			}
 		}
-		if !needed {
+		if lowest == none || !reaches(d, lowest) {
 			rw.dead = append(rw.dead, d.file)
 			rw.paths[d.file.FilePath()] = true
 		}
