@@ -5,6 +5,7 @@
 //	connectd dev
 //	connectd reconcile [reconcile.properties] [key=value ...]
 //	connectd rebuild [rebuild.properties] [key=value ...]
+//	connectd iceberg maintain [flags] [connector.properties] [key=value ...]
 //	connectd version
 package main
 
@@ -45,6 +46,7 @@ const usage = `usage:
   connectd dev
   connectd reconcile [reconcile.properties] [key=value ...]
   connectd rebuild [rebuild.properties] [key=value ...]
+  connectd iceberg maintain [flags] [connector.properties] [key=value ...]
   connectd version`
 
 func main() {
@@ -67,6 +69,8 @@ func main() {
 		reconcileMain(ctx)
 	case "rebuild":
 		rebuildMain(ctx)
+	case "iceberg":
+		icebergMain(ctx)
 	case "version", "--version", "-v":
 		fmt.Print(versionText())
 	default:

@@ -1,0 +1,7 @@
+// Package maintenance keeps Iceberg tables written by the sink healthy: compaction that rewrites
+// small data files with the deletes that apply to them (compact.go), manifest rewrite
+// (manifests.go), snapshot expiry that keeps the sink's offsets (expire.go) and orphan file
+// removal (orphans.go). Run (run.go) does them in order with a Policy (policy.go) read from the
+// connector's iceberg.tables.maintenance.* keys; `connectd iceberg maintain` is its command.
+// Every action is safe next to a sink that keeps committing.
+package maintenance

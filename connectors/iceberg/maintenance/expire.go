@@ -1,0 +1,88 @@
+package maintenance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+)
+
+// ExpireOptions says which snapshots to keep.
+type ExpireOptions struct {
+	// RetainLast keeps at least this many snapshots of each branch, whatever their age; 0 means 1.
+	RetainLast int
+	// MaxAge expires older snapshots beyond RetainLast; 0 takes the table's
+	// history.expire.max-snapshot-age-ms (5 days by default).
+	MaxAge time.Duration
+	// KeepFiles leaves the files of expired snapshots in storage (orphan removal takes them later);
+	// by default they are deleted once the expiry is committed.
+	KeepFiles bool
+	// CommitRetries after a concurrent commit; 0 means 3.
+	CommitRetries int
+}
+
+// ExpireResult reports one expiry.
+type ExpireResult struct {
+	SnapshotsBefore int `json:"snapshots_before"`
+	SnapshotsAfter  int `json:"snapshots_after"`
+	// ProtectedDepth is how many ancestors of a branch head were kept for the sink's offsets.
+	ProtectedDepth int `json:"protected_depth"`
+}
+
+// ExpireSnapshots expires old snapshots of ident, never the latest snapshot of a branch that
+// carries a consumer group's offsets (kafka.connect.offsets.<group>): the sink reads its offsets
+// from the nearest ancestor of the head carrying them, so every snapshot up to the deepest such
+// ancestor is kept. Without it a restarted sink would find no offsets and re-deliver everything.
+func ExpireSnapshots(ctx context.Context, cat catalog.Catalog, ident table.Identifier, opts ExpireOptions) (ExpireResult, error) {
+	var res ExpireResult
+	if opts.RetainLast <= 0 {
+		opts.RetainLast = 1
+	}
+	if opts.CommitRetries <= 0 {
+		opts.CommitRetries = 3
+	}
+	for attempt := 0; ; attempt++ {
+		tbl, err := cat.LoadTable(ctx, ident)
+		if err != nil {
+			return res, fmt.Errorf("loading %s: %w", name(ident), err)
+		}
+		meta := tbl.Metadata()
+		res.SnapshotsBefore = len(meta.Snapshots())
+		keep := opts.RetainLast
+		res.ProtectedDepth = 0
+		for refName, ref := range meta.Refs() {
+			if ref.SnapshotRefType != table.BranchRef {
+				continue
+			}
+			if d := offsetsDepth(tbl, tbl.SnapshotByName(refName)); d+1 > keep {
+				keep = d + 1
+				res.ProtectedDepth = d
+			}
+			if ref.MinSnapshotsToKeep != nil && *ref.MinSnapshotsToKeep < keep {
+				// the ref's own retention wins over the options: it could expire the offsets
+				return res, fmt.Errorf("%s: branch %s keeps only %d snapshots, its offsets need %d", name(ident), refName, *ref.MinSnapshotsToKeep, keep)
+			}
+		}
+		tx := tbl.NewTransaction()
+		expOpts := []table.ExpireSnapshotsOpt{table.WithRetainLast(keep), table.WithPostCommit(!opts.KeepFiles)}
+		if opts.MaxAge > 0 {
+			expOpts = append(expOpts, table.WithOlderThan(opts.MaxAge))
+		}
+		if err := tx.ExpireSnapshots(expOpts...); err != nil {
+			return res, fmt.Errorf("expiring snapshots of %s: %w", name(ident), err)
+		}
+		ntbl, err := tx.Commit(ctx)
+		if err != nil {
+			if attempt < opts.CommitRetries && (errors.Is(err, table.ErrCommitFailed) || strings.Contains(err.Error(), "requirement failed")) {
+				continue
+			}
+			return res, fmt.Errorf("committing snapshot expiry of %s: %w", name(ident), err)
+		}
+		res.SnapshotsAfter = len(ntbl.Metadata().Snapshots())
+		return res, nil
+	}
+}

@@ -1,0 +1,70 @@
+package maintenance
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Keys of the connector's properties that set the maintenance policy of its tables.
+const (
+	KeyPrefix         = "iceberg.tables.maintenance."
+	KeyTargetFileSize = KeyPrefix + "target-file-size-bytes"
+	KeyMinInputFiles  = KeyPrefix + "min-input-files"
+	KeyRetainLast     = KeyPrefix + "retain-last"
+	KeyMaxSnapshotAge = KeyPrefix + "max-snapshot-age-ms"
+	KeyOrphanAge      = KeyPrefix + "orphan-age-ms"
+)
+
+// Policy is what maintenance does to a table.
+type Policy struct {
+	Compact CompactOptions
+	Expire  ExpireOptions
+	Orphans OrphanOptions
+}
+
+// ParsePolicy reads the iceberg.tables.maintenance.* keys of a connector's properties; a key
+// left out keeps its default (see the option types).
+func ParsePolicy(props map[string]string) (Policy, error) {
+	var p Policy
+	num := func(key string) (int64, bool, error) {
+		v, ok := props[key]
+		if !ok || v == "" {
+			return 0, false, nil
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return 0, false, fmt.Errorf("%s: %q is not a non-negative integer", key, v)
+		}
+		return n, true, nil
+	}
+	if n, ok, err := num(KeyTargetFileSize); err != nil {
+		return p, err
+	} else if ok {
+		p.Compact.TargetFileSize = n
+	}
+	if n, ok, err := num(KeyMinInputFiles); err != nil {
+		return p, err
+	} else if ok {
+		p.Compact.MinInputFiles = int(n)
+	}
+	if n, ok, err := num(KeyRetainLast); err != nil {
+		return p, err
+	} else if ok {
+		p.Expire.RetainLast = int(n)
+	}
+	if n, ok, err := num(KeyMaxSnapshotAge); err != nil {
+		return p, err
+	} else if ok {
+		p.Expire.MaxAge = time.Duration(n) * time.Millisecond
+	}
+	if n, ok, err := num(KeyOrphanAge); err != nil {
+		return p, err
+	} else if ok {
+		p.Orphans.OlderThan = time.Duration(n) * time.Millisecond
+		if p.Orphans.OlderThan < MinOrphanAge {
+			return p, fmt.Errorf("%s: %d ms is below the minimum %s", KeyOrphanAge, n, MinOrphanAge)
+		}
+	}
+	return p, nil
+}

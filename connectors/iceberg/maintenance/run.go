@@ -1,0 +1,90 @@
+package maintenance
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+)
+
+// Actions selects what Run does.
+type Actions struct {
+	RewriteManifests, Compact, ExpireSnapshots, RemoveOrphans bool
+}
+
+// AllActions is every action.
+var AllActions = Actions{RewriteManifests: true, Compact: true, ExpireSnapshots: true, RemoveOrphans: true}
+
+// Report is what Run did to one table.
+type Report struct {
+	Table      string          `json:"table"`
+	Before     FileStats       `json:"before"`
+	After      FileStats       `json:"after"`
+	Manifests  *ManifestResult `json:"manifests,omitempty"`
+	Compaction *CompactResult  `json:"compaction,omitempty"`
+	Expiry     *ExpireResult   `json:"expiry,omitempty"`
+	Orphans    *OrphanResult   `json:"orphans,omitempty"`
+	Seconds    float64         `json:"seconds"`
+	Error      string          `json:"error,omitempty"`
+}
+
+// Run maintains one table: manifests are rewritten first, so that the compaction's snapshot,
+// which copies the sink's offsets, becomes the head and expiry can keep it alone; then snapshot
+// expiry, then orphan removal. It stops at the first action that fails; the report holds what
+// was done and the error.
+func Run(ctx context.Context, cat catalog.Catalog, ident table.Identifier, pol Policy, do Actions) (*Report, error) {
+	r := &Report{Table: name(ident)}
+	start := time.Now()
+	err := run(ctx, cat, ident, pol, do, r)
+	r.Seconds = time.Since(start).Seconds()
+	if err != nil {
+		r.Error = err.Error()
+	}
+	return r, err
+}
+
+func run(ctx context.Context, cat catalog.Catalog, ident table.Identifier, pol Policy, do Actions, r *Report) error {
+	tbl, err := cat.LoadTable(ctx, ident)
+	if err != nil {
+		return fmt.Errorf("loading %s: %w", name(ident), err)
+	}
+	branch := pol.Compact.Branch
+	if r.Before, err = Stats(ctx, tbl, branch); err != nil {
+		return err
+	}
+	if do.RewriteManifests {
+		res, err := RewriteManifests(ctx, cat, ident, branch)
+		r.Manifests = &res
+		if err != nil {
+			return err
+		}
+	}
+	if do.Compact {
+		res, err := Compact(ctx, cat, ident, pol.Compact)
+		r.Compaction = &res
+		if err != nil {
+			return err
+		}
+	}
+	if do.ExpireSnapshots {
+		res, err := ExpireSnapshots(ctx, cat, ident, pol.Expire)
+		r.Expiry = &res
+		if err != nil {
+			return err
+		}
+	}
+	if do.RemoveOrphans {
+		res, err := RemoveOrphanFiles(ctx, cat, ident, pol.Orphans)
+		r.Orphans = &res
+		if err != nil {
+			return err
+		}
+	}
+	if tbl, err = cat.LoadTable(ctx, ident); err != nil {
+		return fmt.Errorf("loading %s: %w", name(ident), err)
+	}
+	r.After, err = Stats(ctx, tbl, branch)
+	return err
+}
