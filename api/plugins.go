@@ -108,7 +108,13 @@ func (s *Server) pluginConfig(w http.ResponseWriter, r *http.Request) {
 				continue
 			}
 			seen[k.Name] = true
-			out = append(out, ConfigKeyInfo(k))
+			info := ConfigKeyInfo(k)
+			if d == base && k.Name == "connector.plugin.version" {
+				// the JVM's enrichedConfigDef(plugins, class): the connector's version is the default
+				v := p.Version
+				info.DefaultValue = &v
+			}
+			out = append(out, info)
 		}
 	}
 	writeJSON(w, 200, out)
@@ -123,7 +129,7 @@ func ConfigKeyInfo(k *connect.ConfigKey) herder.ConfigKeyInfo {
 		Required:      !k.HasDefault(),
 		Importance:    string(k.Importance),
 		Documentation: k.Doc,
-		Order:         k.OrderInGroup,
+		OrderInGroup:  k.OrderInGroup,
 		Width:         string(k.Width),
 		DisplayName:   k.DisplayName,
 		Dependents:    append([]string{}, k.Dependents...),

@@ -40,7 +40,7 @@ func NewStandalone(w *worker.Worker, status *StatusTracker) *Standalone {
 	status.SetVersions(w)
 	return &Standalone{
 		w:          w,
-		validator:  &Validator{Registry: w.Registry(), OverridePolicy: w.Config().OverridePolicy},
+		validator:  NewValidator(w),
 		connectors: map[string]*standaloneConnector{},
 		status:     status,
 	}
