@@ -6,6 +6,8 @@ import (
 	"github.com/connectd/connectd/connect"
 )
 
+const converterTypeKey = "converter.type"
+
 // converterRoles are the converter keys in the order the JVM validates their own configs, with the role each
 // converter is told (ConverterConfig's converter.type).
 var converterRoles = []struct {
@@ -36,14 +38,32 @@ func (v *Validator) validateConverters(config map[string]string, values map[stri
 		if !ok || conf.ConfigDef() == nil {
 			continue // a converter without a definition gets no further validation, as on the JVM
 		}
-		def := conf.ConfigDef()
+		def := withConverterTypeKey(conf.ConfigDef())
 		prefix := c.key + "."
 		props := connect.WithPrefix(config, prefix)
-		if _, ok := props["converter.type"]; !ok {
-			props["converter.type"] = c.role
+		if _, ok := props[converterTypeKey]; !ok {
+			props[converterTypeKey] = c.role
 		}
 		validated := v.validateKeys(def, props)
 		out = append(out, prefixedConfigInfos(def, validated, prefix))
+	}
+	return out
+}
+
+// withConverterTypeKey gives a converter definition ConverterConfig's converter.type key as the JVM defines it:
+// required (the runtime always sets it) and one of key, value, header.
+func withConverterTypeKey(def *connect.ConfigDef) *connect.ConfigDef {
+	if _, ok := def.Key(converterTypeKey); !ok {
+		return def
+	}
+	out := connect.NewConfigDef()
+	for _, k := range def.Keys() {
+		if k.Name == converterTypeKey {
+			out.Define(connect.ConfigKey{Name: converterTypeKey, Type: connect.ConfigString, Default: connect.NoDefault,
+				Validator: connect.In("key", "value", "header"), Importance: connect.Low, Doc: "How this converter will be used."})
+			continue
+		}
+		out.Define(*k)
 	}
 	return out
 }
