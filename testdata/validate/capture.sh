@@ -31,4 +31,4 @@ for _ in $(seq 1 240); do
   sleep 0.5
 done
 curl -s "http://127.0.0.1:$PORT/" >&2; echo >&2
-cd "$ROOT" && go test -count=1 -run 'TestValidateJVMGoldens$' ./internal/herder/ -capture-jvm-validate="http://127.0.0.1:$PORT"
+cd "$ROOT" && go test -count=1 -run 'TestValidateJVM(Goldens|FullAnswers)$' ./internal/herder/ -capture-jvm-validate="http://127.0.0.1:$PORT"
