@@ -51,7 +51,7 @@ func readStringMap(r *http.Request) (*orderedMap, []byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	v, err := jvm.ParseJSON(body)
+	v, err := jvm.ParseJSONStream(body)
 	if err != nil {
 		return nil, body, err
 	}
@@ -161,7 +161,7 @@ func (s *Server) createConnector(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	v, err := jvm.ParseJSON(body)
+	v, err := jvm.ParseJSONStream(body)
 	if err != nil {
 		writeError(w, withChain(err, classCreateRequest))
 		return

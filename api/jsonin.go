@@ -9,7 +9,7 @@ import (
 	"github.com/connectd/connectd/connect/jvm"
 )
 
-// Request bodies are parsed with jvm.ParseJSON rather than encoding/json so that the worker answers malformed
+// Request bodies are parsed with jvm.ParseJSONStream rather than encoding/json so that the worker answers malformed
 // or mistyped JSON the way the JVM does (Jackson's exception text in a 500); binding them to the few types the
 // REST API reads adds Jackson databind's messages and scalars coerced to strings in string maps.
 

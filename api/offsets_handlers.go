@@ -36,7 +36,7 @@ func (s *Server) alterOffsets(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	v, err := jvm.ParseJSON(body)
+	v, err := jvm.ParseJSONStream(body)
 	if err != nil {
 		writeError(w, withOffsetsChain(withChain(err, classOffsets)))
 		return

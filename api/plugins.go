@@ -38,7 +38,7 @@ func (s *Server) pluginInfos() []herder.PluginInfo {
 		// The JVM scans header converters by interface: converters that are also header converters are
 		// listed twice.
 		if p.Type == connect.PluginConverter {
-			if _, ok := safeNew(p).(connect.HeaderConverter); ok {
+			if s.servesHeaders(p) {
 				byType[connect.PluginHeaderConverter] = append(byType[connect.PluginHeaderConverter], herder.PluginInfo{Class: p.Class, Type: string(connect.PluginHeaderConverter), Version: v})
 			}
 		}
@@ -50,6 +50,18 @@ func (s *Server) pluginInfos() []herder.PluginInfo {
 		out = append(out, list...)
 	}
 	return out
+}
+
+// servesHeaders reports whether a converter can also be a header converter (as StringConverter, JsonConverter
+// and the number converters are on the JVM).
+func (s *Server) servesHeaders(p *connect.Plugin) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	_, err := s.registry.NewHeaderConverter(p.Class)
+	return err == nil
 }
 
 func safeNew(p *connect.Plugin) (inst any) {

@@ -60,6 +60,10 @@ func (e *JacksonError) Error() string { return e.Msg }
 type parser struct {
 	b   []byte
 	pos int
+	// stream is Jackson's byte-stream parser (a JAX-RS provider reading a request body): it reports an unexpected
+	// character at its own column and an unrecognized token at its start, where the String parser reports the
+	// position after them.
+	stream bool
 }
 
 // RedactedSource starts a location in Jackson 2.16+ messages, which leave the source out.
@@ -69,26 +73,45 @@ const RedactedSource = "[Source: REDACTED (`StreamReadFeature.INCLUDE_SOURCE_IN_
 func Location(b []byte, off int) string { return (&parser{b: b}).loc(off) }
 
 func (p *parser) loc(off int) string {
-	line, rowStart := 1, 0
+	line, rowStart := p.row(off)
+	return fmt.Sprintf("%sline: %d, column: %d]", RedactedSource, line, off-rowStart+1)
+}
+
+// row is the line of byte offset off and the offset its line starts at; "\n", "\r" and "\r\n" end a line.
+func (p *parser) row(off int) (line, rowStart int) {
+	line = 1
 	for i := 0; i < off && i < len(p.b); i++ {
-		if p.b[i] == '\n' {
+		switch p.b[i] {
+		case '\r':
+			if i+1 < len(p.b) && p.b[i+1] == '\n' {
+				i++
+			}
+			fallthrough
+		case '\n':
 			line++
 			rowStart = i + 1
 		}
 	}
-	return fmt.Sprintf("%sline: %d, column: %d]", RedactedSource, line, off-rowStart+1)
+	return line, rowStart
 }
 
 // after is Jackson's location just past the byte at idx (that byte not counted as a line break).
 func (p *parser) after(idx int) string {
-	line, rowStart := 1, 0
-	for i := 0; i < idx && i < len(p.b); i++ {
-		if p.b[i] == '\n' {
-			line++
-			rowStart = i + 1
-		}
+	line, rowStart := p.row(idx)
+	col := idx - rowStart + 2
+	if p.stream {
+		col--
 	}
-	return fmt.Sprintf("%sline: %d, column: %d]", RedactedSource, line, idx-rowStart+2)
+	return fmt.Sprintf("%sline: %d, column: %d]", RedactedSource, line, col)
+}
+
+// failPast reports an error found reading the byte before off: the String parser's location is off, the stream
+// parser's that byte's.
+func (p *parser) failPast(off int, format string, args ...any) error {
+	if p.stream {
+		off--
+	}
+	return p.fail(off, format, args...)
 }
 
 func (p *parser) fail(off int, format string, args ...any) error {
@@ -152,8 +175,13 @@ func (e *NestingError) Error() string {
 // line/column, source redacted as in Jackson 2.16+), key order kept (LinkedHashMap: a repeated key keeps its
 // first position and takes the last value), and anything after the first value ignored
 // (FAIL_ON_TRAILING_TOKENS is off). Empty input gives nil, nil (ALLOW_EMPTY_INPUT: the entity is null).
-func ParseJSON(b []byte) (*Value, error) {
-	p := &parser{b: b}
+func ParseJSON(b []byte) (*Value, error) { return parse(&parser{b: b}) }
+
+// ParseJSONStream is ParseJSON with the locations of Jackson's byte-stream parser, which reads REST request bodies.
+func ParseJSONStream(b []byte) (*Value, error) { return parse(&parser{b: b, stream: true}) }
+
+func parse(p *parser) (*Value, error) {
+	b := p.b
 	p.skipWS()
 	if p.pos >= len(b) {
 		return nil, nil
@@ -227,10 +255,14 @@ func (p *parser) value(stack []Frame) (*Value, error) {
 			case "null":
 				return &Value{Kind: Null, Start: start, End: p.pos}, nil
 			}
-			// Jackson reads the token and the character after it before reporting.
+			// Jackson's String parser reads the token and the character after it before reporting; its stream
+			// parser reports the token's start.
 			end := p.pos
 			if end < len(p.b) {
 				end++
+			}
+			if p.stream {
+				end = start
 			}
 			return nil, startErr(p.fail(end, "Unrecognized token '%s': was expecting %s", tok, validValues))
 		}
@@ -271,7 +303,7 @@ func (p *parser) number() (*Value, error) {
 		return nil, p.unexpected("expected digit (0-9) to follow minus sign, for valid numeric value")
 	}
 	if p.b[intStart] == '0' && p.pos-intStart > 1 {
-		return nil, p.fail(p.pos, "Invalid numeric value: Leading zeroes not allowed")
+		return nil, p.failPast(p.pos, "Invalid numeric value: Leading zeroes not allowed")
 	}
 	if p.pos < len(p.b) && p.b[p.pos] == '.' {
 		p.pos++
@@ -357,7 +389,7 @@ func (p *parser) str(fieldName bool) (string, error) {
 				}
 				sb.WriteRune(r)
 			default:
-				return "", p.fail(p.pos, "Unrecognized character escape %s", charDesc(rune(e)))
+				return "", p.failPast(p.pos, "Unrecognized character escape %s", charDesc(rune(e)))
 			}
 		default:
 			sb.WriteByte(c)
@@ -376,7 +408,7 @@ func (p *parser) hex4() (rune, error) {
 		p.pos++
 		d, err := strconv.ParseUint(string(c), 16, 8)
 		if err != nil {
-			return 0, p.fail(p.pos, "Unexpected character (%s): expected a hex-digit for character escape sequence", charDesc(rune(c)))
+			return 0, p.failPast(p.pos, "Unexpected character (%s): expected a hex-digit for character escape sequence", charDesc(rune(c)))
 		}
 		r = r<<4 | rune(d)
 	}
