@@ -181,7 +181,7 @@ func (s *Server) validateConfig(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if class == nil {
-		writeError(w, newRestError(400, fmt.Sprintf("Connector config %s contains no connector type", javaHashMapString(m))))
+		writeValidationFailure(w, newRestError(400, fmt.Sprintf("Connector config %s contains no connector type", javaHashMapString(m))))
 		return
 	}
 	var infos *herder.ConfigInfos
@@ -191,10 +191,21 @@ func (s *Server) validateConfig(w http.ResponseWriter, r *http.Request) {
 		return e
 	})
 	if err != nil {
-		writeError(w, err)
+		writeValidationFailure(w, err)
 		return
 	}
 	writeJSON(w, 200, infos)
+}
+
+// writeValidationFailure answers a validation that could not run. The JVM validates on an executor and gets a
+// BadRequestException back wrapped in an ExecutionException, which its exception mapper answers as a 500 naming
+// the exception class.
+func writeValidationFailure(w http.ResponseWriter, err error) {
+	if status, _, msg := errorStatus(err); status == http.StatusBadRequest && msg != nil {
+		writeError(w, newRestError(http.StatusInternalServerError, "org.apache.kafka.connect.runtime.rest.errors.BadRequestException: "+*msg))
+		return
+	}
+	writeError(w, err)
 }
 
 // javaStringHash is java.lang.String.hashCode.
