@@ -206,7 +206,7 @@ type sessionDifference struct {
 var sessionDifferences = map[string]sessionDifference{
 	"plugins_connectors_only": {"the installed plugins differ: the JVM worker hosts FileStreamSource, connectd hosts sinks only, " +
 		"with the Iceberg, ClickHouse and dead-letter sinks; the plugins both host must be listed alike", commonPlugins},
-	"plugins_all": {"as plugins_connectors_only, and connectd's own SMTs, AvroConverter and DLQ header converter", commonPlugins},
+	"plugins_all":            {"as plugins_connectors_only, and connectd's own SMTs, AvroConverter and DLQ header converter", commonPlugins},
 	"validate_unknown_class": {"the message lists the installed connectors, which differ", cutMessageAt(", available connectors are:")},
 	"unknown_connector_restart": {"the JVM's standalone herder answers a NullPointerException (500); connectd answers as the JVM's " +
 		"distributed herder does (404 Unknown connector)", func(jvm, ours *sessionAnswer) {
