@@ -164,7 +164,7 @@ func TestRESTSessionMatchesJVM(t *testing.T) {
 	addr := kafkatest.Bootstrap(t)
 	goldenPath := filepath.Join(sessionDir, "golden.json")
 	if *captureJVMSession != "" {
-		topic := "session-orders"
+		topic := kafkatest.UniqueName(t, "session") // answers name it ${TOPIC}
 		kafkatest.CreateTopic(t, addr, topic, 1, nil)
 		answers := runSession(t, *captureJVMSession, topic, filepath.Join(t.TempDir(), "out.txt"))
 		out, err := json.MarshalIndent(answers, "", " ")
