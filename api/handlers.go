@@ -57,6 +57,9 @@ func readStringMap(r *http.Request) (*orderedMap, []byte, error) {
 	}
 	p := &jparser{b: body}
 	m, err := p.bindStringMap(v, "")
+	if err == nil && v != nil {
+		err = jvm.TrailingTokens(body, v.End, "java.util.Map")
+	}
 	return m, body, err
 }
 
@@ -168,6 +171,9 @@ func (s *Server) createConnector(w http.ResponseWriter, r *http.Request) {
 	}
 	p := &jparser{b: body}
 	req, err := p.bindCreate(v)
+	if err == nil && v != nil {
+		err = jvm.TrailingTokens(body, v.End, classCreateRequest)
+	}
 	if err != nil {
 		writeError(w, err)
 		return

@@ -50,9 +50,10 @@ func (v *Value) Get(key string) (*Value, bool) {
 
 // JacksonError is a parse or binding failure, already phrased as Jackson would.
 type JacksonError struct {
-	Msg     string
-	AtStart bool   // raised on the first token of a value (Jackson reads it before any deserializer runs)
-	TopKey  string // top-level property whose value was being read (bean deserializers add it as a chain)
+	Msg      string
+	AtStart  bool   // raised on the first token of a value (Jackson reads it before any deserializer runs)
+	startOff int    // where that value starts
+	TopKey   string // top-level property whose value was being read (bean deserializers add it as a chain)
 }
 
 func (e *JacksonError) Error() string { return e.Msg }
@@ -139,10 +140,11 @@ func (p *parser) unexpected(what string) error {
 	return &JacksonError{Msg: fmt.Sprintf("Unexpected character (%s): %s\n at %s", charDesc(c), what, p.after(p.pos))}
 }
 
-func startErr(err error) error {
+func startErr(err error, start int) error {
 	var je *JacksonError
 	if errors.As(err, &je) {
 		je.AtStart = true
+		je.startOff = start
 	}
 	return err
 }
@@ -242,7 +244,7 @@ func (p *parser) value(stack []Frame) (*Value, error) {
 	case c == '-' || (c >= '0' && c <= '9'):
 		return p.number()
 	case c == '/':
-		return nil, startErr(p.unexpected("maybe a (non-standard) comment? (not recognized as one since Feature 'ALLOW_COMMENTS' not enabled for parser)"))
+		return nil, startErr(p.unexpected("maybe a (non-standard) comment? (not recognized as one since Feature 'ALLOW_COMMENTS' not enabled for parser)"), start)
 	default:
 		r, _ := utf8.DecodeRune(p.b[p.pos:])
 		if isIdentStart(r) {
@@ -264,9 +266,9 @@ func (p *parser) value(stack []Frame) (*Value, error) {
 			if p.stream {
 				end = start
 			}
-			return nil, startErr(p.fail(end, "Unrecognized token '%s': was expecting %s", tok, validValues))
+			return nil, startErr(p.fail(end, "Unrecognized token '%s': was expecting %s", tok, validValues), start)
 		}
-		return nil, startErr(p.unexpected("expected a valid value " + validValues))
+		return nil, startErr(p.unexpected("expected a valid value "+validValues), start)
 	}
 }
 
@@ -449,10 +451,13 @@ func (p *parser) object(stack []Frame) (*Value, error) {
 			return nil, p.eof(stack, " within/between Object entries")
 		}
 		stack[len(stack)-1].Key = key
+		valStart := p.pos
 		val, err := p.value(stack)
 		if err != nil {
+			// A top-level property's deserializer adds the reference chain, unless the error was raised on the
+			// property value's own first token (read before any deserializer runs).
 			var je *JacksonError
-			if len(stack) == 1 && errors.As(err, &je) && !je.AtStart {
+			if len(stack) == 1 && errors.As(err, &je) && !(je.AtStart && je.startOff == valStart) {
 				je.TopKey = key
 			}
 			return nil, err
@@ -516,4 +521,51 @@ func (p *parser) array(stack []Frame) (*Value, error) {
 			return nil, p.unexpected("was expecting comma to separate Array entries")
 		}
 	}
+}
+
+// TrailingTokens is Jackson's FAIL_ON_TRAILING_TOKENS check after a request body's first value (ending at end) was
+// bound as boundAs, as the JVM's REST provider reads bodies: nil when only white space follows; the error of the
+// next token when it is malformed; else "Trailing token (of type …) found after value". Locations are the byte
+// stream parser's (the token's start).
+func TrailingTokens(b []byte, end int, boundAs string) error {
+	p := &parser{b: b, pos: end, stream: true}
+	p.skipWS()
+	if p.pos >= len(b) {
+		return nil
+	}
+	start := p.pos
+	var typ string
+	switch c := b[p.pos]; c {
+	case '{':
+		typ = "START_OBJECT"
+	case '[':
+		typ = "START_ARRAY"
+	case '"':
+		typ = "VALUE_STRING"
+	case '}', ']':
+		kind := map[byte]string{'}': "Object", ']': "Array"}[c]
+		return p.fail(start, "Unexpected close marker '%c': no open %s to close", c, kind)
+	default:
+		r, _ := utf8.DecodeRune(b[p.pos:])
+		if c != '-' && (c < '0' || c > '9') && !isIdentStart(r) {
+			return p.unexpected("expected a value")
+		}
+		v, err := p.value(nil)
+		if err != nil {
+			return err
+		}
+		switch {
+		case v.Kind == True:
+			typ = "VALUE_TRUE"
+		case v.Kind == False:
+			typ = "VALUE_FALSE"
+		case v.Kind == Null:
+			typ = "VALUE_NULL"
+		case strings.ContainsAny(v.Text, ".eE"):
+			typ = "VALUE_NUMBER_FLOAT"
+		default:
+			typ = "VALUE_NUMBER_INT"
+		}
+	}
+	return &JacksonError{Msg: fmt.Sprintf("Trailing token (of type %s) found after value (bound as `%s`): not allowed as per `DeserializationFeature.FAIL_ON_TRAILING_TOKENS`\n at %s", typ, boundAs, p.loc(start))}
 }
