@@ -41,6 +41,8 @@ var validateDifferences = []struct{ what, why string }{
 		"they list the installed plugins; connectd hosts AvroConverter, its DLQ header converter, Debezium's and the Iceberg sink's SMTs, which the captured JVM worker does not"},
 	{"the JVM's NullPointerException text for a missing required regex (RegexRouter's `regex`: \"Cannot invoke \\\"String.isEmpty()\\\" because \\\"this.pattern\\\" is null\") is not reproduced",
 		"it is a JVM bug surfacing through the validator; the key already has its \"Missing required configuration\" error"},
+	{"client override keys (consumer.override.*, producer.override.*, admin.override.*) are not listed under the All policy",
+		"connectd carries no copy of the Java clients' ConfigDefs the JVM lists them with; the None and Principal policies' verdicts are listed"},
 	{"JsonConverter's schema.content key is not listed",
 		"connectd's JsonConverter does not implement a fixed schema; listing the key would suggest it is honoured"},
 }
@@ -142,12 +144,13 @@ func configNames(infos configInfosJSON) []string {
 	return out
 }
 
-// withoutDeliberateDifferences applies validateDifferences: the JVM's schema.content keys and NullPointerException
-// texts are dropped, and the recommended classes connectd lists are kept only where the JVM lists them too.
+// withoutDeliberateDifferences applies validateDifferences: the JVM's schema.content and client override keys and
+// its NullPointerException texts are dropped, and the recommended classes connectd lists are kept only where the JVM lists them too.
 func withoutDeliberateDifferences(jvm, ours *configInfosJSON) {
 	kept := jvm.Configs[:0]
 	for _, c := range jvm.Configs {
-		if !strings.HasSuffix(c.Value["name"].(string), "converter.schema.content") {
+		name := c.Value["name"].(string)
+		if !strings.HasSuffix(name, "converter.schema.content") && !isClientOverride(name) {
 			kept = append(kept, c)
 		}
 	}
@@ -190,6 +193,11 @@ func withoutDeliberateDifferences(jvm, ours *configInfosJSON) {
 		}
 		c.Value["recommended_values"] = filtered
 	}
+}
+
+func isClientOverride(name string) bool {
+	return strings.HasPrefix(name, "consumer.override.") || strings.HasPrefix(name, "producer.override.") ||
+		strings.HasPrefix(name, "admin.override.")
 }
 
 func isClassKey(name string) bool {
