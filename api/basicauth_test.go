@@ -120,6 +120,9 @@ func TestBasicAuthEveryRoute(t *testing.T) {
 	}
 }
 
+// noContentType expects an answer without a Content-Type header.
+const noContentType = "(none)"
+
 // Requests Jersey rejects while matching the resource (unknown path, method, media types) are answered before
 // the authentication filter, as on the JVM; an automatic OPTIONS answer is filtered (text/plain 401).
 func TestBasicAuthOrderAndOptions(t *testing.T) {
@@ -129,10 +132,11 @@ func TestBasicAuthOrderAndOptions(t *testing.T) {
 		status int
 		ct     string
 	}{
-		{req{method: "GET", path: "/nope"}, 404, "application/json"},
-		{req{method: "DELETE", path: "/connectors"}, 405, "application/json"},
-		{req{method: "GET", path: "/connectors", headers: map[string]string{"Accept": "text/html"}}, 406, "application/json"},
-		{req{method: "POST", path: "/connectors", body: "x", headers: map[string]string{"Content-Type": "text/plain"}}, 415, "application/json"},
+		// Jersey's own rejections carry no Content-Type (checked against a JVM 4.3.1 worker)
+		{req{method: "GET", path: "/nope"}, 404, noContentType},
+		{req{method: "DELETE", path: "/connectors"}, 405, noContentType},
+		{req{method: "GET", path: "/connectors", headers: map[string]string{"Accept": "text/html"}}, 406, noContentType},
+		{req{method: "POST", path: "/connectors", body: "x", headers: map[string]string{"Content-Type": "text/plain"}}, 415, noContentType},
 		{req{method: "OPTIONS", path: "/connectors"}, 401, "text/plain"},
 		{req{method: "OPTIONS", path: "/connectors", headers: map[string]string{"Authorization": basic("alice", "secret")}}, 204, ""},
 		{req{method: "HEAD", path: "/connectors"}, 401, "application/json"},
@@ -144,7 +148,11 @@ func TestBasicAuthOrderAndOptions(t *testing.T) {
 		resp := e.do(t, c.r)
 		resp.Body.Close()
 		assert.Equal(t, c.status, resp.StatusCode, "%s %s", c.r.method, c.r.path)
-		if c.ct != "" {
+		switch c.ct {
+		case "":
+		case noContentType:
+			assert.NotContains(t, resp.Header, "Content-Type", "%s %s", c.r.method, c.r.path)
+		default:
 			assert.Equal(t, c.ct, resp.Header.Get("Content-Type"), "%s %s", c.r.method, c.r.path)
 		}
 	}

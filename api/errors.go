@@ -125,4 +125,13 @@ func writeError(w http.ResponseWriter, err error) {
 	writeJSON(w, status, errorBody{ErrorCode: code, Message: msg})
 }
 
+// writeUntypedError answers a request no resource matches as Jersey does: the JVM's error body without a
+// Content-Type header (its exception mapper builds the response without a media type).
+func writeUntypedError(w http.ResponseWriter, status int, msg string) {
+	b, _ := json.Marshal(errorBody{ErrorCode: status, Message: &msg})
+	w.Header()["Content-Type"] = nil // no sniffed type either
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
 func ptr[T any](v T) *T { return &v }

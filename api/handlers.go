@@ -51,12 +51,15 @@ func readStringMap(r *http.Request) (*orderedMap, []byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	v, err := jvm.ParseJSON(body)
+	v, err := jvm.ParseJSONStream(body)
 	if err != nil {
 		return nil, body, err
 	}
 	p := &jparser{b: body}
 	m, err := p.bindStringMap(v, "")
+	if err == nil && v != nil {
+		err = jvm.TrailingTokens(body, v.End, "java.util.Map")
+	}
 	return m, body, err
 }
 
@@ -161,13 +164,16 @@ func (s *Server) createConnector(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	v, err := jvm.ParseJSON(body)
+	v, err := jvm.ParseJSONStream(body)
 	if err != nil {
 		writeError(w, withChain(err, classCreateRequest))
 		return
 	}
 	p := &jparser{b: body}
 	req, err := p.bindCreate(v)
+	if err == nil && v != nil {
+		err = jvm.TrailingTokens(body, v.End, classCreateRequest)
+	}
 	if err != nil {
 		writeError(w, err)
 		return

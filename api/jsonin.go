@@ -9,7 +9,7 @@ import (
 	"github.com/connectd/connectd/connect/jvm"
 )
 
-// Request bodies are parsed with jvm.ParseJSON rather than encoding/json so that the worker answers malformed
+// Request bodies are parsed with jvm.ParseJSONStream rather than encoding/json so that the worker answers malformed
 // or mistyped JSON the way the JVM does (Jackson's exception text in a 500); binding them to the few types the
 // REST API reads adds Jackson databind's messages and scalars coerced to strings in string maps.
 
@@ -200,7 +200,7 @@ func (p *jparser) bindCreate(v *jvm.Value) (*createRequest, error) {
 			if seen["name"] && seen["config"] && seen["initial_state"] {
 				at = el.End
 			}
-			return nil, &jvm.JacksonError{Msg: fmt.Sprintf("Unrecognized field %q (class %s), not marked as ignorable (3 known properties: \"config\", \"name\", \"initial_state\"])\n at %s (through reference chain: %s)",
+			return nil, &jvm.JacksonError{Msg: fmt.Sprintf("Unrecognized field %q (class %s), not marked as ignorable (3 known properties: \"config\", \"name\", \"initial_state\")\n at %s (through reference chain: %s)",
 				k, classCreateRequest, p.loc(at), chain)}
 		}
 	}
@@ -232,7 +232,7 @@ func (p *jparser) bindOffsets(v *jvm.Value) (offsets []offsetEntry, present bool
 			if _, ok := v.Get("offsets"); ok && indexOf(v.Keys, "offsets") < i {
 				at = el.End
 			}
-			return nil, true, &jvm.JacksonError{Msg: fmt.Sprintf("Unrecognized field %q (class %s), not marked as ignorable (one known property: \"offsets\"])\n at %s (through reference chain: %s)",
+			return nil, true, &jvm.JacksonError{Msg: fmt.Sprintf("Unrecognized field %q (class %s), not marked as ignorable (one known property: \"offsets\")\n at %s (through reference chain: %s)",
 				k, classOffsets, p.loc(at), chain)}
 		}
 		if el.Kind == jvm.Null {
@@ -261,7 +261,7 @@ func (p *jparser) bindOffsets(v *jvm.Value) (offsets []offsetEntry, present bool
 					if a, b := indexOf(item.Keys, "partition"), indexOf(item.Keys, "offset"); a >= 0 && a < n && b >= 0 && b < n {
 						at = iv.End
 					}
-					return nil, true, &jvm.JacksonError{Msg: fmt.Sprintf("Unrecognized field %q (class %s), not marked as ignorable (2 known properties: \"partition\", \"offset\"])\n at %s (through reference chain: %s)",
+					return nil, true, &jvm.JacksonError{Msg: fmt.Sprintf("Unrecognized field %q (class %s), not marked as ignorable (2 known properties: \"partition\", \"offset\")\n at %s (through reference chain: %s)",
 						ik, classOffset, p.loc(at), fchain)}
 				}
 				if iv.Kind == jvm.Null {

@@ -38,7 +38,7 @@ func (s *Server) pluginInfos() []herder.PluginInfo {
 		// The JVM scans header converters by interface: converters that are also header converters are
 		// listed twice.
 		if p.Type == connect.PluginConverter {
-			if _, ok := safeNew(p).(connect.HeaderConverter); ok {
+			if s.servesHeaders(p) {
 				byType[connect.PluginHeaderConverter] = append(byType[connect.PluginHeaderConverter], herder.PluginInfo{Class: p.Class, Type: string(connect.PluginHeaderConverter), Version: v})
 			}
 		}
@@ -50,6 +50,18 @@ func (s *Server) pluginInfos() []herder.PluginInfo {
 		out = append(out, list...)
 	}
 	return out
+}
+
+// servesHeaders reports whether a converter can also be a header converter (as StringConverter, JsonConverter
+// and the number converters are on the JVM).
+func (s *Server) servesHeaders(p *connect.Plugin) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	_, err := s.registry.NewHeaderConverter(p.Class)
+	return err == nil
 }
 
 func safeNew(p *connect.Plugin) (inst any) {
@@ -108,7 +120,13 @@ func (s *Server) pluginConfig(w http.ResponseWriter, r *http.Request) {
 				continue
 			}
 			seen[k.Name] = true
-			out = append(out, ConfigKeyInfo(k))
+			info := ConfigKeyInfo(k)
+			if d == base && k.Name == "connector.plugin.version" {
+				// the JVM's enrichedConfigDef(plugins, class): the connector's version is the default
+				v := p.Version
+				info.DefaultValue = &v
+			}
+			out = append(out, info)
 		}
 	}
 	writeJSON(w, 200, out)
@@ -123,7 +141,7 @@ func ConfigKeyInfo(k *connect.ConfigKey) herder.ConfigKeyInfo {
 		Required:      !k.HasDefault(),
 		Importance:    string(k.Importance),
 		Documentation: k.Doc,
-		Order:         k.OrderInGroup,
+		OrderInGroup:  k.OrderInGroup,
 		Width:         string(k.Width),
 		DisplayName:   k.DisplayName,
 		Dependents:    append([]string{}, k.Dependents...),
@@ -163,7 +181,7 @@ func (s *Server) validateConfig(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if class == nil {
-		writeError(w, newRestError(400, fmt.Sprintf("Connector config %s contains no connector type", javaHashMapString(m))))
+		writeValidationFailure(w, newRestError(400, fmt.Sprintf("Connector config %s contains no connector type", javaHashMapString(m))))
 		return
 	}
 	var infos *herder.ConfigInfos
@@ -173,10 +191,21 @@ func (s *Server) validateConfig(w http.ResponseWriter, r *http.Request) {
 		return e
 	})
 	if err != nil {
-		writeError(w, err)
+		writeValidationFailure(w, err)
 		return
 	}
 	writeJSON(w, 200, infos)
+}
+
+// writeValidationFailure answers a validation that could not run. The JVM validates on an executor and gets a
+// BadRequestException back wrapped in an ExecutionException, which its exception mapper answers as a 500 naming
+// the exception class.
+func writeValidationFailure(w http.ResponseWriter, err error) {
+	if status, _, msg := errorStatus(err); status == http.StatusBadRequest && msg != nil {
+		writeError(w, newRestError(http.StatusInternalServerError, "org.apache.kafka.connect.runtime.rest.errors.BadRequestException: "+*msg))
+		return
+	}
+	writeError(w, err)
 }
 
 // javaStringHash is java.lang.String.hashCode.

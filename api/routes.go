@@ -81,7 +81,7 @@ func (s *Server) router(main, admin bool) *mux.Router {
 		}
 	}
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		writeError(w, newRestError(404, msgNotFound))
+		writeUntypedError(w, 404, msgNotFound)
 	})
 	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if req.Method == http.MethodOptions {
@@ -92,7 +92,7 @@ func (s *Server) router(main, admin bool) *mux.Router {
 			w.WriteHeader(http.StatusNoContent)
 			return
 		}
-		writeError(w, newRestError(405, msgNotAllowed))
+		writeUntypedError(w, 405, msgNotAllowed)
 	})
 	return r
 }
@@ -115,12 +115,12 @@ func (s *Server) endpoint(rt route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if rt.consumes {
 			if ct := r.Header.Get("Content-Type"); ct != "" && !isJSONMediaType(ct) {
-				writeError(w, newRestError(415, msgUnsupported))
+				writeUntypedError(w, 415, msgUnsupported)
 				return
 			}
 		}
 		if !acceptsJSON(r.Header.Values("Accept")) {
-			writeError(w, newRestError(406, msgNotAcceptable))
+			writeUntypedError(w, 406, msgNotAcceptable)
 			return
 		}
 		// JaasBasicAuthFilter runs once Jersey has matched the resource (so 404, 405, 406 and 415 come first)

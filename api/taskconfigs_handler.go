@@ -68,7 +68,7 @@ func (s *Server) putTaskConfigs(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	v, err := jvm.ParseJSON(body)
+	v, err := jvm.ParseJSONStream(body)
 	if err != nil {
 		writeError(w, err)
 		return

@@ -50,9 +50,10 @@ func (v *Value) Get(key string) (*Value, bool) {
 
 // JacksonError is a parse or binding failure, already phrased as Jackson would.
 type JacksonError struct {
-	Msg     string
-	AtStart bool   // raised on the first token of a value (Jackson reads it before any deserializer runs)
-	TopKey  string // top-level property whose value was being read (bean deserializers add it as a chain)
+	Msg      string
+	AtStart  bool   // raised on the first token of a value (Jackson reads it before any deserializer runs)
+	startOff int    // where that value starts
+	TopKey   string // top-level property whose value was being read (bean deserializers add it as a chain)
 }
 
 func (e *JacksonError) Error() string { return e.Msg }
@@ -60,6 +61,10 @@ func (e *JacksonError) Error() string { return e.Msg }
 type parser struct {
 	b   []byte
 	pos int
+	// stream is Jackson's byte-stream parser (a JAX-RS provider reading a request body): it reports an unexpected
+	// character at its own column and an unrecognized token at its start, where the String parser reports the
+	// position after them.
+	stream bool
 }
 
 // RedactedSource starts a location in Jackson 2.16+ messages, which leave the source out.
@@ -69,26 +74,45 @@ const RedactedSource = "[Source: REDACTED (`StreamReadFeature.INCLUDE_SOURCE_IN_
 func Location(b []byte, off int) string { return (&parser{b: b}).loc(off) }
 
 func (p *parser) loc(off int) string {
-	line, rowStart := 1, 0
+	line, rowStart := p.row(off)
+	return fmt.Sprintf("%sline: %d, column: %d]", RedactedSource, line, off-rowStart+1)
+}
+
+// row is the line of byte offset off and the offset its line starts at; "\n", "\r" and "\r\n" end a line.
+func (p *parser) row(off int) (line, rowStart int) {
+	line = 1
 	for i := 0; i < off && i < len(p.b); i++ {
-		if p.b[i] == '\n' {
+		switch p.b[i] {
+		case '\r':
+			if i+1 < len(p.b) && p.b[i+1] == '\n' {
+				i++
+			}
+			fallthrough
+		case '\n':
 			line++
 			rowStart = i + 1
 		}
 	}
-	return fmt.Sprintf("%sline: %d, column: %d]", RedactedSource, line, off-rowStart+1)
+	return line, rowStart
 }
 
 // after is Jackson's location just past the byte at idx (that byte not counted as a line break).
 func (p *parser) after(idx int) string {
-	line, rowStart := 1, 0
-	for i := 0; i < idx && i < len(p.b); i++ {
-		if p.b[i] == '\n' {
-			line++
-			rowStart = i + 1
-		}
+	line, rowStart := p.row(idx)
+	col := idx - rowStart + 2
+	if p.stream {
+		col--
 	}
-	return fmt.Sprintf("%sline: %d, column: %d]", RedactedSource, line, idx-rowStart+2)
+	return fmt.Sprintf("%sline: %d, column: %d]", RedactedSource, line, col)
+}
+
+// failPast reports an error found reading the byte before off: the String parser's location is off, the stream
+// parser's that byte's.
+func (p *parser) failPast(off int, format string, args ...any) error {
+	if p.stream {
+		off--
+	}
+	return p.fail(off, format, args...)
 }
 
 func (p *parser) fail(off int, format string, args ...any) error {
@@ -116,10 +140,11 @@ func (p *parser) unexpected(what string) error {
 	return &JacksonError{Msg: fmt.Sprintf("Unexpected character (%s): %s\n at %s", charDesc(c), what, p.after(p.pos))}
 }
 
-func startErr(err error) error {
+func startErr(err error, start int) error {
 	var je *JacksonError
 	if errors.As(err, &je) {
 		je.AtStart = true
+		je.startOff = start
 	}
 	return err
 }
@@ -152,8 +177,13 @@ func (e *NestingError) Error() string {
 // line/column, source redacted as in Jackson 2.16+), key order kept (LinkedHashMap: a repeated key keeps its
 // first position and takes the last value), and anything after the first value ignored
 // (FAIL_ON_TRAILING_TOKENS is off). Empty input gives nil, nil (ALLOW_EMPTY_INPUT: the entity is null).
-func ParseJSON(b []byte) (*Value, error) {
-	p := &parser{b: b}
+func ParseJSON(b []byte) (*Value, error) { return parse(&parser{b: b}) }
+
+// ParseJSONStream is ParseJSON with the locations of Jackson's byte-stream parser, which reads REST request bodies.
+func ParseJSONStream(b []byte) (*Value, error) { return parse(&parser{b: b, stream: true}) }
+
+func parse(p *parser) (*Value, error) {
+	b := p.b
 	p.skipWS()
 	if p.pos >= len(b) {
 		return nil, nil
@@ -214,7 +244,7 @@ func (p *parser) value(stack []Frame) (*Value, error) {
 	case c == '-' || (c >= '0' && c <= '9'):
 		return p.number()
 	case c == '/':
-		return nil, startErr(p.unexpected("maybe a (non-standard) comment? (not recognized as one since Feature 'ALLOW_COMMENTS' not enabled for parser)"))
+		return nil, startErr(p.unexpected("maybe a (non-standard) comment? (not recognized as one since Feature 'ALLOW_COMMENTS' not enabled for parser)"), start)
 	default:
 		r, _ := utf8.DecodeRune(p.b[p.pos:])
 		if isIdentStart(r) {
@@ -227,14 +257,18 @@ func (p *parser) value(stack []Frame) (*Value, error) {
 			case "null":
 				return &Value{Kind: Null, Start: start, End: p.pos}, nil
 			}
-			// Jackson reads the token and the character after it before reporting.
+			// Jackson's String parser reads the token and the character after it before reporting; its stream
+			// parser reports the token's start.
 			end := p.pos
 			if end < len(p.b) {
 				end++
 			}
-			return nil, startErr(p.fail(end, "Unrecognized token '%s': was expecting %s", tok, validValues))
+			if p.stream {
+				end = start
+			}
+			return nil, startErr(p.fail(end, "Unrecognized token '%s': was expecting %s", tok, validValues), start)
 		}
-		return nil, startErr(p.unexpected("expected a valid value " + validValues))
+		return nil, startErr(p.unexpected("expected a valid value "+validValues), start)
 	}
 }
 
@@ -271,7 +305,7 @@ func (p *parser) number() (*Value, error) {
 		return nil, p.unexpected("expected digit (0-9) to follow minus sign, for valid numeric value")
 	}
 	if p.b[intStart] == '0' && p.pos-intStart > 1 {
-		return nil, p.fail(p.pos, "Invalid numeric value: Leading zeroes not allowed")
+		return nil, p.failPast(p.pos, "Invalid numeric value: Leading zeroes not allowed")
 	}
 	if p.pos < len(p.b) && p.b[p.pos] == '.' {
 		p.pos++
@@ -357,7 +391,7 @@ func (p *parser) str(fieldName bool) (string, error) {
 				}
 				sb.WriteRune(r)
 			default:
-				return "", p.fail(p.pos, "Unrecognized character escape %s", charDesc(rune(e)))
+				return "", p.failPast(p.pos, "Unrecognized character escape %s", charDesc(rune(e)))
 			}
 		default:
 			sb.WriteByte(c)
@@ -376,7 +410,7 @@ func (p *parser) hex4() (rune, error) {
 		p.pos++
 		d, err := strconv.ParseUint(string(c), 16, 8)
 		if err != nil {
-			return 0, p.fail(p.pos, "Unexpected character (%s): expected a hex-digit for character escape sequence", charDesc(rune(c)))
+			return 0, p.failPast(p.pos, "Unexpected character (%s): expected a hex-digit for character escape sequence", charDesc(rune(c)))
 		}
 		r = r<<4 | rune(d)
 	}
@@ -417,10 +451,13 @@ func (p *parser) object(stack []Frame) (*Value, error) {
 			return nil, p.eof(stack, " within/between Object entries")
 		}
 		stack[len(stack)-1].Key = key
+		valStart := p.pos
 		val, err := p.value(stack)
 		if err != nil {
+			// A top-level property's deserializer adds the reference chain, unless the error was raised on the
+			// property value's own first token (read before any deserializer runs).
 			var je *JacksonError
-			if len(stack) == 1 && errors.As(err, &je) && !je.AtStart {
+			if len(stack) == 1 && errors.As(err, &je) && !(je.AtStart && je.startOff == valStart) {
 				je.TopKey = key
 			}
 			return nil, err
@@ -484,4 +521,51 @@ func (p *parser) array(stack []Frame) (*Value, error) {
 			return nil, p.unexpected("was expecting comma to separate Array entries")
 		}
 	}
+}
+
+// TrailingTokens is Jackson's FAIL_ON_TRAILING_TOKENS check after a request body's first value (ending at end) was
+// bound as boundAs, as the JVM's REST provider reads bodies: nil when only white space follows; the error of the
+// next token when it is malformed; else "Trailing token (of type …) found after value". Locations are the byte
+// stream parser's (the token's start).
+func TrailingTokens(b []byte, end int, boundAs string) error {
+	p := &parser{b: b, pos: end, stream: true}
+	p.skipWS()
+	if p.pos >= len(b) {
+		return nil
+	}
+	start := p.pos
+	var typ string
+	switch c := b[p.pos]; c {
+	case '{':
+		typ = "START_OBJECT"
+	case '[':
+		typ = "START_ARRAY"
+	case '"':
+		typ = "VALUE_STRING"
+	case '}', ']':
+		kind := map[byte]string{'}': "Object", ']': "Array"}[c]
+		return p.fail(start, "Unexpected close marker '%c': no open %s to close", c, kind)
+	default:
+		r, _ := utf8.DecodeRune(b[p.pos:])
+		if c != '-' && (c < '0' || c > '9') && !isIdentStart(r) {
+			return p.unexpected("expected a value")
+		}
+		v, err := p.value(nil)
+		if err != nil {
+			return err
+		}
+		switch {
+		case v.Kind == True:
+			typ = "VALUE_TRUE"
+		case v.Kind == False:
+			typ = "VALUE_FALSE"
+		case v.Kind == Null:
+			typ = "VALUE_NULL"
+		case strings.ContainsAny(v.Text, ".eE"):
+			typ = "VALUE_NUMBER_FLOAT"
+		default:
+			typ = "VALUE_NUMBER_INT"
+		}
+	}
+	return &JacksonError{Msg: fmt.Sprintf("Trailing token (of type %s) found after value (bound as `%s`): not allowed as per `DeserializationFeature.FAIL_ON_TRAILING_TOKENS`\n at %s", typ, boundAs, p.loc(start))}
 }

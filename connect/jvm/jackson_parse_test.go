@@ -58,6 +58,16 @@ func FuzzParseJSON(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		v, err := ParseJSON(b)
+		// the stream parser accepts the same documents, and reports where the rest of the body goes wrong
+		sv, serr := ParseJSONStream(b)
+		if (err == nil) != (serr == nil) {
+			t.Fatalf("String parser: %v, stream parser: %v", err, serr)
+		}
+		if serr == nil && sv != nil {
+			if terr := TrailingTokens(b, sv.End, "T"); terr != nil && !strings.Contains(terr.Error(), "\n at "+RedactedSource+"line: ") {
+				t.Fatalf("trailing-token error without a location: %q", terr)
+			}
+		}
 		if err != nil {
 			var ne *NestingError
 			if !errors.As(err, &ne) && !strings.Contains(err.Error(), "\n at "+RedactedSource+"line: ") {

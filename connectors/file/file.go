@@ -45,6 +45,12 @@ func (c *Connector) TaskConfigs(maxTasks int) ([]map[string]string, error) {
 }
 func (c *Connector) Stop() error { return nil }
 
+// AlterOffsets implements connect.OffsetAlterer: the file sink keeps no offsets of its own, so altering or
+// resetting the framework's offsets is all there is to do (as the JVM's FileStreamSinkConnector answers).
+func (c *Connector) AlterOffsets(map[string]string, map[connect.TopicPartition]*int64) (bool, error) {
+	return true, nil
+}
+
 // TaskClass is the JVM task class written as task.class, so that JVM workers sharing the cluster load the tasks.
 func (c *Connector) TaskClass() string { return TaskClass }
 

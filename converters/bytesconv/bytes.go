@@ -26,6 +26,15 @@ type ByteArrayConverter struct{}
 
 func (ByteArrayConverter) Configure(map[string]string, bool) error { return nil }
 
+// ConfigDef implements connect.Configurable: ConverterConfig's only key (the converter's role).
+func (ByteArrayConverter) ConfigDef() *connect.ConfigDef { return converterTypeDef() }
+
+// converterTypeDef is the JVM's ConverterConfig (and NumberConverterConfig) definition.
+func converterTypeDef() *connect.ConfigDef {
+	return connect.NewConfigDef().Define(connect.ConfigKey{Name: "converter.type", Type: connect.ConfigString, Default: nil,
+		Validator: connect.InIgnoreCase("key", "value", "header"), Importance: connect.Low, Doc: "How this converter will be used."})
+}
+
 func (ByteArrayConverter) ToConnectData(_ string, _ connect.Headers, value []byte) (connect.SchemaAndValue, error) {
 	return connect.SchemaAndValue{Schema: connect.OptionalBytesSchema, Value: bytesOrNil(value)}, nil
 }
@@ -89,6 +98,9 @@ func NewNumberConverter(class string) (*NumberConverter, bool) {
 }
 
 func (c *NumberConverter) Configure(map[string]string, bool) error { return nil }
+
+// ConfigDef implements connect.Configurable: NumberConverterConfig's only key (the converter's role).
+func (c *NumberConverter) ConfigDef() *connect.ConfigDef { return converterTypeDef() }
 
 func (c *NumberConverter) ToConnectData(_ string, _ connect.Headers, value []byte) (connect.SchemaAndValue, error) {
 	k := c.kind

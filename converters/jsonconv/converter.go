@@ -39,19 +39,22 @@ func ConfigDef() *connect.ConfigDef {
 			Validator: connect.InIgnoreCase("key", "value", "header"), Importance: connect.Low,
 			Doc: "How this converter will be used."}).
 		Define(connect.ConfigKey{Name: SchemasEnableConfig, Type: connect.ConfigBoolean, Default: true, Importance: connect.High,
-			Doc: "Include schemas within each of the serialized values and keys.", Group: "Schemas", OrderInGroup: 1,
+			Doc: "Include schemas within each of the serialized values and keys.", Group: "Schemas", OrderInGroup: 0,
 			Width: connect.WidthMedium, DisplayName: "Enable Schemas"}).
 		Define(connect.ConfigKey{Name: SchemasCacheSizeConfig, Type: connect.ConfigInt, Default: 1000, Importance: connect.High,
-			Doc: "The maximum number of schemas that can be cached in this converter instance.", Group: "Schemas", OrderInGroup: 2,
+			Doc: "The maximum number of schemas that can be cached in this converter instance.", Group: "Schemas", OrderInGroup: 1,
 			Width: connect.WidthMedium, DisplayName: "Schema Cache Size"}).
 		Define(connect.ConfigKey{Name: DecimalFormatConfig, Type: connect.ConfigString, Default: "BASE64",
-			Validator: connect.InIgnoreCase("BASE64", "NUMERIC"), Importance: connect.Low,
+			Validator: connect.InIgnoreCase("NUMERIC", "BASE64") /* the JVM lists them in this order */, Importance: connect.Low,
 			Doc:   "Controls which format this converter will serialize decimals in. This value is case insensitive and can be either 'BASE64' (default) or 'NUMERIC'",
-			Group: "Schemas", OrderInGroup: 3, Width: connect.WidthMedium, DisplayName: "Decimal Format"}).
+			Group: "Serialization", OrderInGroup: 0, Width: connect.WidthMedium, DisplayName: "Decimal Format"}).
 		Define(connect.ConfigKey{Name: ReplaceNullWithDefaultConfig, Type: connect.ConfigBoolean, Default: true, Importance: connect.Low,
 			Doc:   "Whether to replace fields that have a default value and that are null to the default value. When set to true, the default value is used, otherwise null is used.",
-			Group: "Schemas", OrderInGroup: 4, Width: connect.WidthMedium, DisplayName: "Replace null with default"})
+			Group: "Serialization", OrderInGroup: 1, Width: connect.WidthMedium, DisplayName: "Replace null with default"})
 }
+
+// ConfigDef implements connect.Configurable (the converter's keys in a connector's validate answer).
+func (*Converter) ConfigDef() *connect.ConfigDef { return ConfigDef() }
 
 func init() {
 	connect.Register(connect.Plugin{Class: ClassName, Type: connect.PluginConverter, New: func() any { return New() }})

@@ -30,6 +30,9 @@ func ConfigDef() *connect.ConfigDef {
 			DisplayName: "Encoding"})
 }
 
+// ConfigDef implements connect.Configurable (the converter's keys in a connector's validate answer).
+func (*Converter) ConfigDef() *connect.ConfigDef { return ConfigDef() }
+
 // Converter converts strings; the zero value uses UTF-8. It also works as a header converter through
 // ToConnectHeader/FromConnectHeader.
 type Converter struct{ enc string }

@@ -109,7 +109,7 @@ func (d *Distributed) SetAdvertisedURL(u string) {
 // SetWorker attaches the local worker.
 func (d *Distributed) SetWorker(w *worker.Worker) {
 	d.w = w
-	d.validator = &Validator{Registry: w.Registry(), OverridePolicy: w.Config().OverridePolicy}
+	d.validator = NewValidator(w)
 }
 
 // Start creates or checks the internal topics, reads them to the end, and joins the group.

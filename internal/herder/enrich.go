@@ -46,7 +46,25 @@ func (v *Validator) enrichAliases(config map[string]string) (*connect.ConfigDef,
 				Doc:         "Class for the '" + alias + "' " + strings.ToLower(kind.iface) + "."}
 			def.Define(typeKey)
 			typeValue, plugin := v.validateAliasClass(kind, prefix, config)
+			typeValue.RecommendedValues = v.pluginClasses(kind.ptype)
 			values = append(values, typeValue)
+			// The version key (KIP-891): the version of the plugin the type key names.
+			var version any
+			var versions []any
+			if p, ok := v.Registry.LookupType(config[prefix+"type"], kind.ptype); ok {
+				version = pluginVersion(p)
+				versions = []any{version}
+			}
+			versionKey := connect.ConfigKey{Name: prefix + pluginVersionSuffix, Type: connect.ConfigString, Default: version,
+				Importance: connect.High, Group: group, OrderInGroup: 1, Width: connect.WidthLong,
+				DisplayName: kind.iface + " version for " + alias,
+				Doc:         "Version of the '" + alias + "' " + strings.ToLower(kind.iface) + "."}
+			def.Define(versionKey)
+			versionValue := connect.ConfigValue{Name: versionKey.Name, Value: version, RecommendedValues: versions, Visible: true}
+			if raw, set := config[versionKey.Name]; set {
+				versionValue.Value = strings.TrimSpace(raw)
+			}
+			values = append(values, versionValue)
 			if plugin == nil {
 				continue // as the JVM: nothing is embedded for a class that does not resolve
 			}
@@ -118,7 +136,7 @@ func classNotFound(reg *connect.Registry, key, cls string, ptype connect.PluginT
 
 // embedPluginDef is ConfigDef.embed of the plugin's definition (plus the implicit transformation keys) under
 // prefix: keys in the JVM's natural order (required first, then by importance, then by name), numbered after
-// the class key, their validators called with the unprefixed name as the JVM's embedded validators are.
+// the class and version keys, their validators called with the unprefixed name as the JVM's embedded validators are.
 func embedPluginDef(kind aliasKind, prefix, group string, p *connect.Plugin) []*connect.ConfigKey {
 	var keys []*connect.ConfigKey
 	if kind == transformAliases {
@@ -157,7 +175,7 @@ func embedPluginDef(kind aliasKind, prefix, group string, p *connect.Plugin) []*
 		if k.Group != "" {
 			c.Group = group + ": " + k.Group
 		}
-		c.OrderInGroup = i + 1
+		c.OrderInGroup = i + 2 // after the type and version keys
 		if len(k.Dependents) > 0 {
 			c.Dependents = make([]string, len(k.Dependents))
 			for j, d := range k.Dependents {
@@ -192,7 +210,6 @@ func validateEmbeddedKey(k *connect.ConfigKey, prefix string, config map[string]
 	var parsed any
 	switch {
 	case set:
-		cv.Value = raw
 		v, err := connect.ParseConfigValue(k.Type, raw)
 		if err != nil {
 			cv.Errors = append(cv.Errors, (&connect.ConfigError{Name: k.Name, Value: raw, Message: err.Error()}).Error())
@@ -203,12 +220,8 @@ func validateEmbeddedKey(k *connect.ConfigKey, prefix string, config map[string]
 		cv.Errors = append(cv.Errors, fmt.Sprintf("Missing required configuration \"%s\" which has no default value.", k.Name))
 	default:
 		parsed = k.Default
-		if k.Default != nil && k.Type != connect.ConfigPassword {
-			if s := connect.FormatConfigValue(k.Default); s != nil {
-				cv.Value = *s
-			}
-		}
 	}
+	cv.Value = parsed
 	if k.Validator != nil {
 		if err := k.Validator.Validate(strings.TrimPrefix(k.Name, prefix), parsed); err != nil {
 			cv.Errors = append(cv.Errors, javaConfigErrorText(err))
@@ -229,6 +242,17 @@ func javaConfigErrorText(err error) string {
 		return c.Error()
 	}
 	return err.Error()
+}
+
+// pluginClasses lists the installed plugins of a kind (the enrich ClassRecommender).
+func (v *Validator) pluginClasses(kind connect.PluginType) []any {
+	out := []any{}
+	for _, p := range v.Registry.Plugins() {
+		if p.Type == kind {
+			out = append(out, p.Class)
+		}
+	}
+	return out
 }
 
 // uniqueAliases lists the aliases of an alias list once each, in order (the JVM's LinkedHashSet).
@@ -259,14 +283,10 @@ func uniqueAliasValidator(kind string) connect.Validator {
 	}}
 }
 
-// checkClassKey checks a CLASS key of the connector definition (the converters) as the JVM does: the class
-// must exist and implement the key's interface. It returns the error message, or "" when the key is unset,
-// valid, or not one whose plugin kind is known.
-func (v *Validator) checkClassKey(name string, config map[string]string) string {
-	cls := strings.TrimSpace(config[name])
-	if cls == "" {
-		return ""
-	}
+// checkClassKey checks a resolved CLASS value of the connector definition (the converters) as the JVM does: the
+// class must implement the key's interface. It returns the error message, or "" when valid or not a key whose
+// plugin kind is known.
+func (v *Validator) checkClassKey(name, cls string) string {
 	var iface string
 	var implements func() bool
 	switch name {
@@ -279,11 +299,7 @@ func (v *Validator) checkClassKey(name string, config map[string]string) string 
 	default:
 		return ""
 	}
-	p, ok := v.Registry.Lookup(cls)
-	switch {
-	case !ok:
-		return fmt.Sprintf("Invalid value %s for configuration %s: Class %s could not be found.", cls, name, cls)
-	case !implements():
+	if p, ok := v.Registry.Lookup(cls); ok && !implements() {
 		return fmt.Sprintf("Class class %s does not implement the %s interface", p.Class, iface)
 	}
 	return ""

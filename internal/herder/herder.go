@@ -184,7 +184,7 @@ type ConfigKeyInfo struct {
 	Importance    string   `json:"importance"`
 	Documentation string   `json:"documentation"`
 	Group         *string  `json:"group"`
-	Order         int      `json:"order"`
+	OrderInGroup  int      `json:"order_in_group"`
 	Width         string   `json:"width"`
 	DisplayName   string   `json:"display_name"`
 	Dependents    []string `json:"dependents"`

@@ -40,7 +40,7 @@ func NewStandalone(w *worker.Worker, status *StatusTracker) *Standalone {
 	status.SetVersions(w)
 	return &Standalone{
 		w:          w,
-		validator:  &Validator{Registry: w.Registry(), OverridePolicy: w.Config().OverridePolicy},
+		validator:  NewValidator(w),
 		connectors: map[string]*standaloneConnector{},
 		status:     status,
 	}
@@ -360,9 +360,13 @@ func (h *Standalone) RestartConnectorAndTasks(ctx context.Context, req RestartRe
 func (h *Standalone) RestartTask(ctx context.Context, id ConnectorTaskID) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	// StandaloneHerder.restartTask's answers (the distributed herder says "Unknown task").
 	c, ok := h.connectors[id.Connector]
-	if !ok || id.Task < 0 || id.Task >= len(c.taskConfigs) {
-		return NotFound("Unknown task: %s", id)
+	if !ok {
+		return NotFound("Connector %s not found", id.Connector)
+	}
+	if id.Task < 0 || id.Task >= len(c.taskConfigs) {
+		return NotFound("Task %s not found", id)
 	}
 	h.w.StopTasks([]ConnectorTaskID{id})
 	return h.w.StartTask(id, c.config, c.taskConfigs[id.Task], c.target)

@@ -11,37 +11,27 @@ import (
 	"github.com/connectd/connectd/internal/worker"
 )
 
-// ConnectorConfigDef is the JVM's ConnectorConfig + SinkConnectorConfig: keys every sink connector has.
-func ConnectorConfigDef() *connect.ConfigDef {
-	const common, tr, pr = "Common", "Transforms", "Predicates"
-	return connect.NewConfigDef().
-		Define(connect.ConfigKey{Name: "name", Type: connect.ConfigString, Default: connect.NoDefault, Validator: connect.NonEmptyString(), Importance: connect.High, Group: common, OrderInGroup: 1, Width: connect.WidthMedium, DisplayName: "Connector name", Doc: "Globally unique name to use for this connector."}).
-		Define(connect.ConfigKey{Name: "connector.class", Type: connect.ConfigString, Default: connect.NoDefault, Importance: connect.High, Group: common, OrderInGroup: 2, Width: connect.WidthLong, DisplayName: "Connector class", Doc: "Name or alias of the class for this connector. Must be a subclass of org.apache.kafka.connect.connector.Connector. If the connector is org.apache.kafka.connect.file.FileStreamSinkConnector, you can either specify this full name,  or use \"FileStreamSink\" or \"FileStreamSinkConnector\" to make the configuration a bit shorter"}).
-		Define(connect.ConfigKey{Name: "tasks.max", Type: connect.ConfigInt, Default: 1, Validator: connect.AtLeast(1), Importance: connect.High, Group: common, OrderInGroup: 3, Width: connect.WidthShort, DisplayName: "Tasks max", Doc: "Maximum number of tasks to use for this connector."}).
-		Define(connect.ConfigKey{Name: "tasks.max.enforce", Type: connect.ConfigBoolean, Default: true, Importance: connect.Low, Group: common, OrderInGroup: 4, Width: connect.WidthShort, DisplayName: "Enforce tasks max", Doc: "(Deprecated) Whether to enforce that the tasks.max property is respected by the connector."}).
-		Define(connect.ConfigKey{Name: "key.converter", Type: connect.ConfigClass, Default: nil, Importance: connect.Low, Group: common, OrderInGroup: 5, Width: connect.WidthShort, DisplayName: "Key converter class", Doc: "Converter class used to convert between Kafka Connect format and the serialized form that is written to Kafka. This controls the format of the keys in messages written to or read from Kafka."}).
-		Define(connect.ConfigKey{Name: "value.converter", Type: connect.ConfigClass, Default: nil, Importance: connect.Low, Group: common, OrderInGroup: 6, Width: connect.WidthShort, DisplayName: "Value converter class", Doc: "Converter class used to convert between Kafka Connect format and the serialized form that is written to Kafka. This controls the format of the values in messages written to or read from Kafka."}).
-		Define(connect.ConfigKey{Name: "header.converter", Type: connect.ConfigClass, Default: nil, Importance: connect.Low, Group: common, OrderInGroup: 7, Width: connect.WidthShort, DisplayName: "Header converter class", Doc: "HeaderConverter class used to convert between Kafka Connect format and the serialized form that is written to Kafka."}).
-		Define(connect.ConfigKey{Name: "config.action.reload", Type: connect.ConfigString, Default: "restart", Validator: connect.In("none", "restart"), Importance: connect.Low, Group: common, OrderInGroup: 8, Width: connect.WidthMedium, DisplayName: "Reload Action", Doc: "The action that Connect should take on the connector when changes in external configuration providers result in a change in the connector's configuration properties."}).
-		Define(connect.ConfigKey{Name: "topics", Type: connect.ConfigList, Default: "", Importance: connect.High, Group: common, OrderInGroup: 9, Width: connect.WidthLong, DisplayName: "Topics", Doc: "List of topics to consume, separated by commas"}).
-		Define(connect.ConfigKey{Name: "topics.regex", Type: connect.ConfigString, Default: "", Validator: connect.ValidRegex(), Importance: connect.High, Group: common, OrderInGroup: 10, Width: connect.WidthLong, DisplayName: "Topics regex", Doc: "Regular expression giving topics to consume. Under the hood, the regex is compiled to a <code>java.util.regex.Pattern</code>. Only one of topics or topics.regex should be specified."}).
-		Define(connect.ConfigKey{Name: "transforms", Type: connect.ConfigList, Default: "", Validator: uniqueAliasValidator("transformation"), Importance: connect.Low, Group: tr, OrderInGroup: 0, Width: connect.WidthLong, DisplayName: "Transforms", Doc: "Aliases for the transformations to be applied to records."}).
-		Define(connect.ConfigKey{Name: "predicates", Type: connect.ConfigList, Default: "", Validator: uniqueAliasValidator("predicate"), Importance: connect.Low, Group: pr, OrderInGroup: 0, Width: connect.WidthLong, DisplayName: "Predicates", Doc: "Aliases for the predicates used by transformations."}).
-		Merge(worker.ErrorsConfigDef())
-}
-
 // Validator validates connector configs against the registry (shared by the standalone and distributed herders).
 type Validator struct {
 	Registry       *connect.Registry
 	OverridePolicy string // All, None, Principal
 	WorkerGroupID  string
+	// WorkerProps are the worker's properties: its converters are the defaults of a connector's.
+	WorkerProps map[string]string
 }
 
-// Validate returns the JVM's ConfigInfos for a connector config. An unknown connector class is an error
-// (500 with the JVM's message), not a validation result.
+// NewValidator returns the validator of a worker's connectors.
+func NewValidator(w *worker.Worker) *Validator {
+	return &Validator{Registry: w.Registry(), OverridePolicy: w.Config().OverridePolicy, WorkerProps: w.Config().Props}
+}
+
+// Validate returns the JVM's ConfigInfos for a connector config (AbstractHerder.validateConnectorConfig): the
+// connector keys with the worker's defaults, the transforms' and predicates' keys, the connector's own keys, the
+// client override policy's verdicts and the converters' own keys, in the JVM's order. An unknown connector class
+// is an error, not a validation result.
 func (v *Validator) Validate(config map[string]string) (*ConfigInfos, error) {
-	class := config["connector.class"]
-	if class == "" {
+	class, ok := config["connector.class"]
+	if !ok {
 		return nil, BadRequest("Connector config %s contains no connector type", formatJavaMap(worker.RedactConfig(config, nil)))
 	}
 	plugin, ok := v.Registry.Lookup(class)
@@ -52,109 +42,265 @@ func (v *Validator) Validate(config map[string]string) (*ConfigInfos, error) {
 		return nil, BadRequest("Source connectors are not supported by this runtime (sink-only): %s", class)
 	}
 	conn := plugin.New().(connect.SinkConnector)
-	def := ConnectorConfigDef()
-	values := def.Validate(config)
-	byName := map[string]*connect.ConfigValue{}
-	for i := range values {
-		byName[values[i].Name] = &values[i]
+
+	// The connector keys (SinkConnectorConfig.enrichedConfigDef), then the aliases' keys (ConnectorConfig.enrich).
+	def := sinkConnectorConfigDef(v.defOptions(config, plugin))
+	values := v.validateKeys(def, config)
+	aliasDef, aliasValues := v.enrichAliases(config)
+	def = def.Merge(aliasDef)
+	for i := range aliasValues {
+		values[aliasValues[i].Name] = &aliasValues[i]
 	}
-	addErr := func(name, msg string) {
-		if cv, ok := byName[name]; ok {
-			cv.Errors = append(cv.Errors, msg)
-		}
-	}
-	// Sink rules (SinkConnectorConfig.validate).
-	topics, regex := strings.TrimSpace(config["topics"]), strings.TrimSpace(config["topics.regex"])
-	switch {
-	case topics != "" && regex != "":
-		msg := "topics and topics.regex are mutually exclusive options, but both are set."
-		addErr("topics", msg)
-		addErr("topics.regex", msg)
-	case topics == "" && regex == "":
-		msg := "Must configure one of topics or topics.regex"
-		addErr("topics", msg)
-		addErr("topics.regex", msg)
-	}
-	if dlq := strings.TrimSpace(config["errors.deadletterqueue.topic.name"]); dlq != "" {
-		for _, t := range strings.Split(topics, ",") {
-			if strings.TrimSpace(t) == dlq {
-				addErr("errors.deadletterqueue.topic.name", fmt.Sprintf("The DLQ topic '%s' may not be included in the list of topics ('topics=%s') to be consumed.", dlq, topics))
-			}
-		}
-		if regex != "" {
-			if re, err := regexp.Compile("^(?:" + regex + ")$"); err == nil && re.MatchString(dlq) {
-				addErr("errors.deadletterqueue.topic.name", fmt.Sprintf("The DLQ topic '%s' may not be included in the regex matching the topics ('topics.regex=%s') to be consumed.", dlq, regex))
-			}
-		}
-	}
+	v.validateSinkRules(config, values)
 	if v.WorkerGroupID != "" && "connect-"+config["name"] == v.WorkerGroupID {
-		addErr("name", fmt.Sprintf("Consumer group connect-%s conflicts with Connect worker group %s", config["name"], v.WorkerGroupID))
+		addConfigError(values, "name", config["name"], fmt.Sprintf("Consumer group connect-%s conflicts with Connect worker group %s", config["name"], v.WorkerGroupID))
 	}
-	// Class keys of the definition name plugins of their kind.
-	for _, k := range def.Keys() {
-		if k.Type == connect.ConfigClass {
-			if msg := v.checkClassKey(k.Name, config); msg != "" {
-				addErr(k.Name, msg)
-			}
-		}
-	}
-	// Client override policy.
+	converterInfos := v.validateConverters(config, values)
 	overrideErrs := v.overrideErrors(config)
 
-	// Transforms and predicates: their class keys and the plugins' own definitions.
-	extra, extraVals := v.enrichAliases(config)
-
-	// The connector's own definition, and its custom validation.
-	connDef := conn.ConfigDef()
-	var connVals []connect.ConfigValue
-	if connDef != nil {
-		var own []*connect.ConfigKey
-		for _, k := range connDef.Keys() {
-			if _, dup := def.Key(k.Name); !dup {
-				own = append(own, k)
+	// The connector's own keys and its multi-key validation.
+	keys := def.Keys()
+	if connDef := conn.ConfigDef(); connDef != nil {
+		for name, cv := range v.validateKeys(connDef, config) {
+			values[name] = cv
+		}
+		merged := connect.NewConfigDef()
+		for _, k := range keys {
+			if own, dup := connDef.Key(k.Name); dup {
+				merged.Define(*own)
+			} else {
+				merged.Define(*k)
 			}
 		}
-		od := connect.NewConfigDef()
-		for _, k := range own {
-			od.Define(*k)
+		for _, k := range connDef.Keys() {
+			merged.Define(*k)
 		}
-		connVals = od.Validate(config)
-		def = def.Merge(od)
+		def = merged
+		keys = def.Keys()
 	}
 	if cv, ok := conn.(connect.ConfigValidator); ok {
 		for _, r := range cv.Validate(config) {
-			for i := range connVals {
-				if connVals[i].Name == r.Name {
-					connVals[i].Errors = append(connVals[i].Errors, r.Errors...)
-				}
-			}
-			if b, ok := byName[r.Name]; ok {
-				b.Errors = append(b.Errors, r.Errors...)
+			if len(r.Errors) > 0 {
+				addConfigError(values, r.Name, r.Value, r.Errors...)
 			}
 		}
 	}
-	def = def.Merge(extra)
-	all := append(append(values, connVals...), extraVals...)
-	infos := &ConfigInfos{Name: plugin.Class, Groups: def.Groups()}
+
+	infos := &ConfigInfos{Name: class, Groups: def.Groups(), Configs: []ConfigInfo{}}
 	if infos.Groups == nil {
 		infos.Groups = []string{}
 	}
-	for _, cv := range all {
-		k, _ := def.Key(cv.Name)
-		if k == nil {
+	for _, k := range keys {
+		cv := values[k.Name]
+		if cv == nil {
 			continue
 		}
-		infos.Configs = append(infos.Configs, ConfigInfo{Definition: ConfigKeyInfoOf(k), Value: configValueInfo(cv, k.Type == connect.ConfigPassword)})
+		infos.Configs = append(infos.Configs, ConfigInfo{Definition: ConfigKeyInfoOf(k), Value: configValueInfo(*cv, k.Type == connect.ConfigPassword)})
 		infos.ErrorCount += len(cv.Errors)
 	}
 	for _, oe := range overrideErrs {
 		infos.Configs = append(infos.Configs, ConfigInfo{
-			Definition: ConfigKeyInfo{Name: oe.Name, Type: "STRING", Importance: "LOW", Width: "NONE", Order: -1, DisplayName: oe.Name, Dependents: []string{}},
+			Definition: ConfigKeyInfo{Name: oe.Name, Type: "STRING", Importance: "LOW", Width: "NONE", OrderInGroup: -1, DisplayName: oe.Name, Dependents: []string{}},
 			Value:      configValueInfo(oe, worker.IsSecretKey(oe.Name)),
 		})
 		infos.ErrorCount += len(oe.Errors)
 	}
+	for _, ci := range converterInfos {
+		infos.ErrorCount += ci.ErrorCount
+		infos.Configs = append(infos.Configs, ci.Configs...)
+		for _, g := range ci.Groups {
+			if !containsString(infos.Groups, g) {
+				infos.Groups = append(infos.Groups, g)
+			}
+		}
+	}
 	return infos, nil
+}
+
+// defOptions are the worker's converters as defaults and the plugins' versions (ConnectorConfig.enrichedConfigDef).
+func (v *Validator) defOptions(config map[string]string, plugin *connect.Plugin) connectorDefOptions {
+	return connectorDefOptions{
+		connectorVersion: pluginVersion(plugin),
+		key:              v.converterDefaults(config, keyConverterKey, connect.PluginConverter),
+		value:            v.converterDefaults(config, valueConverterKey, connect.PluginConverter),
+		header:           v.converterDefaults(config, headerConverterKey, connect.PluginHeaderConverter),
+		registry:         v.Registry,
+	}
+}
+
+// converterDefaults is ConnectorConfig.converterDefaults: the worker's converter class is the default of the
+// connector's; its version is that of the connector's converter when the connector names one, else the worker's
+// `<key>.plugin.version` or the worker converter's version.
+func (v *Validator) converterDefaults(config map[string]string, key string, kind connect.PluginType) converterDefaults {
+	workerClass, set := v.WorkerProps[key]
+	if !set && key == headerConverterKey {
+		workerClass, set = defaultHeaderConverter, true
+	}
+	connClass, connSet := config[key]
+	if !set && !connSet {
+		return converterDefaults{}
+	}
+	var d converterDefaults
+	if set {
+		d.class = v.resolveClass(workerClass)
+	}
+	switch {
+	case connSet:
+		if p, ok := v.lookupConverter(connClass, kind); ok {
+			d.version = pluginVersion(p)
+		}
+	case v.WorkerProps[key+converterVersionKeySuffix] != "":
+		d.version = v.WorkerProps[key+converterVersionKeySuffix]
+	default:
+		if p, ok := v.lookupConverter(workerClass, kind); ok {
+			d.version = pluginVersion(p)
+		}
+	}
+	return d
+}
+
+func (v *Validator) lookupConverter(class string, kind connect.PluginType) (*connect.Plugin, bool) {
+	if kind == connect.PluginHeaderConverter {
+		return v.Registry.LookupType(class, connect.PluginHeaderConverter, connect.PluginConverter)
+	}
+	return v.Registry.LookupType(class, kind)
+}
+
+// resolveClass is a class name as the JVM's CLASS parsing yields it: an alias resolves to the plugin's class.
+func (v *Validator) resolveClass(name string) string {
+	if p, ok := v.Registry.Lookup(name); ok {
+		return p.Class
+	}
+	return strings.TrimSpace(name)
+}
+
+// validateKeys is ConfigDef.validateAll: every key parsed from props (its default when absent), its validator
+// run on the parsed value (null after a parse error or a missing required value), its recommender asked for
+// values. The value is the parsed value, as the JVM renders it.
+func (v *Validator) validateKeys(def *connect.ConfigDef, props map[string]string) map[string]*connect.ConfigValue {
+	out := map[string]*connect.ConfigValue{}
+	for _, k := range def.Keys() {
+		cv := &connect.ConfigValue{Name: k.Name, Visible: true}
+		raw, set := props[k.Name]
+		var val any
+		switch {
+		case set:
+			parsed, err := v.parseValue(k, raw)
+			if err != nil {
+				cv.Errors = append(cv.Errors, err.Error())
+			} else {
+				val = parsed
+			}
+		case !k.HasDefault():
+			cv.Errors = append(cv.Errors, fmt.Sprintf("Missing required configuration \"%s\" which has no default value.", k.Name))
+		default:
+			val = k.Default
+		}
+		if k.Validator != nil {
+			if err := k.Validator.Validate(k.Name, val); err != nil {
+				cv.Errors = append(cv.Errors, javaConfigErrorText(err))
+			}
+		}
+		if val != nil && k.Type == connect.ConfigClass {
+			if msg := v.checkClassKey(k.Name, val.(string)); msg != "" {
+				cv.Errors = append(cv.Errors, msg)
+			}
+		}
+		cv.Value = val
+		out[k.Name] = cv
+	}
+	for _, k := range def.Keys() {
+		if k.Recommender != nil {
+			out[k.Name].RecommendedValues = k.Recommender(props)
+		}
+		// The converter version keys are shown only when their converter is known (ConverterPluginVersionRecommender).
+		if conv, ok := strings.CutSuffix(k.Name, converterVersionKeySuffix); ok && isConverterKey(conv) {
+			if c := out[conv]; c != nil {
+				out[k.Name].Visible = c.Value != nil
+			}
+		}
+	}
+	return out
+}
+
+func isConverterKey(k string) bool {
+	return k == keyConverterKey || k == valueConverterKey || k == headerConverterKey
+}
+
+// parseValue is ConfigDef.parseType; a CLASS value is resolved through the plugins (aliases included).
+func (v *Validator) parseValue(k *connect.ConfigKey, raw string) (any, error) {
+	if k.Type == connect.ConfigClass {
+		cls := strings.TrimSpace(raw)
+		if p, ok := v.Registry.Lookup(cls); ok {
+			return p.Class, nil
+		}
+		return nil, &connect.ConfigError{Name: k.Name, Value: cls, Message: "Class " + cls + " could not be found."}
+	}
+	parsed, err := connect.ParseConfigValue(k.Type, raw)
+	if err != nil {
+		shown := any(raw)
+		if k.Type == connect.ConfigPassword {
+			shown = connect.Password(raw)
+		}
+		return nil, &connect.ConfigError{Name: k.Name, Value: shown, Message: err.Error()}
+	}
+	return parsed, nil
+}
+
+// validateSinkRules is SinkConnectorConfig.validate: exactly one of topics and topics.regex, and a DLQ topic
+// that is not one of the consumed topics.
+func (v *Validator) validateSinkRules(config map[string]string, values map[string]*connect.ConfigValue) {
+	topicsRaw, regexRaw := config["topics"], config["topics.regex"]
+	hasTopics, hasRegex := strings.TrimSpace(topicsRaw) != "", strings.TrimSpace(regexRaw) != ""
+	dlq := strings.TrimSpace(config["errors.deadletterqueue.topic.name"])
+	if hasTopics && hasRegex {
+		msg := "topics and topics.regex are mutually exclusive options, but both are set."
+		addConfigError(values, "topics", topicsRaw, msg)
+		addConfigError(values, "topics.regex", regexRaw, msg)
+	}
+	if !hasTopics && !hasRegex {
+		msg := "Must configure one of topics or topics.regex"
+		addConfigError(values, "topics", topicsRaw, msg)
+		addConfigError(values, "topics.regex", regexRaw, msg)
+	}
+	if dlq == "" {
+		return
+	}
+	if hasTopics {
+		var topics []string
+		for _, t := range splitList(topicsRaw) {
+			if !containsString(topics, t) {
+				topics = append(topics, t)
+			}
+		}
+		if containsString(topics, dlq) {
+			addConfigError(values, "topics", topicsRaw, fmt.Sprintf("The DLQ topic '%s' may not be included in the list of topics ('topics=[%s]') consumed by the connector", dlq, strings.Join(topics, ", ")))
+		}
+	}
+	if hasRegex {
+		if re, err := regexp.Compile("^(?:" + regexRaw + ")$"); err == nil && re.MatchString(dlq) {
+			addConfigError(values, "topics.regex", regexRaw, fmt.Sprintf("The DLQ topic '%s' may not be matched by the regex for the topics ('topics.regex=%s') consumed by the connector", dlq, regexRaw))
+		}
+	}
+}
+
+// addConfigError adds messages to a key's validation result, creating one for a key without a definition.
+func addConfigError(values map[string]*connect.ConfigValue, name string, value any, msgs ...string) {
+	cv, ok := values[name]
+	if !ok {
+		cv = &connect.ConfigValue{Name: name, Value: value, Visible: true}
+		values[name] = cv
+	}
+	cv.Errors = append(cv.Errors, msgs...)
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
 
 func (v *Validator) overrideErrors(config map[string]string) []connect.ConfigValue {
@@ -202,7 +348,7 @@ func ValidationError(infos *ConfigInfos) error {
 func ConfigKeyInfoOf(k *connect.ConfigKey) ConfigKeyInfo {
 	info := ConfigKeyInfo{
 		Name: k.Name, Type: string(k.Type), Required: !k.HasDefault(), Importance: string(k.Importance),
-		Documentation: k.Doc, Order: k.OrderInGroup, Width: string(k.Width), DisplayName: k.DisplayName,
+		Documentation: k.Doc, OrderInGroup: k.OrderInGroup, Width: string(k.Width), DisplayName: k.DisplayName,
 		Dependents: k.Dependents,
 	}
 	if k.HasDefault() {
@@ -218,21 +364,26 @@ func ConfigKeyInfoOf(k *connect.ConfigKey) ConfigKeyInfo {
 	return info
 }
 
-// configValueInfo renders a validated value; a secret's value is shown as [hidden] (the JVM's Password).
+// configValueInfo renders a validated value as ConfigDef.convertToString does; a secret's value is shown as
+// [hidden] (the JVM's Password).
 func configValueInfo(cv connect.ConfigValue, secret bool) ConfigValueInfo {
 	out := ConfigValueInfo{Name: cv.Name, Visible: cv.Visible, Errors: cv.Errors, RecommendedValues: []string{}}
-	switch s := cv.Value.(type) {
-	case string:
-		if secret {
-			s = worker.Hidden
-		}
-		out.Value = &s
+	switch val := cv.Value.(type) {
+	case nil:
 	case connect.Password:
 		h := worker.Hidden
 		out.Value = &h
+	default:
+		out.Value = connect.FormatConfigValue(val)
+		if secret {
+			h := worker.Hidden
+			out.Value = &h
+		}
 	}
 	for _, r := range cv.RecommendedValues {
-		out.RecommendedValues = append(out.RecommendedValues, fmt.Sprint(r))
+		if s := connect.FormatConfigValue(r); s != nil {
+			out.RecommendedValues = append(out.RecommendedValues, *s)
+		}
 	}
 	if out.Errors == nil {
 		out.Errors = []string{}

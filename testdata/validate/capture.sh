@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# testdata/validate/capture.sh — rewrite smt-golden.json from a JVM Connect worker's validate answers.
+# testdata/validate/capture.sh — rewrite smt-golden.json and full-golden.json from a JVM Connect worker's
+# validate answers.
 #
 # Starts a JVM Connect standalone worker (connect-runtime + connect-file + connect-transforms of
 # testdata/distributed/jvm.sh, from Maven Central) against $KAFKA_BOOTSTRAP, sends every case of
-# smt-cases.json to PUT /connector-plugins/FileStreamSinkConnector/config/validate through
-# TestValidateJVMGoldens -capture-jvm-validate, and stops the worker.
+# smt-cases.json and full-cases.json to PUT /connector-plugins/<connector>/config/validate through
+# TestValidateJVMGoldens and TestValidateJVMFullAnswers -capture-jvm-validate, and stops the worker. The worker's
+# converters are those the tests give connectd's validator (captureWorkerProps).
 #   scripts/with-kafka.sh testdata/validate/capture.sh
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -31,4 +33,4 @@ for _ in $(seq 1 240); do
   sleep 0.5
 done
 curl -s "http://127.0.0.1:$PORT/" >&2; echo >&2
-cd "$ROOT" && go test -count=1 -run 'TestValidateJVMGoldens$' ./internal/herder/ -capture-jvm-validate="http://127.0.0.1:$PORT"
+cd "$ROOT" && go test -count=1 -run 'TestValidateJVM(Goldens|FullAnswers)$' ./internal/herder/ -capture-jvm-validate="http://127.0.0.1:$PORT"

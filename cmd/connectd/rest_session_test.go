@@ -1,0 +1,266 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/connectd/connectd/internal/testutil/kafkatest"
+)
+
+// captureJVMSession names a running JVM Connect 4.3.1 standalone worker (testdata/rest/session/capture.sh starts
+// one) whose answers to the scripted session replace the goldens.
+var captureJVMSession = flag.String("capture-jvm-session", "", "URL of a JVM Connect standalone worker: rewrite testdata/rest/session/golden.json from its answers")
+
+const sessionDir = "../../testdata/rest/session"
+
+// sessionStep is one REST call of testdata/rest/session/steps.json; Await names the state the connector and its
+// tasks must reach before the call.
+type sessionStep struct {
+	Name   string `json:"name"`
+	Method string `json:"method"`
+	Path   string `json:"path"`
+	Body   string `json:"body,omitempty"`
+	Await  string `json:"await,omitempty"`
+}
+
+// sessionAnswer is what a client sees of an answer, with the run's topic, file and address replaced by
+// placeholders and volatile fields (commit, cluster id, traces) masked.
+type sessionAnswer struct {
+	Name        string `json:"name"`
+	Request     string `json:"request"`
+	Status      int    `json:"status"`
+	ContentType string `json:"content_type,omitempty"`
+	Location    string `json:"location,omitempty"`
+	Body        any    `json:"body"`
+}
+
+func loadSessionSteps(t *testing.T) []sessionStep {
+	raw, err := os.ReadFile(filepath.Join(sessionDir, "steps.json"))
+	require.NoError(t, err)
+	var s struct{ Steps []sessionStep }
+	require.NoError(t, json.Unmarshal(raw, &s))
+	return s.Steps
+}
+
+// runSession sends every step to the worker at url and returns the normalised answers.
+func runSession(t *testing.T, url, topic, file string) []sessionAnswer {
+	t.Helper()
+	subst := strings.NewReplacer("${TOPIC}", topic, "${FILE}", file)
+	host := strings.TrimPrefix(url, "http://")
+	unsubst := strings.NewReplacer(file, "${FILE}", topic, "${TOPIC}", url, "${URL}", host, "${WORKER}")
+	var out []sessionAnswer
+	for _, s := range loadSessionSteps(t) {
+		if s.Await != "" {
+			awaitState(t, url, "session-sink", s.Await)
+		}
+		var body io.Reader
+		if s.Body != "" {
+			body = strings.NewReader(subst.Replace(s.Body))
+		}
+		req, err := http.NewRequest(s.Method, url+subst.Replace(s.Path), body)
+		require.NoError(t, err)
+		if s.Body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		req.Header.Set("Accept", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err, s.Name)
+		raw, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		a := sessionAnswer{
+			Name:        s.Name,
+			Request:     s.Method + " " + s.Path,
+			Status:      resp.StatusCode,
+			ContentType: resp.Header.Get("Content-Type"),
+			Location:    unsubst.Replace(resp.Header.Get("Location")),
+		}
+		text := unsubst.Replace(string(raw))
+		var parsed any
+		if json.Unmarshal([]byte(text), &parsed) == nil {
+			a.Body = maskVolatile(parsed)
+		} else {
+			a.Body = text
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// maskVolatile masks what differs between runs of one worker: the build commit, the Kafka cluster id, stack
+// traces.
+func maskVolatile(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			switch {
+			case (k == "commit" || k == "kafka_cluster_id") && e != nil:
+				x[k] = "${MASKED}"
+			case k == "trace" && e != nil:
+				x[k] = "${TRACE}"
+			default:
+				x[k] = maskVolatile(e)
+			}
+		}
+	case []any:
+		for i := range x {
+			x[i] = maskVolatile(x[i])
+		}
+	}
+	return v
+}
+
+// awaitState waits until the connector and all its tasks are in state (STOPPED: no tasks).
+func awaitState(t *testing.T, url, name, state string) {
+	t.Helper()
+	var last string
+	ok := assert.Eventually(t, func() bool {
+		resp, err := http.Get(url + "/connectors/" + name + "/status")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		last = string(raw)
+		var st struct {
+			Connector struct{ State string }
+			Tasks     []struct{ State string }
+		}
+		if resp.StatusCode != 200 || json.Unmarshal(raw, &st) != nil || st.Connector.State != state {
+			return false
+		}
+		if state == "STOPPED" {
+			return len(st.Tasks) == 0
+		}
+		if len(st.Tasks) == 0 {
+			return false
+		}
+		for _, tk := range st.Tasks {
+			if tk.State != state {
+				return false
+			}
+		}
+		return true
+	}, 60*time.Second, 100*time.Millisecond)
+	require.True(t, ok, "connector %s never reached %s; last status: %s", name, state, last)
+}
+
+// TestRESTSessionMatchesJVM replays a scripted REST session (testdata/rest/session/steps.json: create, get,
+// config, status, tasks, pause/resume/stop, restarts, offsets, errors, loggers, plugins) against a standalone
+// worker and compares every answer (status, Content-Type, Location, body) with the one a JVM Connect 4.3.1
+// worker gave (golden.json, captured by testdata/rest/session/capture.sh), but for sessionDifferences.
+func TestRESTSessionMatchesJVM(t *testing.T) {
+	addr := kafkatest.Bootstrap(t)
+	goldenPath := filepath.Join(sessionDir, "golden.json")
+	if *captureJVMSession != "" {
+		topic := kafkatest.UniqueName(t, "session") // answers name it ${TOPIC}
+		kafkatest.CreateTopic(t, addr, topic, 1, nil)
+		answers := runSession(t, *captureJVMSession, topic, filepath.Join(t.TempDir(), "out.txt"))
+		out, err := json.MarshalIndent(answers, "", " ")
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(goldenPath, append(out, '\n'), 0o644))
+		return
+	}
+	raw, err := os.ReadFile(goldenPath)
+	require.NoError(t, err)
+	var golden []sessionAnswer
+	require.NoError(t, json.Unmarshal(raw, &golden))
+
+	topic := kafkatest.UniqueName(t, "session")
+	kafkatest.CreateTopic(t, addr, topic, 1, nil)
+	dir := t.TempDir()
+	port := freePort(t)
+	startWorker(t, "standalone", writeWorkerProps(t, dir, addr, port, fmt.Sprintf("offset.storage.file.filename=%s\n", filepath.Join(dir, "offsets"))))
+	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	waitREST(t, url)
+	answers := runSession(t, url, topic, filepath.Join(dir, "out.txt"))
+	require.Len(t, answers, len(golden), "steps.json and golden.json disagree; recapture")
+	for i, want := range golden {
+		got := answers[i]
+		require.Equal(t, want.Name, got.Name, "steps.json and golden.json disagree; recapture")
+		if d, ok := sessionDifferences[want.Name]; ok {
+			d.apply(&want, &got)
+		}
+		assert.Equal(t, want, got, "step %s (%s)", want.Name, want.Request)
+	}
+}
+
+// sessionDifference is a deliberate difference of one step's answer, and why.
+type sessionDifference struct {
+	why   string
+	apply func(jvm, ours *sessionAnswer)
+}
+
+// sessionDifferences are the deliberate differences from the JVM worker's answers. Everything else must match.
+var sessionDifferences = map[string]sessionDifference{
+	"plugins_connectors_only": {"the installed plugins differ: the JVM worker hosts FileStreamSource, connectd hosts sinks only, " +
+		"with the Iceberg, ClickHouse and dead-letter sinks; the plugins both host must be listed alike", commonPlugins},
+	"plugins_all":            {"as plugins_connectors_only, and connectd's own SMTs, AvroConverter and DLQ header converter", commonPlugins},
+	"validate_unknown_class": {"the message lists the installed connectors, which differ", cutMessageAt(", available connectors are:")},
+	"unknown_connector_restart": {"the JVM's standalone herder answers a NullPointerException (500); connectd answers as the JVM's " +
+		"distributed herder does (404 Unknown connector)", func(jvm, ours *sessionAnswer) {
+		if jvm.Status == 500 && strings.Contains(fmt.Sprint(jvm.Body), `because "connProps" is null`) {
+			jvm.Status = 404
+			jvm.Body = map[string]any{"error_code": float64(404), "message": "Unknown connector: nope"}
+		}
+	}},
+	"loggers": {"the JVM lists every log4j logger its classes created (186 here); connectd's components share a few " +
+		"named loggers; both list root with its level", func(jvm, ours *sessionAnswer) {
+		for _, a := range []*sessionAnswer{jvm, ours} {
+			if m, ok := a.Body.(map[string]any); ok {
+				a.Body = map[string]any{"root": m["root"]}
+			}
+		}
+	}},
+}
+
+// commonPlugins keeps the plugins both workers host, in each worker's order.
+func commonPlugins(jvm, ours *sessionAnswer) {
+	classes := func(a *sessionAnswer) map[any]bool {
+		set := map[any]bool{}
+		list, _ := a.Body.([]any)
+		for _, p := range list {
+			set[p.(map[string]any)["class"]] = true
+		}
+		return set
+	}
+	keep := func(a *sessionAnswer, in map[any]bool) {
+		list, _ := a.Body.([]any)
+		kept := []any{}
+		for _, p := range list {
+			if in[p.(map[string]any)["class"]] {
+				kept = append(kept, p)
+			}
+		}
+		a.Body = kept
+	}
+	jc, oc := classes(jvm), classes(ours)
+	keep(jvm, oc)
+	keep(ours, jc)
+}
+
+// cutMessageAt drops an error message's tail from marker on, on both sides.
+func cutMessageAt(marker string) func(jvm, ours *sessionAnswer) {
+	return func(jvm, ours *sessionAnswer) {
+		for _, a := range []*sessionAnswer{jvm, ours} {
+			if m, ok := a.Body.(map[string]any); ok {
+				if msg, ok := m["message"].(string); ok {
+					if i := strings.Index(msg, marker); i >= 0 {
+						m["message"] = msg[:i]
+					}
+				}
+			}
+		}
+	}
+}
