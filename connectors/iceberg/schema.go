@@ -181,6 +181,13 @@ func arrowValue(a arrow.Array, i int) any {
 			m[st.Field(f).Name] = arrowValue(x.Field(f), i)
 		}
 		return m
+	case *array.Map:
+		s, e := x.ValueOffsets(i)
+		out := make([][2]any, 0, e-s)
+		for j := s; j < e; j++ {
+			out = append(out, [2]any{arrowValue(x.Keys(), int(j)), arrowValue(x.Items(), int(j))})
+		}
+		return out
 	case *array.List:
 		s, e := x.ValueOffsets(i)
 		out := make([]any, 0, e-s)

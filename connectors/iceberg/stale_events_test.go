@@ -219,17 +219,31 @@ func TestStaleEventsAcrossCommits(t *testing.T) {
 			{{"d", 2, "create", 120}, {"tomb", 2, "", 0}},
 			{{"c", 2, "recreated", 130}},
 			{{"u", 2, "stale", 125}, {"d", 2, "create", 120}},                     // older than the re-create
-			{{"u", 2, "stale", 125}, {"d", 2, "create", 120}, {"tomb", 2, "", 0}}, // the stale delete lost: the tombstone is bare
-		}, [][]string{{"2|create"}, nil, {"2|recreated"}, {"2|recreated"}, nil}},
-		{"stale-delete-then-tombstone-after-recreate", [][]ev{ // the stale delete lost to the live row: the tombstone is bare
+			{{"u", 2, "stale", 125}, {"d", 2, "create", 120}, {"tomb", 2, "", 0}}, // the stale delete's tombstone is stale with it
+		}, [][]string{{"2|create"}, nil, {"2|recreated"}, {"2|recreated"}, {"2|recreated"}}},
+		{"stale-delete-then-tombstone-after-recreate", [][]ev{ // a tombstone after a stale delete belongs to it
 			{{"c", 2, "create", 113}},
 			{{"d", 2, "create", 116}, {"tomb", 2, "", 0}},
 			{{"c", 2, "recreated", 124}},
-			{{"d", 2, "create", 116}, {"d", 2, "create", 116}, {"tomb", 2, "", 0}}, // deletes at the live row's version
+			{{"d", 2, "create", 116}, {"d", 2, "create", 116}, {"tomb", 2, "", 0}},
 			{{"c", 2, "recreated", 124}},
 			{{"d", 2, "create", 116}, {"tomb", 2, "", 0}, {"u", 2, "stale", 120}, {"u", 2, "newer", 130}},
 			{{"d", 2, "create", 116}, {"tomb", 2, "", 0}, {"u", 2, "between", 125}}, // not above the live row's 130
-		}, [][]string{{"2|create"}, nil, {"2|recreated"}, nil, nil, {"2|newer"}, nil}},
+		}, [][]string{{"2|create"}, nil, {"2|recreated"}, {"2|recreated"}, {"2|recreated"}, {"2|newer"}, {"2|newer"}}},
+		{"replayed-window-after-recreate", [][]ev{ // a source replays delete, tombstone and re-create
+			{{"c", 2, "create", 110}, {"d", 2, "create", 120}, {"tomb", 2, "", 0}},
+			{{"c", 2, "recreated", 130}},
+			{{"d", 2, "create", 120}, {"tomb", 2, "", 0}, {"c", 2, "recreated", 130}},
+		}, [][]string{nil, {"2|recreated"}, {"2|recreated"}}},
+		{"stale-delete-and-tombstone-split-by-commits", [][]ev{ // the mark on the live row carries the delete over
+			{{"c", 2, "create", 110}, {"d", 2, "create", 120}, {"tomb", 2, "", 0}},
+			{{"c", 2, "recreated", 130}},
+			{{"d", 2, "create", 120}},
+			{{"tomb", 2, "", 0}},
+			{{"tomb", 2, "", 0}},                             // a second tombstone of that delete
+			{{"u", 2, "stale", 115}},                         // a later event: the next tombstone is bare
+			{{"tomb", 2, "", 0}, {"u", 2, "recreated", 130}}, // deletes at 130, which the redelivery does not outrank
+		}, [][]string{nil, {"2|recreated"}, {"2|recreated"}, {"2|recreated"}, {"2|recreated"}, {"2|recreated"}, nil}},
 		{"recreate-in-one-commit", [][]ev{
 			{{"c", 2, "create", 110}, {"d", 2, "create", 120}, {"tomb", 2, "", 0}, {"c", 2, "recreated", 130}},
 			{{"u", 2, "stale", 115}},

@@ -515,6 +515,9 @@ func (w *Writer) Prepare(ctx context.Context, recs []Rec) (*Part, error) {
 		if err != nil {
 			return p, err
 		}
+		// planning may have added StaleDeleteColumn (a schema change, same head)
+		tbl = w.Tbl
+		p.SchemaID = tbl.Schema().ID
 		if len(tombRows) > 0 {
 			tp, err := w.prepareTombstones(ctx, ids, tombRows)
 			if err != nil {
@@ -790,216 +793,6 @@ func (w *Writer) ensureVersionColumn(ctx context.Context) error {
 	}
 }
 
-// planDelta collapses recs to one final state per key and returns the rows to insert and the
-// equality-delete rows. Within a commit the newest version of a key wins (by version column,
-// else by Kafka order: recs arrive in offset order per partition); equality deletes only reach
-// rows of earlier snapshots, so two versions of one key must never both be written.
-//
-// Deletes and tombstones: a version-less delete (Debezium's tombstone after a delete, a
-// key-only delete) never weakens a delete of the key already in the commit, which stays with
-// its version; otherwise (it follows a newer record, or a delete that lost to one in the commit
-// or to the live row) it deletes the key at the highest version known for it: the highest of
-// those seen in the commit, the live row's and the key's last recorded delete.
-//
-// With tombstones (tombstones.go), an upsert at or below the key's delete version is dropped,
-// and tombs returns the tombstone rows (id columns + version) of the surviving deletes.
-func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *CommitStats) (data, dels, tombs []Row, err error) {
-	type entry struct {
-		rec Rec
-		idx int
-	}
-	latest := make(map[string]entry, len(recs))
-	order := make([]string, 0, len(recs))
-	vc := w.versionColumn()
-	version := func(r Row) any {
-		if vc == "" {
-			return nil
-		}
-		return r[vc]
-	}
-	highest := map[string]any{} // per key, the highest version seen in this commit
-	bare := map[string]bool{}   // per key, the commit's final state is a version-less delete (a bare tombstone)
-	// per key, the last bare tombstone in the commit and the highest version seen before it: it deletes at the
-	// highest version known for the key, which is only known once the live row is read, so events after it in
-	// the commit win only if they are above that
-	bareTomb := map[string]Rec{}
-	bareAt := map[string]any{}
-	// per key, the last tombstone that followed the delete holding the key in the commit, if no bare tombstone
-	// came after it: should that delete lose to the live row, the tombstone is bare after all
-	absorbed := map[string]absorbedTomb{}
-	for i, r := range recs {
-		k := keyOf(r.Row, ids)
-		v := version(r.Row)
-		if v != nil {
-			if h, ok := highest[k]; !ok || w.cmpVersion(v, h) > 0 {
-				highest[k] = v
-			}
-		}
-		prev, ok := latest[k]
-		// a tombstone after a delete that is the key's current state in the commit changes nothing; after
-		// anything else (a newer record, or a stale delete that lost) it is bare
-		afterDelete := ok && prev.rec.Op == OpDelete
-		isBare := r.Op == OpDelete && v == nil && !afterDelete
-		if isBare {
-			bareTomb[k], bareAt[k] = r, highest[k]
-			delete(absorbed, k)
-		}
-		if !ok {
-			latest[k] = entry{r, i}
-			bare[k] = isBare
-			order = append(order, k)
-			continue
-		}
-		st.Collapsed++
-		switch pv := version(prev.rec.Row); {
-		case r.Op == OpDelete && v == nil && afterDelete:
-			// a tombstone after the delete that holds the key: the delete stays, with its version
-			if pv != nil {
-				absorbed[k] = absorbedTomb{rec: r, at: highest[k], del: pv, final: true}
-			}
-			continue
-		case isBare:
-			if h := highest[k]; h != nil {
-				r.Row = cloneRow(r.Row)
-				r.Row[vc] = h
-			}
-		case v != nil && pv != nil && w.cmpVersion(v, pv) < 0:
-			// a version-less record (e.g. a key-only delete) falls back to Kafka order
-			continue // an older version arriving later (redelivery): keep the newer one
-		case r.Op != OpDelete && prev.rec.Op == OpDelete && v != nil && pv != nil && w.cmpVersion(v, pv) == 0:
-			continue // a delete wins at its version, as against <table>__deletes
-		}
-		latest[k] = entry{r, prev.idx}
-		bare[k] = isBare
-		if a, ok := absorbed[k]; ok {
-			a.final = false
-			absorbed[k] = a
-		}
-	}
-
-	// the committed row's version is only known when the version column is a table column
-	vcInTable := false
-	if vc != "" {
-		_, vcInTable = w.Tbl.Schema().FindFieldByName(vc)
-	}
-	lookup := vcInTable || w.partitionMayMove(ids)
-	tombsOn := w.tombstonesEnabled()
-	var keys []Row
-	if lookup || tombsOn {
-		keys = make([]Row, 0, len(order))
-		for _, k := range order {
-			keys = append(keys, latest[k].rec.Row)
-		}
-	}
-	var current map[string][]Row
-	if lookup && branchHead(w.Tbl, w.Opts.CommitBranch) != nil {
-		current, err = w.lookupCurrent(ctx, ids, keys)
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("lookup current rows: %w", err)
-		}
-	}
-	// read after the table head above, which the commit's compare-and-swap pins
-	var deleted map[string]any
-	if tombsOn {
-		deleted, err = w.loadTombstones(ctx, ids, keys)
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("lookup tombstones: %w", err)
-		}
-	}
-	names, _, err := w.deleteColumns(ids)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	for _, k := range order {
-		r := latest[k].rec
-		cur := current[k]
-		v := version(r.Row)
-		if a, ok := absorbed[k]; ok && vcInTable && w.olderThanLive(a.del, cur, vc) {
-			// the delete the tombstone followed is stale against the live row: it lost to a newer record, so
-			// the tombstone is bare (and later than any other bare tombstone of the key in the commit)
-			bareTomb[k], bareAt[k] = a.rec, a.at
-			bare[k] = a.final
-		}
-		if bt, ok := bareTomb[k]; ok && vcInTable {
-			// a bare tombstone deletes at the highest version known for the key: the commit's before it (a
-			// stale redelivery may be all the commit saw), the live row's, or its last delete's; what
-			// followed it in the commit wins only from above that version
-			at := bareAt[k]
-			for _, c := range cur {
-				if cv := c[vc]; cv != nil && (at == nil || w.cmpVersion(cv, at) > 0) {
-					at = cv
-				}
-			}
-			if dv, ok := deleted[k]; ok && dv != nil && (at == nil || w.cmpVersion(dv, at) > 0) {
-				at = dv
-			}
-			if bare[k] || (v != nil && at != nil && w.cmpVersion(v, at) <= 0) {
-				r = bt
-				r.Row = cloneRow(bt.Row)
-				if at != nil {
-					r.Row[vc] = at
-				}
-				v = at
-			}
-		}
-		if vcInTable && len(cur) > 0 && v != nil && cur[0][vc] != nil && w.cmpVersion(v, cur[0][vc]) < 0 {
-			st.StaleDropped++
-			continue
-		}
-		if tombsOn && v != nil {
-			dv, wasDeleted := deleted[k]
-			switch {
-			case r.Op != OpDelete && wasDeleted && w.cmpVersion(v, dv) <= 0:
-				st.StaleDropped++ // superseded by a delete committed earlier: stays deleted
-				continue
-			case r.Op == OpDelete && (!wasDeleted || w.cmpVersion(v, dv) > 0):
-				tr := project(r.Row, ids)
-				tr[vc] = v
-				tombs = append(tombs, tr)
-			}
-		}
-		if r.Op != OpDelete {
-			data = append(data, r.Row)
-		}
-		if lookup {
-			// delete the key wherever it currently lives (its old partition), and in the new
-			// row's partition too when that differs (a no-op delete is harmless).
-			seen := map[string]bool{}
-			for _, c := range cur {
-				d := project(c, names)
-				pk := keyOf(d, names)
-				if !seen[pk] {
-					seen[pk] = true
-					dels = append(dels, d)
-				}
-			}
-			continue
-		}
-		dels = append(dels, project(r.Row, names))
-	}
-	return data, dels, tombs, nil
-}
-
-// absorbedTomb is a version-less delete that followed the delete holding its key in the commit: at is the
-// highest version seen for the key before it, del that delete's version; final tells that nothing after it
-// replaced the delete as the key's state in the commit.
-type absorbedTomb struct {
-	rec   Rec
-	at    any
-	del   any
-	final bool
-}
-
-// olderThanLive reports whether version v is below the version of a live row of the key (cur).
-func (w *Writer) olderThanLive(v any, cur []Row, vc string) bool {
-	for _, c := range cur {
-		if cv := c[vc]; cv != nil && w.cmpVersion(v, cv) < 0 {
-			return true
-		}
-	}
-	return false
-}
-
 func project(r Row, names []string) Row {
 	out := make(Row, len(names))
 	for _, n := range names {
@@ -1022,6 +815,7 @@ func (w *Writer) lookupCurrent(ctx context.Context, ids []string, keys []Row) (m
 			cols = append(cols, vc)
 		}
 	}
+	cols = w.markColumns(cols)
 	filter := keyFilter(w.Tbl.Schema(), ids[0], keys)
 	scan := w.Tbl.Scan(table.WithRowFilter(filter), table.WithSelectedFields(cols...))
 	if b := w.Opts.CommitBranch; b != "" && b != table.MainBranch {
