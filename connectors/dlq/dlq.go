@@ -220,8 +220,6 @@ type Task struct {
 	connect.SinkTaskBase
 	cfg      *config
 	producer sarama.SyncProducer
-	// newProducer is replaceable in tests.
-	newProducer func(brokers []string, c *sarama.Config) (sarama.SyncProducer, error)
 }
 
 func (t *Task) Start(props map[string]string) error {
@@ -234,11 +232,7 @@ func (t *Task) Start(props map[string]string) error {
 		return err
 	}
 	t.cfg = cfg
-	np := t.newProducer
-	if np == nil {
-		np = sarama.NewSyncProducer
-	}
-	p, err := np(cfg.brokers, cfg.sarama)
+	p, err := sarama.NewSyncProducer(cfg.brokers, cfg.sarama)
 	if err != nil {
 		return connect.Retriable(fmt.Errorf("creating the dead-letter sink producer: %w", err))
 	}
