@@ -96,8 +96,7 @@ func fixedClock() time.Time { return time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC
 func newEnv(t *testing.T, distributed bool, opts ...Option) *env {
 	t.Helper()
 	f := newFakeHerder()
-	lg := logging.New(slog.NewTextHandler(io.Discard, nil), slog.LevelInfo)
-	lg.SetClock(fixedClock)
+	lg := logging.New(slog.NewTextHandler(io.Discard, nil), slog.LevelInfo, logging.WithClock(fixedClock))
 	lg.Logger("org.apache.kafka.connect.runtime.WorkerSinkTask")
 	lg.Configure("org.reflections", slog.LevelError)
 	var h herder.Herder = f

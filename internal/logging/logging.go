@@ -95,10 +95,20 @@ type Registry struct {
 	now   func() time.Time
 }
 
+// Option configures a Registry at New.
+type Option func(*Registry)
+
+// WithClock sets the time source of the last_modified times /admin/loggers reports (time.Now by default), for
+// callers that need those answers reproducible.
+func WithClock(now func() time.Time) Option { return func(r *Registry) { r.now = now } }
+
 // New returns a registry writing through out (its own level is ignored: records are filtered here) with the
 // root at level root.
-func New(out slog.Handler, root slog.Level) *Registry {
+func New(out slog.Handler, root slog.Level, opts ...Option) *Registry {
 	r := &Registry{out: out, nodes: map[string]*node{}, now: time.Now}
+	for _, o := range opts {
+		o(r)
+	}
 	lv := root
 	r.root = &node{name: RootLogger, explicit: &lv}
 	r.root.effective.Store(int64(root))
@@ -107,9 +117,6 @@ func New(out slog.Handler, root slog.Level) *Registry {
 
 // Default writes text to stderr with the root at INFO.
 var Default = New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: levelAll}), slog.LevelInfo)
-
-// SetClock replaces the time source for last_modified (tests).
-func (r *Registry) SetClock(now func() time.Time) { r.mu.Lock(); r.now = now; r.mu.Unlock() }
 
 // Logger returns the named logger, creating it (without an explicit level) if needed. Its records carry a
 // "logger" attribute.
