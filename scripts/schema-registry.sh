@@ -6,9 +6,9 @@
 #   venv | python   create (once) a virtualenv with confluent-kafka[avro,schemaregistry] from PyPI under
 #                   $SR_VENV (default ~/.cache/connectd/sr-venv) and print its python path on stdout
 #   karapace-check  try `pip install karapace` (it is not published on PyPI, so this fails; kept to make
-#                   the choice of the Go test registry, converters/avro/avrotest, checkable)
+#                   the choice of the Go test registry, internal/testutil/avrotest, checkable)
 #
-# The Schema Registry used by the tests is converters/avro/avrotest (Go, in-memory, Confluent REST API):
+# The Schema Registry used by the tests is internal/testutil/avrotest (Go, in-memory, Confluent REST API):
 # Confluent's own server is not on Maven Central and Karapace is not on PyPI. avrotest's answers are checked
 # against goldens captured from Karapace built from its source (scripts/karapace.sh).
 # Environment: SR_VENV, PYTHON (interpreter used to create the venv, default python3),

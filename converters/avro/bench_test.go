@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"testing"
 
-	"github.com/connectd/connectd/converters/avro/avrotest"
+	"github.com/connectd/connectd/internal/testutil/avrotest"
 )
 
 // BenchmarkToConnectData decodes a 21-field record (every Connect type, logical types, nested and

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/connect"
-	"github.com/connectd/connectd/converters/avro/avrotest"
+	"github.com/connectd/connectd/internal/testutil/avrotest"
 )
 
 func newConverter(t *testing.T, url string, isKey bool, extra map[string]string) *Converter {

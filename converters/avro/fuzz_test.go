@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/connectd/connectd/connect"
-	"github.com/connectd/connectd/converters/avro/avrotest"
+	"github.com/connectd/connectd/internal/testutil/avrotest"
 )
 
 // fuzzSchemas cover every decoder: primitives, logical types, unions, enums, fixed, arrays and maps

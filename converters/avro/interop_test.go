@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/connect"
-	"github.com/connectd/connectd/converters/avro/avrotest"
+	"github.com/connectd/connectd/internal/testutil/avrotest"
 )
 
 // The interop tests run Confluent's own Python serializer and deserializer

@@ -22,7 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/connect"
-	"github.com/connectd/connectd/converters/avro/avrotest"
+	"github.com/connectd/connectd/internal/testutil/avrotest"
 )
 
 // The registry goldens: each scenario below talks to a Schema Registry through a recording proxy, both

@@ -16,9 +16,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/connect"
-	"github.com/connectd/connectd/converters/avro/avrotest"
 	_ "github.com/connectd/connectd/converters/header"
 	"github.com/connectd/connectd/internal/herder"
+	"github.com/connectd/connectd/internal/testutil/avrotest"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
 	"github.com/connectd/connectd/internal/testutil/sinktest"
 	"github.com/connectd/connectd/internal/worker"

@@ -1,7 +1,7 @@
 // Package avrotest is an in-memory Schema Registry speaking the subset of Confluent's REST API that
 // serializers and converters use, as a test fixture. Its answers (status, error_code, message, schema texts) are
 // Karapace 6.2.0's for everything the registry goldens cover (testdata/avro/registry-goldens, captured by
-// scripts/karapace.sh and replayed by TestRegistryGoldens); see converters/avro/README.md.
+// scripts/karapace.sh and replayed by TestRegistryGoldens in converters/avro); see converters/avro/README.md.
 //
 // Endpoints: GET /schemas/ids/{id}, GET /schemas/ids/{id}/versions, GET /schemas/ids/{id}/subjects,
 // GET /subjects, GET /subjects/{s}/versions, GET /subjects/{s}/versions/{v|latest},
