@@ -2,12 +2,10 @@ package iceberg
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -89,240 +87,6 @@ type TableOptions struct {
 	TargetFileSize int64
 }
 
-// Offsets are per topic-partition next offsets (the first offset NOT yet in the table).
-type Offsets map[TP]int64
-
-func (o Offsets) encode() string {
-	m := make(map[string]int64, len(o))
-	for tp, off := range o {
-		m[tp.String()] = off
-	}
-	b, _ := json.Marshal(m)
-	return string(b)
-}
-
-func decodeOffsets(s string) (Offsets, error) {
-	var m map[string]int64
-	if err := json.Unmarshal([]byte(s), &m); err != nil {
-		return nil, err
-	}
-	o := make(Offsets, len(m))
-	for k, v := range m {
-		i := strings.LastIndexByte(k, '/')
-		if i < 0 {
-			return nil, fmt.Errorf("bad offsets key %q", k)
-		}
-		p, err := strconv.Atoi(k[i+1:])
-		if err != nil {
-			return nil, fmt.Errorf("bad offsets key %q", k)
-		}
-		o[TP{Topic: k[:i], Partition: int32(p)}] = v
-	}
-	return o, nil
-}
-
-// Summary property keys written on every commit.
-const (
-	SummaryCommitID = "kafka.connect.commit-id"
-	SummaryVTTS     = "kafka.connect.vtts"
-	SummaryTaskID   = "kafka.connect.task-id"
-	offsetsPrefix   = "kafka.connect.offsets."
-)
-
-// OffsetsSummaryKey returns the snapshot summary key for a connector's consumer group.
-func OffsetsSummaryKey(groupID string) string { return offsetsPrefix + groupID }
-
-// CommittedOffsets reads the offsets recorded by groupID on the branch head of tbl. Offsets
-// are merged by max on every commit, so the head always holds the full picture.
-func CommittedOffsets(tbl *table.Table, branch, key string) (Offsets, error) {
-	snap := branchHead(tbl, branch)
-	if key == "" || snap == nil || snap.Summary == nil {
-		return Offsets{}, nil
-	}
-	v, ok := snap.Summary.Properties[key]
-	if !ok {
-		// Walk back: a foreign commit (compaction, maintenance) may not carry our key.
-		for cur := snap; cur != nil && cur.ParentSnapshotID != nil; {
-			cur = tbl.SnapshotByID(*cur.ParentSnapshotID)
-			if cur != nil && cur.Summary != nil {
-				if v, ok = cur.Summary.Properties[key]; ok {
-					break
-				}
-			}
-		}
-		if !ok {
-			return Offsets{}, nil
-		}
-	}
-	return decodeOffsets(v)
-}
-
-func branchHead(tbl *table.Table, branch string) *table.Snapshot {
-	if branch == "" || branch == table.MainBranch {
-		return tbl.CurrentSnapshot()
-	}
-	return tbl.SnapshotByName(branch)
-}
-
-// ValidateIdentifierFields checks what Java's Schema constructor checks (iceberg-go does not):
-// identifier fields must exist, be required primitives, and not be float/double.
-func ValidateIdentifierFields(sc *ice.Schema, names []string) error {
-	for _, n := range names {
-		f, ok := sc.FindFieldByName(n)
-		if !ok {
-			return defErrorf("identifier field %q not found in schema", n)
-		}
-		if !f.Required {
-			return defErrorf("identifier field %q must be required (not optional)", n)
-		}
-		switch f.Type.(type) {
-		case ice.Float32Type, ice.Float64Type:
-			return defErrorf("identifier field %q must not be a floating point type (%s)", n, f.Type)
-		case *ice.StructType, *ice.ListType, *ice.MapType:
-			return defErrorf("identifier field %q must be a primitive type (%s)", n, f.Type)
-		}
-	}
-	return nil
-}
-
-// ParsePartitionBy splits "day(ts), bucket(id,16)" on commas outside parentheses.
-func ParsePartitionBy(s string) []string {
-	var out []string
-	depth, start := 0, 0
-	for i, c := range s {
-		switch c {
-		case '(':
-			depth++
-		case ')':
-			depth--
-		case ',':
-			if depth == 0 {
-				if p := strings.TrimSpace(s[start:i]); p != "" {
-					out = append(out, p)
-				}
-				start = i + 1
-			}
-		}
-	}
-	if p := strings.TrimSpace(s[start:]); p != "" {
-		out = append(out, p)
-	}
-	return out
-}
-
-// BuildPartitionSpec turns the Apache sink's partition-by terms into a spec:
-// year(s)/month(s)/day(s)/hour(s)(col), bucket(col,N), truncate(col,W), or a plain column.
-func BuildPartitionSpec(sc *ice.Schema, terms []string) (ice.PartitionSpec, error) {
-	var opts []ice.PartitionOption
-	for _, t := range terms {
-		t = strings.TrimSpace(t)
-		open := strings.IndexByte(t, '(')
-		if open < 0 {
-			opts = append(opts, ice.AddPartitionFieldByName(t, t, ice.IdentityTransform{}, sc, nil))
-			continue
-		}
-		if !strings.HasSuffix(t, ")") {
-			return ice.PartitionSpec{}, fmt.Errorf("bad partition term %q", t)
-		}
-		fn := strings.ToLower(strings.TrimSpace(t[:open]))
-		args := strings.Split(t[open+1:len(t)-1], ",")
-		for i := range args {
-			args[i] = strings.TrimSpace(args[i])
-		}
-		col := args[0]
-		var tr ice.Transform
-		var name string
-		switch fn {
-		case "year", "years":
-			tr, name = ice.YearTransform{}, col+"_year"
-		case "month", "months":
-			tr, name = ice.MonthTransform{}, col+"_month"
-		case "day", "days":
-			tr, name = ice.DayTransform{}, col+"_day"
-		case "hour", "hours":
-			tr, name = ice.HourTransform{}, col+"_hour"
-		case "bucket", "truncate":
-			if len(args) != 2 {
-				return ice.PartitionSpec{}, fmt.Errorf("%s needs (col, N): %q", fn, t)
-			}
-			n, err := strconv.Atoi(args[1])
-			if err != nil {
-				// Java also accepts bucket(N, col)
-				if n2, err2 := strconv.Atoi(args[0]); err2 == nil {
-					n, col = n2, args[1]
-				} else {
-					return ice.PartitionSpec{}, fmt.Errorf("bad width in %q", t)
-				}
-			}
-			if fn == "bucket" {
-				tr, name = ice.BucketTransform{NumBuckets: n}, col+"_bucket"
-			} else {
-				tr, name = ice.TruncateTransform{Width: n}, col+"_trunc"
-			}
-		default:
-			return ice.PartitionSpec{}, defErrorf("unknown partition transform %q", fn)
-		}
-		opts = append(opts, ice.AddPartitionFieldByName(col, name, tr, sc, nil))
-	}
-	return ice.NewPartitionSpecOpts(opts...)
-}
-
-// CreateTable auto-creates ident with the record schema, identifier fields and partition spec.
-func CreateTable(ctx context.Context, cat catalog.Catalog, ident table.Identifier, st *ice.StructType, opts TableOptions) (*table.Table, error) {
-	if st == nil {
-		return nil, defErrorf("cannot auto-create a table without a record schema")
-	}
-	fields := slices.Clone(st.FieldList)
-	var ids []int
-	for _, idc := range opts.IDColumns {
-		found := false
-		for i := range fields {
-			if fields[i].Name == idc || (opts.CaseInsensitive && strings.EqualFold(fields[i].Name, idc)) {
-				fields[i].Required = true // identifier fields must be required
-				ids = append(ids, fields[i].ID)
-				found = true
-			}
-		}
-		if !found {
-			return nil, defErrorf("id column %q not in record schema for %s", idc, strings.Join(ident, "."))
-		}
-	}
-	if opts.ForceOptional {
-		for i := range fields {
-			if !slices.Contains(ids, fields[i].ID) {
-				fields[i].Required = false
-			}
-		}
-	}
-	sc := ice.NewSchemaWithIdentifiers(0, ids, fields...)
-	if err := ValidateIdentifierFields(sc, opts.IDColumns); err != nil {
-		return nil, err
-	}
-	spec, err := BuildPartitionSpec(sc, opts.PartitionBy)
-	if err != nil {
-		return nil, err
-	}
-	props := ice.Properties{"format-version": "2", "write.delete.mode": "merge-on-read", "write.update.mode": "merge-on-read"}
-	for k, v := range opts.AutoCreateProps {
-		props[k] = v
-	}
-	if ns := catalog.NamespaceFromIdent(ident); len(ns) > 0 {
-		if ok, err := cat.CheckNamespaceExists(ctx, ns); err == nil && !ok {
-			if err := cat.CreateNamespace(ctx, ns, nil); err != nil && !errors.Is(err, catalog.ErrNamespaceAlreadyExists) {
-				return nil, fmt.Errorf("create namespace: %w", err)
-			}
-		}
-	}
-	tbl, err := cat.CreateTable(ctx, ident, sc, catalog.WithPartitionSpec(&spec), catalog.WithProperties(props))
-	if err != nil {
-		if errors.Is(err, catalog.ErrTableAlreadyExists) {
-			return cat.LoadTable(ctx, ident)
-		}
-		return nil, err
-	}
-	return tbl, nil
-}
-
 // CommitStats describes one table commit.
 type CommitStats struct {
 	SnapshotID   int64
@@ -402,13 +166,6 @@ type Part struct {
 
 // Files reports whether the part carries files to commit.
 func (p *Part) Files() bool { return p != nil && len(p.Data)+len(p.Deletes) > 0 }
-
-func headID(tbl *table.Table, branch string) int64 {
-	if s := branchHead(tbl, branch); s != nil {
-		return s.SnapshotID
-	}
-	return 0
-}
 
 // Commit writes recs and commits one snapshot carrying merged offsets (Prepare, then Apply).
 // Records whose offset is below the table's committed offset for their partition are skipped:
@@ -720,32 +477,6 @@ func (w *Writer) partitionMayMove(ids []string) bool {
 	return false
 }
 
-func keyOf(r Row, ids []string) string {
-	var sb strings.Builder
-	for i, c := range ids {
-		if i > 0 {
-			sb.WriteByte(0)
-		}
-		v := r[c]
-		switch x := v.(type) {
-		case string:
-			sb.WriteString(x)
-		case nil:
-			sb.WriteString("\x01null")
-		default:
-			// normalise integer widths so 1 (int32) and 1 (int64) are one key
-			if n, err := toInt64(x); err == nil {
-				if _, isF := x.(float64); !isF {
-					sb.WriteString(strconv.FormatInt(n, 10))
-					continue
-				}
-			}
-			sb.WriteString(toString(x))
-		}
-	}
-	return sb.String()
-}
-
 // versionColumn is the table column holding a key's version: the metadata column when the
 // version comes from the change event's envelope, else the configured column ("": none).
 func (w *Writer) versionColumn() string {
@@ -793,94 +524,6 @@ func (w *Writer) ensureVersionColumn(ctx context.Context) error {
 	}
 }
 
-func project(r Row, names []string) Row {
-	out := make(Row, len(names))
-	for _, n := range names {
-		out[n] = r[n]
-	}
-	return out
-}
-
-// lookupCurrent scans the live rows (deletes applied) for the given keys and returns, per key,
-// the id, partition-source and version columns of each live row.
-func (w *Writer) lookupCurrent(ctx context.Context, ids []string, keys []Row) (map[string][]Row, error) {
-	names, _, err := w.deleteColumns(ids)
-	if err != nil {
-		return nil, err
-	}
-	cols := slices.Clone(names)
-	if vc := w.versionColumn(); vc != "" && !slices.Contains(cols, vc) {
-		// only a table column can be compared with the committed row
-		if _, ok := w.Tbl.Schema().FindFieldByName(vc); ok {
-			cols = append(cols, vc)
-		}
-	}
-	cols = w.markColumns(cols)
-	filter := keyFilter(w.Tbl.Schema(), ids[0], keys)
-	scan := w.Tbl.Scan(table.WithRowFilter(filter), table.WithSelectedFields(cols...))
-	if b := w.Opts.CommitBranch; b != "" && b != table.MainBranch {
-		if scan, err = scan.UseRef(b); err != nil {
-			return nil, err
-		}
-	}
-	_, it, err := scan.ToArrowRecords(ctx)
-	if err != nil {
-		return nil, err
-	}
-	want := make(map[string]bool, len(keys))
-	for _, k := range keys {
-		want[keyOf(k, ids)] = true
-	}
-	out := map[string][]Row{}
-	for rec, err := range it {
-		if err != nil {
-			return nil, err
-		}
-		rows := recordToRows(rec)
-		rec.Release()
-		for _, r := range rows {
-			k := keyOf(r, ids)
-			if want[k] {
-				out[k] = append(out[k], r)
-			}
-		}
-	}
-	return out, nil
-}
-
-func keyFilter(sc *ice.Schema, col string, keys []Row) ice.BooleanExpression {
-	f, ok := sc.FindFieldByName(col)
-	if !ok || len(keys) == 0 || len(keys) > 50000 {
-		return ice.AlwaysTrue{}
-	}
-	lits := make([]ice.Literal, 0, len(keys))
-	for _, k := range keys {
-		v := k[col]
-		if v == nil {
-			return ice.AlwaysTrue{}
-		}
-		switch f.Type.(type) {
-		case ice.Int32Type:
-			n, err := toInt64(v)
-			if err != nil {
-				return ice.AlwaysTrue{}
-			}
-			lits = append(lits, ice.NewLiteral(int32(n)))
-		case ice.Int64Type:
-			n, err := toInt64(v)
-			if err != nil {
-				return ice.AlwaysTrue{}
-			}
-			lits = append(lits, ice.NewLiteral(n))
-		case ice.StringType:
-			lits = append(lits, ice.NewLiteral(toString(v)))
-		default:
-			return ice.AlwaysTrue{}
-		}
-	}
-	return ice.SetPredicate(ice.OpIn, ice.Reference(col), lits)
-}
-
 func batches(sc *arrow.Schema, rows []Row) iter.Seq2[arrow.RecordBatch, error] {
 	const chunk = 64 * 1024
 	return func(yield func(arrow.RecordBatch, error) bool) {
@@ -892,21 +535,6 @@ func batches(sc *arrow.Schema, rows []Row) iter.Seq2[arrow.RecordBatch, error] {
 			}
 		}
 	}
-}
-
-// sortedTPs is a helper for deterministic output.
-func sortedTPs(o Offsets) []TP {
-	out := make([]TP, 0, len(o))
-	for tp := range o {
-		out = append(out, tp)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Topic != out[j].Topic {
-			return out[i].Topic < out[j].Topic
-		}
-		return out[i].Partition < out[j].Partition
-	})
-	return out
 }
 
 // normalizeCase renames top-level row keys to the table's column names, ignoring case.
