@@ -11,15 +11,16 @@ import (
 	"github.com/connectd/connectd/internal/testutil/chdb/chdbtest"
 )
 
-// A tombstone deletes at the highest version of its key, whichever block or Put call carried that
-// version, and a delete in its block settles it only when that delete is at the highest version. The
-// streams, key 2:
+// A bare tombstone deletes at the highest version of its key, whichever block or Put call carried that
+// version; a tombstone right after a delete belongs to it, also when the delete is stale, whichever
+// block or Put call carried the delete. The streams, key 2:
 //
 //	stale_create: create (110), update (115), a stale redelivery of the create (110), tombstone
 //	stale_delete: create (115), delete (120), re-create (121), a stale redelivery of the delete, tombstone
 //
 // are cut into Put calls (each written by PreCommit) and into blocks (batch.max.rows) in every way, with
-// and without exactly-once. Key 2 must be deleted under FINAL; key 1 is a live control row.
+// and without exactly-once. Under FINAL, key 2 must be deleted after stale_create (the tombstone is bare)
+// and re-created after stale_delete (the tombstone is the stale delete's); key 1 is a live control row.
 func TestCDCTombstoneAfterStaleRedeliveryAcrossBlocks(t *testing.T) {
 	s, _ := engine(t)
 	ctx := context.Background()
@@ -33,13 +34,14 @@ func TestCDCTombstoneAfterStaleRedeliveryAcrossBlocks(t *testing.T) {
 		name    string
 		sources map[string]bool // nil: every version source
 		events  []keyed
+		want    string // FINAL rows
 	}{
 		{"stale_create", nil, []keyed{{1, detEvent{"c", 100, "one"}, -1}, {2, detEvent{"c", 110, "created"}, -1},
-			{2, detEvent{"u", 115, "updated"}, 1}, {2, detEvent{"c", 110, "created"}, -1}, {2, detEvent{"tomb", 0, ""}, -1}}},
+			{2, detEvent{"u", 115, "updated"}, 1}, {2, detEvent{"c", 110, "created"}, -1}, {2, detEvent{"tomb", 0, ""}, -1}}, "1\tone"},
 		// The delete's version is its source position (a row column version would be its before image's).
 		{"stale_delete", map[string]bool{"postgres_lsn": true, "mysql_binlog": true, "sqlserver_lsn": true}, []keyed{
 			{1, detEvent{"c", 100, "one"}, -1}, {2, detEvent{"c", 115, "created"}, -1}, {2, detEvent{"d", 120, ""}, 1},
-			{2, detEvent{"c", 121, "again"}, -1}, {2, detEvent{"d", 120, ""}, 1}, {2, detEvent{"tomb", 0, ""}, -1}}},
+			{2, detEvent{"c", 121, "again"}, -1}, {2, detEvent{"d", 120, ""}, 1}, {2, detEvent{"tomb", 0, ""}, -1}}, "1\tone\n2\tagain"},
 	}
 	for _, sm := range streams {
 		for _, src := range deterministicSources {
@@ -87,7 +89,7 @@ func TestCDCTombstoneAfterStaleRedeliveryAcrossBlocks(t *testing.T) {
 									start = i + 1
 								}
 							}
-							require.Equal(t, "1\tone", query(t, s, "SELECT customer_id, customer_name FROM "+db+".customers FINAL ORDER BY customer_id"),
+							require.Equal(t, sm.want, query(t, s, "SELECT customer_id, customer_name FROM "+db+".customers FINAL ORDER BY customer_id"),
 								"raw rows:\n%s", query(t, s, "SELECT * FROM "+db+".customers ORDER BY customer_id"))
 						})
 					}

@@ -42,6 +42,8 @@ func TestMissingGrantFailsWithoutRetry(t *testing.T) {
 		{"exactlyOnce state table", []string{"exactlyOnce", "true"}, rec, false, "connect_state", "CREATE TABLE ON " + db + ".connect_state"},
 		{"tombstone lookup", []string{"debeziumCDCEnabled", "true"},
 			[]*connect.SinkRecord{{Topic: "t", Key: map[string]any{"id": 1.0}}}, false, " FINAL WHERE ", "SELECT(_version) ON " + db + ".t"},
+		{"delete marker table", []string{"debeziumCDCEnabled", "true"},
+			[]*connect.SinkRecord{{Topic: "t", Key: map[string]any{"id": 1.0}}}, false, "connect_state_tombstones", "CREATE TABLE ON " + db + ".connect_state_tombstones"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var calls atomic.Int32

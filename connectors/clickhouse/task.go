@@ -25,11 +25,12 @@ import (
 type Task struct {
 	connect.SinkTaskBase
 
-	cfg    *Config
-	pool   *pool
-	tables *tableCache
-	state  *stateStore
-	log    *slog.Logger
+	cfg     *Config
+	pool    *pool
+	tables  *tableCache
+	state   *stateStore
+	markers *markerStore // CDC mode
+	log     *slog.Logger
 
 	mu       sync.Mutex // guards buf, seen, inserted, blocks, reporter calls
 	buf      map[connect.TopicPartition]*partBuf
@@ -92,6 +93,9 @@ func (t *Task) setup(cfg *Config) {
 	if cfg.ExactlyOnce {
 		t.state = newStateStore(cfg, t.pool)
 	}
+	if cfg.DebeziumCDC {
+		t.markers = newMarkerStore(cfg, t.pool)
+	}
 }
 
 // Stop implements connect.SinkTask.
@@ -113,9 +117,12 @@ func (t *Task) Stop() error {
 
 // Open implements connect.SinkTask: state of newly assigned partitions is re-read from ClickHouse.
 func (t *Task) Open(partitions []connect.TopicPartition) error {
-	if t.state != nil {
-		for _, tp := range partitions {
+	for _, tp := range partitions {
+		if t.state != nil {
 			t.state.forget(tp.Topic, tp.Partition)
+		}
+		if t.markers != nil {
+			t.markers.forget(tp.Topic, tp.Partition)
 		}
 	}
 	return nil
@@ -132,6 +139,9 @@ func (t *Task) Close(partitions []connect.TopicPartition) error {
 		delete(t.inserted, tp)
 		if t.state != nil {
 			t.state.forget(tp.Topic, tp.Partition)
+		}
+		if t.markers != nil {
+			t.markers.forget(tp.Topic, tp.Partition)
 		}
 	}
 	return nil
@@ -395,12 +405,17 @@ func (t *Task) writeNext(ctx context.Context, tp connect.TopicPartition, recs []
 		return 0, err
 	}
 	defer t.giveBlock(b)
-	n, err := t.fill(ctx, b, run[:limit], redo)
+	n, walk, err := t.fill(ctx, b, tp, run[:limit], redo)
 	if err != nil {
 		return 0, err
 	}
 	_, first := coords(run[0])
 	_, last := coords(run[n-1])
+	if walk != nil {
+		if err := t.markers.write(ctx, tbl, tp.Topic, tp.Partition, walk.markers()); err != nil {
+			return 0, err
+		}
+	}
 	if b.rows > 0 {
 		token := fmt.Sprintf("%s-%d-%d-%d", tp.Topic, tp.Partition, first, last)
 		switch {
@@ -468,30 +483,63 @@ func sameTableRun(cfg *Config, recs []*connect.SinkRecord) int {
 // A redone in-doubt block is whole: its token names the records of the first attempt, and its rows may
 // differ from that attempt's (a tombstone resolves against the table, which may hold the first attempt by
 // now), so a block cut by size could end elsewhere, get another token and land next to the first attempt.
-func (t *Task) fill(ctx context.Context, b *block, recs []*connect.SinkRecord, whole bool) (int, error) {
-	var keys *keyTracker
-	if t.cfg.DebeziumCDC && b.deletedIdx >= 0 && hasTombstone(recs) {
-		keys = newKeyTracker(b.tbl, t.cfg.versionColumn(b.tbl))
+//
+// In CDC mode it also returns the walk of the block's keys, whose markers must be written before the block.
+func (t *Task) fill(ctx context.Context, b *block, tp connect.TopicPartition, recs []*connect.SinkRecord, whole bool) (int, *deleteWalk, error) {
+	var (
+		keys *keyTracker
+		walk *deleteWalk
+	)
+	if t.cfg.DebeziumCDC && b.deletedIdx >= 0 {
+		if hasTombstone(recs) {
+			keys = newKeyTracker(b.tbl, t.cfg.versionColumn(b.tbl))
+		}
+		walk = &deleteWalk{keys: map[string]*walkKey{}, start: map[string]bool{}, read: map[string]struct{}{}}
 	}
+	_, first := coords(recs[0])
 	n := 0
 	for ; n < len(recs); n++ {
 		if !whole && (b.rows >= t.cfg.BatchMaxRows || (b.rows > 0 && b.rows%256 == 0 && b.size() >= t.cfg.BatchMaxBytes)) {
 			break
+		}
+		if walk != nil && n == len(walk.ids) {
+			// Markers are read for the records a block takes at most, unless records that add no row
+			// (skipped or errant) let it take more.
+			end := len(recs)
+			if !whole {
+				end = min(end, n+t.cfg.BatchMaxRows-b.rows)
+			}
+			if err := t.readMarkers(ctx, b.tbl, tp, first, walk, recs[n:end]); err != nil {
+				return 0, nil, err
+			}
 		}
 		rec := recs[n]
 		var (
 			r    row
 			skip bool
 			err  error
+			key  string
 		)
-		if rec.Value == nil && keys != nil {
+		if walk != nil {
+			key = walk.ids[n]
+		}
+		switch {
+		case rec.Value == nil && keys != nil && key != "" && walk.afterDelete(key):
+			skip = true // the companion of the delete before it, stale or not
+		case rec.Value == nil && keys != nil:
 			r, skip, err = t.tombstone(ctx, b.tbl, keys, rec)
-		} else {
+		default:
 			r, skip, err = t.extract(rec, b.tbl)
 		}
 		if err == nil && !skip {
-			if err = b.add(&r); err == nil && keys != nil {
-				keys.observe(rec.Key, &r)
+			if err = b.add(&r); err == nil {
+				if keys != nil {
+					keys.observe(rec.Key, &r)
+				}
+				if walk != nil && key != "" && rec.Value != nil {
+					_, off := coords(rec)
+					walk.observe(key, off, r.deleted)
+				}
 			}
 		}
 		if err != nil {
@@ -499,11 +547,33 @@ func (t *Task) fill(ctx context.Context, b *block, recs []*connect.SinkRecord, w
 				err = t.report(ctx, rec, b.tbl, err)
 			}
 			if err != nil {
-				return 0, err
+				return 0, nil, err
 			}
 		}
 	}
-	return n, nil
+	return n, walk, nil
+}
+
+// readMarkers adds the keys of recs, the next records of the block, to the walk, with their markers as
+// they stand before the block's first offset.
+func (t *Task) readMarkers(ctx context.Context, tbl *tableInfo, tp connect.TopicPartition, first int64, w *deleteWalk, recs []*connect.SinkRecord) error {
+	var ids []string
+	for _, rec := range recs {
+		id := ""
+		if fields, err := keyFields(rec.Key, tbl); err == nil {
+			id = markerKey(fields)
+		} // else: reported when the record is written, if it is a tombstone
+		w.ids = append(w.ids, id)
+		if _, known := w.read[id]; id != "" && !known {
+			w.read[id] = struct{}{}
+			ids = append(ids, id)
+		}
+	}
+	open, err := t.markers.open(ctx, tbl, tp.Topic, tp.Partition, first, ids)
+	for id := range open {
+		w.start[id] = true
+	}
+	return err
 }
 
 func (t *Task) report(ctx context.Context, rec *connect.SinkRecord, tbl *tableInfo, cause error) error {

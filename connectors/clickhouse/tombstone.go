@@ -15,13 +15,15 @@ import (
 // Tombstones in CDC mode. A tombstone (null value) carries only the key. Debezium sends one after each
 // delete event, and ExtractNewRecordState's default delete.tombstone.handling.mode=tombstone turns the
 // delete itself into one. The rule:
-//   - a tombstone that follows a delete of the same key writes nothing: the delete is already written
-//     with its version, and a version-less row must never weaken it;
-//   - otherwise it deletes the key at the highest version seen for it: the larger of its highest version
-//     in the records of the same block (not written yet) and the version of its current row in the table
-//     (read with FINAL; earlier blocks and Put calls are written before a later block is filled). A key
-//     seen neither in the block nor live in the table needs no delete. The delete row gets the smallest version above it (versionAfter), so
-//     that a redelivery of that live event cannot win the tie.
+//   - a tombstone whose key's latest versioned event in Kafka order is a delete belongs to that delete and
+//     writes nothing, whether the delete won or was stale: a stale delete's tombstone is stale with it.
+//     Across blocks, Put calls and tasks that event is known from the delete markers (markers.go);
+//   - otherwise it is bare and deletes the key at the highest version seen for it: the larger of its
+//     highest version in the records of the same block (not written yet) and the version of its current
+//     row in the table (read with FINAL; earlier blocks and Put calls are written before a later block is
+//     filled). A key seen neither in the block nor live in the table needs no delete, nor does one whose
+//     highest version in the block is a delete. The delete row gets the smallest version above it
+//     (versionAfter), so that a redelivery of that live event cannot win the tie.
 // The delete row holds the key columns, the version and is_deleted = 1 (other columns get defaults).
 
 func hasTombstone(recs []*connect.SinkRecord) bool {
