@@ -22,7 +22,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
-	"github.com/connectd/connectd/connectors/iceberg/icebergtest"
+	"github.com/connectd/connectd/internal/testutil/icebergtest"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
 )
 

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite" // reads the catalog's table pointers, independently of the sink
 
-	"github.com/connectd/connectd/connectors/iceberg/icebergtest"
+	"github.com/connectd/connectd/internal/testutil/icebergtest"
 	"github.com/connectd/connectd/internal/testutil/cdcstream"
 )
 

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	iceberg "github.com/connectd/connectd/connectors/iceberg"
-	"github.com/connectd/connectd/connectors/iceberg/icebergtest"
+	"github.com/connectd/connectd/internal/testutil/icebergtest"
 )
 
 // BenchmarkCompactUpsertStream: 34,000 upserts and deletes over 4,000 keys (and ten times both) whose day(ts)

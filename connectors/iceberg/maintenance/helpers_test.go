@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	iceberg "github.com/connectd/connectd/connectors/iceberg"
-	"github.com/connectd/connectd/connectors/iceberg/icebergtest"
+	"github.com/connectd/connectd/internal/testutil/icebergtest"
 )
 
 func sqliteCatalog(t testing.TB, dir string) catalog.Catalog {

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	iceberg "github.com/connectd/connectd/connectors/iceberg"
-	"github.com/connectd/connectd/connectors/iceberg/icebergtest"
+	"github.com/connectd/connectd/internal/testutil/icebergtest"
 )
 
 // TestMaintenanceRESTCatalog runs maintenance through Apache Iceberg's REST catalog server

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	iceberg "github.com/connectd/connectd/connectors/iceberg"
-	"github.com/connectd/connectd/connectors/iceberg/icebergtest"
+	"github.com/connectd/connectd/internal/testutil/icebergtest"
 )
 
 // TestMaintenanceOnS3: compaction, expiry and orphan listing on an S3-compatible store (moto):

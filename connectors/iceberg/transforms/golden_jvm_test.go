@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/connect"
-	"github.com/connectd/connectd/connectors/iceberg/icebergtest"
+	"github.com/connectd/connectd/internal/testutil/icebergtest"
 	"github.com/connectd/connectd/converters/jsonconv"
 )
 
