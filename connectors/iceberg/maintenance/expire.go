@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 	"time"
 
@@ -76,6 +77,12 @@ func ExpireSnapshots(ctx context.Context, cat catalog.Catalog, ident table.Ident
 			return res, fmt.Errorf("expiring snapshots of %s: %w", name(ident), err)
 		}
 		ntbl, err := tx.Commit(ctx)
+		if err != nil && ntbl != nil && onlyNotExist(err) {
+			// committed: iceberg-go then also removes the files that the DELETED entries of the
+			// expired manifests name, which the expiry that expired their previous snapshot
+			// already removed
+			err = nil
+		}
 		if err != nil {
 			if attempt < opts.CommitRetries && (errors.Is(err, table.ErrCommitFailed) || strings.Contains(err.Error(), "requirement failed")) {
 				continue
@@ -85,4 +92,17 @@ func ExpireSnapshots(ctx context.Context, cat catalog.Catalog, ident table.Ident
 		res.SnapshotsAfter = len(ntbl.Metadata().Snapshots())
 		return res, nil
 	}
+}
+
+// onlyNotExist reports whether every error joined in err is a missing file.
+func onlyNotExist(err error) bool {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			if !onlyNotExist(e) {
+				return false
+			}
+		}
+		return len(j.Unwrap()) > 0
+	}
+	return errors.Is(err, fs.ErrNotExist)
 }

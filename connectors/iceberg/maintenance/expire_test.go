@@ -178,3 +178,28 @@ func TestRemoveOrphanFiles(t *testing.T) {
 	require.Equal(t, want, goRows(t, tbl))
 	require.Equal(t, want, duckRows(t, tbl.MetadataLocation()))
 }
+
+// TestExpireAfterExpiredCompaction: compaction and expiry in turns, as the connector runs them.
+// A compaction's manifests list the files it replaced as DELETED; the expiry that expires the
+// snapshot before the compaction removes those files, and the next expiry, which expires the
+// compaction's own snapshot, finds them gone: that is no failure. The files of kept snapshots
+// stay and the readers see the model.
+func TestExpireAfterExpiredCompaction(t *testing.T) {
+	ctx := context.Background()
+	w, s := upsertTable(t, t.TempDir())
+	for i := 0; i < 3; i++ {
+		res, err := Compact(ctx, w.Cat, w.Ident, CompactOptions{})
+		require.NoError(t, err)
+		require.NotZero(t, res.SnapshotID, "run %d compacted", i)
+		exp, err := ExpireSnapshots(ctx, w.Cat, w.Ident, ExpireOptions{MaxAge: time.Millisecond})
+		require.NoError(t, err, "run %d", i)
+		require.Equal(t, 1, exp.SnapshotsAfter)
+		w.Tbl = nil // its snapshot is expired: plan on the head
+		recs, offs := s.round(50)
+		commitRound(t, w, recs, offs)
+	}
+	tbl, err := w.Cat.LoadTable(ctx, w.Ident)
+	require.NoError(t, err)
+	requireExist(t, referencedFiles(t, tbl), "referenced by a kept snapshot")
+	require.Equal(t, s.model.rows(), duckRows(t, tbl.MetadataLocation()))
+}
