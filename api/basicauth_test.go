@@ -71,7 +71,7 @@ func routeBody(method, path string) string {
 func TestBasicAuthEveryRoute(t *testing.T) {
 	jaas := writeJAAS(t, "alice=secret\nbob: pw2\n")
 	metrics := WithExtraHandler("/metrics", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "m 1\n") }))
-	routes := newEnv(t, true).srv.routes(true, true)
+	routes := newEnv(t, true, WithReconciler(&fakeReconciler{})).srv.routes(true, true)
 	type call struct{ method, path string }
 	var calls []call
 	for _, rt := range routes {
@@ -80,12 +80,12 @@ func TestBasicAuthEveryRoute(t *testing.T) {
 		}
 	}
 	calls = append(calls, call{"GET", "/metrics"})
-	require.Len(t, calls, 30, "a route was added: check what the JVM exempts from authentication")
+	require.Len(t, calls, 32, "a route was added: check what the JVM exempts from authentication")
 	create := req{method: "POST", path: "/connectors", body: createBody}
 	for _, c := range calls {
 		t.Run(c.method+" "+c.path, func(t *testing.T) {
-			secured := newEnv(t, true, WithBasicAuth(jaas), metrics)
-			open := newEnv(t, true, metrics)
+			secured := newEnv(t, true, WithBasicAuth(jaas), metrics, WithReconciler(&fakeReconciler{}))
+			open := newEnv(t, true, metrics, WithReconciler(&fakeReconciler{}))
 			for _, e := range []*env{secured, open} {
 				resp := e.do(t, req{method: create.method, path: create.path, body: create.body, headers: map[string]string{"Authorization": basic("alice", "secret")}})
 				resp.Body.Close()
@@ -143,6 +143,7 @@ func TestBasicAuthOrderAndOptions(t *testing.T) {
 		{req{method: "GET", path: "/"}, 401, "application/json"},
 		{req{method: "GET", path: "/health"}, 401, "application/json"},
 		{req{method: "GET", path: "/admin/loggers"}, 401, "application/json"},
+		{req{method: "GET", path: "/connectd/reconcile"}, 404, noContentType}, // not configured: unknown
 	}
 	for _, c := range cases {
 		resp := e.do(t, c.r)

@@ -56,6 +56,12 @@ func (s *Server) routes(main, admin bool) []route {
 			route{"/admin/loggers/{logger}", []string{"GET"}, true, false, s.getLogger},
 			route{"/admin/loggers/{logger}", []string{"PUT"}, true, false, s.setLogger},
 		)
+		if s.reconciler != nil {
+			rs = append(rs,
+				route{"/connectd/reconcile", []string{"GET"}, true, false, s.reconcileStatus},
+				route{"/connectd/reconcile", []string{"POST"}, true, false, s.reconcileNow},
+			)
+		}
 	}
 	return rs
 }

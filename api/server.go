@@ -38,7 +38,9 @@ type Server struct {
 	registry *connect.Registry
 	loggers  *logging.Registry
 	extra    map[string]http.Handler // non-JVM endpoints such as /metrics
-	log      *slog.Logger
+	// reconciler serves /connectd/reconcile (nil: not configured, the path is unknown)
+	reconciler Reconciler
+	log        *slog.Logger
 
 	listeners      []string
 	adminListeners []string // nil: admin endpoints on the main listeners; empty: disabled
@@ -160,7 +162,6 @@ func WithTopicTracking(enabled, allowReset bool) Option {
 	return func(s *Server) { s.topicTracking, s.topicReset = enabled, allowReset }
 }
 
-// WithRegistry replaces connect.DefaultRegistry for /connector-plugins.
 // WithExtraHandler serves h at path (GET/HEAD) on the main listeners, outside the JVM's API (e.g. /metrics); a
 // path ending in "/" serves the subtree below it.
 func WithExtraHandler(path string, h http.Handler) Option {
@@ -172,6 +173,7 @@ func WithExtraHandler(path string, h http.Handler) Option {
 	}
 }
 
+// WithRegistry replaces connect.DefaultRegistry for /connector-plugins.
 func WithRegistry(r *connect.Registry) Option { return func(s *Server) { s.registry = r } }
 
 // WithLoggers replaces logging.Default for /admin/loggers.
@@ -268,12 +270,13 @@ func parseListener(l string) (protocol, host string, port int, err error) {
 	return protocol, m[2], port, nil
 }
 
-// Handler is the main listeners' handler (with /admin unless admin listeners are configured).
+// Handler is the main listeners' handler (with /admin and /connectd/reconcile unless admin listeners are
+// configured).
 func (s *Server) Handler() http.Handler {
 	return recoverPanics(s.log, s.wrap(s.router(true, s.adminListeners == nil)))
 }
 
-// AdminHandler serves only /admin (for separate admin listeners).
+// AdminHandler serves only /admin and /connectd/reconcile (for separate admin listeners).
 func (s *Server) AdminHandler() http.Handler {
 	return recoverPanics(s.log, s.wrap(s.router(false, true)))
 }
