@@ -49,6 +49,15 @@ func serveDistributed(ctx context.Context, wp map[string]string) error {
 	if err != nil {
 		return err
 	}
+	// Every worker with the reconcile keys runs its own schedule and answers for it: leadership moves at
+	// each rebalance, and reports and metrics that moved with it would be split across workers.
+	sched, err := workerReconcile(cfg)
+	if err != nil {
+		return err
+	}
+	if sched != nil {
+		ropts = append(ropts, api.WithReconciler(reconcileEndpoint{sched}))
+	}
 	h := herder.NewDistributed(dcfg, "", kafka.Brokers(cfg.Props), sc)
 	w := worker.New(cfg, connect.DefaultRegistry, h)
 	h.SetWorker(w)
@@ -64,8 +73,14 @@ func serveDistributed(ctx context.Context, wp map[string]string) error {
 	}
 	slog.Info("Kafka Connect started", "mode", "distributed", "group", dcfg.GroupID, "worker_id", cfg.WorkerID(),
 		"rest", srv.AdvertisedURL(), "startup", time.Since(start).Round(time.Millisecond))
+	if sched != nil {
+		sched.Start(ctx)
+	}
 	<-ctx.Done()
 	slog.Info("Kafka Connect stopping")
+	if sched != nil {
+		sched.Stop()
+	}
 	// the herder stops (tasks commit, the group is left) while the REST listener still accepts: a listener
 	// that refuses connections tells the group's leader that this worker is gone (peer.probe.interval.ms)
 	h.Stop()

@@ -196,6 +196,13 @@ func serveStandalone(ctx context.Context, wp map[string]string, connectors []map
 	if err != nil {
 		return err
 	}
+	sched, err := workerReconcile(cfg)
+	if err != nil {
+		return err
+	}
+	if sched != nil {
+		ropts = append(ropts, api.WithReconciler(reconcileEndpoint{sched}))
+	}
 	status := herder.NewStatusTracker(cfg.WorkerID())
 	w := worker.New(cfg, connect.DefaultRegistry, status)
 	h := herder.NewStandalone(w, status)
@@ -216,11 +223,17 @@ func serveStandalone(ctx context.Context, wp map[string]string, connectors []map
 		}
 		slog.Info("created connector", "name", name)
 	}
+	if sched != nil {
+		sched.Start(ctx)
+	}
 	if ready != nil {
 		ready(h, srv.AdvertisedURL())
 	}
 	<-ctx.Done()
 	slog.Info("Kafka Connect stopping")
+	if sched != nil {
+		sched.Stop()
+	}
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	srv.Shutdown(sctx)

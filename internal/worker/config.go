@@ -14,6 +14,14 @@ import (
 // listeners, behind the REST authentication. Off by default.
 const PprofEnableKey = "connectd.debug.pprof.enable"
 
+// connectd's own worker keys of the reconcile schedule (docs/RECONCILE.md): the reconcile properties files,
+// as `connectd reconcile` takes them, compared every interval (0: only on POST /connectd/reconcile).
+const (
+	ReconcileConfigsKey  = "connectd.reconcile.configs"
+	ReconcileIntervalKey = "connectd.reconcile.interval.ms"
+	reconcilePrefix      = "connectd.reconcile."
+)
+
 // WorkerConfigDef lists the worker keys we read, with the JVM's defaults.
 func WorkerConfigDef() *connect.ConfigDef {
 	return connect.NewConfigDef().
@@ -34,6 +42,8 @@ func WorkerConfigDef() *connect.ConfigDef {
 		Define(connect.ConfigKey{Name: "offset.storage.file.filename", Type: connect.ConfigString, Default: "", Importance: connect.Low}).
 		Define(connect.ConfigKey{Name: "group.id", Type: connect.ConfigString, Default: "", Importance: connect.High}).
 		Define(connect.ConfigKey{Name: PprofEnableKey, Type: connect.ConfigBoolean, Default: false, Importance: connect.Low}).
+		Define(connect.ConfigKey{Name: ReconcileConfigsKey, Type: connect.ConfigList, Default: "", Importance: connect.Low}).
+		Define(connect.ConfigKey{Name: ReconcileIntervalKey, Type: connect.ConfigLong, Default: int64(300000), Validator: connect.AtLeast(0), Importance: connect.Low}).
 		Define(connect.ConfigKey{Name: configprovider.ProvidersKey, Type: connect.ConfigList, Default: "", Importance: connect.Low})
 }
 
@@ -56,6 +66,10 @@ type Config struct {
 	AdvertisedListenerType string
 	// Pprof serves /debug/pprof/ (PprofEnableKey).
 	Pprof bool
+	// ReconcileConfigs are the reconcile properties files the worker compares on a schedule (ReconcileConfigsKey).
+	ReconcileConfigs []string
+	// ReconcileInterval is the time between scheduled reconcile runs; 0: runs only when asked.
+	ReconcileInterval time.Duration
 	// Distributed is set by the distributed runner (tasks of a connector may run in several processes).
 	Distributed bool
 }
@@ -72,9 +86,17 @@ func ParseConfig(props map[string]string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resolving config provider references in the worker config: %w", err)
 	}
-	c, err := WorkerConfigDef().Parse(resolved)
+	def := WorkerConfigDef()
+	c, err := def.Parse(resolved)
 	if err != nil {
 		return nil, err
+	}
+	// Unknown keys are ignored as the JVM ignores them, except under our own reconcile prefix: a misspelt
+	// key there would silently leave a table pair unchecked.
+	for k := range resolved {
+		if _, known := def.Key(k); strings.HasPrefix(k, reconcilePrefix) && !known {
+			return nil, fmt.Errorf("unknown worker key %s (the reconcile schedule takes %s and %s)", k, ReconcileConfigsKey, ReconcileIntervalKey)
+		}
 	}
 	wc := &Config{
 		Props:                  resolved,
@@ -90,6 +112,8 @@ func ParseConfig(props map[string]string) (*Config, error) {
 		AdvertisedHost:         c.String("rest.advertised.host.name"),
 		AdvertisedListenerType: c.String("rest.advertised.listener"),
 		Pprof:                  c.Bool(PprofEnableKey),
+		ReconcileConfigs:       c.List(ReconcileConfigsKey),
+		ReconcileInterval:      time.Duration(c.Long(ReconcileIntervalKey)) * time.Millisecond,
 	}
 	if p, ok := c.Get("rest.advertised.port").(int); ok {
 		wc.AdvertisedPort = p
