@@ -1,6 +1,7 @@
 package iceberg
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"runtime"
@@ -54,6 +55,10 @@ const (
 	KeyCommitRetryMs      = "iceberg.control.commit.retry-backoff-ms"
 	KeyCoordination       = "iceberg.control.coordination"
 	KeyKafkaPfx           = "iceberg.kafka."
+	// KeyMaintenancePfx starts the maintenance keys; package maintenance reads the policy ones.
+	KeyMaintenancePfx      = "iceberg.tables.maintenance."
+	KeyMaintenanceInterval = KeyMaintenancePfx + "interval-ms"
+	KeyMaintenanceActions  = KeyMaintenancePfx + "actions"
 )
 
 // DefaultCDCVersionColumn is the metadata column holding envelope versions.
@@ -111,6 +116,8 @@ func ConfigDef() *connect.ConfigDef {
 	l(KeyMaxBufferedRecords, int64(200000), "Extension: records buffered across the connector's tasks that trigger an early commit")
 	l(KeyTargetFileSize, int64(0), "Extension: target data file size in bytes (0: table default)")
 	l(KeyCommitRetryMs, int64(1000), "Extension: backoff before retrying a failed commit round")
+	l(KeyMaintenanceInterval, int64(0), "Extension: interval of the maintenance of the connector's tables (manifest rewrite, compaction, snapshot expiry, orphan removal, see docs/MAINTENANCE.md) by the process that commits, between its commit rounds; 0 turns it off")
+	s(KeyMaintenanceActions, "rewrite-manifests,compact,expire-snapshots,remove-orphans", "Extension: the maintenance actions the connector runs, comma-separated")
 	s(KeyCoordination, "auto", "Extension: how commits are coordinated: topic (one committer for all worker processes, through the control topic), local (one committer per worker process), auto (topic in distributed mode, local in standalone and dev mode)")
 	return d
 }
@@ -149,7 +156,10 @@ type SinkConfig struct {
 	Topics           []string          // the connector's topics (or TopicsRegex)
 	TopicsRegex      string
 	PerTable         map[string]*PerTable
-	raw              map[string]string
+	// MaintenanceInterval is how often the committer maintains the tables (0: never).
+	MaintenanceInterval time.Duration
+	maintain            MaintainTable
+	raw                 map[string]string
 }
 
 // PerTable holds iceberg.table.<name>.* settings.
@@ -247,6 +257,22 @@ func ParseConfig(props map[string]string) (*SinkConfig, error) {
 	}
 	if sc.CommitInterval <= 0 {
 		sc.CommitInterval = 300 * time.Second
+	}
+	if ms := c.Long(KeyMaintenanceInterval); ms < 0 {
+		return nil, &connect.ConfigError{Name: KeyMaintenanceInterval, Value: ms, Message: "must be 0 (off) or positive"}
+	} else if ms > 0 {
+		f := registeredMaintenance()
+		if f == nil {
+			return nil, &connect.ConfigError{Name: KeyMaintenanceInterval, Value: ms, Message: "table maintenance is not linked into this program (package connectors/iceberg/maintenance)"}
+		}
+		if sc.maintain, err = f(props); err != nil {
+			var ce *connect.ConfigError
+			if errors.As(err, &ce) {
+				return nil, ce
+			}
+			return nil, &connect.ConfigError{Name: KeyMaintenanceInterval, Value: ms, Message: err.Error()}
+		}
+		sc.MaintenanceInterval = time.Duration(ms) * time.Millisecond
 	}
 	// per-table settings: iceberg.table.<ns.name>.<suffix>; names contain dots, suffixes do not.
 	for k, v := range props {

@@ -669,6 +669,8 @@ func (ctl *control) commitLoop() {
 		ctl.leading.Store(lead)
 		if lead && !ctl.commitRound(all) {
 			next = c.cfg.RetryBackoff
+		} else if lead {
+			c.maintainDue(ctl.ctx)
 		}
 		timer.Reset(next)
 	}

@@ -74,6 +74,7 @@ type coordinator struct {
 	writers      map[string]*Writer
 
 	counts coordinatorStats // what the metrics report (metrics.go)
+	maint  *maintainer      // table maintenance between rounds (maintain.go); nil: off
 	hooks  atomic.Pointer[roundHooks]
 }
 
@@ -120,6 +121,7 @@ func newCoordinator(cfg *SinkConfig, wi connect.WorkerInfo) (*coordinator, error
 		log:     slog.Default().With("connector", cfg.Name, "component", "iceberg-coordinator"),
 	}
 	c.cond = sync.NewCond(&c.mu)
+	c.maint = newMaintainer(cfg)
 	distributed := cfg.Coordination == "topic" || (cfg.Coordination == "auto" && wi != nil && wi.Distributed())
 	if distributed {
 		if wi == nil {
@@ -300,6 +302,7 @@ func (c *coordinator) loop() {
 		tasks := c.taskList()
 		if c.commitRound(context.Background(), tasks) {
 			next = c.cfg.CommitInterval
+			c.maintainLocal()
 		} else {
 			next = c.cfg.RetryBackoff
 		}

@@ -2,6 +2,8 @@
 // small data files with the deletes that apply to them (compact.go), manifest rewrite
 // (manifests.go), snapshot expiry that keeps the sink's offsets (expire.go) and orphan file
 // removal (orphans.go). Run (run.go) does them in order with a Policy (policy.go) read from the
-// connector's iceberg.tables.maintenance.* keys; `connectd iceberg maintain` is its command.
+// connector's iceberg.tables.maintenance.* keys; `connectd iceberg maintain` is its command, and
+// the connector runs it between commit rounds with iceberg.tables.maintenance.interval-ms
+// (connector.go registers it: this package imports the connector's, not the other way round).
 // Every action is safe next to a sink that keeps committing.
 package maintenance

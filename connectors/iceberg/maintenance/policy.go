@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/connectd/connectd/connect"
 )
 
 // Keys of the connector's properties that set the maintenance policy of its tables.
@@ -24,7 +26,8 @@ type Policy struct {
 }
 
 // ParsePolicy reads the iceberg.tables.maintenance.* keys of a connector's properties; a key
-// left out keeps its default (see the option types).
+// left out keeps its default (see the option types). A bad value is a *connect.ConfigError
+// naming its key.
 func ParsePolicy(props map[string]string) (Policy, error) {
 	var p Policy
 	num := func(key string) (int64, bool, error) {
@@ -34,7 +37,7 @@ func ParsePolicy(props map[string]string) (Policy, error) {
 		}
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {
-			return 0, false, fmt.Errorf("%s: %q is not a non-negative integer", key, v)
+			return 0, false, &connect.ConfigError{Name: key, Value: v, Message: "not a non-negative integer"}
 		}
 		return n, true, nil
 	}
@@ -63,7 +66,7 @@ func ParsePolicy(props map[string]string) (Policy, error) {
 	} else if ok {
 		p.Orphans.OlderThan = time.Duration(n) * time.Millisecond
 		if p.Orphans.OlderThan < MinOrphanAge {
-			return p, fmt.Errorf("%s: %d ms is below the minimum %s", KeyOrphanAge, n, MinOrphanAge)
+			return p, &connect.ConfigError{Name: KeyOrphanAge, Value: n, Message: fmt.Sprintf("%d ms is below the minimum %s", n, MinOrphanAge)}
 		}
 	}
 	return p, nil
