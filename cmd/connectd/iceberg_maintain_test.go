@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	iceberg "github.com/connectd/connectd/connectors/iceberg"
-	"github.com/connectd/connectd/internal/testutil/icebergtest"
 	"github.com/connectd/connectd/connectors/iceberg/maintenance"
+	"github.com/connectd/connectd/internal/testutil/icebergtest"
 )
 
 // TestIcebergMaintainCommand runs `connectd iceberg maintain` on the connector's properties

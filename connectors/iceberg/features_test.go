@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/connect"
-	"github.com/connectd/connectd/internal/testutil/icebergtest"
 	"github.com/connectd/connectd/connectors/iceberg/transforms"
+	"github.com/connectd/connectd/internal/testutil/icebergtest"
 )
 
 // TestExampleConfigsAccepted: the example configs of the Apache docs and the Tabular README

@@ -14,9 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/connect"
-	"github.com/connectd/connectd/internal/testutil/icebergtest"
 	"github.com/connectd/connectd/internal/kafka"
 	"github.com/connectd/connectd/internal/metrics"
+	"github.com/connectd/connectd/internal/testutil/icebergtest"
 )
 
 // fakeCtx is a SinkTaskContext that records rewinds and commit requests.

@@ -21,11 +21,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/connectors/iceberg"
-	"github.com/connectd/connectd/internal/testutil/icebergtest"
 	"github.com/connectd/connectd/internal/testutil/cdcstream"
 	"github.com/connectd/connectd/internal/testutil/chdb"
 	"github.com/connectd/connectd/internal/testutil/chdb/chdbtest"
 	"github.com/connectd/connectd/internal/testutil/chdb/chshim"
+	"github.com/connectd/connectd/internal/testutil/icebergtest"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
 )
 

@@ -17,9 +17,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/connectors/iceberg"
-	"github.com/connectd/connectd/internal/testutil/icebergtest"
 	"github.com/connectd/connectd/internal/testutil/cdcstream"
 	"github.com/connectd/connectd/internal/testutil/chdb/chdbtest"
+	"github.com/connectd/connectd/internal/testutil/icebergtest"
 )
 
 func (p *pipeline) lakeTable(name string) *table.Table {

@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite" // reads the catalog's table pointers, independently of the sink
 
-	"github.com/connectd/connectd/internal/testutil/icebergtest"
 	"github.com/connectd/connectd/internal/testutil/cdcstream"
+	"github.com/connectd/connectd/internal/testutil/icebergtest"
 )
 
 // icebergSink configures the Iceberg sink with a SQLite SQL catalog: one topic feeds three tables of one

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/connect"
-	"github.com/connectd/connectd/internal/testutil/icebergtest"
 	"github.com/connectd/connectd/converters/jsonconv"
+	"github.com/connectd/connectd/internal/testutil/icebergtest"
 )
 
 type smtGoldenRecord struct {
