@@ -179,6 +179,10 @@ func (m *markerStore) write(ctx context.Context, tbl *tableInfo, topic string, p
 			openC.Append(0)
 		}
 	}
+	// Known present from here on: the insert may land even when its answer is lost.
+	m.mu.Lock()
+	m.present[presenceKey(tbl, topic, partition)] = true
+	m.mu.Unlock()
 	in := proto.Input{{Name: "target", Data: &tblC}, {Name: "topic", Data: &topicC}, {Name: "partition", Data: &partC},
 		{Name: "key", Data: &keyC}, {Name: "offset", Data: &offC}, {Name: "open", Data: &openC}}
 	err := m.pool.do(ctx, func(c *ch.Client) error {
@@ -191,9 +195,6 @@ func (m *markerStore) write(ctx context.Context, tbl *tableInfo, topic string, p
 	if err != nil {
 		return fmt.Errorf("clickhouse: writing delete markers of %s.%s: %w", tbl.db, tbl.name, err)
 	}
-	m.mu.Lock()
-	m.present[presenceKey(tbl, topic, partition)] = true
-	m.mu.Unlock()
 	return nil
 }
 
