@@ -70,13 +70,13 @@ test:
 	$(MAKE) fuzz FUZZTIME=$(CI_FUZZTIME) REST_FUZZTIME=$(CI_REST_FUZZTIME)
 
 ## soak: the CDC model test (test/cdcmodel) on N random streams per sink, in rounds of STREAMS (round r uses
-## seed SEED+r) through one worker and one set of tables: make soak SEED=42 N=50000 [SINK=iceberg|clickhouse]
+## seed SEED+r) through one worker and one set of tables: make soak SEED=42 N=50000 [SINK=iceberg|iceberg-maintained|clickhouse]
 SEED    ?= $(shell date +%s)
 N       ?= 50000
 STREAMS ?= 2000
 KILLS   ?= 3
 SINK    ?=
-SOAK_RUN = $(if $(filter iceberg,$(SINK)),TestCDCModelIceberg,$(if $(filter clickhouse,$(SINK)),TestCDCModelClickHouse,TestCDCModel))
+SOAK_RUN = $(if $(filter iceberg,$(SINK)),TestCDCModelIceberg$$,$(if $(filter iceberg-maintained,$(SINK)),TestCDCModelIcebergMaintained,$(if $(filter clickhouse,$(SINK)),TestCDCModelClickHouse,TestCDCModel)))
 soak:
 	CDC_SEED=$(SEED) CDC_TOTAL_STREAMS=$(N) CDC_STREAMS=$(STREAMS) CDC_KILLS=$(KILLS) \
 		$(WITH_KAFKA) $(GO) test -count=1 -timeout 12h -v -run '^$(SOAK_RUN)' ./test/cdcmodel/

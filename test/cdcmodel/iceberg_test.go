@@ -2,6 +2,7 @@ package cdcmodel
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
@@ -10,9 +11,12 @@ import (
 	"path/filepath"
 	"testing"
 
+	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite" // reads the catalog's table pointers, independently of the sink
 
+	"github.com/connectd/connectd/connectors/iceberg/maintenance"
 	"github.com/connectd/connectd/internal/testutil/cdcstream"
 	"github.com/connectd/connectd/internal/testutil/icebergtest"
 )
@@ -21,13 +25,27 @@ import (
 // connector, an upsert table versioned by the envelope's source.lsn, one versioned by the row's
 // updated_at column (partitioned by a column that updates change, so keys move between partitions), and
 // the raw CDC history.
-func icebergSink(t *testing.T) sinkUnderTest {
+//
+// maintained turns on the connector's table maintenance (compaction, manifest rewrite, snapshot expiry) every
+// second or so, so that the worker's SIGKILLs also land inside rewrites; every round then also checks that the
+// live files per partition stay bounded.
+func icebergSink(t *testing.T, maintained bool) sinkUnderTest {
 	dir := t.TempDir()
 	catDB := filepath.Join(dir, "catalog.db")
 	wh := filepath.Join(dir, "warehouse")
 	s := sinkUnderTest{name: "iceberg"}
+	if maintained {
+		s.name = "iceberg-maintained"
+	}
 	s.props = func(topic string, rng *rand.Rand) string {
-		return fmt.Sprintf(`name=cdc-model-iceberg
+		extra := ""
+		if maintained {
+			extra = fmt.Sprintf(`iceberg.tables.maintenance.interval-ms=%d
+iceberg.tables.maintenance.retain-last=2
+iceberg.tables.maintenance.max-snapshot-age-ms=60000
+`, 500+rng.Intn(1000))
+		}
+		return extra + fmt.Sprintf(`name=cdc-model-`+s.name+`
 connector.class=org.apache.iceberg.connect.IcebergSinkConnector
 tasks.max=2
 topics=%s
@@ -83,8 +101,37 @@ iceberg.control.commit.interval-ms=%d
 		m := res.Maps()[0]
 		require.Equal(t, fmt.Sprint(records, "/", records), fmt.Sprint(m["n"], "/", m["d"]),
 			"the raw history table holds every record exactly once (count/distinct offsets)")
+		if maintained {
+			for _, tbl := range []struct {
+				name       string
+				partitions int
+			}{{"by_lsn", 4}, {"by_updated_at", 3}} {
+				checkFilesBounded(t, metadataLocation(t, catDB, tbl.name), tbl.name, tbl.partitions)
+			}
+		}
 	}
 	return s
+}
+
+// maxFilesPerPartition bounds the live data and delete files per partition of a maintained table: about two
+// tasks' files for each commit since the last maintenance (commits every 150-400 ms, maintenance every
+// 0.5-1.5 s and after a round), with room for a slow machine. Unmaintained, a round of the model test leaves
+// hundreds.
+const maxFilesPerPartition = 40
+
+// checkFilesBounded reads the table's current snapshot and checks that compaction keeps its files per partition
+// bounded.
+func checkFilesBounded(t *testing.T, metadataLocation, name string, partitions int) {
+	ctx := context.Background()
+	local := func(context.Context) (iceio.IO, error) { return iceio.LocalFS{}, nil }
+	tbl, err := table.NewFromLocation(ctx, table.Identifier{"cdc", name}, metadataLocation, local, nil)
+	require.NoError(t, err)
+	st, err := maintenance.Stats(ctx, tbl, "")
+	require.NoError(t, err)
+	t.Logf("iceberg cdc.%s: %d data files (%d rows), %d delete files (%d rows) over %d partitions, %d snapshots",
+		name, st.DataFiles, st.DataRecords, st.DeleteFiles, st.DeleteRecords, partitions, st.Snapshots)
+	require.LessOrEqual(t, st.DataFiles, maxFilesPerPartition*partitions, "live data files of cdc.%s", name)
+	require.LessOrEqual(t, st.DeleteFiles, maxFilesPerPartition*partitions, "live delete files of cdc.%s", name)
 }
 
 // javaRead reads a table with Apache Iceberg's Java generic reader (testdata/javareader), which applies
@@ -151,5 +198,14 @@ func TestCDCModelIceberg(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end to end")
 	}
-	runModel(t, icebergSink(t))
+	runModel(t, icebergSink(t, false))
+}
+
+// TestCDCModelIcebergMaintained: the same with the connector's table maintenance running beside the commits
+// and the SIGKILLs; the readers must see the model and the live files stay bounded.
+func TestCDCModelIcebergMaintained(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end to end")
+	}
+	runModel(t, icebergSink(t, true))
 }
