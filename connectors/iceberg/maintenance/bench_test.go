@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,5 +70,91 @@ func benchCompact(b *testing.B, events, keys int) {
 		b.ReportMetric(float64(after.DeleteFiles), "delete_files_after")
 		b.ReportMetric(readBefore.Seconds(), "duckdb_s_before")
 		b.ReportMetric(readAfter.Seconds(), "duckdb_s_after")
+	}
+}
+
+// BenchmarkUpsertReadBack: an update stream (1 in 5 changes a delete) over a key space, committed by the sink's
+// writer in rounds of 50,000 changes (a 10 s commit interval at 5,000 changes/s), read back by DuckDB
+// (`SELECT count(*), sum(length(name))`, a Python process start included) in three tables: without maintenance,
+// with a compaction after every third commit (the last two commits stay uncompacted, as a reader finds the table
+// between two maintenance runs), with a compaction after every commit, and an append-only table holding the
+// same final rows.
+//
+//	go test -run '^$' -bench UpsertReadBack -benchtime 1x -timeout 60m ./connectors/iceberg/maintenance/
+func BenchmarkUpsertReadBack(b *testing.B) {
+	for _, sz := range []struct{ events, keys int }{{100000, 10000}, {1000000, 100000}} {
+		b.Run(fmt.Sprintf("events=%d/keys=%d", sz.events, sz.keys), func(b *testing.B) { benchReadBack(b, sz.events, sz.keys) })
+	}
+}
+
+func benchReadBack(b *testing.B, events, keys int) {
+	const perCommit = 50000
+	ctx := context.Background()
+	read := func(tbl *table.Table) (time.Duration, int64) {
+		t0 := time.Now()
+		got := icebergtest.Read(b, tbl.MetadataLocation(), "SELECT count(*), sum(length(name)) FROM t", nil)
+		return time.Since(t0), mustInt(b, got.Rows[0][0])
+	}
+	report := func(prefix string, tbl *table.Table, d time.Duration) {
+		st, err := Stats(ctx, tbl, "")
+		require.NoError(b, err)
+		b.ReportMetric(float64(st.DataFiles), prefix+"_data_files")
+		b.ReportMetric(float64(st.DeleteFiles), prefix+"_delete_files")
+		b.ReportMetric(d.Seconds(), prefix+"_duckdb_s")
+	}
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		cat := sqliteCatalog(b, b.TempDir())
+		var final model
+		// every: compact after every so many commits (0: never)
+		for _, every := range []int{0, 3, 1} {
+			name := map[int]string{0: "plain", 3: "maintained_every3", 1: "maintained_every1"}[every]
+			ident := table.Identifier{"db", name}
+			w := &iceberg.Writer{Cat: cat, Ident: ident, Opts: iceberg.TableOptions{
+				IDColumns: []string{"id"}, PartitionBy: []string{"day(ts)"}, AutoCreate: true, DeltaMode: true,
+				OffsetsKey: iceberg.OffsetsSummaryKey("connect-bench"),
+			}}
+			s := &stream{rng: rand.New(rand.NewSource(int64(i))), keys: keys, model: model{}, tp: iceberg.TP{Topic: "cdc", Partition: 0}}
+			for r := 1; r*perCommit <= events; r++ {
+				recs, offs := s.round(perCommit)
+				commitRound(b, w, recs, offs)
+				if every > 0 && r%every == 0 {
+					t0 := time.Now()
+					res, err := Compact(ctx, cat, ident, CompactOptions{})
+					b.ReportMetric(time.Since(t0).Seconds(), name+"_last_compaction_s")
+					require.NoError(b, err)
+					require.Empty(b, res.Abandoned)
+				}
+			}
+			tbl := mustLoad(b, cat, ident)
+			d, n := read(tbl)
+			require.Equal(b, int64(len(s.model)), n)
+			report(name, tbl, d)
+			final = s.model
+		}
+		// the same final rows, appended once
+		aw := &iceberg.Writer{Cat: cat, Ident: table.Identifier{"db", "append_only"}, Opts: iceberg.TableOptions{
+			PartitionBy: []string{"day(ts)"}, AutoCreate: true, OffsetsKey: iceberg.OffsetsSummaryKey("connect-bench"),
+		}}
+		recs := make([]iceberg.Rec, 0, len(final))
+		for _, v := range final {
+			var id int64
+			var name string
+			var day int
+			parts := strings.Split(v, "|")
+			_, err := fmt.Sscan(parts[0], &id)
+			require.NoError(b, err)
+			name = parts[1]
+			_, err = fmt.Sscan(parts[2], &day)
+			require.NoError(b, err)
+			recs = append(recs, iceberg.Rec{Op: iceberg.OpInsert, Schema: customerSchema, TP: iceberg.TP{Topic: "cdc", Partition: 0},
+				Row: iceberg.Row{"id": id, "name": name, "ts": baseTime.Add(time.Duration(day) * 24 * time.Hour)}})
+		}
+		commitRound(b, aw, recs, nil)
+		tbl := mustLoad(b, cat, aw.Ident)
+		d, n := read(tbl)
+		require.Equal(b, int64(len(final)), n)
+		report("append_only", tbl, d)
+		b.ReportMetric(float64(len(final)), "live_rows")
 	}
 }
