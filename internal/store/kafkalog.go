@@ -143,7 +143,7 @@ func NewLog(brokers []string, base *sarama.Config, topic string, apply func(Reco
 	c.Producer.Idempotent = false
 	c.Net.MaxOpenRequests = 1
 	c.Producer.Retry.Max = 10
-	c.Producer.Partitioner = sarama.NewReferenceHashPartitioner
+	c.Producer.Partitioner = sarama.NewMurmur2Partitioner
 	c.Consumer.Offsets.AutoCommit.Enable = false
 	c.Consumer.Return.Errors = true
 	client, err := kafka.NewClient(brokers, &c)
