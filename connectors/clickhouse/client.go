@@ -13,19 +13,19 @@ import (
 	"github.com/ClickHouse/ch-go/proto"
 )
 
-// dialHook lets tests redirect connections (e.g. to the chDB test shim) without changing the
-// configuration under test. nil in production.
-var dialHook func(*ch.Options)
-
 // pool is a fixed-size set of ch-go clients (ch.Client is not goroutine-safe and does not reconnect).
 type pool struct {
 	cfg  *Config
 	idle chan *ch.Client
 	sem  chan struct{}
+	// dialOptions, when set, rewrites the options built from cfg before every dial, so that a configuration
+	// naming one server (and trusting the system's roots) can be served by another. Set only by Task.dialOptions.
+	dialOptions func(*ch.Options)
 }
 
-func newPool(cfg *Config) *pool {
-	return &pool{cfg: cfg, idle: make(chan *ch.Client, cfg.PoolSize), sem: make(chan struct{}, cfg.PoolSize)}
+func newPool(cfg *Config, dialOptions func(*ch.Options)) *pool {
+	return &pool{cfg: cfg, idle: make(chan *ch.Client, cfg.PoolSize), sem: make(chan struct{}, cfg.PoolSize),
+		dialOptions: dialOptions}
 }
 
 func (p *pool) options() ch.Options {
@@ -47,8 +47,8 @@ func (p *pool) options() ch.Options {
 	if p.cfg.SSL {
 		o.TLS = &tls.Config{ServerName: p.cfg.Host, MinVersion: tls.VersionTLS12}
 	}
-	if dialHook != nil {
-		dialHook(&o)
+	if p.dialOptions != nil {
+		p.dialOptions(&o)
 	}
 	return o
 }

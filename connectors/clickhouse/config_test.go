@@ -55,6 +55,7 @@ func TestOfficialSinkConfigWorksWithPortMapping(t *testing.T) {
 	tcs, err := conn.TaskConfigs(1)
 	require.NoError(t, err)
 	task := conn.NewTask().(*Task)
+	task.dialOptions = toShim
 	task.Initialize(&taskCtx{props: tcs[0]})
 	require.NoError(t, task.Start(tcs[0]))
 	defer task.Stop()

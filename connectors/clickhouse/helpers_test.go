@@ -20,7 +20,8 @@ import (
 
 // Tests run the sink over the native protocol (ch-go) against the chDB test shim, i.e. the real
 // ClickHouse 26.7 engine behind a loopback native-protocol TEST SHIM (internal/testutil/chdb/chshim). Every
-// connection the sink makes is redirected to the shim by dialHook, so configurations are used unchanged.
+// connection of a task started by startTask is redirected to the shim by toShim, so configurations are used
+// unchanged.
 
 func TestMain(m *testing.M) {
 	code := m.Run()
@@ -62,18 +63,24 @@ func engine(t testing.TB) (*chdb.Session, *chshim.Server) {
 		if shimErr = shimTLS.StartTLS(tlsCfg); shimErr != nil {
 			return
 		}
-		dialHook = func(o *ch.Options) {
-			if o.TLS != nil {
-				o.Address = shimTLS.Addr()
-				o.TLS.RootCAs = shimCAs
-				o.TLS.ServerName = shimServerName
-				return
-			}
-			o.Address = shimPlain.Addr()
-		}
 	})
 	require.NoError(t, shimErr)
 	return s, shimPlain
+}
+
+// toShim is the Task.dialOptions of the tests: TLS connections go to the TLS shim (trusting its certificate),
+// the others to the plain one. Before engine has started the shims, connections go where the configuration says.
+func toShim(o *ch.Options) {
+	if shimPlain == nil || shimTLS == nil {
+		return
+	}
+	if o.TLS != nil {
+		o.Address = shimTLS.Addr()
+		o.TLS.RootCAs = shimCAs
+		o.TLS.ServerName = shimServerName
+		return
+	}
+	o.Address = shimPlain.Addr()
 }
 
 // taskCtx is a minimal SinkTaskContext with an optional dead-letter reporter.
@@ -121,6 +128,7 @@ func startTask(t testing.TB, p map[string]string, rep connect.ErrantRecordReport
 	cfgs, err := conn.TaskConfigs(1)
 	require.NoError(t, err)
 	task := conn.NewTask().(*Task)
+	task.dialOptions = toShim
 	task.Initialize(&taskCtx{props: cfgs[0], rep: rep})
 	require.NoError(t, task.Start(cfgs[0]))
 	t.Cleanup(func() { _ = task.Stop() })

@@ -23,13 +23,6 @@ func deadPort(t *testing.T) int {
 	return port
 }
 
-// withoutShim makes connections go where the configuration says, not to the chDB test server.
-func withoutShim(t *testing.T) {
-	saved := dialHook
-	dialHook = nil
-	t.Cleanup(func() { dialHook = saved })
-}
-
 // countingHandler counts log records by level.
 type countingHandler struct {
 	mu     sync.Mutex
@@ -54,7 +47,6 @@ func (h *countingHandler) count(l slog.Level) int {
 
 // A task whose server is not listening fails at start with the cause.
 func TestTaskStartWithoutServer(t *testing.T) {
-	withoutShim(t)
 	port := deadPort(t)
 	task := &Task{}
 	err := task.Start(map[string]string{"hostname": "127.0.0.1", "port": fmt.Sprint(port), "timeoutSeconds": "5"})
@@ -69,7 +61,6 @@ func TestTaskStartWithoutServer(t *testing.T) {
 // with at most one ERROR line per interval however often the runtime redelivers; past the budget the task
 // fails with the cause.
 func TestTaskServerGoneFailsAfterRetryBudget(t *testing.T) {
-	withoutShim(t)
 	port := deadPort(t)
 	cfg, err := ParseConfig(map[string]string{"hostname": "127.0.0.1", "port": fmt.Sprint(port), "timeoutSeconds": "5",
 		"retryCount": "1", "errors.retry.timeout": "2"})

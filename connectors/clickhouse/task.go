@@ -46,6 +46,10 @@ type Task struct {
 	written writeCounts // rows and blocks guarded by mu, errant by repMu
 
 	failures failureBudget // consecutive retriable write failures
+
+	// dialOptions is handed to the task's connection pool (see pool.dialOptions); nil dials what the
+	// configuration names. Unexported: the runtime builds tasks through Connector.NewTask, which leaves it nil.
+	dialOptions func(*ch.Options)
 }
 
 // writeCounts counts what the task wrote; Stop logs them.
@@ -78,7 +82,7 @@ func (t *Task) Start(props map[string]string) error {
 // setup prepares a task for cfg without contacting the server.
 func (t *Task) setup(cfg *Config) {
 	t.cfg = cfg
-	t.pool = newPool(cfg)
+	t.pool = newPool(cfg, t.dialOptions)
 	t.tables = newTableCache(cfg.TableRefresh)
 	t.log = slog.Default().With("connector", "clickhouse")
 	t.buf = map[connect.TopicPartition]*partBuf{}
