@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/connectd/connectd/connect"
 )
 
@@ -391,4 +393,80 @@ func sortKV(s []kv) {
 			s[j], s[j-1] = s[j-1], s[j]
 		}
 	}
+}
+
+func toUUID(v any) (uuid.UUID, error) {
+	switch x := v.(type) {
+	case string:
+		return uuid.Parse(strings.TrimSpace(x))
+	case []byte:
+		if len(x) == 16 {
+			return uuid.FromBytes(x)
+		}
+		return uuid.ParseBytes(x)
+	case uuid.UUID:
+		return x, nil
+	case [16]byte:
+		return uuid.UUID(x), nil
+	}
+	return uuid.UUID{}, fmt.Errorf("cannot convert %T to a UUID", v)
+}
+
+// toDays converts a Connect Date (time.Time), epoch days (int32, as the official sink) or a date string.
+func toDays(v any) (int64, error) {
+	switch x := v.(type) {
+	case time.Time:
+		y, m, d := x.Date()
+		return time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix() / 86400, nil
+	case string:
+		t, err := toTime(x, time.UTC)
+		if err != nil {
+			return 0, err
+		}
+		return toDays(t)
+	}
+	return toInt64(v)
+}
+
+// bigWords converts an integer value to n little-endian 64-bit two's-complement words.
+func bigWords(v any, n int, signed bool, typ string) ([]uint64, error) {
+	var b *big.Int
+	switch x := v.(type) {
+	case *big.Int:
+		b = x
+	case string:
+		var ok bool
+		if b, ok = new(big.Int).SetString(strings.TrimSpace(x), 10); !ok {
+			return make([]uint64, n), fmt.Errorf("cannot parse %q as an integer", x)
+		}
+	case uint64:
+		b = new(big.Int).SetUint64(x)
+	default:
+		i, err := toInt64(v)
+		if err != nil {
+			return make([]uint64, n), err
+		}
+		b = big.NewInt(i)
+	}
+	bits := uint(64 * n)
+	lim := new(big.Int).Lsh(big.NewInt(1), bits)
+	if signed {
+		half := new(big.Int).Rsh(lim, 1)
+		if b.Cmp(half) >= 0 || b.Cmp(new(big.Int).Neg(half)) < 0 {
+			return make([]uint64, n), fmt.Errorf("%s out of range for %s", b, typ)
+		}
+	} else if b.Sign() < 0 || b.Cmp(lim) >= 0 {
+		return make([]uint64, n), fmt.Errorf("%s out of range for %s", b, typ)
+	}
+	u := new(big.Int).Set(b)
+	if u.Sign() < 0 {
+		u.Add(u, lim)
+	}
+	words := make([]uint64, n)
+	mask := new(big.Int).SetUint64(math.MaxUint64)
+	for i := 0; i < n; i++ {
+		words[i] = new(big.Int).And(u, mask).Uint64()
+		u.Rsh(u, 64)
+	}
+	return words, nil
 }
