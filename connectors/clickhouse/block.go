@@ -142,3 +142,28 @@ func (b *block) input(into string) (string, proto.Input) {
 	}
 	return "INSERT INTO " + into + " (" + strings.Join(names, ", ") + ") VALUES", in
 }
+
+func (t *Task) takeBlock(tbl *tableInfo) (*block, error) {
+	key := tbl.db + "." + tbl.name
+	t.mu.Lock()
+	if bs := t.blocks[key]; len(bs) > 0 {
+		b := bs[len(bs)-1]
+		t.blocks[key] = bs[:len(bs)-1]
+		t.mu.Unlock()
+		if b.tbl == tbl {
+			b.reset()
+			return b, nil
+		}
+	} else {
+		t.mu.Unlock()
+	}
+	return newBlock(tbl, t.cfg)
+}
+
+func (t *Task) giveBlock(b *block) {
+	b.reset()
+	t.mu.Lock()
+	key := b.tbl.db + "." + b.tbl.name
+	t.blocks[key] = append(t.blocks[key], b)
+	t.mu.Unlock()
+}
