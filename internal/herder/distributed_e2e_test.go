@@ -640,9 +640,25 @@ func jvmClasspath(t testing.TB) string {
 	return strings.TrimSpace(string(out))
 }
 
-// startJVM runs a JVM Connect distributed worker (ConnectDistributed) in the cluster's group and returns its
-// REST URL, its worker id and a stop function (SIGTERM, wait).
+// jworker is a JVM Connect distributed worker (ConnectDistributed) process.
+type jworker struct {
+	t    testing.TB
+	url  string
+	id   string // worker id, host:port
+	cmd  *exec.Cmd
+	log  *syncBuf
+	done chan struct{}
+}
+
+// startJVM runs a JVM worker in the cluster's group and returns its REST URL, its worker id and a stop
+// function (SIGTERM, wait).
 func (c *cluster) startJVM(cp string) (url, id string, stop func()) {
+	j := c.launchJVM(cp)
+	return j.url, j.id, j.stop
+}
+
+// launchJVM starts a JVM worker in the cluster's group and waits until its REST listener answers.
+func (c *cluster) launchJVM(cp string) *jworker {
 	t := c.t
 	port := freePort(t)
 	props := fmt.Sprintf(`bootstrap.servers=%s
@@ -664,40 +680,56 @@ heartbeat.interval.ms=1000
 	require.NoError(t, os.WriteFile(pf, []byte(props), 0o644))
 	l4j := filepath.Join(c.dir, "log4j2.properties")
 	require.NoError(t, os.WriteFile(l4j, []byte("rootLogger.level=WARN\nrootLogger.appenderRef.stdout.ref=STDOUT\nappender.stdout.type=Console\nappender.stdout.name=STDOUT\nappender.stdout.layout.type=PatternLayout\nappender.stdout.layout.pattern=[%d] %p %m (%c)%n\n"), 0o644))
+	// java itself, not a wrapper script, so that a signal to cmd.Process reaches the JVM
 	jvm := exec.Command("java", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Dlog4j2.configurationFile="+l4j,
 		"-cp", cp, "org.apache.kafka.connect.cli.ConnectDistributed", pf)
-	jlog := &syncBuf{}
-	jvm.Stdout, jvm.Stderr = jlog, jlog
+	j := &jworker{t: t, url: fmt.Sprintf("http://127.0.0.1:%d", port), id: fmt.Sprintf("127.0.0.1:%d", port), cmd: jvm, log: &syncBuf{}, done: make(chan struct{})}
+	jvm.Stdout, jvm.Stderr = j.log, j.log
 	require.NoError(t, jvm.Start())
-	jdone := make(chan struct{})
-	go func() { _ = jvm.Wait(); close(jdone) }()
+	go func() { _ = jvm.Wait(); close(j.done) }()
 	t.Cleanup(func() {
-		select {
-		case <-jdone:
-		default:
-			_ = jvm.Process.Kill()
-			<-jdone
-		}
+		j.kill()
 		if t.Failed() {
-			s := jlog.String()
+			s := j.log.String()
 			if len(s) > 4000 {
 				s = s[len(s)-4000:]
 			}
-			t.Logf("JVM worker log:\n%s", s)
+			t.Logf("JVM worker %s log:\n%s", j.id, s)
 		}
 	})
-	url = fmt.Sprintf("http://127.0.0.1:%d", port)
 	require.Eventually(t, func() bool {
-		code, _ := httpDo("GET", url+"/connectors", "")
+		code, _ := httpDo("GET", j.url+"/connectors", "")
 		return code == 200
 	}, 120*time.Second, 250*time.Millisecond, "JVM worker did not start")
-	return url, fmt.Sprintf("127.0.0.1:%d", port), func() {
-		_ = jvm.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-jdone:
-		case <-time.After(60 * time.Second):
-			t.Fatal("JVM worker did not stop")
-		}
+	return j
+}
+
+// stop stops the worker gracefully (SIGTERM) and waits for it to exit.
+func (j *jworker) stop() {
+	_ = j.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-j.done:
+	case <-time.After(60 * time.Second):
+		j.t.Fatal("JVM worker did not stop")
+	}
+}
+
+// kill ends the JVM with SIGKILL: no shutdown hook runs, it does not leave the group.
+func (j *jworker) kill() {
+	select {
+	case <-j.done:
+	default:
+		_ = j.cmd.Process.Signal(syscall.SIGKILL)
+		<-j.done
+	}
+}
+
+func (j *jworker) alive() bool {
+	select {
+	case <-j.done:
+		return false
+	default:
+		return true
 	}
 }
 
