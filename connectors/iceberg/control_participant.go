@@ -1,0 +1,200 @@
+package iceberg
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/apache/iceberg-go/catalog"
+)
+
+// The participant side of a round, run by every process: answer START with DATA (or ASSIGN when
+// repeated), then settle the drained records on COMMIT or give them back (the protocol: top of control.go).
+
+type pendingRound struct {
+	id       string
+	ds       []drained
+	deadline time.Time
+}
+
+func (ctl *control) participate() {
+	defer ctl.wg.Done()
+	c := ctl.c
+	var pending *pendingRound
+	var last string // the last round answered
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-c.stop:
+			if pending != nil {
+				ctl.resolve(pending, false)
+			}
+			return
+		case m := <-ctl.pmsgs:
+			if m.Type == ctlCommit {
+				if pending != nil && m.Round == pending.id {
+					ctl.resolve(pending, m.OK && slices.Contains(m.Included, ctl.id))
+					pending = nil
+				}
+				continue
+			}
+			if m.Round == last {
+				// the committer repeats START while it waits: tell it the partitions we hold now
+				// (a rebalance after our answer), so that it need not wait for the timeout
+				if pending != nil {
+					ctl.sendAssignment(m.Round)
+				}
+				continue
+			}
+			if pending != nil {
+				ctl.resolve(pending, false) // a newer round started: ours may never be committed
+			}
+			last = m.Round
+			pending = ctl.prepare(m)
+		case <-tick.C:
+			if pending != nil && time.Now().After(pending.deadline) {
+				c.log.Warn("no commit for the round; its records are retried in the next round", "round", pending.id)
+				ctl.resolve(pending, false)
+				pending = nil
+			}
+		}
+	}
+}
+
+// sendAssignment answers a repeated START with the partitions this process's tasks hold now
+// and nothing else: no files, no positions (what was not drained goes in a later round).
+func (ctl *control) sendAssignment(round string) {
+	c := ctl.c
+	tasks := c.taskList()
+	msg := ctlMsg{Type: ctlAssign, Round: round}
+	for _, t := range tasks {
+		for _, tp := range t.assignment() {
+			msg.Assigned = append(msg.Assigned, ctlTP{Topic: tp.Topic, Partition: tp.Partition})
+		}
+	}
+	if err := ctl.send(msg); err != nil {
+		c.log.Warn("iceberg round: cannot update the committer", "round", round, "err", err)
+	}
+}
+
+// resolve ends a round for this process's tasks.
+func (ctl *control) resolve(p *pendingRound, ok bool) {
+	for _, d := range p.ds {
+		if ok {
+			d.t.roundCommitted(d)
+		} else {
+			d.t.roundFailed(d)
+		}
+	}
+	ctl.c.roundEnded(ok)
+}
+
+func (ctl *control) pwriter(cat catalog.Catalog, name string) *Writer {
+	w, ok := ctl.pwriters[name]
+	if !ok {
+		w = &Writer{Cat: cat, Ident: catalog.ToIdentifier(name), Opts: ctl.c.cfg.TableOptions(name)}
+		ctl.pwriters[name] = w
+	}
+	return w
+}
+
+// prepare drains the tasks, writes this process's files for the round and sends DATA.
+func (ctl *control) prepare(start ctlMsg) *pendingRound {
+	c := ctl.c
+	ctx := ctl.ctx
+	tasks := c.taskList()
+	p := &pendingRound{id: start.Round, deadline: time.Now().Add(2*commitTimeout(c.cfg) + c.cfg.CommitTimeout)}
+	perTable := map[string][]Rec{}
+	positions := Offsets{}
+	msg := ctlMsg{Type: ctlData, Round: start.Round}
+	for _, t := range tasks {
+		d, assigned := t.drainAssigned()
+		p.ds = append(p.ds, d)
+		bufs, pos := d.bufs, d.pos
+		for name, recs := range bufs {
+			perTable[name] = append(perTable[name], recs...)
+		}
+		for tp, o := range pos {
+			positions[tp] = max(positions[tp], o)
+		}
+		for _, tp := range assigned {
+			msg.Assigned = append(msg.Assigned, ctlTP{Topic: tp.Topic, Partition: tp.Partition})
+		}
+	}
+	for _, tp := range sortedTPs(positions) {
+		msg.Offsets = append(msg.Offsets, ctlTP{Topic: tp.Topic, Partition: tp.Partition, Offset: positions[tp]})
+	}
+	tables, err := ctl.prepareTables(ctx, perTable)
+	if err != nil {
+		msg.Error = err.Error()
+		c.mu.Lock()
+		c.counts.LastError = err.Error()
+		c.mu.Unlock()
+		c.log.Warn("iceberg round: preparing files failed; its records are retried in the next round", "round", start.Round, "err", err)
+	}
+	msg.Tables = tables
+	if err := ctl.send(msg); err != nil {
+		c.log.Warn("iceberg round: cannot answer the committer; its records are retried in the next round", "round", start.Round, "err", err)
+		ctl.resolve(p, false)
+		return nil
+	}
+	if msg.Error != "" {
+		ctl.resolve(p, false)
+		return nil
+	}
+	return p
+}
+
+func (ctl *control) prepareTables(ctx context.Context, perTable map[string][]Rec) ([]ctlTable, error) {
+	c := ctl.c
+	if len(perTable) == 0 {
+		return nil, nil
+	}
+	cat, err := c.catalog(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("open catalog: %w", err)
+	}
+	names := make([]string, 0, len(perTable))
+	for n := range perTable {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := make([]ctlTable, len(names))
+	skip := make([]bool, len(names))
+	ws := make([]*Writer, len(names)) // the writer maps are not for concurrent use
+	for i, name := range names {
+		ws[i] = ctl.pwriter(cat, name)
+		ws[i].Tbl = nil // another process commits: plan on the current head
+	}
+	err = parallel(len(names), c.cfg.CommitThreads, func(i int) error {
+		name, recs, w := names[i], perTable[names[i]], ws[i]
+		cctx, cancel := context.WithTimeout(ctx, commitTimeout(c.cfg))
+		defer cancel()
+		part, err := w.Prepare(cctx, recs)
+		if err == nil {
+			out[i], err = encodePart(name, w.Tbl, part)
+			if err == nil && part.Tombstones != nil {
+				var tt ctlTable
+				tt, err = encodePart(name+TombstoneSuffix, w.tombs.Tbl, part.Tombstones)
+				out[i].Tomb = &tt
+			}
+		}
+		if err != nil {
+			skip[i], err = c.tableError(name, len(recs), err)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	kept := out[:0]
+	for i, t := range out {
+		if !skip[i] {
+			kept = append(kept, t)
+		}
+	}
+	return kept, nil
+}
