@@ -66,6 +66,10 @@ var clientIDRe = regexp.MustCompile(`[^a-zA-Z0-9._-]`)
 // sarama rejects client ids with characters the JVM accepts; keep them recognisable.
 func sanitizeClientID(s string) string { return clientIDRe.ReplaceAllString(s, "_") }
 
+// DefaultMaxPartitionFetchBytes is max.partition.fetch.bytes when the properties do not set it
+// (the JVM's default is 1 MiB; see ApplyConsumer).
+const DefaultMaxPartitionFetchBytes = 256 << 10
+
 // ApplyConsumer applies consumer keys (max.poll.records is handled by the caller).
 func ApplyConsumer(c *sarama.Config, props map[string]string) error {
 	c.Consumer.Offsets.AutoCommit.Enable = false
@@ -102,12 +106,25 @@ func ApplyConsumer(c *sarama.Config, props map[string]string) error {
 		}
 		c.Consumer.Fetch.Min = int32(n)
 	}
+	// The JVM consumer keeps a fetched partition's batches compressed and decompresses one batch at
+	// a time as poll() hands out records; sarama decompresses the whole response as it arrives, so
+	// the JVM's default of 1 MiB per partition costs several MiB of decompressed batches per
+	// partition here (compressible JSON: 10 MiB). A quarter of it keeps memory per partition near
+	// the JVM's and still moves thousands of records per fetch.
+	c.Consumer.Fetch.Default = DefaultMaxPartitionFetchBytes
 	if v := props["max.partition.fetch.bytes"]; v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {
 			return fmt.Errorf("invalid max.partition.fetch.bytes %q: %w", v, err)
 		}
 		c.Consumer.Fetch.Default = int32(n)
+	}
+	if v := props["fetch.max.bytes"]; v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return fmt.Errorf("invalid fetch.max.bytes %q: %w", v, err)
+		}
+		c.Consumer.Fetch.MaxBytes = int32(n)
 	}
 	switch props["partition.assignment.strategy"] {
 	case "":
