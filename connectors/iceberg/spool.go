@@ -19,6 +19,11 @@ import (
 // the in-memory part of an append table's buffer, per task and partition.
 const spoolBatchRows = 8192
 
+// spoolIOBuffer buffers a segment's file: the IPC writer and reader move a batch in a few
+// pieces per column, and the large ones bypass the buffer, so it only needs to gather the small
+// message headers. One is open per task, table and partition.
+const spoolIOBuffer = 64 << 10
+
 // offsetColumn is the segment's own column after the table's columns: each row's Kafka offset
 // (badRow for a row whose value did not convert; it is never written to the table).
 const offsetColumn = "_connectd_kafka_offset"
@@ -43,6 +48,8 @@ type segment struct {
 	bw     *bufio.Writer
 	w      *ipc.Writer
 	b      *array.RecordBuilder
+	fields []arrow.Field   // the table's columns (Schema.Fields copies: once per segment, not per row)
+	cols   []array.Builder // b's builders of fields
 	off    *array.Int64Builder
 	sealed bool
 	err    error // a failed write: the round that plans the segment fails with it
@@ -73,10 +80,14 @@ func newSegment(dir string, tp TP, schemaID int, sc *arrow.Schema) (*segment, er
 	full := arrow.NewSchema(fields, nil)
 	b := array.NewRecordBuilder(memory.DefaultAllocator, full)
 	b.Reserve(spoolBatchRows)
-	bw := bufio.NewWriterSize(f, 1<<20)
+	bw := bufio.NewWriterSize(f, spoolIOBuffer)
+	cols := make([]array.Builder, len(fields)-1)
+	for i := range cols {
+		cols[i] = b.Field(i)
+	}
 	return &segment{
 		tp: tp, schemaID: schemaID, schema: sc, path: f.Name(), f: f, bw: bw,
-		w: ipc.NewWriter(bw, ipc.WithSchema(full)), b: b,
+		w: ipc.NewWriter(bw, ipc.WithSchema(full)), b: b, fields: fields[:len(cols)], cols: cols,
 		off: b.Field(len(fields) - 1).(*array.Int64Builder),
 	}, nil
 }
@@ -84,16 +95,16 @@ func newSegment(dir string, tp TP, schemaID int, sc *arrow.Schema) (*segment, er
 // add appends one row. A value that does not fit its column is a data error: the row is kept
 // as a bad row (nulls, never written to the table) so the builders stay aligned.
 func (s *segment) add(row Row, offset int64) error {
-	fields := s.schema.Fields()
 	var rowErr error
-	for i, f := range fields {
+	for i := range s.fields {
+		f := &s.fields[i]
 		if rowErr != nil {
-			s.b.Field(i).AppendNull()
+			s.cols[i].AppendNull()
 			continue
 		}
-		if err := appendValue(s.b.Field(i), f.Type, row[f.Name]); err != nil {
+		if err := appendValue(s.cols[i], f.Type, row[f.Name]); err != nil {
 			rowErr = &dataErr{fmt.Errorf("column %q: %w", f.Name, err)}
-			s.b.Field(i).AppendNull()
+			s.cols[i].AppendNull()
 		}
 	}
 	s.rows++
@@ -164,7 +175,7 @@ func (s *segment) read(fn func(rec arrow.RecordBatch, offs []int64) error) error
 	if s.err != nil {
 		return s.err
 	}
-	rd, err := ipc.NewReader(bufio.NewReaderSize(io.NewSectionReader(s.f, 0, s.size), 1<<20))
+	rd, err := ipc.NewReader(bufio.NewReaderSize(io.NewSectionReader(s.f, 0, s.size), spoolIOBuffer))
 	if err != nil {
 		return fmt.Errorf("iceberg spool %s: %w", s.path, err)
 	}

@@ -302,7 +302,10 @@ func (w *Writer) Prepare(ctx context.Context, recs []Rec) (*Part, error) {
 		if err != nil {
 			return p, err
 		}
-		var wopts []table.WriteRecordOption
+		// Batches are read back from the spool (or built from rows) much faster than Parquet encodes
+		// them: iceberg-go's default queue of 64 batches per data file writer then holds a few hundred
+		// MB of Arrow buffers. Two keep the encoder busy.
+		wopts := []table.WriteRecordOption{table.WithRecordBatchBufferSize(writerQueueBatches)}
 		if w.Opts.TargetFileSize > 0 {
 			wopts = append(wopts, table.WithTargetFileSize(w.Opts.TargetFileSize))
 		}
@@ -523,6 +526,9 @@ func (w *Writer) ensureVersionColumn(ctx context.Context) error {
 		}
 	}
 }
+
+// writerQueueBatches is how many record batches wait for each of iceberg-go's data file writers.
+const writerQueueBatches = 2
 
 func batches(sc *arrow.Schema, rows []Row) iter.Seq2[arrow.RecordBatch, error] {
 	const chunk = 64 * 1024
