@@ -44,6 +44,7 @@ FUZZ_TARGETS := \
 	./connect/jvm:FuzzParseJSON \
 	./converters/jsonconv:FuzzJSONToConnect \
 	./converters/jsonconv:FuzzJSONSameSchemaFastPath \
+	./converters/jsonconv:FuzzSchemaless \
 	./converters/header:FuzzSimpleHeaderToConnect \
 	./converters/avro:FuzzAvroToConnect \
 	./converters/avro:FuzzAvroSchemaToConnect \

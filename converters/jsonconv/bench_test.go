@@ -1,6 +1,7 @@
 package jsonconv
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -51,6 +52,22 @@ func BenchmarkJSONFromConnect(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := c.FromConnectData("t", nil, sv.Schema, sv.Value); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkJSONToConnectFlat decodes a flat schemaless object of ~406 bytes and 9 fields (the records of
+// scripts/bench-iceberg-jvm.sh).
+func BenchmarkJSONToConnectFlat(b *testing.B) {
+	in := []byte(`{"id":123456,"name":"customer-0123456","email":"customer-0123456@example.com","region":"us-east","amount":23456.56,"qty":9,"ts":"2026-01-02T10:17:36Z","version":1,"note":"` +
+		strings.Repeat("abcdefghijklmnopqrstuvwxyz", 9)[:222] + `"}`)
+	c := &Converter{}
+	require.NoError(b, c.Configure(map[string]string{"schemas.enable": "false"}, false))
+	b.SetBytes(int64(len(in)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.ToConnectData("t", nil, in); err != nil {
 			b.Fatal(err)
 		}
 	}

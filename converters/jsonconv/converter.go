@@ -71,6 +71,7 @@ type Converter struct {
 	// repeat one schema, and comparing bytes is much cheaper than scanning the schema to
 	// find its end and copying it into a cache key.
 	last atomic.Pointer[rawSchema]
+	keys keyTable
 }
 
 type rawSchema struct {
@@ -129,7 +130,7 @@ func (c *Converter) ToConnectData(_ string, _ connect.Headers, value []byte) (co
 		return connect.SchemaAndValue{}, &connect.DataError{Err: &causeError{msg: serializationErrorPrefix, cause: err}}
 	}
 	if !c.schemasEnabled {
-		v, err := convertSchemaless(value, start)
+		v, err := convertSchemaless(value, start, &c.keys)
 		if err != nil {
 			return connect.SchemaAndValue{}, err
 		}

@@ -3,6 +3,7 @@ package jsonconv
 import (
 	"encoding/base64"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/connectd/connectd/connect"
@@ -47,7 +48,7 @@ func jvmValidate(s *connect.Schema, v any, location string) error {
 // convert converts the value at i (i < 0: missing) for schema s; a nil s infers the type from the JSON.
 func (c *Converter) convert(b []byte, s *connect.Schema, i int) (any, error) {
 	if s == nil {
-		return convertSchemaless(b, i)
+		return convertSchemaless(b, i, &c.keys)
 	}
 	if isNull(b, i) {
 		if s.Default != nil && c.replaceNull {
@@ -247,49 +248,109 @@ func mapKey(k any) any {
 	return k
 }
 
-// convertSchemaless infers the type from the JSON node, as convertToConnect with a null schema.
-func convertSchemaless(b []byte, i int) (any, error) {
-	if isNull(b, i) {
+// convertSchemaless infers the type from the JSON node, as convertToConnect with a null schema. keys
+// interns object member names (nil: none).
+func convertSchemaless(b []byte, i int, keys *keyTable) (any, error) {
+	if i < 0 {
 		return nil, nil
 	}
+	v, _ := schemaless(b, i, keys)
+	return v, nil
+}
+
+// member is an object member collected before the object's map is made, so that the map is made at
+// its size instead of growing member by member.
+type member struct {
+	k string
+	v any
+}
+
+// schemaless converts the (valid) value at i and returns the index after it, so that containers
+// need not scan each member a second time to find the next.
+func schemaless(b []byte, i int, keys *keyTable) (any, int) {
 	switch b[i] {
+	case 'n':
+		return nil, i + 4
 	case 't':
-		return true, nil
+		return true, i + 4
 	case 'f':
-		return false, nil
+		return false, i + 5
 	case '"':
-		s, _ := stringAt(b, i)
-		return s, nil
+		return stringAt(b, i)
 	case '[':
 		out := []any{}
-		err := arrayElems(b, i, func(e int) error {
-			v, err := convertSchemaless(b, e)
-			if err != nil {
-				return err
-			}
+		i = skipWS(b, i+1)
+		if b[i] == ']' {
+			return out, i + 1
+		}
+		for {
+			var v any
+			v, i = schemaless(b, i, keys)
 			out = append(out, v)
-			return nil
-		})
-		return out, err
-	case '{':
-		out := map[string]any{}
-		var ferr error
-		objectFields(b, i, func(k []byte, e int) bool {
-			v, err := convertSchemaless(b, e)
-			if err != nil {
-				ferr = err
-				return false
+			i = skipWS(b, i)
+			if b[i] == ']' {
+				return out, i + 1
 			}
-			out[string(k)] = v
-			return true
-		})
-		return out, ferr
+			i = skipWS(b, i+1) // ','
+		}
+	case '{':
+		var buf [16]member
+		ms := buf[:0]
+		i = skipWS(b, i+1)
+		for b[i] != '}' {
+			raw, e, plain := rawString(b, i)
+			var k string
+			if plain {
+				k = keys.intern(raw)
+			} else {
+				k = unescape(raw)
+			}
+			i = skipWS(b, e)
+			i = skipWS(b, i+1) // ':'
+			var v any
+			v, i = schemaless(b, i, keys)
+			ms = append(ms, member{k, v})
+			i = skipWS(b, i)
+			if b[i] == ',' {
+				i = skipWS(b, i+1)
+			}
+		}
+		out := make(map[string]any, len(ms))
+		for _, m := range ms {
+			out[m.k] = m.v // in document order: the last of repeated names wins, as in Jackson's ObjectNode
+		}
+		return out, i + 1
 	}
 	tok, integral := numberToken(b, i)
 	if integral {
-		return int64(intBits(tok, true)), nil
+		return int64(intBits(tok, true)), i + len(tok)
 	}
-	return parseFloat(tok, 64), nil
+	return parseFloat(tok, 64), i + len(tok)
+}
+
+// keyTable interns the member names of schemaless objects: a stream's records repeat the same names, and
+// each would otherwise be a new string per record. A slot keeps the last name hashed to it; safe for
+// concurrent use.
+type keyTable [256]atomic.Pointer[string]
+
+// maxInterned bounds the names kept: long ones are rarely repeated names.
+const maxInterned = 64
+
+func (t *keyTable) intern(k []byte) string {
+	if t == nil || len(k) > maxInterned {
+		return string(k)
+	}
+	h := uint32(2166136261) // FNV-1a
+	for _, c := range k {
+		h = (h ^ uint32(c)) * 16777619
+	}
+	slot := &t[h%uint32(len(t))]
+	if p := slot.Load(); p != nil && *p == string(k) {
+		return *p
+	}
+	s := string(k)
+	slot.Store(&s)
+	return s
 }
 
 func base64At(b []byte, i int) ([]byte, error) {

@@ -75,3 +75,57 @@ func FuzzJSONSameSchemaFastPath(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSchemaless: the one-pass schemaless decoder gives what a plain walk over the validated document
+// gives (member by member through objectFields and arrayElems, each value's end found by skip).
+func FuzzSchemaless(f *testing.F) {
+	fx := loadFixtures(f)
+	for _, c := range fx.Decode {
+		if c.Input != nil {
+			if b, err := base64.StdEncoding.DecodeString(*c.Input); err == nil {
+				f.Add(b)
+			}
+		}
+	}
+	f.Add([]byte(`{"a":1,"b":"x\"y","a":[1.5,null,true,{"c":"\u00e9"}],"long-name-long-name-long-name-long-name-long-name-long-name-long":-0}`))
+	var ref func(b []byte, i int) any
+	ref = func(b []byte, i int) any {
+		switch b[i] {
+		case 'n':
+			return nil
+		case 't':
+			return true
+		case 'f':
+			return false
+		case '"':
+			s, _ := stringAt(b, i)
+			return s
+		case '[':
+			out := []any{}
+			_ = arrayElems(b, i, func(e int) error { out = append(out, ref(b, e)); return nil })
+			return out
+		case '{':
+			out := map[string]any{}
+			objectFields(b, i, func(k []byte, e int) bool { out[string(k)] = ref(b, e); return true })
+			return out
+		}
+		tok, integral := numberToken(b, i)
+		if integral {
+			return int64(intBits(tok, true))
+		}
+		return parseFloat(tok, 64)
+	}
+	var keys keyTable
+	f.Fuzz(func(t *testing.T, data []byte) {
+		start, _, err := validate(data)
+		if err != nil || start < 0 {
+			return
+		}
+		for range 2 { // the second time with the names interned
+			got, _ := convertSchemaless(data, start, &keys)
+			if want := ref(data, start); !reflect.DeepEqual(got, want) {
+				t.Fatalf("%q: got %#v, want %#v", data, got, want)
+			}
+		}
+	})
+}

@@ -1,6 +1,8 @@
 package jsonconv
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -182,10 +184,26 @@ func validNumber(b []byte, i int) (int, error) {
 	return i, nil
 }
 
+// plain8 reports whether the 8 bytes at b[i:] (i+8 <= len(b)) are all printable ASCII other than '"' and
+// '\\': the bytes string scanners step over without a look. False positives are allowed (the caller then
+// looks at the bytes one by one), false negatives are not.
+func plain8(b []byte, i int) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	x := binary.LittleEndian.Uint64(b[i:])
+	quote, backslash := x^(ones*'"'), x^(ones*'\\')
+	ctrl := (x - ones*0x20) & ^x                             // a byte below 0x20 (for bytes below 0x80)
+	zero := func(v uint64) uint64 { return (v - ones) & ^v } // a zero byte
+	return (x|ctrl|zero(quote)|zero(backslash))&highs == 0
+}
+
 // validString checks a string token starting at the opening quote; it returns the index after the closing quote.
 func validString(b []byte, i int) (int, error) {
 	i++
 	for i < len(b) {
+		if i+8 <= len(b) && plain8(b, i) {
+			i += 8
+			continue
+		}
 		c := b[i]
 		switch {
 		case c == '"':
@@ -273,6 +291,10 @@ func skip(b []byte, i int) int {
 func skipString(b []byte, i int) int {
 	i++
 	for i < len(b) {
+		if i+8 <= len(b) && plain8(b, i) {
+			i += 8
+			continue
+		}
 		switch b[i] {
 		case '"':
 			return i + 1
@@ -290,10 +312,8 @@ func skipString(b []byte, i int) int {
 func stringAt(b []byte, i int) (string, int) {
 	end := skipString(b, i)
 	raw := b[i+1 : end-1]
-	for _, c := range raw {
-		if c == '\\' {
-			return unescape(raw), end
-		}
+	if bytes.IndexByte(raw, '\\') >= 0 {
+		return unescape(raw), end
 	}
 	return string(raw), end
 }
@@ -302,12 +322,7 @@ func stringAt(b []byte, i int) (string, int) {
 func rawString(b []byte, i int) ([]byte, int, bool) {
 	end := skipString(b, i)
 	raw := b[i+1 : end-1]
-	for _, c := range raw {
-		if c == '\\' {
-			return raw, end, false
-		}
-	}
-	return raw, end, true
+	return raw, end, bytes.IndexByte(raw, '\\') < 0
 }
 
 func unescape(raw []byte) string {
