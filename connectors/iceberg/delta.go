@@ -3,6 +3,7 @@ package iceberg
 import (
 	"context"
 	"fmt"
+	"time"
 )
 
 // planDelta collapses recs to one final state per key and returns the rows to insert and the
@@ -133,6 +134,7 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	now := time.Now().UTC()
 	// keys whose live row stays but whose StaleDeleteColumn must change: rewritten as they are
 	var reflag map[string]bool
 	for _, k := range order {
@@ -181,6 +183,7 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 			case r.Op == OpDelete && (!wasDeleted || w.cmpVersion(v, dv) > 0):
 				tr := project(r.Row, ids)
 				tr[vc] = v
+				tr[DeletedAtColumn] = now
 				tombs = append(tombs, tr)
 			}
 		}

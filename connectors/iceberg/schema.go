@@ -122,6 +122,9 @@ func hasField(st *ice.StructType, name string, ci bool) bool {
 }
 
 // recordToRows converts an Arrow record into rows (used by the key lookup and tests).
+// RecordRows converts an Arrow record batch of a scan into rows, one map per row.
+func RecordRows(rec arrow.RecordBatch) []Row { return recordToRows(rec) }
+
 func recordToRows(rec arrow.RecordBatch) []Row {
 	n := int(rec.NumRows())
 	rows := make([]Row, n)

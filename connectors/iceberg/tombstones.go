@@ -67,6 +67,11 @@ import (
 // TombstoneSuffix is appended to a table's name to name its tombstone table.
 const TombstoneSuffix = "__deletes"
 
+// DeletedAtColumn of a tombstone table holds when the sink recorded the key's delete (timestamptz):
+// maintenance expires the rows older than a horizon (iceberg.tables.maintenance.deletes-horizon-ms).
+// Rows recorded before the column existed hold null and are kept.
+const DeletedAtColumn = "_deleted_at"
+
 // TombstoneIdent returns the identifier of the tombstone table of ident.
 func TombstoneIdent(ident table.Identifier) table.Identifier {
 	out := slices.Clone(ident)
@@ -147,6 +152,8 @@ func (w *Writer) prepareTombstones(ctx context.Context, ids []string, rows []Row
 			}
 			fields = append(fields, ice.NestedField{ID: i + 1, Name: n, Type: f.Type, Required: i < len(ids)})
 		}
+		fields = append(fields, ice.NestedField{ID: len(fields) + 1, Name: DeletedAtColumn, Type: ice.PrimitiveTypes.TimestampTz,
+			Doc: "when the sink recorded the delete (connectd)"})
 		tbl, err := CreateTable(ctx, w.Cat, tw.Ident, &ice.StructType{FieldList: fields}, tw.Opts)
 		if err != nil {
 			if !errors.Is(err, catalog.ErrTableAlreadyExists) {
@@ -157,6 +164,10 @@ func (w *Writer) prepareTombstones(ctx context.Context, ids []string, rows []Row
 			}
 		}
 		tw.Tbl = tbl
+	}
+	if err := tw.ensureDeletedAtColumn(ctx); err != nil {
+		tw.Tbl = nil
+		return nil, err
 	}
 	recs := make([]Rec, len(rows))
 	for i, r := range rows {
@@ -180,4 +191,29 @@ func (w *Writer) commitTombstones(ctx context.Context, ids []string, rows []Row)
 		return err
 	}
 	return nil
+}
+
+// ensureDeletedAtColumn adds DeletedAtColumn to a tombstone table created before it existed.
+func (w *Writer) ensureDeletedAtColumn(ctx context.Context) error {
+	for attempt := 0; ; attempt++ {
+		if _, ok := w.Tbl.Schema().FindFieldByName(DeletedAtColumn); ok {
+			return nil
+		}
+		tx := w.Tbl.NewTransaction()
+		if err := tx.UpdateSchema(true, false).AddColumn([]string{DeletedAtColumn}, ice.PrimitiveTypes.TimestampTz,
+			"when the sink recorded the delete (connectd)", false, nil).Commit(); err != nil {
+			return fmt.Errorf("add column %q to %v: %w", DeletedAtColumn, w.Ident, err)
+		}
+		ntbl, err := tx.Commit(ctx)
+		if err == nil {
+			w.Tbl = ntbl
+			return nil
+		}
+		if attempt >= 3 {
+			return fmt.Errorf("add column %q to %v: %w", DeletedAtColumn, w.Ident, err)
+		}
+		if err := w.Load(ctx, nil); err != nil { // another process may have added it
+			return err
+		}
+	}
 }

@@ -16,6 +16,7 @@ const (
 	KeyRetainLast     = KeyPrefix + "retain-last"
 	KeyMaxSnapshotAge = KeyPrefix + "max-snapshot-age-ms"
 	KeyOrphanAge      = KeyPrefix + "orphan-age-ms"
+	KeyDeletesHorizon = KeyPrefix + "deletes-horizon-ms"
 )
 
 // Policy is what maintenance does to a table.
@@ -23,6 +24,9 @@ type Policy struct {
 	Compact CompactOptions
 	Expire  ExpireOptions
 	Orphans OrphanOptions
+	// DeletesHorizon, when set, expires the rows of a table's <table>__deletes recorded longer ago
+	// (ExpireDeletes), with the snapshot expiry; 0 keeps them.
+	DeletesHorizon time.Duration
 }
 
 // ParsePolicy reads the iceberg.tables.maintenance.* keys of a connector's properties; a key
@@ -60,6 +64,11 @@ func ParsePolicy(props map[string]string) (Policy, error) {
 		return p, err
 	} else if ok {
 		p.Expire.MaxAge = time.Duration(n) * time.Millisecond
+	}
+	if n, ok, err := num(KeyDeletesHorizon); err != nil {
+		return p, err
+	} else if ok {
+		p.DeletesHorizon = time.Duration(n) * time.Millisecond
 	}
 	if n, ok, err := num(KeyOrphanAge); err != nil {
 		return p, err

@@ -25,9 +25,11 @@ type Report struct {
 	Manifests  *ManifestResult `json:"manifests,omitempty"`
 	Compaction *CompactResult  `json:"compaction,omitempty"`
 	Expiry     *ExpireResult   `json:"expiry,omitempty"`
-	Orphans    *OrphanResult   `json:"orphans,omitempty"`
-	Seconds    float64         `json:"seconds"`
-	Error      string          `json:"error,omitempty"`
+	// Deletes is the expiry of <table>__deletes rows older than the policy's horizon.
+	Deletes *DeletesExpiryResult `json:"deletes_expiry,omitempty"`
+	Orphans *OrphanResult        `json:"orphans,omitempty"`
+	Seconds float64              `json:"seconds"`
+	Error   string               `json:"error,omitempty"`
 }
 
 // Run maintains one table: manifests are rewritten first, so that the compaction's snapshot,
@@ -73,6 +75,13 @@ func run(ctx context.Context, cat catalog.Catalog, ident table.Identifier, pol P
 		r.Expiry = &res
 		if err != nil {
 			return err
+		}
+		if pol.DeletesHorizon > 0 {
+			dres, err := ExpireDeletes(ctx, cat, ident, time.Now().Add(-pol.DeletesHorizon))
+			r.Deletes = &dres
+			if err != nil {
+				return err
+			}
 		}
 	}
 	if do.RemoveOrphans {

@@ -1,0 +1,101 @@
+package maintenance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+
+	iceberg "github.com/connectd/connectd/connectors/iceberg"
+)
+
+// DeletesExpiryResult reports one expiry of a tombstone table's rows.
+type DeletesExpiryResult struct {
+	Table      string `json:"table"`
+	Rows       int    `json:"rows"`
+	Expired    int    `json:"expired"`
+	SnapshotID int64  `json:"snapshot_id,omitempty"`
+}
+
+// ExpireDeletes removes the rows of ident's tombstone table (<table>__deletes, the versions of deleted
+// keys) whose delete was recorded before cutoff. Afterwards such a key no longer remembers its delete: an
+// event older than the delete that arrives later brings the key back. A row without a recorded time
+// (written before the sink stamped them) is kept. The removal is one equality delete by key, committed
+// on the head it read: a delete the sink records meanwhile makes it read again (3 times at most).
+func ExpireDeletes(ctx context.Context, cat catalog.Catalog, ident table.Identifier, cutoff time.Time) (DeletesExpiryResult, error) {
+	tident := iceberg.TombstoneIdent(ident)
+	res := DeletesExpiryResult{Table: name(tident)}
+	for attempt := 0; ; attempt++ {
+		tbl, err := cat.LoadTable(ctx, tident)
+		if errors.Is(err, catalog.ErrNoSuchTable) {
+			return res, nil
+		}
+		if err != nil {
+			return res, fmt.Errorf("loading %s: %w", name(tident), err)
+		}
+		sc := tbl.Schema()
+		if _, ok := sc.FindFieldByName(iceberg.DeletedAtColumn); !ok || tbl.CurrentSnapshot() == nil {
+			return res, nil
+		}
+		var ids []string
+		for _, id := range sc.IdentifierFieldIDs {
+			if n, ok := sc.FindColumnName(id); ok {
+				ids = append(ids, n)
+			}
+		}
+		if len(ids) == 0 {
+			return res, fmt.Errorf("%s has no identifier fields", name(tident))
+		}
+		rows, err := liveRows(ctx, tbl, append(ids, iceberg.DeletedAtColumn))
+		if err != nil {
+			return res, fmt.Errorf("reading %s: %w", name(tident), err)
+		}
+		res.Rows = len(rows)
+		var recs []iceberg.Rec
+		for _, r := range rows {
+			at, ok := r[iceberg.DeletedAtColumn].(time.Time)
+			if !ok || !at.Before(cutoff) {
+				continue
+			}
+			key := make(iceberg.Row, len(ids))
+			for _, c := range ids {
+				key[c] = r[c]
+			}
+			recs = append(recs, iceberg.Rec{Op: iceberg.OpDelete, Row: key})
+		}
+		res.Expired = len(recs)
+		if len(recs) == 0 {
+			return res, nil
+		}
+		w := &iceberg.Writer{Cat: cat, Ident: tident, Tbl: tbl, Opts: iceberg.TableOptions{IDColumns: ids, DeltaMode: true}}
+		st, err := w.Commit(ctx, recs, nil, map[string]string{SummaryMaintenance: "expire-deletes"})
+		if err == nil {
+			res.SnapshotID = st.SnapshotID
+			return res, nil
+		}
+		if attempt < 3 && errors.Is(err, iceberg.ErrFenced) {
+			continue
+		}
+		return res, fmt.Errorf("committing the expiry of %s: %w", name(tident), err)
+	}
+}
+
+// liveRows reads the given columns of every live row of tbl (deletes applied).
+func liveRows(ctx context.Context, tbl *table.Table, cols []string) ([]iceberg.Row, error) {
+	_, it, err := tbl.Scan(table.WithSelectedFields(cols...)).ToArrowRecords(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []iceberg.Row
+	for rec, err := range it {
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, iceberg.RecordRows(rec)...)
+		rec.Release()
+	}
+	return out, nil
+}
