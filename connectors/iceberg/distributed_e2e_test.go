@@ -360,10 +360,15 @@ offset.flush.interval.ms=200
 		if b == bursts-1 {
 			end = len(events)
 		}
-		produce(events[b*chunk : end])
+		// the last third of a burst is held back and produced just before the kill, so that a round with
+		// data is still to come when the committer is to die inside its commit
+		burst := events[b*chunk : end]
+		held := burst[len(burst)*2/3:]
 		if b == bursts-1 {
+			produce(burst)
 			break
 		}
+		produce(burst[:len(burst)*2/3])
 		// let the burst be picked up and committed by at least one round since the last kill
 		// (the sink's consumer group rebalances after every kill and restart; without this wait
 		// the kills could outpace the rounds and test no commit at all), then kill at a random
@@ -386,11 +391,14 @@ offset.flush.interval.ms=200
 			}
 		}
 		snapsAtKill = sinkSnapshots("shop.customers_history")
+		produce(held)
 		inside := false
 		if victim == committer {
 			// the committer dies inside a table commit: files and table metadata written, the
 			// catalog row not yet updated (a round starts every 2 s)
-			inside = killInsideCommit(t, catDB, wh, 15*time.Second, procs[victim].sigkill)
+			for try := 0; try < 3 && !inside; try++ {
+				inside = killInsideCommit(t, catDB, wh, 15*time.Second, procs[victim].sigkill)
+			}
 		}
 		procs[victim].sigkill()
 		kills++
