@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	iceio "github.com/apache/iceberg-go/io"
@@ -42,7 +44,7 @@ func icebergSink(t *testing.T, maintained bool) sinkUnderTest {
 		if maintained {
 			extra = fmt.Sprintf(`iceberg.tables.maintenance.interval-ms=%d
 iceberg.tables.maintenance.retain-last=2
-iceberg.tables.maintenance.max-snapshot-age-ms=60000
+iceberg.tables.maintenance.max-snapshot-age-ms=5000
 `, 500+rng.Intn(1000))
 		}
 		return extra + fmt.Sprintf(`name=cdc-model-`+s.name+`
@@ -132,6 +134,19 @@ func checkFilesBounded(t *testing.T, metadataLocation, name string, partitions i
 		name, st.DataFiles, st.DataRecords, st.DeleteFiles, st.DeleteRecords, partitions, st.Snapshots)
 	require.LessOrEqual(t, st.DataFiles, maxFilesPerPartition*partitions, "live data files of cdc.%s", name)
 	require.LessOrEqual(t, st.DeleteFiles, maxFilesPerPartition*partitions, "live delete files of cdc.%s", name)
+	// no file that a snapshot still in the metadata references was removed by expiry or compaction
+	fs := iceio.LocalFS{}
+	for _, snap := range tbl.Metadata().Snapshots() {
+		manifests, err := snap.Manifests(fs)
+		require.NoError(t, err, "manifest list of snapshot %d of cdc.%s", snap.SnapshotID, name)
+		for _, m := range manifests {
+			for e, err := range m.Entries(fs, true) {
+				require.NoError(t, err)
+				_, err := os.Stat(strings.TrimPrefix(strings.TrimPrefix(e.DataFile().FilePath(), "file://"), "file:"))
+				require.NoError(t, err, "a file of snapshot %d of cdc.%s", snap.SnapshotID, name)
+			}
+		}
+	}
 }
 
 // javaRead reads a table with Apache Iceberg's Java generic reader (testdata/javareader), which applies
