@@ -35,7 +35,8 @@ func workerReconcile(cfg *worker.Config) (*reconcile.Scheduler, error) {
 		}
 		jobs = append(jobs, reconcile.Job{Source: path, Config: c})
 	}
-	return reconcile.NewScheduler(jobs, cfg.ReconcileInterval, reconcileMetrics(), logging.Default.Logger("connectd.reconcile")), nil
+	return reconcile.NewScheduler(jobs, cfg.ReconcileInterval, reconcileMetrics(), logging.Default.Logger("connectd.reconcile"),
+		reconcile.RunTimeout(cfg.ReconcileTimeout)), nil
 }
 
 // reconcileEndpoint serves the schedule at /connectd/reconcile.

@@ -23,6 +23,8 @@ type Scheduler struct {
 	interval time.Duration
 	metrics  *Metrics
 	log      *slog.Logger
+	// runTimeout bounds one pair's run (RunTimeout)
+	runTimeout time.Duration
 	// trigger holds at most one pending run asked for while the loop waits; running is set by whoever
 	// claims the next run (Trigger or the timer), so a second request while one is pending or running is
 	// refused rather than queued behind it.
@@ -58,9 +60,19 @@ type JobStatus struct {
 	Report *Report `json:"report"`
 }
 
+// SchedulerOption tunes a Scheduler.
+type SchedulerOption func(*Scheduler)
+
+// RunTimeout ends a pair's run that takes longer than d (a backend that stopped answering mid-run) as a
+// failed run, so that it cannot hold up every later one; 0 lets runs take as long as they take.
+func RunTimeout(d time.Duration) SchedulerOption { return func(s *Scheduler) { s.runTimeout = d } }
+
 // NewScheduler prepares the runs of jobs; interval 0 runs them only when Trigger asks.
-func NewScheduler(jobs []Job, interval time.Duration, m *Metrics, log *slog.Logger) *Scheduler {
+func NewScheduler(jobs []Job, interval time.Duration, m *Metrics, log *slog.Logger, opts ...SchedulerOption) *Scheduler {
 	s := &Scheduler{jobs: jobs, interval: interval, metrics: m, log: log, trigger: make(chan struct{}, 1)}
+	for _, o := range opts {
+		o(s)
+	}
 	for _, j := range jobs {
 		s.status = append(s.status, JobStatus{Config: j.Source, IcebergTable: j.Config.IcebergTable,
 			ClickHouseTable: j.Config.CH.Database + "." + j.Config.CHTable})
@@ -144,9 +156,17 @@ func (s *Scheduler) loop(ctx context.Context) {
 func (s *Scheduler) runAll(ctx context.Context) {
 	for i, j := range s.jobs {
 		start := time.Now()
-		r, err := runRecovered(ctx, j.Config)
+		runCtx, cancel := ctx, context.CancelFunc(func() {})
+		if s.runTimeout > 0 {
+			runCtx, cancel = context.WithTimeout(ctx, s.runTimeout)
+		}
+		r, err := runRecovered(runCtx, j.Config)
+		cancel()
 		if ctx.Err() != nil {
 			return // stopping: a cancelled run is no outcome
+		}
+		if err != nil && runCtx.Err() != nil {
+			err = fmt.Errorf("reconcile did not finish within %v: %w", s.runTimeout, err)
 		}
 		st := JobStatus{Config: j.Source, IcebergTable: s.status[i].IcebergTable, ClickHouseTable: s.status[i].ClickHouseTable,
 			RanAt: &start, Seconds: time.Since(start).Seconds()}

@@ -109,3 +109,18 @@ func TestSchedulerFailedRunsAreCounted(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// A run whose backend stops answering ends as a failed run at the run timeout; the next request is accepted.
+func TestSchedulerRunTimeout(t *testing.T) {
+	uri, accepted := silentCatalog(t)
+	s := NewScheduler([]Job{restCatalogJob(t, uri)}, 0, NewMetrics(prometheus.NewRegistry()), quietLogger(), RunTimeout(300*time.Millisecond))
+	s.Start(context.Background())
+	defer s.Stop()
+	require.True(t, s.Trigger())
+	require.Eventually(t, func() bool { return accepted() > 0 }, time.Minute, 10*time.Millisecond, "the run reaches the catalog")
+	require.Eventually(t, func() bool { return !s.Status().Running }, time.Minute, 10*time.Millisecond, "the run ends at its timeout")
+	p := s.Status().Pairs[0]
+	require.Equal(t, "error", p.Result)
+	require.Contains(t, p.Error, "did not finish within 300ms")
+	require.True(t, s.Trigger(), "the next run is accepted")
+}

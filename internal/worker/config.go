@@ -19,6 +19,7 @@ const PprofEnableKey = "connectd.debug.pprof.enable"
 const (
 	ReconcileConfigsKey  = "connectd.reconcile.configs"
 	ReconcileIntervalKey = "connectd.reconcile.interval.ms"
+	ReconcileTimeoutKey  = "connectd.reconcile.timeout.ms"
 	reconcilePrefix      = "connectd.reconcile."
 )
 
@@ -44,6 +45,7 @@ func WorkerConfigDef() *connect.ConfigDef {
 		Define(connect.ConfigKey{Name: PprofEnableKey, Type: connect.ConfigBoolean, Default: false, Importance: connect.Low}).
 		Define(connect.ConfigKey{Name: ReconcileConfigsKey, Type: connect.ConfigList, Default: "", Importance: connect.Low}).
 		Define(connect.ConfigKey{Name: ReconcileIntervalKey, Type: connect.ConfigLong, Default: int64(300000), Validator: connect.AtLeast(0), Importance: connect.Low}).
+		Define(connect.ConfigKey{Name: ReconcileTimeoutKey, Type: connect.ConfigLong, Default: int64(1800000), Validator: connect.AtLeast(0), Importance: connect.Low}).
 		Define(connect.ConfigKey{Name: configprovider.ProvidersKey, Type: connect.ConfigList, Default: "", Importance: connect.Low})
 }
 
@@ -70,6 +72,8 @@ type Config struct {
 	ReconcileConfigs []string
 	// ReconcileInterval is the time between scheduled reconcile runs; 0: runs only when asked.
 	ReconcileInterval time.Duration
+	// ReconcileTimeout bounds one pair's run (ReconcileTimeoutKey); 0: unbounded.
+	ReconcileTimeout time.Duration
 	// Distributed is set by the distributed runner (tasks of a connector may run in several processes).
 	Distributed bool
 }
@@ -95,7 +99,7 @@ func ParseConfig(props map[string]string) (*Config, error) {
 	// key there would silently leave a table pair unchecked.
 	for k := range resolved {
 		if _, known := def.Key(k); strings.HasPrefix(k, reconcilePrefix) && !known {
-			return nil, fmt.Errorf("unknown worker key %s (the reconcile schedule takes %s and %s)", k, ReconcileConfigsKey, ReconcileIntervalKey)
+			return nil, fmt.Errorf("unknown worker key %s (the reconcile schedule takes %s, %s and %s)", k, ReconcileConfigsKey, ReconcileIntervalKey, ReconcileTimeoutKey)
 		}
 	}
 	wc := &Config{
@@ -114,6 +118,7 @@ func ParseConfig(props map[string]string) (*Config, error) {
 		Pprof:                  c.Bool(PprofEnableKey),
 		ReconcileConfigs:       c.List(ReconcileConfigsKey),
 		ReconcileInterval:      time.Duration(c.Long(ReconcileIntervalKey)) * time.Millisecond,
+		ReconcileTimeout:       time.Duration(c.Long(ReconcileTimeoutKey)) * time.Millisecond,
 	}
 	if p, ok := c.Get("rest.advertised.port").(int); ok {
 		wc.AdvertisedPort = p
