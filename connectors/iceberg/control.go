@@ -31,8 +31,8 @@ package iceberg
 // the table offsets skip what is already in (hence exactly once). Leadership only decides who
 // does the work, never what is safe.
 //
-// The message format is this project's (JSON), not the Apache sink's Avro events: do not share a
-// control topic between this sink and the JVM one.
+// The message format is this project's (JSON), not the Apache sink's Avro events: a connector cannot run
+// its tasks on both (control_apache.go fails them when the Apache sink's events of the connector show up).
 
 import (
 	"context"
@@ -226,6 +226,9 @@ func (ctl *control) read(pc sarama.PartitionConsumer) {
 			}
 			var m ctlMsg
 			if err := json.Unmarshal(km.Value, &m); err != nil || m.Group != ctl.c.cfg.GroupID {
+				if err != nil && isApacheEvent(km.Value, ctl.c.cfg.GroupID) {
+					ctl.c.fail(errApacheEvents(ctl.c.cfg.ControlTopic, ctl.c.cfg.GroupID))
+				}
 				continue
 			}
 			var ch chan ctlMsg

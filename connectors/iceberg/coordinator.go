@@ -252,6 +252,17 @@ func (c *coordinator) doShutdown() {
 	}
 }
 
+// fail makes err the coordinator's fatal error: every task's next Put fails with it.
+func (c *coordinator) fail(err error) {
+	c.mu.Lock()
+	if c.fatal == nil {
+		c.fatal = err
+		c.log.Error("iceberg sink: failing the connector's tasks", "error", err)
+	}
+	c.cond.Broadcast()
+	c.mu.Unlock()
+}
+
 func (c *coordinator) fatalErr() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
