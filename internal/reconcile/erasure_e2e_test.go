@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand"
+	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -17,17 +18,66 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/connectors/iceberg"
+	"github.com/connectd/connectd/connectors/iceberg/maintenance"
 	"github.com/connectd/connectd/internal/testutil/cdcstream"
 	"github.com/connectd/connectd/internal/testutil/chdb/chdbtest"
 	"github.com/connectd/connectd/internal/testutil/icebergtest"
 )
 
-func (p *pipeline) lakeTable(name string) *table.Table {
+func (p *pipeline) catalog() catalog.Catalog {
 	cat, err := iceberg.OpenCatalog(context.Background(), "", map[string]string{"type": "sql", "uri": "jdbc:sqlite:" + p.catDB, "warehouse": p.wh})
 	require.NoError(p.t, err)
-	tbl, err := cat.LoadTable(context.Background(), catalog.ToIdentifier(name))
+	return cat
+}
+
+func (p *pipeline) lakeTable(name string) *table.Table {
+	tbl, err := p.catalog().LoadTable(context.Background(), catalog.ToIdentifier(name))
 	require.NoError(p.t, err)
 	return tbl
+}
+
+// liveFiles lists the data and delete files of the table's current snapshot, as maintenance's
+// inventory does: what a reader of the table can reach.
+func (p *pipeline) liveFiles(name string) []string {
+	tbl := p.lakeTable(name)
+	snap := tbl.CurrentSnapshot()
+	if snap == nil {
+		return nil
+	}
+	fs, err := tbl.FS(context.Background())
+	require.NoError(p.t, err)
+	manifests, err := snap.Manifests(fs)
+	require.NoError(p.t, err)
+	var out []string
+	for _, m := range manifests {
+		for e, err := range m.Entries(fs, true) {
+			require.NoError(p.t, err)
+			out = append(out, e.DataFile().FilePath())
+		}
+	}
+	return out
+}
+
+// filesHolding lists the live files of the named tables that physically hold value.
+func (p *pipeline) filesHolding(value string, tables ...string) map[string][]string {
+	out := map[string][]string{}
+	for _, name := range tables {
+		for f, n := range icebergtest.FilesHolding(p.t, value, p.liveFiles(name)) {
+			if n > 0 {
+				out[name] = append(out[name], f)
+			}
+		}
+	}
+	return out
+}
+
+func localPath(loc string) string {
+	for _, pfx := range []string{"file://", "file:"} {
+		if strings.HasPrefix(loc, pfx) {
+			return strings.TrimPrefix(loc, pfx)
+		}
+	}
+	return loc
 }
 
 func (p *pipeline) duckCount(name, where string) string {
@@ -37,8 +87,12 @@ func (p *pipeline) duckCount(name, where string) string {
 
 // TestErasureEndToEnd follows docs/RECONCILE.md's erasure procedure: a key deleted at the source (a
 // Debezium delete and its tombstone through Kafka) is gone from ClickHouse FINAL and from the Iceberg
-// current table (DuckDB), reconcile is clean; the ClickHouse mutation removes its stored rows, and a delete
-// of the key's rows in the raw history table removes them from every live data file of the history.
+// current table (DuckDB), reconcile is clean; the ClickHouse mutation removes its stored rows, a delete of
+// the key's rows in the raw history table hides them there. The key's values are still in Iceberg data
+// files (equality deletes hide rows, they do not rewrite files); after compaction and snapshot expiry of
+// the current, history and <table>__deletes tables (the latter's row expired by the deletes horizon), no
+// live file of any of them holds the key, read straight from Parquet, and the files that held it are gone
+// from storage.
 func TestErasureEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end to end")
@@ -122,6 +176,42 @@ func TestErasureEndToEnd(t *testing.T) {
 	fmt.Sscan(n, &k)
 	require.Equal(t, fmt.Sprint(b-k), p.duckCount("cdc.history", "true"), "the other history rows stay")
 
+	// Deletes hide the key; its values stay in the files until maintenance rewrites and expires them.
+	iceTables := []string{"cdc.customers", "cdc.history", "cdc.customers" + iceberg.TombstoneSuffix}
+	held := p.filesHolding(victim, iceTables...)
+	t.Logf("live files holding %q before maintenance: %v", victim, held)
+	for _, name := range iceTables {
+		require.NotEmpty(t, held[name], "%s: a live file still holds the deleted key", name)
+	}
+	var heldFiles []string
+	for _, name := range iceTables {
+		heldFiles = append(heldFiles, held[name]...)
+	}
+	// Snapshots before the rewrites reference the old files, so only their expiry removes them.
+	pol := maintenance.Policy{Expire: maintenance.ExpireOptions{RetainLast: 1, MaxAge: time.Millisecond}, DeletesHorizon: time.Millisecond}
+	do := maintenance.Actions{RewriteManifests: true, Compact: true, ExpireSnapshots: true}
+	cat := p.catalog()
+	for _, name := range iceTables {
+		rep, err := maintenance.Run(context.Background(), cat, catalog.ToIdentifier(name), pol, do)
+		require.NoError(t, err, name)
+		js, _ := json.Marshal(rep)
+		t.Logf("maintenance of %s: %s", name, js)
+		require.NotZero(t, rep.Compaction.SnapshotID, "%s compacted", name)
+		require.Empty(t, rep.Compaction.Abandoned, name)
+		require.Equal(t, 1, rep.After.Snapshots, "%s: one snapshot left", name)
+		if name == "cdc.customers" {
+			require.NotNil(t, rep.Deletes)
+			require.NotZero(t, rep.Deletes.Expired, "the deleted keys' rows of %s expired", rep.Deletes.Table)
+		}
+	}
+	require.Empty(t, p.filesHolding(victim, iceTables...), "live files holding the key after maintenance")
+	for _, f := range heldFiles {
+		_, err := os.Stat(localPath(f))
+		require.True(t, os.IsNotExist(err), "%s still in storage (%v)", f, err)
+	}
+
+	require.Equal(t, "0", p.duckCount("cdc.customers", "id = "+quoteString(victim)))
+	require.Equal(t, fmt.Sprint(b-k), p.duckCount("cdc.history", "true"), "the history rows after maintenance")
 	r = p.reconcile()
 	require.Equal(t, StatusClean, r.Status)
 	p.crossCheck(r, live, live)

@@ -257,3 +257,28 @@ func StartRESTCatalog(t testing.TB, dir string) string {
 		time.Sleep(200 * time.Millisecond)
 	}
 }
+
+// FilesHolding reads each Parquet file directly with DuckDB, without applying any Iceberg delete,
+// and returns how many of its rows hold value in a string cell (the whole cell, or a JSON string
+// inside it, as in the raw history's payloads); every file is in the map. It is what an erasure must
+// reach: a row hidden by a delete file is still in its data file.
+func FilesHolding(t testing.TB, value string, files []string) map[string]int {
+	t.Helper()
+	if len(files) == 0 {
+		return map[string]int{}
+	}
+	py := Python(t)
+	args := append([]string{filepath.Join(RepoRoot(), "testdata", "iceberg", "reader", "parquet_grep.py"), value}, files...)
+	cmd := exec.Command(py, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("parquet_grep.py failed: %v\n%s", err, stderr.String())
+	}
+	res := map[string]int{}
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("parquet_grep.py output: %v: %s", err, out)
+	}
+	return res
+}
