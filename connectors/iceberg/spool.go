@@ -42,17 +42,18 @@ type segment struct {
 	rows     int           // rows written to the file and in the builder, bad ones included
 	bad      int
 
-	path   string
-	f      *os.File // open from creation to remove: on Unix the file has no name, so a killed process leaves nothing
-	size   int64    // bytes written, once sealed
-	bw     *bufio.Writer
-	w      *ipc.Writer
-	b      *array.RecordBuilder
-	fields []arrow.Field   // the table's columns (Schema.Fields copies: once per segment, not per row)
-	cols   []array.Builder // b's builders of fields
-	off    *array.Int64Builder
-	sealed bool
-	err    error // a failed write: the round that plans the segment fails with it
+	path    string
+	f       *os.File // open from creation to remove: on Unix the file has no name, so a killed process leaves nothing
+	size    int64    // bytes written, once sealed
+	bw      *bufio.Writer
+	w       *ipc.Writer
+	b       *array.RecordBuilder
+	fields  []arrow.Field   // the table's columns (Schema.Fields copies: once per segment, not per row)
+	cols    []array.Builder // b's builders of fields
+	dataLen []int           // per column, the bytes of strings in the last batch written
+	off     *array.Int64Builder
+	sealed  bool
+	err     error // a failed write: the round that plans the segment fails with it
 }
 
 // spoolable reports whether rows of this Arrow schema can go through a segment: top-level
@@ -115,22 +116,56 @@ func (s *segment) add(row Row, offset int64) error {
 		s.off.Append(offset)
 	}
 	if s.off.Len() >= spoolBatchRows {
-		if err := s.flush(); err != nil {
+		if err := s.flush(true); err != nil {
 			return err
 		}
 	}
 	return rowErr
 }
 
-func (s *segment) flush() error {
+// flush writes the built rows as one batch; more says whether rows follow.
+func (s *segment) flush(more bool) error {
 	if s.off.Len() == 0 {
 		return nil
 	}
+	if more {
+		if s.dataLen == nil {
+			s.dataLen = make([]int, len(s.cols))
+		}
+		for i, c := range s.cols {
+			if bb := binaryBuilder(c); bb != nil {
+				s.dataLen[i] = bb.DataLen()
+			}
+		}
+	}
 	rec := s.b.NewRecordBatch()
 	defer rec.Release()
+	if more {
+		// The next batch is much like this one: size its buffers now. Grown by doubling from empty,
+		// each string column is allocated and copied about twice over per batch.
+		s.b.Reserve(spoolBatchRows)
+		for i, c := range s.cols {
+			if bb := binaryBuilder(c); bb != nil {
+				bb.ReserveData(s.dataLen[i] + s.dataLen[i]/8)
+			}
+		}
+	}
 	if err := s.w.Write(rec); err != nil {
 		s.err = fmt.Errorf("iceberg spool %s: %w", s.path, err)
 		return s.err
+	}
+	return nil
+}
+
+// binaryBuilder is the variable-length part of a string or binary column's builder (nil for others).
+func binaryBuilder(b array.Builder) *array.BinaryBuilder {
+	switch x := b.(type) {
+	case *array.StringBuilder:
+		return x.BinaryBuilder
+	case *array.LargeStringBuilder:
+		return x.BinaryBuilder
+	case *array.BinaryBuilder:
+		return x
 	}
 	return nil
 }
@@ -142,7 +177,7 @@ func (s *segment) seal() error {
 	}
 	s.sealed = true
 	defer s.b.Release()
-	err := s.flush()
+	err := s.flush(false)
 	if cerr := s.w.Close(); err == nil {
 		err = cerr
 	}
