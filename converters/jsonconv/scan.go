@@ -190,10 +190,11 @@ func validNumber(b []byte, i int) (int, error) {
 func plain8(b []byte, i int) bool {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	x := binary.LittleEndian.Uint64(b[i:])
-	quote, backslash := x^(ones*'"'), x^(ones*'\\')
-	ctrl := (x - ones*0x20) & ^x                             // a byte below 0x20 (for bytes below 0x80)
-	zero := func(v uint64) uint64 { return (v - ones) & ^v } // a zero byte
-	return (x|ctrl|zero(quote)|zero(backslash))&highs == 0
+	q, bs := x^(ones*'"'), x^(ones*'\\')
+	ctrl := (x - ones*0x20) & ^x // a byte below 0x20 (for bytes below 0x80)
+	quote := (q - ones) & ^q     // a zero byte of q: a '"' in x
+	backslash := (bs - ones) & ^bs
+	return (x|ctrl|quote|backslash)&highs == 0
 }
 
 // validString checks a string token starting at the opening quote; it returns the index after the closing quote.
@@ -289,30 +290,41 @@ func skip(b []byte, i int) int {
 }
 
 func skipString(b []byte, i int) int {
+	end, _ := scanString(b, i)
+	return end
+}
+
+// scanString returns the end of the (valid) string token at i and whether it has no escapes. The quote is
+// found with IndexByte; only a string with an escape is walked byte by byte, from its first backslash.
+func scanString(b []byte, i int) (int, bool) {
 	i++
-	for i < len(b) {
-		if i+8 <= len(b) && plain8(b, i) {
-			i += 8
-			continue
-		}
+	q := bytes.IndexByte(b[i:], '"')
+	if q < 0 {
+		return len(b), true
+	}
+	bs := bytes.IndexByte(b[i:i+q], '\\')
+	if bs < 0 {
+		return i + q + 1, true
+	}
+	for i += bs; i < len(b); {
 		switch b[i] {
 		case '"':
-			return i + 1
+			return i + 1, false
 		case '\\':
 			i += 2
 		default:
 			i++
 		}
 	}
-	return i
+	return len(b), false
 }
 
 // stringAt decodes the (valid) string token at i. It returns the string and the index after it. Strings
 // without escapes are sliced; the conversion to string is the one allocation.
 func stringAt(b []byte, i int) (string, int) {
-	end := skipString(b, i)
+	end, plain := scanString(b, i)
 	raw := b[i+1 : end-1]
-	if bytes.IndexByte(raw, '\\') >= 0 {
+	if !plain {
 		return unescape(raw), end
 	}
 	return string(raw), end
@@ -320,9 +332,8 @@ func stringAt(b []byte, i int) (string, int) {
 
 // rawString returns the bytes of a string token without escapes and whether it had none (for lookups).
 func rawString(b []byte, i int) ([]byte, int, bool) {
-	end := skipString(b, i)
-	raw := b[i+1 : end-1]
-	return raw, end, bytes.IndexByte(raw, '\\') < 0
+	end, plain := scanString(b, i)
+	return b[i+1 : end-1], end, plain
 }
 
 func unescape(raw []byte) string {
