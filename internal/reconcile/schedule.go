@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
@@ -161,11 +162,13 @@ func (s *Scheduler) runAll(ctx context.Context) {
 			runCtx, cancel = context.WithTimeout(ctx, s.runTimeout)
 		}
 		r, err := runRecovered(runCtx, j.Config)
+		// read before cancel, which sets runCtx's error whatever ended the run
+		timedOut := errors.Is(runCtx.Err(), context.DeadlineExceeded)
 		cancel()
 		if ctx.Err() != nil {
 			return // stopping: a cancelled run is no outcome
 		}
-		if err != nil && runCtx.Err() != nil {
+		if err != nil && timedOut {
 			err = fmt.Errorf("reconcile did not finish within %v: %w", s.runTimeout, err)
 		}
 		st := JobStatus{Config: j.Source, IcebergTable: s.status[i].IcebergTable, ClickHouseTable: s.status[i].ClickHouseTable,
