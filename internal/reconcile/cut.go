@@ -41,14 +41,15 @@ type Cut struct {
 func chooseCut(l *lakeTable, ch chOffsets, chKnown bool) (Cut, *table.Snapshot, map[tp]int64, error) {
 	head := l.tbl.CurrentSnapshot()
 	cut := Cut{}
-	if head == nil {
-		cut.Reason = "the Iceberg table has no snapshot"
-		return cut, nil, nil, nil
-	}
-	cut.SnapshotID = head.SnapshotID
-	headOff, err := l.offsetsAt(head)
-	if err != nil {
-		return cut, nil, nil, err
+	// A table without a snapshot (created, first commit not yet done) holds no record: what ClickHouse
+	// holds is lag, the records up to its offsets in flight.
+	headOff := map[tp]int64{}
+	if head != nil {
+		cut.SnapshotID = head.SnapshotID
+		var err error
+		if headOff, err = l.offsetsAt(head); err != nil {
+			return cut, nil, nil, err
+		}
 	}
 	all := map[tp]bool{}
 	for k := range headOff {
@@ -77,6 +78,8 @@ func chooseCut(l *lakeTable, ch chOffsets, chKnown bool) (Cut, *table.Snapshot, 
 	}
 	snap, snapOff := head, headOff
 	switch {
+	case head == nil:
+		cut.Reason = "the Iceberg table has no snapshot yet: ClickHouse's records are in flight"
 	case l.offsetsKey == "":
 		cut.Reason = "the Iceberg snapshots record no Kafka offsets: heads compared"
 	case !chKnown:
