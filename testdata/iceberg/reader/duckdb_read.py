@@ -26,6 +26,10 @@ def q(s):
     return "'" + str(s).replace("'", "''") + "'"
 
 
+def qi(name):
+    return '"' + name.replace('"', '""') + '"'
+
+
 def conv(v):
     if isinstance(v, (datetime.datetime, datetime.date, datetime.time)):
         return v.isoformat()
@@ -68,6 +72,11 @@ def main():
         loc = loc[len("file:"):]
     con.execute("CREATE VIEW t AS SELECT * FROM iceberg_scan(%s)" % q(loc))
     cur = con.execute(a.query)
+    # TIMESTAMPTZ values need pytz to become Python objects: read those columns as their text instead
+    tz = [d[0] for d in cur.description if str(d[1]) == "TIMESTAMP WITH TIME ZONE"]
+    if tz:
+        repl = ", ".join("CAST(%s AS VARCHAR) AS %s" % ((qi(c),) * 2) for c in tz)
+        cur = con.execute("SELECT * REPLACE (%s) FROM (%s) AS q" % (repl, a.query))
     cols = [d[0] for d in cur.description]
     rows = [[conv(v) for v in r] for r in cur.fetchall()]
     json.dump({"columns": cols, "rows": rows}, sys.stdout)
