@@ -2,7 +2,6 @@ package jsonconv
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -184,27 +183,10 @@ func validNumber(b []byte, i int) (int, error) {
 	return i, nil
 }
 
-// plain8 reports whether the 8 bytes at b[i:] (i+8 <= len(b)) are all printable ASCII other than '"' and
-// '\\': the bytes string scanners step over without a look. False positives are allowed (the caller then
-// looks at the bytes one by one), false negatives are not.
-func plain8(b []byte, i int) bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	x := binary.LittleEndian.Uint64(b[i:])
-	q, bs := x^(ones*'"'), x^(ones*'\\')
-	ctrl := (x - ones*0x20) & ^x // a byte below 0x20 (for bytes below 0x80)
-	quote := (q - ones) & ^q     // a zero byte of q: a '"' in x
-	backslash := (bs - ones) & ^bs
-	return (x|ctrl|quote|backslash)&highs == 0
-}
-
 // validString checks a string token starting at the opening quote; it returns the index after the closing quote.
 func validString(b []byte, i int) (int, error) {
 	i++
 	for i < len(b) {
-		if i+8 <= len(b) && plain8(b, i) {
-			i += 8
-			continue
-		}
 		c := b[i]
 		switch {
 		case c == '"':
