@@ -114,13 +114,23 @@ func New(engine *chdb.Session) *Server {
 func (s *Server) Start() error { return s.StartTLS(nil) }
 
 // StartTLS is Start with TLS (the native protocol's secure port) when cfg is not nil.
-func (s *Server) StartTLS(cfg *tls.Config) error {
+func (s *Server) StartTLS(cfg *tls.Config) error { return s.Listen("127.0.0.1:0", cfg) }
+
+// Listen serves on addr, which must be a loopback address (port 0: a free one), with TLS when cfg is
+// not nil.
+func (s *Server) Listen(addr string, cfg *tls.Config) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return err
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return fmt.Errorf("chshim: %s is not a loopback address", addr)
+	}
 	var ln net.Listener
-	var err error
 	if cfg != nil {
-		ln, err = tls.Listen("tcp", "127.0.0.1:0", cfg)
+		ln, err = tls.Listen("tcp", addr, cfg)
 	} else {
-		ln, err = net.Listen("tcp", "127.0.0.1:0")
+		ln, err = net.Listen("tcp", addr)
 	}
 	if err != nil {
 		return err
