@@ -13,7 +13,7 @@ PKGS       ?= ./...
 TESTFLAGS  ?= -count=1 -timeout 30m
 WITH_KAFKA := scripts/with-kafka.sh
 
-.PHONY: build run vet lint test test-short test-race bench fuzz soak kafka-fetch kafka-up kafka-down kafka-status
+.PHONY: build run demo vet lint test test-short test-race bench fuzz soak kafka-fetch kafka-up kafka-down kafka-status
 
 build:
 	$(GO) build ./...
@@ -21,6 +21,11 @@ build:
 ## run: a worker in dev mode: embedded broker, REST on 127.0.0.1:8083, demo CDC data, sinks writing locally
 run:
 	$(GO) run ./cmd/connectd dev
+
+## demo: the whole pipeline: dev mode's demo CDC into Iceberg and into a ClickHouse table on a local stand-in for a
+## ClickHouse server (chDB behind the native-protocol test shim, test infrastructure), reconciled every 30 s
+demo:
+	scripts/demo-pipeline.sh
 
 vet:
 	$(GO) vet ./...

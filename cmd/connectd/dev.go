@@ -25,6 +25,9 @@ func runDev(ctx context.Context, args []string) error {
 	rest := fs.String("rest", "http://127.0.0.1:8083", "REST listener")
 	kafkaPort := fs.Int("kafka-port", 9092, "port of the embedded broker (a free one if busy)")
 	interval := fs.Duration("interval", 500*time.Millisecond, "time between demo CDC events")
+	chAddr := fs.String("clickhouse", "", "host:port of a ClickHouse server (native protocol): also sink the demo into its table "+devCHTable+" and reconcile it with Iceberg")
+	chDB := fs.String("clickhouse-database", "default", "database of the ClickHouse table")
+	recInterval := fs.Duration("reconcile-interval", 30*time.Second, "with -clickhouse: time between reconcile runs (0: only on POST /connectd/reconcile)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -67,6 +70,32 @@ func runDev(ctx context.Context, args []string) error {
 				notes = append(notes, n...)
 			}
 		}
+	}
+	if *chAddr != "" {
+		var ice map[string]string
+		for _, c := range connectors {
+			if c["name"] == devIcebergName {
+				ice = c
+			}
+		}
+		if ice == nil {
+			return fmt.Errorf("-clickhouse: reconcile needs the Iceberg sink, which this build lacks")
+		}
+		ch, err := devClickHouseConnector(*chAddr, *chDB)
+		if err != nil {
+			return err
+		}
+		if err := devCreateClickHouseTable(ctx, *chAddr, *chDB); err != nil {
+			return err
+		}
+		rec, err := devReconcile(wp, ice, ch, abs, recInterval.Milliseconds())
+		if err != nil {
+			return err
+		}
+		connectors = append(connectors, ch)
+		notes = append(notes,
+			fmt.Sprintf("clickhouse sink:      %s.%s on %s: SELECT * FROM %[1]s.%[2]s FINAL ORDER BY id", *chDB, devCHTable, *chAddr),
+			fmt.Sprintf("reconcile (every %s): curl -s %s/connectd/reconcile | jq   (%s)", *recInterval, strings.TrimSuffix(*rest, "/"), rec))
 	}
 	go func() {
 		if err := devmode.Produce(ctx, b.Addr, *interval, 0, nil); err != nil {

@@ -7,15 +7,18 @@ import (
 	"github.com/connectd/connectd/internal/devmode"
 )
 
+const devIcebergName = "customers-iceberg-sink"
+
 // Dev mode: the demo CDC stream also goes into a local Iceberg warehouse (SQLite catalog):
 // inventory.customers holds the current state (upserts and deletes by id, from the Debezium
 // envelope) and inventory.customers_history every change event with its Kafka coordinates
-// and source position (the raw CDC model).
+// and source position (the raw CDC model). The current table's versions are the source lsn (as the
+// ClickHouse sink's, so that reconcile compares them): a late or replayed older event never wins.
 func devIcebergConnector(dataDir string) (map[string]string, []string) {
 	dir := filepath.Join(dataDir, "iceberg")
 	catDB := filepath.Join(dir, "catalog.db")
 	c := map[string]string{
-		"name":                                 "customers-iceberg-sink",
+		"name":                                 devIcebergName,
 		"connector.class":                      "org.apache.iceberg.connect.IcebergSinkConnector",
 		"tasks.max":                            "1",
 		"topics":                               devmode.CustomersTopic,
@@ -23,6 +26,7 @@ func devIcebergConnector(dataDir string) (map[string]string, []string) {
 		"iceberg.tables.auto-create-enabled":   "true",
 		"iceberg.tables.evolve-schema-enabled": "true",
 		"iceberg.table.inventory.customers.id-columns":      "id",
+		"iceberg.table.inventory.customers.version-column":  "source.lsn",
 		"iceberg.table.inventory.customers_history.raw-cdc": "true",
 		"iceberg.catalog.type":                              "sql",
 		"iceberg.catalog.uri":                               "jdbc:sqlite:" + catDB,
