@@ -48,7 +48,10 @@ func withStaleDeleteFlag(r Row, flag bool) Row {
 // ensureStaleDeleteColumn adds StaleDeleteColumn to the table when it lacks it.
 func (w *Writer) ensureStaleDeleteColumn(ctx context.Context) error {
 	for attempt := 0; ; attempt++ {
-		if _, ok := w.Tbl.Schema().FindFieldByName(StaleDeleteColumn); ok {
+		if f, ok := w.Tbl.Schema().FindFieldByName(StaleDeleteColumn); ok {
+			if !f.Type.Equals(ice.PrimitiveTypes.Bool) {
+				return &dataErr{fmt.Errorf("column %q is %s: the sink keeps a boolean mark there; rename the table's column", StaleDeleteColumn, f.Type)}
+			}
 			return nil
 		}
 		tx := w.Tbl.NewTransaction()

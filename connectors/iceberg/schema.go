@@ -162,6 +162,10 @@ func arrowValue(a arrow.Array, i int) any {
 		return x.Value(i)
 	case *array.Binary:
 		return append([]byte(nil), x.Value(i)...)
+	case *array.LargeBinary:
+		return append([]byte(nil), x.Value(i)...)
+	case *array.FixedSizeBinary:
+		return append([]byte(nil), x.Value(i)...)
 	case *array.Date32:
 		return time.Unix(int64(x.Value(i))*86400, 0).UTC()
 	case *array.Timestamp:
@@ -192,6 +196,13 @@ func arrowValue(a arrow.Array, i int) any {
 		}
 		return out
 	case *array.List:
+		s, e := x.ValueOffsets(i)
+		out := make([]any, 0, e-s)
+		for j := s; j < e; j++ {
+			out = append(out, arrowValue(x.ListValues(), int(j)))
+		}
+		return out
+	case *array.LargeList:
 		s, e := x.ValueOffsets(i)
 		out := make([]any, 0, e-s)
 		for j := s; j < e; j++ {

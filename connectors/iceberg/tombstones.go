@@ -30,7 +30,7 @@ package iceberg
 //     soon as the delete was read, whether or not the main table has applied it yet, and under
 //     the project's ordering rule (the highest version of a key wins) every event of k with
 //     version <= v is superseded by it. So the tombstone table only ever holds true facts, and
-//     it only grows (a tombstone is replaced only by a higher version). Consequently it may run
+//     it only grows (a tombstone is replaced only by a higher version), until maintenance expires rows older than its horizon (DeletedAtColumn). Consequently it may run
 //     AHEAD of the main table (tombstones committed, main commit failed or crashed) but that is
 //     harmless: the failed round is replayed, its delete is re-applied (deletes are not dropped
 //     by tombstones), and the upserts it drops would have lost to that delete anyway.
@@ -47,8 +47,8 @@ package iceberg
 //
 // Scope and limits: only when the table holds versions (as for the live-row check). A delete
 // without any known version records nothing. Deletes committed before this existed have no
-// tombstone. Tombstones are kept forever (one row per deleted key, never removed by a later
-// re-insert: the live row then guards, and keeping it also guards against a later
+// tombstone. Tombstones are kept (one row per deleted key, never removed by a later
+// re-insert, unless maintenance expires them: the live row then guards, and keeping it also guards against a later
 // version-less delete). A reader listing the namespace sees the `__deletes` tables. A schema
 // change of the id or version columns of the main table is not propagated to the tombstone
 // table.

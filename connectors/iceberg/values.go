@@ -108,6 +108,9 @@ func appendValue(bld array.Builder, dt arrow.DataType, v any) error {
 		if err != nil {
 			return err
 		}
+		if w := dt.(*arrow.FixedSizeBinaryType).ByteWidth; len(x) != w {
+			return fmt.Errorf("fixed[%d] value of %d bytes", w, len(x))
+		}
 		b.Append(x)
 	case *array.Date32Builder:
 		d, err := toDays(v)
