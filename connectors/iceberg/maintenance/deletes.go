@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	ice "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
@@ -15,7 +16,6 @@ import (
 // DeletesExpiryResult reports one expiry of a tombstone table's rows.
 type DeletesExpiryResult struct {
 	Table      string `json:"table"`
-	Rows       int    `json:"rows"`
 	Expired    int    `json:"expired"`
 	SnapshotID int64  `json:"snapshot_id,omitempty"`
 }
@@ -25,10 +25,19 @@ type DeletesExpiryResult struct {
 // event older than the delete that arrives later brings the key back. A row without a recorded time
 // (written before the sink stamped them) is kept. The removal is one equality delete by key, committed
 // on the head it read: a delete the sink records meanwhile makes it read again (3 times at most).
-func ExpireDeletes(ctx context.Context, cat catalog.Catalog, ident table.Identifier, cutoff time.Time) (DeletesExpiryResult, error) {
+// branch is the sink's commit branch ("": main), where it records the deletes.
+func ExpireDeletes(ctx context.Context, cat catalog.Catalog, ident table.Identifier, branch string, cutoff time.Time) (DeletesExpiryResult, error) {
 	tident := iceberg.TombstoneIdent(ident)
 	res := DeletesExpiryResult{Table: name(tident)}
 	for attempt := 0; ; attempt++ {
+		if attempt > 0 {
+			// a delete the sink recorded meanwhile: let its round pass before reading again
+			select {
+			case <-ctx.Done():
+				return res, ctx.Err()
+			case <-time.After(time.Duration(attempt) * 500 * time.Millisecond):
+			}
+		}
 		tbl, err := cat.LoadTable(ctx, tident)
 		if errors.Is(err, catalog.ErrNoSuchTable) {
 			return res, nil
@@ -37,7 +46,7 @@ func ExpireDeletes(ctx context.Context, cat catalog.Catalog, ident table.Identif
 			return res, fmt.Errorf("loading %s: %w", name(tident), err)
 		}
 		sc := tbl.Schema()
-		if _, ok := sc.FindFieldByName(iceberg.DeletedAtColumn); !ok || tbl.CurrentSnapshot() == nil {
+		if _, ok := sc.FindFieldByName(iceberg.DeletedAtColumn); !ok || branchHead(tbl, branch) == nil {
 			return res, nil
 		}
 		var ids []string
@@ -49,11 +58,10 @@ func ExpireDeletes(ctx context.Context, cat catalog.Catalog, ident table.Identif
 		if len(ids) == 0 {
 			return res, fmt.Errorf("%s has no identifier fields", name(tident))
 		}
-		rows, err := liveRows(ctx, tbl, append(ids, iceberg.DeletedAtColumn))
+		rows, err := liveRows(ctx, tbl, branch, cutoff, append(ids, iceberg.DeletedAtColumn))
 		if err != nil {
 			return res, fmt.Errorf("reading %s: %w", name(tident), err)
 		}
-		res.Rows = len(rows)
 		var recs []iceberg.Rec
 		for _, r := range rows {
 			at, ok := r[iceberg.DeletedAtColumn].(time.Time)
@@ -70,7 +78,7 @@ func ExpireDeletes(ctx context.Context, cat catalog.Catalog, ident table.Identif
 		if len(recs) == 0 {
 			return res, nil
 		}
-		w := &iceberg.Writer{Cat: cat, Ident: tident, Tbl: tbl, Opts: iceberg.TableOptions{IDColumns: ids, DeltaMode: true}}
+		w := &iceberg.Writer{Cat: cat, Ident: tident, Tbl: tbl, Opts: iceberg.TableOptions{IDColumns: ids, DeltaMode: true, CommitBranch: branch}}
 		st, err := w.Commit(ctx, recs, nil, map[string]string{SummaryMaintenance: "expire-deletes"})
 		if err == nil {
 			res.SnapshotID = st.SnapshotID
@@ -83,9 +91,18 @@ func ExpireDeletes(ctx context.Context, cat catalog.Catalog, ident table.Identif
 	}
 }
 
-// liveRows reads the given columns of every live row of tbl (deletes applied).
-func liveRows(ctx context.Context, tbl *table.Table, cols []string) ([]iceberg.Row, error) {
-	_, it, err := tbl.Scan(table.WithSelectedFields(cols...)).ToArrowRecords(ctx)
+// liveRows reads the given columns of the live rows of tbl's branch (deletes applied) recorded before cutoff;
+// the filter lets the scan skip the files written since.
+func liveRows(ctx context.Context, tbl *table.Table, branch string, cutoff time.Time, cols []string) ([]iceberg.Row, error) {
+	scan := tbl.Scan(table.WithSelectedFields(cols...),
+		table.WithRowFilter(ice.LessThan(ice.Reference(iceberg.DeletedAtColumn), ice.Timestamp(cutoff.UnixMicro()))))
+	if branch != "" && branch != table.MainBranch {
+		var err error
+		if scan, err = scan.UseRef(branch); err != nil {
+			return nil, err
+		}
+	}
+	_, it, err := scan.ToArrowRecords(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -77,7 +77,7 @@ func run(ctx context.Context, cat catalog.Catalog, ident table.Identifier, pol P
 			return err
 		}
 		if pol.DeletesHorizon > 0 {
-			dres, err := ExpireDeletes(ctx, cat, ident, time.Now().Add(-pol.DeletesHorizon))
+			dres, err := ExpireDeletes(ctx, cat, ident, pol.Compact.Branch, time.Now().Add(-pol.DeletesHorizon))
 			r.Deletes = &dres
 			if err != nil {
 				return err
