@@ -2,7 +2,9 @@ package clickhouse
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -213,9 +215,30 @@ func markerKey(fields map[string]any) string {
 		}
 		b.WriteString(n)
 		b.WriteByte('=')
-		b.WriteString(strconv.Quote(fmt.Sprint(fields[n])))
+		b.WriteString(strconv.Quote(markerValue(fields[n])))
 	}
 	return b.String()
+}
+
+// markerValue renders one key value as the same text whatever numeric type the converter gave it (a
+// schemaless JSON number is a float64, the same field with a schema an int64): the markers are stored and
+// must still be found after the converter's settings change.
+func markerValue(v any) string {
+	switch x := v.(type) {
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
+			return strconv.FormatInt(int64(x), 10)
+		}
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case float32:
+		return markerValue(float64(x))
+	case json.Number:
+		if n, err := x.Int64(); err == nil {
+			return strconv.FormatInt(n, 10)
+		}
+		return x.String()
+	}
+	return fmt.Sprint(v)
 }
 
 // deleteWalk follows, over the records of one block in Kafka order, whether each key's latest versioned
