@@ -177,6 +177,16 @@ func (c *Converter) ToConnectData(_ string, _ connect.Headers, value []byte) (co
 	return connect.SchemaAndValue{Schema: schema, Value: v}, nil
 }
 
+// SchemalessJSONObject implements connect.JSONValueConverter: a JSON object that ToConnectData turns
+// into a map without error (with schemas disabled).
+func (c *Converter) SchemalessJSONObject(value []byte) bool {
+	if c.schemasEnabled || value == nil {
+		return false
+	}
+	start, _, err := validate(value)
+	return err == nil && start >= 0 && value[start] == '{'
+}
+
 // sameSchemaEnvelope recognises {"schema":S,"payload":P} where S is byte for byte the schema of
 // the previous record (the layout JsonConverter writes): then only P is validated and scanned,
 // instead of validating the whole document, scanning S to find its end and copying it into a

@@ -28,10 +28,13 @@ type sinkTask struct {
 	hdrConv                                  connect.HeaderConverter
 	keyConvClass, valConvClass, hdrConvClass string
 	chain                                    transformChain
-	errs                                     *errorHandler
-	taskClass                                string
-	log                                      *slog.Logger
-	metrics                                  *metrics.Task
+	// jsonValues is the value converter when record values go to the task unconverted (connect.JSONValue):
+	// the task takes them, the converter can vouch for them, and no transformation would need Connect data.
+	jsonValues connect.JSONValueConverter
+	errs       *errorHandler
+	taskClass  string
+	log        *slog.Logger
+	metrics    *metrics.Task
 
 	groupID     string
 	topics      []string
@@ -134,11 +137,23 @@ func (st *sinkTask) shutdown(runErr error) {
 	st.w.listener.TaskState(st.id, state.Unassigned, "")
 }
 
+// jsonValueConverter is the value converter when the started task takes values unconverted
+// (connect.JSONValueSink) and no transformation needs Connect data, nil otherwise.
+func (st *sinkTask) jsonValueConverter() connect.JSONValueConverter {
+	js, ok := st.task.(connect.JSONValueSink)
+	if !ok || len(st.chain) > 0 || !js.AcceptsJSONValues() {
+		return nil
+	}
+	c, _ := st.valConv.(connect.JSONValueConverter)
+	return c
+}
+
 func (st *sinkTask) runLoop(ctx context.Context) error {
 	st.task.Initialize(&taskContext{st: st})
 	if err := st.task.Start(st.taskProps); err != nil {
 		return fmt.Errorf("starting task: %w", err)
 	}
+	st.jsonValues = st.jsonValueConverter()
 	if err := st.openConsumer(); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err() // stopped while connecting: the wakeup refused the connections

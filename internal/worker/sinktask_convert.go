@@ -121,11 +121,15 @@ func (st *sinkTask) convert(ctx context.Context, m *sarama.ConsumerMessage) (*co
 		return nil, skip, err
 	}
 	rec.KeySchema, rec.Key = sv.Schema, sv.Value
-	sv, skip, err = st.convertData(ctx, StageValueConverter, st.valConvClass, st.valConv, m, rec.Headers, m.Value)
-	if skip || err != nil {
-		return nil, skip, err
+	if st.jsonValues != nil && st.jsonValues.SchemalessJSONObject(m.Value) {
+		rec.Value = &connect.JSONValue{Bytes: m.Value, Topic: m.Topic, Headers: rec.Headers, Conv: st.valConv}
+	} else {
+		sv, skip, err = st.convertData(ctx, StageValueConverter, st.valConvClass, st.valConv, m, rec.Headers, m.Value)
+		if skip || err != nil {
+			return nil, skip, err
+		}
+		rec.ValueSchema, rec.Value = sv.Schema, sv.Value
 	}
-	rec.ValueSchema, rec.Value = sv.Schema, sv.Value
 	for i := range st.chain {
 		step := &st.chain[i]
 		out, err := step.apply(rec)

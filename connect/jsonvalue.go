@@ -1,0 +1,31 @@
+package connect
+
+// JSONValue is a record value the runtime left unconverted: a schemaless JSON object that the value
+// converter checked would convert without error (JSONValueConverter), handed to a sink task that takes
+// such values (JSONValueSink) when no transformation runs. A sink that can read the object's members
+// straight into its own format saves building the map; Value gives what the converter would have
+// given.
+type JSONValue struct {
+	Bytes   []byte // the record's value as consumed: valid only until Put returns
+	Topic   string
+	Headers Headers
+	Conv    Converter
+}
+
+// Value converts the bytes as the converter would have.
+func (v *JSONValue) Value() (any, error) {
+	sv, err := v.Conv.ToConnectData(v.Topic, v.Headers, v.Bytes)
+	return sv.Value, err
+}
+
+// JSONValueConverter is a Converter that can tell, without converting, whether a value is a JSON object
+// it converts to a schemaless map without error (JsonConverter with schemas.enable=false).
+type JSONValueConverter interface {
+	SchemalessJSONObject(value []byte) bool
+}
+
+// JSONValueSink is a SinkTask that takes record values as *JSONValue (and converts them with Value where
+// it needs Connect data). AcceptsJSONValues is asked once, after Start.
+type JSONValueSink interface {
+	AcceptsJSONValues() bool
+}

@@ -1,0 +1,74 @@
+package worker
+
+import (
+	"context"
+	"testing"
+
+	"github.com/IBM/sarama"
+	"github.com/stretchr/testify/require"
+
+	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/converters/jsonconv"
+)
+
+type jsonValueTask struct {
+	connect.SinkTaskBase
+	accepts bool
+}
+
+func (t *jsonValueTask) Start(map[string]string) error                    { return nil }
+func (t *jsonValueTask) Put(context.Context, []*connect.SinkRecord) error { return nil }
+func (t *jsonValueTask) Stop() error                                      { return nil }
+func (t *jsonValueTask) Version() string                                  { return "1" }
+func (t *jsonValueTask) AcceptsJSONValues() bool                          { return t.accepts }
+
+// TestJSONValues: a task that takes unconverted values gets valid schemaless JSON objects as
+// connect.JSONValue, everything else converted (and converter errors handled as before); with a
+// transformation, a task that does not take them, or a converter with schemas, it gets Connect data.
+func TestJSONValues(t *testing.T) {
+	schemaless, schemas := &jsonconv.Converter{}, &jsonconv.Converter{}
+	require.NoError(t, schemaless.Configure(map[string]string{"schemas.enable": "false"}, false))
+	require.NoError(t, schemas.Configure(map[string]string{"schemas.enable": "true"}, false))
+	newTask := func(accepts bool, conv connect.Converter, chain transformChain) *sinkTask {
+		st := &sinkTask{task: &jsonValueTask{accepts: accepts}, keyConv: schemaless, valConv: conv, chain: chain}
+		st.errs, _ = newErrorHandler("c", 0, map[string]string{}, nil)
+		st.jsonValues = st.jsonValueConverter()
+		return st
+	}
+	msg := func(v string) *sarama.ConsumerMessage {
+		return &sarama.ConsumerMessage{Topic: "t", Partition: 1, Offset: 7, Value: []byte(v)}
+	}
+	ctx := context.Background()
+
+	st := newTask(true, schemaless, nil)
+	require.NotNil(t, st.jsonValues)
+	rec, skip, err := st.convert(ctx, msg(`{"a":1}`))
+	require.NoError(t, err)
+	require.False(t, skip)
+	jv, ok := rec.Value.(*connect.JSONValue)
+	require.True(t, ok, "%T", rec.Value)
+	require.Equal(t, `{"a":1}`, string(jv.Bytes))
+	v, err := jv.Value()
+	require.NoError(t, err)
+	require.Equal(t, map[string]any{"a": int64(1)}, v)
+	for in, want := range map[string]any{`[1]`: []any{int64(1)}, `"s"`: "s", `7`: int64(7)} {
+		rec, _, err = st.convert(ctx, msg(in))
+		require.NoError(t, err)
+		require.Equal(t, want, rec.Value, in)
+	}
+	_, _, err = st.convert(ctx, msg(`{"a":`)) // the converter's error, as without JSONValue
+	require.Error(t, err)
+	_, _, err2 := newTask(false, schemaless, nil).convert(ctx, msg(`{"a":`))
+	require.Equal(t, err2.Error(), err.Error())
+
+	for _, st := range []*sinkTask{newTask(false, schemaless, nil), newTask(true, schemaless, transformChain{{alias: "x"}}), newTask(true, schemas, nil)} {
+		if st.jsonValues != nil {
+			require.False(t, st.jsonValues.SchemalessJSONObject([]byte(`{"a":1}`)))
+		}
+	}
+	require.Nil(t, newTask(false, schemaless, nil).jsonValues)
+	require.Nil(t, newTask(true, schemaless, transformChain{{alias: "x"}}).jsonValues)
+	rec, _, err = newTask(false, schemaless, nil).convert(ctx, msg(`{"a":1}`))
+	require.NoError(t, err)
+	require.Equal(t, map[string]any{"a": int64(1)}, rec.Value)
+}
