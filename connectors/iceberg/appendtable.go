@@ -33,6 +33,7 @@ type appendTable struct {
 	asc      *arrow.Schema
 	covered  map[*ice.StructType]error // record schemas checked: nil = fits, else why not
 	open     map[TP]*segment
+	shape    *jsonShape // the shape of the last JSON object spooled whole, for the next ones (jsonvalue.go)
 }
 
 // appendEligible reports whether a table's configuration makes every record an appended row

@@ -146,6 +146,19 @@ func (t *Task) Put(ctx context.Context, records []*connect.SinkRecord) error {
 // spool segment when it is an append table that can take it (appendtable.go), else as a Rec.
 // Caller holds mu.
 func (t *Task) route(ctx context.Context, r *connect.SinkRecord, now time.Time) error {
+	jv, fromJSON := r.Value.(*connect.JSONValue)
+	if fromJSON {
+		if done, err := t.routeJSON(r, jv); done || err != nil {
+			return err
+		}
+		v, err := jv.Value()
+		if err != nil {
+			return err
+		}
+		c := *r
+		c.Value = v
+		r = &c
+	}
 	var value Row
 	var vst *ice.StructType
 	if r.Value != nil {
@@ -196,6 +209,9 @@ func (t *Task) route(ctx context.Context, r *connect.SinkRecord, now time.Time) 
 			if a != nil {
 				if err := t.spoolRow(name, a, tp, off, rec.Row); err != nil {
 					return err
+				}
+				if fromJSON && rec.Schema == vst {
+					t.noteShape(a, tp, vst)
 				}
 				continue
 			}

@@ -1,0 +1,311 @@
+package iceberg
+
+import (
+	"bytes"
+	"math"
+	"strconv"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	ice "github.com/apache/iceberg-go"
+
+	"github.com/connectd/connectd/connect"
+)
+
+// AcceptsJSONValues implements connect.JSONValueSink: schemaless JSON objects arrive unconverted
+// (connect.JSONValue), and those of the shape last spooled into their table go straight from their
+// bytes into the segment's builders (jsonShape); the others are converted and take the usual way.
+func (t *Task) AcceptsJSONValues() bool { return true }
+
+// jsonKind is the type of a JSON member as the schemaless converter types it (inferType).
+type jsonKind uint8
+
+const (
+	kindAbsent jsonKind = iota // missing or null: not part of the record's shape
+	kindLong                   // an integral number
+	kindDouble                 // a number with a fraction or an exponent
+	kindString
+	kindBool
+)
+
+// jsonShape is a record shape (the inferred struct type of a schemaless value) that its table covers,
+// compiled against one segment schema: for each member name, the column it fills (-1: none, ignored
+// as the map's extra keys are) and its kind. A JSON object whose non-null members are exactly these
+// names with these kinds converts to a map of that shape, and the row segment.add builds from that map
+// is the row appendJSON builds from the bytes.
+type jsonShape struct {
+	st       *ice.StructType
+	schemaID int
+	names    map[string]int // member name → index in cols
+	cols     []int          // per member: segment column, or -1
+	kinds    []jsonKind
+	// scratch for one record, per segment column: the member that fills it
+	at   []int
+	seen []bool
+}
+
+// compileShape builds the jsonShape of st for segment s, or nil when a member's type, or its column's,
+// is one the bytes are not appended from (nested values, timestamps, narrower numbers, ...).
+func compileShape(st *ice.StructType, s *segment) *jsonShape {
+	col := map[string]int{}
+	for i, f := range s.fields {
+		col[f.Name] = i
+	}
+	js := &jsonShape{st: st, schemaID: s.schemaID, names: map[string]int{}, at: make([]int, len(s.fields)), seen: make([]bool, len(st.FieldList))}
+	for _, f := range st.FieldList {
+		if f.Name == "op" {
+			return nil // the record could be a Debezium envelope (debeziumEnvelope): that is cdcRecord's to say
+		}
+		var k jsonKind
+		switch f.Type {
+		case ice.PrimitiveTypes.Int64:
+			k = kindLong
+		case ice.PrimitiveTypes.Float64:
+			k = kindDouble
+		case ice.PrimitiveTypes.String:
+			k = kindString
+		case ice.PrimitiveTypes.Bool:
+			k = kindBool
+		default:
+			return nil
+		}
+		c, ok := col[f.Name]
+		if !ok {
+			c = -1
+		} else if !appendsFrom(s.cols[c], k) {
+			return nil
+		}
+		js.names[f.Name] = len(js.cols)
+		js.cols = append(js.cols, c)
+		js.kinds = append(js.kinds, k)
+	}
+	return js
+}
+
+// appendsFrom reports whether appendJSON fills builder b from a member of kind k (as appendValue
+// does from the converted value).
+func appendsFrom(b array.Builder, k jsonKind) bool {
+	switch b.(type) {
+	case *array.Int64Builder:
+		return k == kindLong
+	case *array.Float64Builder:
+		return k == kindLong || k == kindDouble
+	case *array.StringBuilder:
+		return k == kindString
+	case *array.BooleanBuilder:
+		return k == kindBool
+	}
+	return false
+}
+
+// routeJSON spools a JSON object value into its table's open segment straight from the bytes when
+// nothing about the record needs the converted map: one static table, spooled, without routing or
+// CDC fields, and the record is of the shape last spooled there. It reports whether it did; the
+// error is a failed write of the spool file, as from segment.add. Caller holds t.mu.
+func (t *Task) routeJSON(r *connect.SinkRecord, jv *connect.JSONValue) (bool, error) {
+	c := t.cfg
+	if c.DynamicEnabled || c.RouteField != "" || c.CDCField != "" || len(c.Tables) != 1 {
+		return false, nil
+	}
+	name := c.Tables[0]
+	if pt := c.PerTable[name]; pt != nil && pt.RawCDC {
+		return false, nil
+	}
+	a := t.appendTables[name]
+	if a == nil || !a.usable || a.shape == nil || a.shape.schemaID != a.schemaID || !appendEligible(t.tableOpts(name)) {
+		return false, nil
+	}
+	tp, off := origin(r)
+	s := a.open[tp]
+	if s == nil || s.schemaID != a.shape.schemaID {
+		return false, nil
+	}
+	ok, err := a.shape.appendJSON(s, jv.Bytes, off)
+	if ok {
+		t.nbuf++
+		t.spoolRows++
+	}
+	return ok, err
+}
+
+// noteShape remembers the shape of a record just spooled whole (its value's struct type), for the
+// records after it. Caller holds t.mu.
+func (t *Task) noteShape(a *appendTable, tp TP, st *ice.StructType) {
+	if a.shape != nil && a.shape.st == st && a.shape.schemaID == a.schemaID {
+		return
+	}
+	if s := a.open[tp]; s != nil && s.schemaID == a.schemaID {
+		if err, ok := a.covered[st]; ok && err == nil {
+			a.shape = compileShape(st, s)
+		}
+	}
+}
+
+// appendJSON appends the (valid) JSON object b as one row when it is of the shape, else appends
+// nothing and reports false.
+func (js *jsonShape) appendJSON(s *segment, b []byte, offset int64) (bool, error) {
+	for i := range js.at {
+		js.at[i] = -1
+	}
+	clear(js.seen)
+	n := 0
+	// first pass: check the shape and note where each column's value starts
+	i := jsonWS(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return false, nil
+	}
+	i = jsonWS(b, i+1)
+	for i < len(b) && b[i] != '}' {
+		ke, plain := jsonStringEnd(b, i)
+		if !plain {
+			return false, nil
+		}
+		m, ok := js.names[string(b[i+1:ke-1])]
+		i = jsonWS(b, ke)
+		i = jsonWS(b, i+1) // ':'
+		vk, ve := jsonMember(b, i)
+		switch {
+		case ve < 0:
+			return false, nil
+		case ok && js.seen[m]:
+			return false, nil // a repeated name: the map keeps the last, let the converter say which
+		case vk == kindAbsent: // null: not part of the shape
+			if ok {
+				js.seen[m] = true
+			}
+		case !ok || vk != js.kinds[m]:
+			return false, nil
+		default:
+			js.seen[m] = true
+			n++
+			if c := js.cols[m]; c >= 0 {
+				js.at[c] = i
+			}
+		}
+		i = jsonWS(b, ve)
+		if i < len(b) && b[i] == ',' {
+			i = jsonWS(b, i+1)
+		}
+	}
+	if n != len(js.kinds) {
+		return false, nil
+	}
+	// second pass: append, every value already known to fit
+	for c, p := range js.at {
+		bld := s.cols[c]
+		if p < 0 {
+			bld.AppendNull()
+			continue
+		}
+		switch x := bld.(type) {
+		case *array.Int64Builder:
+			x.Append(jsonInt(b, p))
+		case *array.Float64Builder:
+			x.Append(jsonFloat(b, p))
+		case *array.StringBuilder:
+			e, _ := jsonStringEnd(b, p)
+			x.BinaryBuilder.Append(b[p+1 : e-1])
+		case *array.BooleanBuilder:
+			x.Append(b[p] == 't')
+		}
+	}
+	s.rows++
+	s.off.Append(offset)
+	if s.off.Len() >= spoolBatchRows {
+		return true, s.flush(true)
+	}
+	return true, nil
+}
+
+func jsonWS(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// jsonStringEnd is the end of the string token at i and whether it has no escapes.
+func jsonStringEnd(b []byte, i int) (int, bool) {
+	q := bytes.IndexByte(b[i+1:], '"')
+	if q < 0 {
+		return len(b), false
+	}
+	if bytes.IndexByte(b[i+1:i+1+q], '\\') >= 0 {
+		return 0, false
+	}
+	return i + 1 + q + 1, true
+}
+
+// jsonMember is the kind of the member value at i and its end (-1: a value appendJSON does not take:
+// a nested value, a string with escapes, an integer of more than 18 digits).
+func jsonMember(b []byte, i int) (jsonKind, int) {
+	if i >= len(b) {
+		return kindAbsent, -1
+	}
+	switch b[i] {
+	case '"':
+		e, plain := jsonStringEnd(b, i)
+		if !plain {
+			return kindAbsent, -1
+		}
+		return kindString, e
+	case 't':
+		return kindBool, i + 4
+	case 'f':
+		return kindBool, i + 5
+	case 'n':
+		return kindAbsent, i + 4
+	case '{', '[':
+		return kindAbsent, -1
+	}
+	j, integral, digits := i, true, 0
+	for ; j < len(b); j++ {
+		c := b[j]
+		switch {
+		case c >= '0' && c <= '9':
+			digits++
+		case c == '.' || c == 'e' || c == 'E':
+			integral = false
+		case c == '-' || c == '+':
+		default:
+			goto end
+		}
+	}
+end:
+	if integral {
+		if digits > 18 {
+			return kindAbsent, -1
+		}
+		return kindLong, j
+	}
+	return kindDouble, j
+}
+
+// jsonInt is the integral number at i (at most 18 digits, leading zeros allowed).
+func jsonInt(b []byte, i int) int64 {
+	neg := b[i] == '-'
+	if neg {
+		i++
+	}
+	var v int64
+	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		v = v*10 + int64(b[i]-'0')
+	}
+	if neg {
+		return -v
+	}
+	return v
+}
+
+// jsonFloat is the number at i as the schemaless converter reads it: an integral one as its int64 (as
+// appendValue widens it), else Java's double parsing, with -0.0 as 0.
+func jsonFloat(b []byte, i int) float64 {
+	k, e := jsonMember(b, i)
+	if k == kindLong {
+		return float64(jsonInt(b, i))
+	}
+	f, err := strconv.ParseFloat(string(b[i:e]), 64)
+	if (err != nil && !math.IsInf(f, 0) && f != 0) || f == 0 {
+		return 0
+	}
+	return f
+}

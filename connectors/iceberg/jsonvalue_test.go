@@ -1,0 +1,158 @@
+package iceberg
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/converters/jsonconv"
+)
+
+// TestJSONValueModel: a task given unconverted JSON objects (connect.JSONValue, as the worker hands them
+// when the value converter is schemaless JsonConverter and no SMT runs) ends with the same table, the
+// same schema and the same records reported to the DLQ as a task given the converter's maps, over
+// records of one shape and of others: nulls, missing and new members (evolved at Put), numbers that do
+// not fit, repeated names, escapes, nested values, integers beyond 18 digits, a member named op.
+func TestJSONValueModel(t *testing.T) {
+	seed := int64(11)
+	if s := os.Getenv("JSONVALUE_SEED"); s != "" {
+		seed, _ = strconv.ParseInt(s, 10, 64)
+	}
+	t.Logf("seed %d (JSONVALUE_SEED)", seed)
+	for _, evolve := range []string{"true", "false"} {
+		t.Run("evolve="+evolve, func(t *testing.T) {
+			rng := rand.New(rand.NewSource(seed))
+			conv := &jsonconv.Converter{}
+			require.NoError(t, conv.Configure(map[string]string{"schemas.enable": "false"}, false))
+			const parts, perPart = 2, 3000
+			var logs [parts][][]byte
+			for p := range parts {
+				for off := range perPart {
+					logs[p] = append(logs[p], []byte(jsonValueRecord(rng, p, off)))
+				}
+			}
+			type side struct {
+				task  *Task
+				dctx  *dlqCtx
+				props map[string]string
+			}
+			var sides [2]side
+			for i := range sides {
+				props, _ := sinkProps(t, map[string]string{KeyTables: "shop.events", "iceberg.tables.evolve-schema-enabled": evolve})
+				dctx := &dlqCtx{fakeCtx: fakeCtx{props: props}}
+				task := &Task{}
+				task.Initialize(dctx)
+				require.NoError(t, task.Start(props))
+				sides[i] = side{task, dctx, props}
+			}
+			t.Setenv("TMPDIR", t.TempDir())
+			ctx := context.Background()
+			pos := [parts]int{}
+			fast := 0
+			for pos[0] < perPart || pos[1] < perPart {
+				p := rng.Intn(parts)
+				end := min(perPart, pos[p]+rng.Intn(300)+1)
+				for i, s := range sides {
+					var batch []*connect.SinkRecord
+					for off := pos[p]; off < end; off++ {
+						r := &connect.SinkRecord{Topic: "ev", Partition: int32(p), Offset: int64(off)}
+						if i == 0 {
+							r.Value = &connect.JSONValue{Bytes: logs[p][off], Topic: "ev", Conv: conv}
+						} else {
+							sv, err := conv.ToConnectData("ev", nil, logs[p][off])
+							require.NoError(t, err)
+							r.Value = sv.Value
+						}
+						r.OriginalTopic, r.OriginalPartition, r.OriginalOffset = r.Topic, r.Partition, r.Offset
+						batch = append(batch, r)
+					}
+					before := s.task.nbuf
+					require.NoError(t, s.task.Put(ctx, batch))
+					if i == 0 {
+						fast += s.task.nbuf - before
+					}
+				}
+				pos[p] = end
+				if rng.Intn(8) == 0 {
+					for _, s := range sides {
+						require.True(t, s.task.coord.CommitNow(ctx), s.task.coord.stats().LastError)
+					}
+				}
+			}
+			var tables [2][]string
+			var reported [2][]string
+			for i, s := range sides {
+				require.True(t, s.task.coord.CommitNow(ctx), s.task.coord.stats().LastError)
+				require.NoError(t, s.task.Stop())
+				_, meta := loadTable(t, s.props, "shop.events")
+				tables[i] = duckRows(t, meta, "SELECT * FROM t")
+				sort.Strings(tables[i])
+				for _, r := range s.dctx.reported {
+					reported[i] = append(reported[i], fmt.Sprintf("%d/%d", r.Partition, r.Offset))
+				}
+				sort.Strings(reported[i])
+				cat, _ := loadTable(t, s.props, "shop.events")
+				tbl, err := cat.LoadTable(ctx, []string{"shop", "events"})
+				require.NoError(t, err)
+				tables[i] = append(tables[i], tbl.Schema().String())
+			}
+			require.Equal(t, tables[1], tables[0])
+			require.Equal(t, reported[1], reported[0])
+			require.Greater(t, len(tables[0]), perPart) // most records are rows
+			t.Logf("%d rows, %d reported, %d records put", len(tables[0])-1, len(reported[0]), fast)
+		})
+	}
+}
+
+// jsonValueRecord is a flat object of a common shape, or now and then of another.
+func jsonValueRecord(rng *rand.Rand, p, off int) string {
+	members := []string{
+		fmt.Sprintf(`"id":"%d-%d"`, p, off),
+		fmt.Sprintf(`"n":%d`, off),
+		fmt.Sprintf(`"amount":%d.%02d`, off, off%100),
+		fmt.Sprintf(`"ok":%v`, off%2 == 0),
+		`"note":"plain"`,
+	}
+	switch rng.Intn(40) {
+	case 0:
+		members[2] = `"amount":null`
+	case 1:
+		members = members[:3] // ok and note missing
+	case 2:
+		members = append(members, fmt.Sprintf(`"extra":%d`, off)) // a new column
+	case 3:
+		members[1] = `"n":"not a number"`
+	case 4:
+		members[1] = `"n":1234567890123456789012`
+	case 5:
+		members[4] = `"note":"tab\tand \"quotes\""`
+	case 6:
+		members = append(members, `"n":7`) // a repeated name
+	case 7:
+		members[4] = `"note":{"nested":true}`
+	case 8:
+		members = append(members, `"op":"c"`)
+	case 9:
+		members[2] = fmt.Sprintf(`"amount":%d`, off) // an integral amount
+	case 10:
+		members[1] = `"n":-0012`
+	case 11:
+		members[2] = `"amount":-0.0`
+	case 12:
+		members[2] = `"amount":1e3`
+	case 13:
+		members[3] = `"ok":null`
+	}
+	if rng.Intn(2) == 0 {
+		rng.Shuffle(len(members), func(i, j int) { members[i], members[j] = members[j], members[i] })
+	}
+	return "{" + strings.Join(members, ", ") + "}"
+}
