@@ -54,6 +54,7 @@ FUZZ_TARGETS := \
 	./converters/avro:FuzzAvroToConnect \
 	./converters/avro:FuzzAvroSchemaToConnect \
 	./converters/avro:FuzzAvroSchemaWithReferences \
+	./connectors/iceberg:FuzzJSONValueRow \
 	./connectors/clickhouse:FuzzSourcePositions \
 	./internal/configprovider:FuzzTransform
 fuzz:

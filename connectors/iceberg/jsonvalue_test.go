@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	ice "github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/connect"
@@ -155,4 +158,70 @@ func jsonValueRecord(rng *rand.Rand, p, off int) string {
 		rng.Shuffle(len(members), func(i, j int) { members[i], members[j] = members[j], members[i] })
 	}
 	return "{" + strings.Join(members, ", ") + "}"
+}
+
+// FuzzJSONValueRow: a JSON object that appendJSON takes for the shape of its converted map becomes the
+// row segment.add makes of that map.
+func FuzzJSONValueRow(f *testing.F) {
+	for _, s := range []string{
+		`{"id":1,"n":-0012,"amount":1e3,"s":"x","ok":true}`,
+		`{"amount":-0.0,"id":123456789012345678,"s":"","ok":false,"n":null}`,
+		`{"id":7,"amount":2,"s":"a b","x":"ignored"}`,
+		`{"id":1,"id":2}`, `{"s":"tab\t"}`, `{"amount":1E-400,"n":00}`, `{"amount":1.5e400}`, `{}`,
+	} {
+		f.Add([]byte(s))
+	}
+	conv := &jsonconv.Converter{}
+	require.NoError(f, conv.Configure(map[string]string{"schemas.enable": "false"}, false))
+	sc := arrowSchemaOf(f, `{"id":1,"n":1,"amount":1.5,"s":"x","ok":true}`)
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !conv.SchemalessJSONObject(data) {
+			return
+		}
+		sv, err := conv.ToConnectData("t", nil, data)
+		require.NoError(t, err)
+		m := sv.Value.(map[string]any)
+		st := newSchemaCache().forSchemaless(m)
+		fast, err := newSegment(dir, TP{"t", 0}, 1, sc)
+		require.NoError(t, err)
+		defer fast.remove()
+		js := compileShape(st, fast)
+		if js == nil {
+			return
+		}
+		if ok, err := js.appendJSON(fast, data, 0); !ok || err != nil {
+			require.NoError(t, err)
+			return
+		}
+		slow, err := newSegment(dir, TP{"t", 0}, 1, sc)
+		require.NoError(t, err)
+		defer slow.remove()
+		require.NoError(t, slow.add(m, 0), "appendJSON took %q, segment.add refused its map", data)
+		require.Equal(t, segmentRows(t, slow, sc), segmentRows(t, fast, sc), "%q", data)
+	})
+}
+
+// arrowSchemaOf is the table schema (with field ids) auto-created for a schemaless record.
+func arrowSchemaOf(t testing.TB, record string) *arrow.Schema {
+	conv := &jsonconv.Converter{}
+	require.NoError(t, conv.Configure(map[string]string{"schemas.enable": "false"}, false))
+	sv, err := conv.ToConnectData("t", nil, []byte(record))
+	require.NoError(t, err)
+	st := newSchemaCache().forSchemaless(sv.Value.(map[string]any))
+	sc, err := table.SchemaToArrowSchema(ice.NewSchema(0, st.FieldList...), nil, true, false)
+	require.NoError(t, err)
+	return sc
+}
+
+func segmentRows(t *testing.T, s *segment, sc *arrow.Schema) []Row {
+	require.NoError(t, s.seal())
+	var rows []Row
+	var n, skipped int
+	for rec, err := range s.batches(sc, s.schemaID, 0, &n, &skipped) {
+		require.NoError(t, err)
+		rows = append(rows, recordToRows(rec)...)
+		rec.Release()
+	}
+	return rows
 }
