@@ -47,30 +47,11 @@ func withStaleDeleteFlag(r Row, flag bool) Row {
 
 // ensureStaleDeleteColumn adds StaleDeleteColumn to the table when it lacks it.
 func (w *Writer) ensureStaleDeleteColumn(ctx context.Context) error {
-	for attempt := 0; ; attempt++ {
-		if f, ok := w.Tbl.Schema().FindFieldByName(StaleDeleteColumn); ok {
-			if !f.Type.Equals(ice.PrimitiveTypes.Bool) {
-				return &dataErr{fmt.Errorf("column %q is %s: the sink keeps a boolean mark there; rename the table's column", StaleDeleteColumn, f.Type)}
-			}
-			return nil
-		}
-		tx := w.Tbl.NewTransaction()
-		if err := tx.UpdateSchema(true, false).AddColumn([]string{StaleDeleteColumn}, ice.PrimitiveTypes.Bool,
-			"the key's latest change event is a delete older than this row; its tombstone changes nothing (connectd)", false, nil).Commit(); err != nil {
-			return &dataErr{fmt.Errorf("add column %q: %w", StaleDeleteColumn, err)}
-		}
-		ntbl, err := tx.Commit(ctx)
-		if err == nil {
-			w.Tbl = ntbl
-			return nil
-		}
-		if attempt >= 3 {
-			return fmt.Errorf("add column %q: %w", StaleDeleteColumn, err)
-		}
-		if err := w.Load(ctx, nil); err != nil { // another process may have added it
-			return err
-		}
+	if f, ok := w.Tbl.Schema().FindFieldByName(StaleDeleteColumn); ok && !f.Type.Equals(ice.PrimitiveTypes.Bool) {
+		return &dataErr{fmt.Errorf("column %q is %s: the sink keeps a boolean mark there; rename the table's column", StaleDeleteColumn, f.Type)}
 	}
+	return w.ensureColumn(ctx, StaleDeleteColumn, ice.PrimitiveTypes.Bool,
+		"the key's latest change event is a delete older than this row; its tombstone changes nothing (connectd)")
 }
 
 // reflagLiveRows reads the whole live rows of the keys in flags and returns them with their mark

@@ -504,14 +504,20 @@ func (w *Writer) ensureVersionColumn(ctx context.Context) error {
 	if col == "" || w.isTombstones {
 		return nil
 	}
+	return w.ensureColumn(ctx, col, ice.PrimitiveTypes.String, "normalized source position of the row's change event (connectd)")
+}
+
+// ensureColumn adds an optional top-level column that the sink maintains itself to the table when it lacks
+// it: a schema change (one metadata commit, no snapshot; rows written before hold null), retried on a lost
+// race, where another process may have added it.
+func (w *Writer) ensureColumn(ctx context.Context, col string, typ ice.Type, doc string) error {
 	for attempt := 0; ; attempt++ {
 		if _, ok := w.Tbl.Schema().FindFieldByName(col); ok {
 			return nil
 		}
 		tx := w.Tbl.NewTransaction()
-		if err := tx.UpdateSchema(true, false).AddColumn([]string{col}, ice.PrimitiveTypes.String,
-			"normalized source position of the row's change event (connectd)", false, nil).Commit(); err != nil {
-			return &dataErr{fmt.Errorf("add version column %q: %w", col, err)}
+		if err := tx.UpdateSchema(true, false).AddColumn([]string{col}, typ, doc, false, nil).Commit(); err != nil {
+			return &dataErr{fmt.Errorf("add column %q to %v: %w", col, w.Ident, err)}
 		}
 		ntbl, err := tx.Commit(ctx)
 		if err == nil {
@@ -519,9 +525,9 @@ func (w *Writer) ensureVersionColumn(ctx context.Context) error {
 			return nil
 		}
 		if attempt >= 3 {
-			return fmt.Errorf("add version column %q: %w", col, err)
+			return fmt.Errorf("add column %q to %v: %w", col, w.Ident, err)
 		}
-		if err := w.Load(ctx, nil); err != nil { // another process may have added it
+		if err := w.Load(ctx, nil); err != nil {
 			return err
 		}
 	}

@@ -195,25 +195,5 @@ func (w *Writer) commitTombstones(ctx context.Context, ids []string, rows []Row)
 
 // ensureDeletedAtColumn adds DeletedAtColumn to a tombstone table created before it existed.
 func (w *Writer) ensureDeletedAtColumn(ctx context.Context) error {
-	for attempt := 0; ; attempt++ {
-		if _, ok := w.Tbl.Schema().FindFieldByName(DeletedAtColumn); ok {
-			return nil
-		}
-		tx := w.Tbl.NewTransaction()
-		if err := tx.UpdateSchema(true, false).AddColumn([]string{DeletedAtColumn}, ice.PrimitiveTypes.TimestampTz,
-			"when the sink recorded the delete (connectd)", false, nil).Commit(); err != nil {
-			return fmt.Errorf("add column %q to %v: %w", DeletedAtColumn, w.Ident, err)
-		}
-		ntbl, err := tx.Commit(ctx)
-		if err == nil {
-			w.Tbl = ntbl
-			return nil
-		}
-		if attempt >= 3 {
-			return fmt.Errorf("add column %q to %v: %w", DeletedAtColumn, w.Ident, err)
-		}
-		if err := w.Load(ctx, nil); err != nil { // another process may have added it
-			return err
-		}
-	}
+	return w.ensureColumn(ctx, DeletedAtColumn, ice.PrimitiveTypes.TimestampTz, "when the sink recorded the delete (connectd)")
 }
