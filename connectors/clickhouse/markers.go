@@ -37,36 +37,20 @@ type markerStore struct {
 	pool  *pool
 	table string // quoted db.table
 
-	once    sync.Once
-	initErr error
+	own *ownTable
 
 	mu      sync.Mutex
 	present map[string]bool // per target table and partition: whether it has marker rows (absent: not known)
 }
 
 func newMarkerStore(cfg *Config, p *pool) *markerStore {
-	return &markerStore{cfg: cfg, pool: p, table: quoteIdent(cfg.Database) + "." + quoteIdent(cfg.StateTable+"_tombstones"),
-		present: map[string]bool{}}
+	own := newOwnTable(cfg, p, cfg.StateTable+"_tombstones", "the delete marker table",
+		"(target String, topic String, partition Int32, key String, offset Int64, open UInt8)"+
+			" ENGINE = MergeTree ORDER BY (target, topic, partition, key, offset)")
+	return &markerStore{cfg: cfg, pool: p, own: own, table: own.name, present: map[string]bool{}}
 }
 
-func (m *markerStore) init(ctx context.Context) error {
-	m.once.Do(func() {
-		onCluster := ""
-		if m.cfg.StateOnCluster != "" {
-			onCluster = " ON CLUSTER " + quoteIdent(m.cfg.StateOnCluster)
-		}
-		m.initErr = m.pool.exec(ctx, "CREATE TABLE IF NOT EXISTS "+m.table+onCluster+
-			" (target String, topic String, partition Int32, key String, offset Int64, open UInt8)"+
-			" ENGINE = MergeTree ORDER BY (target, topic, partition, key, offset)")
-	})
-	if m.initErr != nil {
-		err := m.initErr
-		m.once = sync.Once{}
-		m.initErr = nil
-		return fmt.Errorf("clickhouse: creating the delete marker table %s: %w", m.table, err)
-	}
-	return nil
-}
+func (m *markerStore) init(ctx context.Context) error { return m.own.ensure(ctx) }
 
 func presenceKey(tbl *tableInfo, topic string, partition int32) string {
 	return tbl.db + "." + tbl.name + "/" + topic + "-" + strconv.Itoa(int(partition))

@@ -37,8 +37,7 @@ type stateStore struct {
 	pool  *pool
 	table string // quoted db.table
 
-	once    sync.Once
-	initErr error
+	own *ownTable
 
 	mu    sync.Mutex
 	cache map[string]partState
@@ -46,29 +45,13 @@ type stateStore struct {
 }
 
 func newStateStore(cfg *Config, p *pool) *stateStore {
-	return &stateStore{cfg: cfg, pool: p, table: quoteIdent(cfg.Database) + "." + quoteIdent(cfg.StateTable),
-		cache: map[string]partState{}}
+	own := newOwnTable(cfg, p, cfg.StateTable, "exactly-once state table",
+		"(key String, minOffset Int64, maxOffset Int64, state String, ver UInt64, updated DateTime64(3) DEFAULT now64(3))"+
+			" ENGINE = ReplacingMergeTree(ver) ORDER BY key")
+	return &stateStore{cfg: cfg, pool: p, own: own, table: own.name, cache: map[string]partState{}}
 }
 
-func (s *stateStore) init(ctx context.Context) error {
-	s.once.Do(func() {
-		onCluster := ""
-		if s.cfg.StateOnCluster != "" {
-			onCluster = " ON CLUSTER " + quoteIdent(s.cfg.StateOnCluster)
-		}
-		s.initErr = s.pool.exec(ctx, "CREATE TABLE IF NOT EXISTS "+s.table+onCluster+
-			" (key String, minOffset Int64, maxOffset Int64, state String, ver UInt64, updated DateTime64(3) DEFAULT now64(3))"+
-			" ENGINE = ReplacingMergeTree(ver) ORDER BY key")
-	})
-	if s.initErr != nil {
-		// allow a later retry
-		err := s.initErr
-		s.once = sync.Once{}
-		s.initErr = nil
-		return fmt.Errorf("clickhouse: creating exactly-once state table %s: %w", s.table, err)
-	}
-	return nil
-}
+func (s *stateStore) init(ctx context.Context) error { return s.own.ensure(ctx) }
 
 func (s *stateStore) key(tbl *tableInfo, topic string, partition int32) string {
 	return s.cfg.StatePrefix + "/" + tbl.db + "." + tbl.name + "/" + topic + "-" + strconv.Itoa(int(partition))
