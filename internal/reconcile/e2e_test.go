@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -279,8 +280,7 @@ func TestReconcileEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end to end")
 	}
-	seed := time.Now().UnixNano()
-	t.Logf("seed %d", seed)
+	seed := testSeed(t)
 	rng := rand.New(rand.NewSource(seed))
 	p := newPipeline(t)
 	p.start("iceberg", "clickhouse")
@@ -403,8 +403,7 @@ func TestReconcileIcebergWithoutSnapshot(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end to end")
 	}
-	seed := time.Now().UnixNano()
-	t.Logf("seed %d", seed)
+	seed := testSeed(t)
 	p := newPipeline(t)
 	p.start("clickhouse")
 	n := p.produce(rand.New(rand.NewSource(seed)), 10)
@@ -428,4 +427,16 @@ func TestReconcileIcebergWithoutSnapshot(t *testing.T) {
 	require.Zero(t, r.Iceberg.Rows)
 	require.Zero(t, r.MismatchedRows)
 	require.Positive(t, r.InFlightKeys)
+}
+
+// testSeed is the seed of a randomized end-to-end test: RECONCILE_SEED replays a printed one.
+func testSeed(t *testing.T) int64 {
+	seed := time.Now().UnixNano()
+	if v := os.Getenv("RECONCILE_SEED"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		require.NoError(t, err, "RECONCILE_SEED")
+		seed = n
+	}
+	t.Logf("seed %d (RECONCILE_SEED replays it)", seed)
+	return seed
 }

@@ -51,8 +51,7 @@ func TestRebuildEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end to end")
 	}
-	seed := time.Now().UnixNano()
-	t.Logf("seed %d", seed)
+	seed := testSeed(t)
 	rng := rand.New(rand.NewSource(seed))
 	p := newPipeline(t)
 	p.start("iceberg", "clickhouse")
