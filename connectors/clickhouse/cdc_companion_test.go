@@ -31,16 +31,18 @@ func TestCDCTombstoneOfStaleDeleteAcrossRestarts(t *testing.T) {
 		return &cdcstream.Row{ID: "k", Name: name, Qty: lsn, UpdatedAt: 1_700_000_000_000 + lsn}
 	}
 	c110, c130, u115 := r(110, "create"), r(130, "re-create"), r(115, "update")
+	c128, c129 := r(128, "create"), r(129, "re-create")
 	e := func(op cdcstream.Op, lsn int64, row *cdcstream.Row) cdcstream.Event {
 		return cdcstream.Event{Key: "k", Op: op, LSN: lsn, Row: row}
 	}
 	tomb := cdcstream.Event{Key: "k", Op: cdcstream.Tombstone}
-	for _, tc := range []struct {
+	type testCase struct {
 		name   string
 		events []cdcstream.Event
 		phases []int
 		want   string // k under FINAL ("" deleted)
-	}{
+	}
+	cases := []testCase{
 		{"replayed_window", []cdcstream.Event{e(cdcstream.Create, 110, c110), e(cdcstream.Delete, 120, c110), tomb,
 			e(cdcstream.Create, 130, c130), e(cdcstream.Delete, 120, c110), tomb, e(cdcstream.Create, 130, c130)},
 			[]int{0, 0, 0, 1, 2, 2, 2}, "re-create"},
@@ -52,7 +54,16 @@ func TestCDCTombstoneOfStaleDeleteAcrossRestarts(t *testing.T) {
 		{"bare_after_update", []cdcstream.Event{e(cdcstream.Create, 110, c110), e(cdcstream.Update, 130, c130),
 			e(cdcstream.Delete, 120, c110), e(cdcstream.Update, 115, u115), tomb},
 			[]int{0, 0, 1, 1, 2}, ""},
-	} {
+	}
+	// A bare tombstone deletes at the highest version seen (128); a re-create one position later (129)
+	// outranks it. A replay of [tombstone, re-create] then holds a bare tombstone (a create came before it)
+	// that deletes at 129, which the replayed re-create only ties: k is deleted.
+	bareThenRecreate := []cdcstream.Event{e(cdcstream.Create, 128, c128), tomb, e(cdcstream.Create, 129, c129),
+		tomb, e(cdcstream.Create, 129, c129)}
+	for i, phases := range [][]int{{0, 0, 0, 0, 0}, {0, 0, 0, 1, 1}, {0, 0, 1, 2, 2}, {0, 1, 2, 3, 4}, {0, 1, 1, 2, 2}} {
+		cases = append(cases, testCase{fmt.Sprintf("bare_then_recreate_replayed_%d", i), bareThenRecreate, phases, ""})
+	}
+	for _, tc := range cases {
 		model := ""
 		if row, ok := cdcstream.State(tc.events, cdcstream.VersionLSN)["k"]; ok {
 			model = row.Name

@@ -45,6 +45,7 @@ func (t *Task) fill(ctx context.Context, b *block, tp connect.TopicPartition, re
 		rec := recs[n]
 		var (
 			r    row
+			at   any // the version a bare tombstone deletes at
 			skip bool
 			err  error
 			key  string
@@ -56,13 +57,16 @@ func (t *Task) fill(ctx context.Context, b *block, tp connect.TopicPartition, re
 		case rec.Value == nil && keys != nil && key != "" && walk.afterDelete(key):
 			skip = true // the companion of the delete before it, stale or not
 		case rec.Value == nil && keys != nil:
-			r, skip, err = t.tombstone(ctx, b.tbl, keys, rec)
+			r, at, skip, err = t.tombstone(ctx, b.tbl, keys, rec)
 		default:
 			r, skip, err = t.extract(rec, b.tbl)
 		}
 		if err == nil && !skip {
 			if err = b.add(&r); err == nil {
-				if keys != nil {
+				switch {
+				case keys != nil && rec.Value == nil:
+					keys.observeAt(rec.Key, at, true)
+				case keys != nil:
 					keys.observe(rec.Key, &r)
 				}
 				if walk != nil && key != "" && rec.Value != nil {

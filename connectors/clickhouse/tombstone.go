@@ -58,25 +58,32 @@ func newKeyTracker(tbl *tableInfo, verCol string) *keyTracker {
 }
 
 func (k *keyTracker) observe(key any, r *row) {
-	fields, err := keyFields(key, k.tbl)
-	if err != nil {
-		return
-	}
 	ver := r.version
 	if ver == nil {
 		ver, _ = lookup(r.value, k.verCol)
 	}
+	k.observeAt(key, ver, r.deleted)
+}
+
+// observeAt records an event of the key at ver. A bare tombstone's delete is recorded at the version it
+// deletes at, not at the version after it that its row carries: that one only breaks the table's tie
+// with a redelivery, and an event at it (a re-create one position later) outranks the delete.
+func (k *keyTracker) observeAt(key any, ver any, deleted bool) {
+	fields, err := keyFields(key, k.tbl)
+	if err != nil {
+		return
+	}
 	id := keyString(fields)
 	st := k.keys[id]
 	if st == nil {
-		k.keys[id] = &keyState{version: ver, deleted: r.deleted}
+		k.keys[id] = &keyState{version: ver, deleted: deleted}
 		return
 	}
 	c, ok := k.compare(ver, st.version)
 	switch {
 	case !ok || c > 0:
-		st.version, st.deleted = ver, r.deleted
-	case c == 0 && r.deleted:
+		st.version, st.deleted = ver, deleted
+	case c == 0 && deleted:
 		st.deleted = true
 	}
 }
@@ -103,28 +110,28 @@ func (k *keyTracker) compare(a, b any) (int, bool) {
 	return compareRowVersions(a, b)
 }
 
-// tombstone resolves a tombstone into a delete row, or skip.
-func (t *Task) tombstone(ctx context.Context, tbl *tableInfo, keys *keyTracker, rec *connect.SinkRecord) (row, bool, error) {
+// tombstone resolves a tombstone into a delete row and the version it deletes at, or skip.
+func (t *Task) tombstone(ctx context.Context, tbl *tableInfo, keys *keyTracker, rec *connect.SinkRecord) (row, any, bool, error) {
 	fields, err := keyFields(rec.Key, tbl)
 	if err != nil {
-		return row{}, false, connect.DataErrorf("tombstone: %v", err)
+		return row{}, nil, false, connect.DataErrorf("tombstone: %v", err)
 	}
 	for name := range fields {
 		if _, ok := tbl.byName[name]; !ok {
-			return row{}, false, connect.DataErrorf("tombstone: key field %q is not a column of the table", name)
+			return row{}, nil, false, connect.DataErrorf("tombstone: key field %q is not a column of the table", name)
 		}
 	}
 	r := row{value: fields, deleted: true, cdc: true}
 	st := keys.keys[keyString(fields)]
 	if st != nil && st.version == nil {
-		return row{}, true, nil
+		return row{}, nil, true, nil
 	}
 	// The block's records are not in the table yet, and the table holds what earlier blocks wrote: the
 	// highest version is the larger of the two (a stale redelivery in this block must not hide a later
 	// event written before it). When it is the block's and its event is a delete, that delete is written.
 	stored, found, err := t.currentVersion(ctx, tbl, fields)
 	if err != nil {
-		return row{}, false, err
+		return row{}, nil, false, err
 	}
 	var ver any
 	switch {
@@ -132,22 +139,22 @@ func (t *Task) tombstone(ctx context.Context, tbl *tableInfo, keys *keyTracker, 
 		if c, ok := keys.compare(stored, st.version); ok && c > 0 {
 			ver = stored
 		} else if st.deleted {
-			return row{}, true, nil
+			return row{}, nil, true, nil
 		} else {
 			ver = st.version
 		}
 	case st != nil:
 		if st.deleted {
-			return row{}, true, nil
+			return row{}, nil, true, nil
 		}
 		ver = st.version
 	case found:
 		ver = stored
 	default:
-		return row{}, true, nil // no current row: nothing to delete
+		return row{}, nil, true, nil // no current row: nothing to delete
 	}
 	r.version = versionAfter(ver)
-	return r, false, nil
+	return r, ver, false, nil
 }
 
 // currentVersion reads the version of the key's current (not deleted) row: a time for a date/time
