@@ -23,7 +23,8 @@ import (
 //     row in the table (read with FINAL; earlier blocks and Put calls are written before a later block is
 //     filled). A key seen neither in the block nor live in the table needs no delete, nor does one whose
 //     highest version in the block is a delete. The delete row gets the smallest version above it
-//     (versionAfter), so that a redelivery of that live event cannot win the tie.
+//     (versionAfter), so that a redelivery of that live event cannot win the tie; within the block the
+//     delete counts at the version itself, so an event at the next position outranks it.
 // The delete row holds the key columns, the version and is_deleted = 1 (other columns get defaults).
 
 func hasTombstone(recs []*connect.SinkRecord) bool {
