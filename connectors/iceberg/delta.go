@@ -23,7 +23,7 @@ import (
 // With tombstones (tombstones.go), an upsert at or below the key's delete version is dropped,
 // and tombs returns the tombstone rows (id columns + version) of the surviving deletes.
 func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *CommitStats) (data, dels, tombs []Row, err error) {
-	vc := w.versionColumn()
+	vc := w.Opts.versionColumn()
 	version := func(r Row) any {
 		if vc == "" {
 			return nil
@@ -99,7 +99,7 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 			afterDelete[k] = r.Op == OpDelete
 		}
 		if v != nil {
-			if h, ok := highest[k]; !ok || w.cmpVersion(v, h) > 0 {
+			if h, ok := highest[k]; !ok || w.Opts.cmpVersion(v, h) > 0 {
 				highest[k] = v
 			}
 		}
@@ -120,10 +120,10 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 				r.Row = cloneRow(r.Row)
 				r.Row[vc] = h
 			}
-		case v != nil && pv != nil && w.cmpVersion(v, pv) < 0:
+		case v != nil && pv != nil && w.Opts.cmpVersion(v, pv) < 0:
 			// a version-less record (e.g. a key-only delete) falls back to Kafka order
 			continue // an older version arriving later (redelivery): keep the newer one
-		case r.Op != OpDelete && prev.rec.Op == OpDelete && v != nil && pv != nil && w.cmpVersion(v, pv) == 0:
+		case r.Op != OpDelete && prev.rec.Op == OpDelete && v != nil && pv != nil && w.Opts.cmpVersion(v, pv) == 0:
 			continue // a delete wins at its version, as against <table>__deletes
 		}
 		latest[k] = entry{r, prev.idx}
@@ -148,14 +148,14 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 			// followed it in the commit wins only from above that version
 			at := bareAt[k]
 			for _, c := range cur {
-				if cv := c[vc]; cv != nil && (at == nil || w.cmpVersion(cv, at) > 0) {
+				if cv := c[vc]; cv != nil && (at == nil || w.Opts.cmpVersion(cv, at) > 0) {
 					at = cv
 				}
 			}
-			if dv, ok := deleted[k]; ok && dv != nil && (at == nil || w.cmpVersion(dv, at) > 0) {
+			if dv, ok := deleted[k]; ok && dv != nil && (at == nil || w.Opts.cmpVersion(dv, at) > 0) {
 				at = dv
 			}
-			if bare[k] || (v != nil && at != nil && w.cmpVersion(v, at) <= 0) {
+			if bare[k] || (v != nil && at != nil && w.Opts.cmpVersion(v, at) <= 0) {
 				r = bt
 				r.Row = cloneRow(bt.Row)
 				if at != nil {
@@ -164,7 +164,7 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 				v = at
 			}
 		}
-		if vcInTable && len(cur) > 0 && v != nil && cur[0][vc] != nil && w.cmpVersion(v, cur[0][vc]) < 0 {
+		if vcInTable && len(cur) > 0 && v != nil && cur[0][vc] != nil && w.Opts.cmpVersion(v, cur[0][vc]) < 0 {
 			st.StaleDropped++
 			if staleDeleteFlag(cur) != flag {
 				if reflag == nil {
@@ -177,10 +177,10 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 		if tombsOn && v != nil {
 			dv, wasDeleted := deleted[k]
 			switch {
-			case r.Op != OpDelete && wasDeleted && w.cmpVersion(v, dv) <= 0:
+			case r.Op != OpDelete && wasDeleted && w.Opts.cmpVersion(v, dv) <= 0:
 				st.StaleDropped++ // superseded by a delete committed earlier: stays deleted
 				continue
-			case r.Op == OpDelete && (!wasDeleted || w.cmpVersion(v, dv) > 0):
+			case r.Op == OpDelete && (!wasDeleted || w.Opts.cmpVersion(v, dv) > 0):
 				tr := project(r.Row, ids)
 				tr[vc] = v
 				tr[DeletedAtColumn] = now

@@ -52,7 +52,7 @@ func (w *Writer) lookupCurrent(ctx context.Context, ids []string, keys []Row) (m
 		return nil, err
 	}
 	cols := slices.Clone(names)
-	if vc := w.versionColumn(); vc != "" && !slices.Contains(cols, vc) {
+	if vc := w.Opts.versionColumn(); vc != "" && !slices.Contains(cols, vc) {
 		// only a table column can be compared with the committed row
 		if _, ok := w.Tbl.Schema().FindFieldByName(vc); ok {
 			cols = append(cols, vc)

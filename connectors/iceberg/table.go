@@ -96,7 +96,7 @@ type CommitStats struct {
 	RowsDeleted  int // equality-delete rows
 	Skipped      int // records at or below the committed offsets (replays)
 	StaleDropped int // records older (by version column) than the committed row
-	Collapsed    int // versions collapsed within the commit
+	Collapsed    int // versions collapsed by the commit's plan (the task's buffer supersedes most before: supersede.go)
 	Tombstones   int // delete versions recorded in the tombstone table (tombstones.go)
 }
 
@@ -482,16 +482,16 @@ func (w *Writer) partitionMayMove(ids []string) bool {
 
 // versionColumn is the table column holding a key's version: the metadata column when the
 // version comes from the change event's envelope, else the configured column ("": none).
-func (w *Writer) versionColumn() string {
-	if w.Opts.CDCVersionColumn != "" {
-		return w.Opts.CDCVersionColumn
+func (o TableOptions) versionColumn() string {
+	if o.CDCVersionColumn != "" {
+		return o.CDCVersionColumn
 	}
-	return w.Opts.VersionColumn
+	return o.VersionColumn
 }
 
 // cmpVersion compares two versions of a key; normalized envelope versions compare as strings.
-func (w *Writer) cmpVersion(a, b any) int {
-	if w.Opts.CDCVersionColumn != "" && a != nil && b != nil {
+func (o TableOptions) cmpVersion(a, b any) int {
+	if o.CDCVersionColumn != "" && a != nil && b != nil {
 		return strings.Compare(toString(a), toString(b))
 	}
 	return compareVersion(a, b)

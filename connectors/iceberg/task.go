@@ -29,9 +29,10 @@ type Task struct {
 	mu        sync.Mutex
 	buf       map[string][]Rec
 	nbuf      int
-	inflight  int          // rows drained into rounds not yet resolved
-	pos       map[TP]int64 // next offset per partition, through what Put has seen
-	committed map[TP]int64 // next offset per partition that every table holds
+	keys      map[string]*keyIndex // per keyed delta table: supersede.go
+	inflight  int                  // rows drained into rounds not yet resolved
+	pos       map[TP]int64         // next offset per partition, through what Put has seen
+	committed map[TP]int64         // next offset per partition that every table holds
 	assigned  map[TP]bool
 	gen       map[TP]int // bumped by Open and Close: records drained before are stale after
 	now       func() time.Time
@@ -54,6 +55,7 @@ func (t *Task) Start(props map[string]string) error {
 	t.cache = newSchemaCache()
 	t.opts = map[string]TableOptions{}
 	t.buf = map[string][]Rec{}
+	t.keys = map[string]*keyIndex{}
 	t.pos = map[TP]int64{}
 	t.committed = map[TP]int64{}
 	t.assigned = map[TP]bool{}
@@ -217,6 +219,13 @@ func (t *Task) route(ctx context.Context, r *connect.SinkRecord, now time.Time) 
 			}
 		}
 		rec.TP, rec.Offset = tp, off
+		if x := t.keyIndex(name, o); x != nil {
+			var grew bool
+			if t.buf[name], grew = x.add(t.buf[name], rec); grew {
+				t.nbuf++
+			}
+			continue
+		}
 		t.add(name, rec)
 	}
 	return nil
@@ -225,6 +234,28 @@ func (t *Task) route(ctx context.Context, r *connect.SinkRecord, now time.Time) 
 func (t *Task) add(table string, rec Rec) {
 	t.buf[table] = append(t.buf[table], rec)
 	t.nbuf++
+}
+
+// keyIndex returns the key index of a keyed delta table (nil for other tables).
+func (t *Task) keyIndex(table string, o TableOptions) *keyIndex {
+	if x, ok := t.keys[table]; ok {
+		return x
+	}
+	var x *keyIndex
+	if o.DeltaMode && len(o.IDColumns) > 0 {
+		x = newKeyIndex(o)
+	}
+	t.keys[table] = x
+	return x
+}
+
+// resetKeys forgets buffer positions after the buffers were handed over or rearranged.
+func (t *Task) resetKeys() {
+	for _, x := range t.keys {
+		if x != nil {
+			x.reset()
+		}
+	}
 }
 
 // cdcRecord derives the op and row of one record for a (non-raw) table. With a version from
@@ -410,6 +441,7 @@ func (t *Task) drain() drained {
 	t.sealAll()
 	d := drained{t: t, bufs: t.buf, n: t.nbuf, pos: make(map[TP]int64, len(t.pos)), gen: make(map[TP]int, len(t.pos))}
 	t.buf = map[string][]Rec{}
+	t.resetKeys()
 	t.inflight += t.nbuf
 	t.nbuf = 0
 	for tp, o := range t.pos {
@@ -483,6 +515,7 @@ func (t *Task) roundFailed(d drained) {
 			t.nbuf += recRows(kept)
 		}
 	}
+	t.resetKeys()
 }
 
 // PreCommit returns the offsets that every table holds (never more).
@@ -545,6 +578,7 @@ func (t *Task) Close(partitions []connect.TopicPartition) error {
 		n += recRows(kept)
 	}
 	t.nbuf = n
+	t.resetKeys()
 	return nil
 }
 

@@ -82,7 +82,7 @@ func TombstoneIdent(ident table.Identifier) table.Identifier {
 // tombstonesEnabled: a version column that is a column of the table, and this writer is not
 // itself a tombstone writer.
 func (w *Writer) tombstonesEnabled() bool {
-	vc := w.versionColumn()
+	vc := w.Opts.versionColumn()
 	if w.isTombstones || vc == "" {
 		return false
 	}
@@ -123,12 +123,12 @@ func (w *Writer) loadTombstones(ctx context.Context, ids []string, keys []Row) (
 	if err != nil {
 		return nil, err
 	}
-	vc := w.versionColumn()
+	vc := w.Opts.versionColumn()
 	out := make(map[string]any, len(cur))
 	for k, rows := range cur {
 		for _, r := range rows {
 			if v := r[vc]; v != nil {
-				if prev, ok := out[k]; !ok || w.cmpVersion(v, prev) > 0 {
+				if prev, ok := out[k]; !ok || w.Opts.cmpVersion(v, prev) > 0 {
 					out[k] = v
 				}
 			}
@@ -145,7 +145,7 @@ func (w *Writer) prepareTombstones(ctx context.Context, ids []string, rows []Row
 	if tw.Tbl == nil {
 		sc := w.Tbl.Schema()
 		var fields []ice.NestedField
-		for i, n := range append(slices.Clone(ids), w.versionColumn()) {
+		for i, n := range append(slices.Clone(ids), w.Opts.versionColumn()) {
 			f, ok := sc.FindFieldByName(n)
 			if !ok {
 				return nil, fmt.Errorf("column %q not in table schema", n)
