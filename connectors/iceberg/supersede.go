@@ -1,5 +1,12 @@
 package iceberg
 
+import (
+	"math/big"
+	"strconv"
+	"strings"
+	"time"
+)
+
 // keyIndex keeps a keyed delta table's buffer at about one record per key instead of one per
 // event: a record replaces its key's last buffered record when planDelta (delta.go) would let it
 // supersede that record without a trace. Memory between commit rounds then grows with the keys
@@ -7,24 +14,89 @@ package iceberg
 // candidate, so the records planDelta sees per key keep their Kafka order.
 //
 // A record r supersedes the key's last buffered record p when
-//   - both come from the same partition (offset filtering and revocation are per partition) and
-//     share one schema (schema evolution sees every schema buffered),
+//   - both come from the same partition (offset filtering and revocation are per partition),
+//     share one schema and are both deletes or both not: the slot keeps what auto-create (the
+//     first non-delete's schema) and schema evolution (schemas in order of first appearance) see,
 //   - neither is a tombstone (a version-less delete: its meaning depends on what came before it),
 //   - both have a version or neither has (a version-less record orders by Kafka offset and does
-//     not count toward the highest version a later tombstone deletes at), and
-//   - r wins over p in planDelta: no version, a higher version, or the same version unless p is a
-//     delete and r is not (a delete wins at its version).
+//     not count toward the highest version a later tombstone deletes at),
+//   - every version buffered for the key is of one totally ordered kind (integers, times,
+//     normalized envelope positions, or strings that compareVersion compares one way: all decimal,
+//     all hex LSNs, or all other text): compareVersion is not transitive across kinds, and the
+//     rule below relies on transitivity, and
+//   - r's version is at least p's (a delete wins at its version, so a delete and an upsert at one
+//     version never replace each other; the op rule above keeps them apart anyway).
 //
 // Then every per-key quantity planDelta derives is unchanged: the highest version (r's is at
 // least p's), whether the key's last versioned event is a delete (r is after p), and the key's
 // final record (r beats p and, by the rule above, whatever p beat).
 type keyIndex struct {
 	opts TableOptions
-	last map[string]int // key -> position in the table's buffer of its last record
+	last map[string]keySlot
 }
 
+// keySlot is where a key's last buffered record is, and the kind of every version buffered for it.
+type keySlot struct {
+	at   int
+	kind versionKind
+}
+
+type versionKind uint8
+
+const (
+	noVersion      versionKind = iota
+	intVersion                 // integers of up to 32 bits or int64
+	timeVersion                // time.Time
+	stringVersion              // normalized envelope positions, or text compareVersion compares as strings
+	decimalVersion             // decimal digit strings (compared as numbers)
+	hexLSNVersion              // SQL Server style hex LSNs (compared part by part)
+	mixedVersion               // anything else, or versions of several kinds: never superseded
+)
+
 func newKeyIndex(o TableOptions) *keyIndex {
-	return &keyIndex{opts: o, last: map[string]int{}}
+	return &keyIndex{opts: o, last: map[string]keySlot{}}
+}
+
+func (x *keyIndex) kindOf(v any) versionKind {
+	switch v.(type) {
+	case nil:
+		return noVersion
+	case int64, int32, int16, int8, int, uint32, uint16, uint8:
+		return intVersion
+	case time.Time:
+		return timeVersion
+	case string:
+		if x.opts.CDCVersionColumn != "" {
+			return stringVersion
+		}
+		return textKind(v.(string))
+	}
+	return mixedVersion
+}
+
+// textKind says which of compareVersion's string comparisons two strings of its kind get.
+func textKind(s string) versionKind {
+	if _, ok := new(big.Int).SetString(strings.TrimSpace(s), 10); ok {
+		return decimalVersion
+	}
+	if _, ok := hexLSNParts(s); ok {
+		return hexLSNVersion
+	}
+	if _, err := strconv.ParseFloat(s, 64); err == nil {
+		return mixedVersion // floats: NaN is unordered
+	}
+	return stringVersion
+}
+
+// join is the kind of versions a and b together.
+func (a versionKind) join(b versionKind) versionKind {
+	switch {
+	case a == noVersion:
+		return b
+	case b == noVersion, a == b:
+		return a
+	}
+	return mixedVersion
 }
 
 // add appends rec to buf or puts it in place of the record it supersedes; grew reports whether
@@ -34,16 +106,25 @@ func (x *keyIndex) add(buf []Rec, rec Rec) (out []Rec, grew bool) {
 		return append(buf, rec), true
 	}
 	k := keyOf(rec.Row, x.opts.IDColumns)
-	if i, ok := x.last[k]; ok && i < len(buf) && x.supersedes(rec, buf[i]) {
-		buf[i] = rec
-		return buf, false
+	var kind versionKind
+	if vc := x.opts.versionColumn(); vc != "" {
+		kind = x.kindOf(rec.Row[vc])
 	}
-	x.last[k] = len(buf)
+	slot, ok := x.last[k]
+	if ok {
+		kind = kind.join(slot.kind)
+		if slot.at < len(buf) && kind != mixedVersion && x.supersedes(rec, buf[slot.at]) {
+			buf[slot.at] = rec
+			x.last[k] = keySlot{slot.at, kind}
+			return buf, false
+		}
+	}
+	x.last[k] = keySlot{len(buf), kind}
 	return append(buf, rec), true
 }
 
 func (x *keyIndex) supersedes(r, p Rec) bool {
-	if p.Seg != nil || r.TP != p.TP || r.Schema != p.Schema {
+	if p.Seg != nil || r.TP != p.TP || r.Schema != p.Schema || (r.Op == OpDelete) != (p.Op == OpDelete) {
 		return false
 	}
 	vc := x.opts.versionColumn()
@@ -60,8 +141,7 @@ func (x *keyIndex) supersedes(r, p Rec) bool {
 	case rv == nil || pv == nil:
 		return false
 	}
-	c := x.opts.cmpVersion(rv, pv)
-	return c > 0 || (c == 0 && !(p.Op == OpDelete && r.Op != OpDelete))
+	return x.opts.cmpVersion(rv, pv) >= 0 // same op kind: at one version the later wins
 }
 
 // reset forgets every position: the buffer was handed over, reordered or filtered.

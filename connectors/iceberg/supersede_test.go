@@ -9,35 +9,64 @@ import (
 	"strconv"
 	"testing"
 
+	ice "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 )
 
 // keyEvent is one event of a generated keyed stream; p < 0 means the record has no version.
 type keyEvent struct {
-	op   string // u (create/update), d (delete), tomb (version-less delete)
-	id   int64
-	part int32
-	p    int64
-	name string
+	op     string // u (create/update), d (delete), tomb (version-less delete)
+	id     int64
+	part   int32
+	p      int64
+	name   string
+	schema int // 0: id, name, version; 1: and extra (as a cdc-field stream, deletes share the upserts' schemas)
+	v      any // the version as written, instead of the versioning's of p
 }
 
 func (e keyEvent) String() string {
-	return fmt.Sprintf("{%s id=%d part=%d p=%d %s}", e.op, e.id, e.part, e.p, e.name)
+	return fmt.Sprintf("{%s id=%d part=%d p=%d %s s%d}", e.op, e.id, e.part, e.p, e.name, e.schema)
 }
 
 // keyVersioning is how the generated records carry their version.
 type keyVersioning struct {
-	name string
-	opts func(o *TableOptions)
-	col  string // the row column of the version ("": none)
-	val  func(p int64) any
+	name  string
+	opts  func(o *TableOptions)
+	col   string // the row column of the version ("": none)
+	vtype ice.Type
+	val   func(p int64) any
 }
 
 var keyVersionings = []keyVersioning{
-	{"none", func(o *TableOptions) {}, "", nil},
-	{"table-column", func(o *TableOptions) { o.VersionColumn = "version" }, "version", func(p int64) any { return p }},
+	{"none", func(o *TableOptions) {}, "", ice.PrimitiveTypes.Int64, nil},
+	{"table-column", func(o *TableOptions) { o.VersionColumn = "version" }, "version", ice.PrimitiveTypes.Int64,
+		func(p int64) any { return p }},
 	{"envelope", func(o *TableOptions) { o.VersionColumn, o.CDCVersionColumn = "source.lsn", DefaultCDCVersionColumn },
-		DefaultCDCVersionColumn, func(p int64) any { return fmt.Sprintf("%020d", p) }},
+		DefaultCDCVersionColumn, ice.PrimitiveTypes.Int64, func(p int64) any { return fmt.Sprintf("%020d", p) }},
+	// strings of the formats compareVersion compares differently (as numbers, as text), mixed within a key:
+	// its order is not transitive across them
+	{"table-column-mixed-strings", func(o *TableOptions) { o.VersionColumn = "version" }, "version", ice.PrimitiveTypes.String,
+		func(p int64) any {
+			n := (p - 100) * 3 // one and two digits: as numbers 9 < 12, as text "12.0.1" < "9"
+			switch p % 3 {
+			case 0:
+				return strconv.FormatInt(n, 10)
+			case 1:
+				return fmt.Sprintf("%d.0.1", n)
+			}
+			return fmt.Sprintf("v%d", n)
+		}},
+}
+
+// schemas are the two record schemas of a versioning's stream.
+func (kv keyVersioning) schemas() [2]*ice.StructType {
+	base := []ice.NestedField{
+		{ID: 1, Name: "id", Type: ice.PrimitiveTypes.Int64, Required: true},
+		{ID: 2, Name: "name", Type: ice.PrimitiveTypes.String},
+		{ID: 3, Name: "version", Type: kv.vtype},
+	}
+	return [2]*ice.StructType{{FieldList: base},
+		{FieldList: append(slices.Clone(base), ice.NestedField{ID: 4, Name: "extra", Type: ice.PrimitiveTypes.String})}}
 }
 
 // genKeyRounds draws a stream over a few keys and positions close together, so duplicates,
@@ -62,45 +91,59 @@ func genKeyRounds(rng *rand.Rand) [][]keyEvent {
 			if e.op == "u" && rng.Intn(12) == 0 {
 				e.p = -1 // a record lacking its version
 			}
+			if rng.Intn(4) == 0 {
+				e.schema = 1
+			}
 			rounds[i] = append(rounds[i], e)
 		}
 	}
 	return rounds
 }
 
-func (kv keyVersioning) rec(e keyEvent, off int64) Rec {
+func (kv keyVersioning) rec(e keyEvent, off int64, schemas [2]*ice.StructType) Rec {
 	row := Row{"id": e.id}
 	op := OpDelete
 	if e.op == "u" {
 		op = OpUpdate
 		row["name"] = e.name
+		if e.schema == 1 {
+			row["extra"] = "x" + e.name
+		}
 	}
-	if kv.col != "" && e.p >= 0 {
+	switch {
+	case kv.col != "" && e.v != nil:
+		row[kv.col] = e.v
+	case kv.col != "" && e.p >= 0:
 		row[kv.col] = kv.val(e.p)
 	}
-	return Rec{Op: op, Row: row, Schema: customerSchema, TP: TP{"cdc", e.part}, Offset: off}
+	return Rec{Op: op, Row: row, Schema: schemas[e.schema], TP: TP{"cdc", e.part}, Offset: off}
 }
 
 // checkKeyIndex commits the stream round by round into table a as the records arrived and
 // into table b as the task's key index leaves them, and reports the first difference: in what
-// planDelta makes of the two on a's state, or in the rows a reader sees.
-func checkKeyIndex(t testing.TB, kv keyVersioning, rounds [][]keyEvent, cat func() *Writer) error {
+// planDelta makes of the two on the same state, or in the schema and rows a reader sees.
+func checkKeyIndex(t testing.TB, kv keyVersioning, rounds [][]keyEvent, boot bool, cat func() *Writer) error {
 	ctx := context.Background()
-	a, b := cat(), cat()
-	b.Ident = table.Identifier{"db", "b"}
-	// a first commit of another key creates both tables (planDelta needs one)
-	boot := []Rec{kv.rec(keyEvent{op: "u", id: 99, p: 1, name: "boot"}, 0)}
+	// a gets every event, b the superseded buffer, and c every event too: planDelta is asked on c
+	// (it may add a metadata column, which must not change what a's commits do)
+	a, b, c := cat(), cat(), cat()
+	b.Ident, c.Ident = table.Identifier{"db", "b"}, table.Identifier{"db", "c"}
+	schemas := kv.schemas()
 	offs := Offsets{}
 	next := int64(1)
-	for _, w := range []*Writer{a, b} {
-		if _, err := w.Commit(ctx, boot, Offsets{boot[0].TP: 1}, nil); err != nil {
-			return err
+	if boot {
+		// a first commit of another key creates both tables, so that planDelta can be asked too
+		boot := []Rec{kv.rec(keyEvent{op: "u", id: 99, p: 1, name: "boot"}, 0, schemas)}
+		for _, w := range []*Writer{a, b, c} {
+			if _, err := w.Commit(ctx, boot, Offsets{boot[0].TP: 1}, nil); err != nil {
+				return err
+			}
 		}
 	}
 	for i, round := range rounds {
 		var full []Rec
 		for _, e := range round {
-			r := kv.rec(e, next)
+			r := kv.rec(e, next, schemas)
 			next++
 			full = append(full, r)
 			offs[r.TP] = r.Offset + 1
@@ -110,31 +153,51 @@ func checkKeyIndex(t testing.TB, kv keyVersioning, rounds [][]keyEvent, cat func
 		for _, r := range full {
 			comp, _ = x.add(comp, r)
 		}
-		fd, fdel, ft, err := a.planDelta(ctx, full, a.Opts.IDColumns, &CommitStats{})
-		if err != nil {
+		if err := samePlan(ctx, i, c, full, comp); err != nil {
 			return err
 		}
-		cd, cdel, ct, err := a.planDelta(ctx, comp, a.Opts.IDColumns, &CommitStats{})
-		if err != nil {
-			return err
-		}
-		for _, p := range []struct {
-			what string
-			f, c []Row
-		}{{"data", fd, cd}, {"deletes", fdel, cdel}, {"tombstones", ft, ct}} {
-			if f, c := rowSet(p.f), rowSet(p.c); !slices.Equal(f, c) {
-				return fmt.Errorf("round %d: planned %s differ:\n all events %v\n superseded %v", i, p.what, f, c)
-			}
+		if _, err := c.Commit(ctx, full, offs, nil); err != nil {
+			return fmt.Errorf("round %d, all events: %w", i, err)
 		}
 		if _, err := a.Commit(ctx, full, offs, nil); err != nil {
-			return err
+			return fmt.Errorf("round %d, all events: %w", i, err)
 		}
 		if _, err := b.Commit(ctx, comp, offs, nil); err != nil {
-			return err
+			return fmt.Errorf("round %d, superseded: %w", i, err)
+		}
+		if a.Tbl == nil || b.Tbl == nil {
+			continue // nothing to create a table from (deletes only)
+		}
+		if sa, sb := a.Tbl.Schema().String(), b.Tbl.Schema().String(); sa != sb {
+			return fmt.Errorf("round %d: table schemas differ:\n all events %s\n superseded %s", i, sa, sb)
+		}
+		if ra, rb := rowSet(scanRows(t, a.Tbl)), rowSet(scanRows(t, b.Tbl)); !slices.Equal(ra, rb) {
+			return fmt.Errorf("round %d: tables differ:\n all events %v\n superseded %v", i, ra, rb)
 		}
 	}
-	if ra, rb := rowSet(scanRows(t, a.Tbl)), rowSet(scanRows(t, b.Tbl)); !slices.Equal(ra, rb) {
-		return fmt.Errorf("tables differ:\n all events %v\n superseded %v", ra, rb)
+	return nil
+}
+
+// samePlan compares what planDelta makes of all events and of the superseded buffer on a's state.
+func samePlan(ctx context.Context, round int, a *Writer, full, comp []Rec) error {
+	if a.Tbl == nil {
+		return nil // Prepare would create the table first
+	}
+	fd, fdel, ft, err := a.planDelta(ctx, full, a.Opts.IDColumns, &CommitStats{})
+	if err != nil {
+		return err
+	}
+	cd, cdel, ct, err := a.planDelta(ctx, comp, a.Opts.IDColumns, &CommitStats{})
+	if err != nil {
+		return err
+	}
+	for _, p := range []struct {
+		what string
+		f, c []Row
+	}{{"data", fd, cd}, {"deletes", fdel, cdel}, {"tombstones", ft, ct}} {
+		if f, c := rowSet(p.f), rowSet(p.c); !slices.Equal(f, c) {
+			return fmt.Errorf("round %d: planned %s differ:\n all events %v\n superseded %v", round, p.what, f, c)
+		}
 	}
 	return nil
 }
@@ -156,7 +219,7 @@ func shrinkKeyRounds(rounds [][]keyEvent, fails func([][]keyEvent) bool) [][]key
 	for changed := true; changed; {
 		changed = false
 		for i := 0; i < len(rounds); i++ {
-			for j := 0; j < len(rounds[i]); j++ {
+			for j := 0; i < len(rounds) && j < len(rounds[i]); j++ { // a round left empty goes: i is the next
 				c := slices.Clone(rounds)
 				c[i] = slices.Delete(slices.Clone(c[i]), j, j+1)
 				if len(c[i]) == 0 {
@@ -172,9 +235,48 @@ func shrinkKeyRounds(rounds [][]keyEvent, fails func([][]keyEvent) bool) [][]key
 	return rounds
 }
 
+// TestKeyIndexCases are streams the model test once found, or would find rarely.
+func TestKeyIndexCases(t *testing.T) {
+	kvs := map[string]keyVersioning{}
+	for _, kv := range keyVersionings {
+		kvs[kv.name] = kv
+	}
+	for _, c := range []struct {
+		name, versioning string
+		boot             bool
+		rounds           [][]keyEvent
+	}{
+		// auto-create takes the first non-delete's schema: an upsert must not move into a delete's place
+		{"upsert-after-delete-before-auto-create", "table-column", false, [][]keyEvent{{
+			{op: "d", id: 1, p: 105}, {op: "u", id: 2, p: 101, schema: 1, name: "b"}, {op: "u", id: 1, p: 106, name: "c"}}}},
+		// nor a delete into an upsert's place
+		{"delete-after-upsert-before-auto-create", "table-column", false, [][]keyEvent{{
+			{op: "u", id: 1, p: 105, schema: 1, name: "a"}, {op: "u", id: 2, p: 101, name: "b"}, {op: "d", id: 1, p: 106, schema: 1}}}},
+		// compareVersion: "9" < "10" as numbers, "10" < "10.0.1" < "9" as text
+		{"non-transitive-versions", "table-column-mixed-strings", true, [][]keyEvent{{
+			{op: "u", id: 1, part: 1, v: "10", name: "A"}, {op: "u", id: 1, v: "10.0.1", name: "p"}, {op: "u", id: 1, v: "9", name: "r"}}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			kv := kvs[c.versioning]
+			for _, evolve := range []bool{false, true} {
+				writer := func() *Writer {
+					o := TableOptions{IDColumns: []string{"id"}, AutoCreate: true, DeltaMode: true, UpsertMode: true,
+						EvolveSchema: evolve, OffsetsKey: OffsetsSummaryKey("g")}
+					kv.opts(&o)
+					return &Writer{Cat: sqliteCatalog(t), Ident: table.Identifier{"db", "a"}, Opts: o}
+				}
+				if err := checkKeyIndex(t, kv, c.rounds, c.boot, writer); err != nil {
+					t.Fatalf("evolve %v: %v", evolve, err)
+				}
+			}
+		})
+	}
+}
+
 // TestKeyIndexModel: for random keyed streams, the records the task's key index keeps give the
-// same plan and the same table as every event would, with versions from a table column, from
-// the envelope, or none.
+// same plan and the same table (schema and rows) as every event would, with versions from a table
+// column, from the envelope, or none; with the table auto-created from the stream or there before;
+// with schema evolution on or off.
 func TestKeyIndexModel(t *testing.T) {
 	seeds := 40
 	if testing.Short() {
@@ -192,19 +294,23 @@ func TestKeyIndexModel(t *testing.T) {
 		t.Run(kv.name, func(t *testing.T) {
 			for n := range seeds {
 				seed := base + int64(n)
-				rounds := genKeyRounds(rand.New(rand.NewSource(seed)))
+				rng := rand.New(rand.NewSource(seed))
+				rounds := genKeyRounds(rng)
+				boot, evolve := rng.Intn(2) == 0, rng.Intn(2) == 0
 				writer := func() *Writer {
 					o := TableOptions{IDColumns: []string{"id"}, AutoCreate: true, DeltaMode: true, UpsertMode: true,
-						OffsetsKey: OffsetsSummaryKey("g")}
+						EvolveSchema: evolve, OffsetsKey: OffsetsSummaryKey("g")}
 					kv.opts(&o)
 					return &Writer{Cat: sqliteCatalog(t), Ident: table.Identifier{"db", "a"}, Opts: o}
 				}
-				err := checkKeyIndex(t, kv, rounds, writer)
+				check := func(r [][]keyEvent) error { return checkKeyIndex(t, kv, r, boot, writer) }
+				err := check(rounds)
 				if err == nil {
 					continue
 				}
-				small := shrinkKeyRounds(rounds, func(r [][]keyEvent) bool { return checkKeyIndex(t, kv, r, writer) != nil })
-				t.Fatalf("seed %d: %v\nshrunk stream (one slice per commit): %v\n%v", seed, err, small, checkKeyIndex(t, kv, small, writer))
+				small := shrinkKeyRounds(rounds, func(r [][]keyEvent) bool { return check(r) != nil })
+				t.Fatalf("seed %d (table there before: %v, evolve: %v): %v\nshrunk stream (one slice per commit): %v\n%v",
+					seed, boot, evolve, err, small, check(small))
 			}
 		})
 	}

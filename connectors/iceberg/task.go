@@ -546,6 +546,7 @@ func (t *Task) Open(partitions []connect.TopicPartition) error {
 		t.assigned[tp] = true
 		t.gen[tp]++
 	}
+	t.resetKeys() // a redelivered record must not take the place of a later one
 	return nil
 }
 
