@@ -10,11 +10,19 @@
 # process tree's utime+stime in that window; peak RSS is VmHWM. At the end DuckDB (scripts/iceberg-query.sh) counts
 # the rows of each table. Snapshots and data files are the table's at the end.
 #
-# Environment: N (1000000), SIZE (406), PARTITIONS (6), TASKS (3), COMMIT_MS (10000), WORKERS ("connectd jvm"),
+# MODE=upsert: the topic holds N updates of KEYS keys (record i is key i mod KEYS at version i, Kafka key = id) and
+# both sinks run with iceberg.tables.upsert-mode-enabled and default-id-columns=id; time runs until the connector's
+# consumer group has committed all N records and DuckDB sees KEYS rows, each at its final version. The Apache Iceberg
+# sink has no upsert mode (1.10.1, and none up to 1.12.0 on Maven Central): the JVM side ignores those keys and
+# appends all N records, so its line is its append cost on the same records.
+#
+# Environment: MODE (append), KEYS (100000), N (1000000), SIZE (406), PARTITIONS (6), TASKS (3), COMMIT_MS (10000), WORKERS ("connectd jvm"),
 # CATALOG (sqlite: a SQLite JDBC catalog file per worker; postgres: a PostgreSQL server from Debian's package,
 # scripts/iceberg-postgres.sh, one database per worker: the JVM sink's commits fail with SQLITE_BUSY on SQLite),
 # SINK_EXTRA (extra connector config as ,"key":"value" pairs, both workers), JVM_HEAP (-Xms256m -Xmx2g), CONNECTD_BIN
-# (a prebuilt connectd binary to measure instead of building this tree), RUN_TIMEOUT (900 s per worker), KEEP=1 (keep
+# (a prebuilt connectd binary to measure instead of building this tree), WORKER_PROPS (extra worker property lines, e.g.
+# connectd.debug.pprof.enable=true; PROFILE=SECONDS then saves a CPU profile of connectd's first SECONDS after the POST
+# as connectd.cpu.pprof in the kept directory), RUN_TIMEOUT (900 s per worker), KEEP=1 (keep
 # the logs and tables).
 # The JVM side needs the JVM Connect jars in ~/.cache/connectd/connect-jvm-*/libs (scripts/bench-startup.sh
 # caches them) and copies the Apache Iceberg sink 1.10.1 with its dependencies (bench-iceberg-jvm/pom.xml) from
@@ -23,6 +31,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${KAFKA_BOOTSTRAP:?run through scripts/with-kafka.sh}"
 N="${N:-1000000}"; SIZE="${SIZE:-406}"; PARTITIONS="${PARTITIONS:-6}"; TASKS="${TASKS:-3}"; COMMIT_MS="${COMMIT_MS:-10000}"
+MODE="${MODE:-append}"; KEYS="${KEYS:-100000}"
 WORKERS="${WORKERS:-connectd jvm}"; CATALOG="${CATALOG:-sqlite}"; RUN_TIMEOUT="${RUN_TIMEOUT:-900}"; SINK_EXTRA="${SINK_EXTRA:-}"; JVM_HEAP="${JVM_HEAP:--Xms256m -Xmx2g}"
 here="$(pwd)/scripts/bench-iceberg-jvm"
 tmp="$(mktemp -d)"; mkdir -p "$tmp/plugins"
@@ -34,7 +43,25 @@ fi
 mkdir -p "$tmp/bin"
 if [[ -n "${CONNECTD_BIN:-}" ]]; then cp "$CONNECTD_BIN" "$tmp/bin/connectd"; else go build -o "$tmp/bin/connectd" ./cmd/connectd; fi
 topic="bench-iceberg-$RANDOM$RANDOM"
-go run ./internal/benchtools/produce -bootstrap "$KAFKA_BOOTSTRAP" -topic "$topic" -n "$N" -size "$SIZE" -partitions "$PARTITIONS" -json
+go build -o "$tmp/bin/groupoffsets" ./internal/benchtools/groupoffsets
+keys_flag=""; upsert=""
+if [[ "$MODE" == upsert ]]; then
+  keys_flag="-keys $KEYS"
+  upsert=',"iceberg.tables.upsert-mode-enabled":"true","iceberg.tables.default-id-columns":"id"'
+fi
+# shellcheck disable=SC2086
+go run ./internal/benchtools/produce -bootstrap "$KAFKA_BOOTSTRAP" -topic "$topic" -n "$N" -size "$SIZE" -partitions "$PARTITIONS" -json $keys_flag
+duck() { "$(bash scripts/iceberg-reader-setup.sh)" testdata/iceberg/reader/duckdb_read.py "$1" --query "$2" | python3 -c 'import json,sys; print(json.load(sys.stdin)["rows"][0][0])'; }
+# done: whether the table holds all N records (append) or every key at its final version (upsert)
+done_yet() { # name dir
+  if [[ "$MODE" != upsert ]]; then
+    [[ $(stats "$2" "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["records"])') -ge $N ]]
+    return
+  fi
+  [[ $("$tmp/bin/groupoffsets" -bootstrap "$KAFKA_BOOTSTRAP" -group "connect-bench-$1" -topic "$topic") -ge $N ]] || return 1
+  local m; m="$(metadata "$2" "$1")"; [[ -n "$m" ]] || return 1
+  [[ $(duck "$m" "SELECT count(*) FROM t WHERE version >= $((N - KEYS))") -ge $KEYS ]]
+}
 
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 cpu_ticks() { # utime+stime of a process and its children (threads included)
@@ -113,6 +140,7 @@ value.converter.schemas.enable=false
 offset.storage.file.filename=$tmp/$name.offsets
 offset.flush.interval.ms=10000
 plugin.path=$tmp/plugins
+${WORKER_PROPS:-}
 PROPS
   "$@" "$tmp/$name.properties" > "$tmp/$name.log" 2>&1 &
   local pid=$!
@@ -126,28 +154,32 @@ PROPS
     \"iceberg.catalog\":\"iceberg\",\"iceberg.catalog.catalog-impl\":\"org.apache.iceberg.jdbc.JdbcCatalog\",
     \"iceberg.catalog.uri\":\"$uri\",\"iceberg.catalog.jdbc.schema-version\":\"V1\",
     \"iceberg.catalog.warehouse\":\"file://$dir/warehouse\",
-    \"iceberg.control.topic\":\"$control\",\"iceberg.control.commit.interval-ms\":\"$COMMIT_MS\"$SINK_EXTRA$extra}}" > /dev/null
-  local rec=0 deadline=$((SECONDS + RUN_TIMEOUT))
-  until [[ $rec -ge $N ]]; do
+    \"iceberg.control.topic\":\"$control\",\"iceberg.control.commit.interval-ms\":\"$COMMIT_MS\"$upsert$SINK_EXTRA$extra}}" > /dev/null
+  if [[ -n "${PROFILE:-}" && "$name" == connectd ]]; then
+    curl -fs -o "$tmp/connectd.cpu.pprof" "http://127.0.0.1:$p/debug/pprof/profile?seconds=$PROFILE" &
+  fi
+  local deadline=$((SECONDS + RUN_TIMEOUT))
+  until done_yet "$name" "$dir"; do
     sleep 1
     kill -0 $pid || { tail -30 "$tmp/$name.log"; exit 1; }
-    if [[ $SECONDS -gt $deadline ]]; then echo "$name: $rec of $N records after ${RUN_TIMEOUT}s; log tail:" >&2; tail -40 "$tmp/$name.log" >&2; exit 1; fi
-    rec=$(stats "$dir" "$name" | python3 -c 'import json,sys; print(json.load(sys.stdin)["records"])')
+    if [[ $SECONDS -gt $deadline ]]; then echo "$name: not done after ${RUN_TIMEOUT}s ($(stats "$dir" "$name")); log tail:" >&2; tail -40 "$tmp/$name.log" >&2; exit 1; fi
   done
   local t1; t1=$(date +%s%N); local c1; c1=$(cpu_ticks $pid); local hwm; hwm=$(hwm_kib $pid)
   kill $pid; wait $pid 2>/dev/null || true
   local st; st=$(stats "$dir" "$name")
-  local rows; rows=$("$(bash scripts/iceberg-reader-setup.sh)" testdata/iceberg/reader/duckdb_read.py "$(metadata "$dir" "$name")" --query 'SELECT count(*) FROM t' | python3 -c 'import json,sys; print(json.load(sys.stdin)["rows"][0][0])')
+  local rows; rows=$(duck "$(metadata "$dir" "$name")" 'SELECT count(*) FROM t')
   local secs; secs=$(python3 -c "print(($t1-$t0)/1e9)")
   local cpu; cpu=$(python3 -c "print(($c1-$c0)/$hz)")
   CPU[$name]=$(python3 -c "print($cpu*1e6/$N)"); RSS[$name]=$((hwm / 1024))
   python3 -c "
 import json; st=json.loads('$st'); n=$N; s=$secs; c=$cpu
 print('%-22s %8.0f records/s  %6.2f CPU-s per million  peak RSS %5d MiB  snapshots %d  data files %d  DuckDB rows %s' % ('$name', n/s, c*1e6/n, $hwm//1024, st['snapshots'], st['data_files'], '$rows'))"
-  [[ "$rows" == "$N" ]] || { echo "$name: DuckDB sees $rows rows, want $N" >&2; exit 1; }
+  # the Apache sink (1.10.1, and up to 1.12.0 on Maven Central) has no upsert mode: it appends every record
+  local want=$N; [[ "$MODE" == upsert && "$name" == connectd ]] && want=$KEYS
+  [[ "$rows" == "$want" ]] || { echo "$name: DuckDB sees $rows rows, want $want" >&2; exit 1; }
 }
 
-echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, load $(cut -d' ' -f1-3 /proc/loadavg); N=$N JSON records of ~$SIZE B, $PARTITIONS partitions, tasks.max=$TASKS, commit interval ${COMMIT_MS} ms"
+echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, load $(cut -d' ' -f1-3 /proc/loadavg); $MODE, N=$N JSON records of ~$SIZE B$([[ "$MODE" == upsert ]] && echo " over $KEYS keys"), $PARTITIONS partitions, tasks.max=$TASKS, commit interval ${COMMIT_MS} ms"
 for w in $WORKERS; do
   case "$w" in
     connectd) run connectd "$tmp/connectd" "$tmp/bin/connectd" standalone ;;

@@ -3,13 +3,15 @@
 //	go run ./internal/benchtools/produce -bootstrap 127.0.0.1:9092 -topic t -n 1000000 -size 100 -partitions 3
 //
 // With -json the values are flat schemaless JSON objects of about -size bytes (9 fields: id, name, email,
-// region, amount, qty, ts, version and a padding string note), one distinct id per record.
+// region, amount, qty, ts, version and a padding string note), one distinct id per record. With -keys K as well,
+// record i updates key i mod K (its Kafka key and id) at version i: the last K records hold every key's final state.
 package main
 
 import (
 	"flag"
 	"fmt"
 	"log"
+	"strconv"
 	"time"
 
 	"github.com/IBM/sarama"
@@ -24,6 +26,7 @@ func main() {
 	size := flag.Int("size", 100, "value bytes")
 	partitions := flag.Int("partitions", 3, "partitions when creating the topic")
 	asJSON := flag.Bool("json", false, "flat JSON objects instead of fixed bytes")
+	keys := flag.Int("keys", 0, "with -json: record i is key i mod keys at version i (0: a distinct id per record)")
 	flag.Parse()
 
 	cfg, err := kafka.NewConfig(nil)
@@ -58,7 +61,11 @@ func main() {
 	}
 	for i := 0; i < *n; i++ {
 		var v []byte
-		if *asJSON {
+		var k sarama.Encoder
+		if *asJSON && *keys > 0 {
+			v = jsonUpdate(i, *keys, *size, pad)
+			k = sarama.StringEncoder(strconv.Itoa(i % *keys))
+		} else if *asJSON {
 			v = jsonRecord(i, *size, pad)
 		} else {
 			v = []byte(fmt.Sprintf("%012d", i))
@@ -66,7 +73,7 @@ func main() {
 				v = append(v, pad[:*size-len(v)]...)
 			}
 		}
-		p.Input() <- &sarama.ProducerMessage{Topic: *topic, Value: sarama.ByteEncoder(v)}
+		p.Input() <- &sarama.ProducerMessage{Topic: *topic, Key: k, Value: sarama.ByteEncoder(v)}
 	}
 	if err := p.Close(); err != nil {
 		log.Fatal(err)
@@ -77,10 +84,15 @@ func main() {
 var regions = []string{"eu-west", "us-east", "ap-south"}
 
 // jsonRecord is one flat JSON object of about size bytes (the note field pads it).
-func jsonRecord(i, size int, pad []byte) []byte {
+func jsonRecord(i, size int, pad []byte) []byte { return jsonObject(i, i, i%5, size, pad) }
+
+// jsonUpdate is record i of a stream of updates of keys keys.
+func jsonUpdate(i, keys, size int, pad []byte) []byte { return jsonObject(i, i%keys, i, size, pad) }
+
+func jsonObject(i, id, version, size int, pad []byte) []byte {
 	ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Second).Format(time.RFC3339)
 	v := fmt.Appendf(nil, `{"id":%d,"name":"customer-%07d","email":"customer-%07d@example.com","region":"%s","amount":%d.%02d,"qty":%d,"ts":"%s","version":%d,"note":"`,
-		i, i%1000000, i%1000000, regions[i%len(regions)], i%100000, i%100, i%17, ts, i%5)
+		id, i%1000000, i%1000000, regions[i%len(regions)], i%100000, i%100, i%17, ts, version)
 	if n := size - len(v) - 2; n > 0 {
 		v = append(v, pad[:min(n, len(pad))]...)
 	}
