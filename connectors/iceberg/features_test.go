@@ -217,6 +217,35 @@ func TestRoutingAndAutoCreate(t *testing.T) {
 	})
 }
 
+// TestEvolutionWritesNarrowerValues: with schema evolution on, a schemaless record whose number is
+// integral where the table's column is a double is written into it (as the JVM sink converts values
+// to the column's type), for append and upsert tables alike: no DLQ report, no failed round.
+func TestEvolutionWritesNarrowerValues(t *testing.T) {
+	for _, mode := range []map[string]string{
+		{},
+		{KeyDefaultIDColumns: "id", KeyUpsertModeEnabled: "true"},
+	} {
+		conf := map[string]string{KeyTables: "shop.prices", KeyEvolveSchemaEnabled: "true"}
+		for k, v := range mode {
+			conf[k] = v
+		}
+		props, _ := sinkProps(t, conf)
+		dctx := &dlqCtx{fakeCtx: fakeCtx{props: props}}
+		task := &Task{}
+		task.Initialize(dctx)
+		require.NoError(t, task.Start(props))
+		ctx := context.Background()
+		require.NoError(t, task.Put(ctx, []*connect.SinkRecord{jsonRecord("prices", 0, map[string]any{"id": "a", "amount": 1.5})}))
+		require.True(t, task.coord.CommitNow(ctx), task.coord.stats().LastError)
+		require.NoError(t, task.Put(ctx, []*connect.SinkRecord{jsonRecord("prices", 1, map[string]any{"id": "b", "amount": int64(2)})}))
+		require.True(t, task.coord.CommitNow(ctx), task.coord.stats().LastError)
+		require.NoError(t, task.Stop())
+		require.Empty(t, dctx.reported, "mode %v", mode)
+		_, meta := loadTable(t, props, "shop.prices")
+		require.Equal(t, []string{"a|1.5", "b|2.0"}, duckRows(t, meta, "SELECT id, amount FROM t ORDER BY id"), "mode %v", mode)
+	}
+}
+
 // TestSchemaEvolution: a new optional field and an int field widened to long mid-stream (plus
 // float->double, a required column becoming optional, and a new nested struct field) evolve
 // the table; earlier rows read the new columns as null.

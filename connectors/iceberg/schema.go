@@ -82,6 +82,9 @@ func (w *Writer) schemaUpdate(st *ice.StructType) func(tx *table.Transaction) *t
 		if ids[name] {
 			fields[i].Required = true
 		}
+		if f, ok := tsc.FindFieldByName(name); ok && writesInto(fields[i].Type, f.Type) {
+			fields[i].Type = f.Type // e.g. an integral JSON number into a double column: no change
+		}
 		if f, ok := tsc.FindFieldByName(name); ok && f.Required && !fields[i].Required && !ids[name] {
 			continue
 		} else if ok && !f.Required {
@@ -101,6 +104,21 @@ func (w *Writer) schemaUpdate(st *ice.StructType) func(tx *table.Transaction) *t
 		}
 		return u
 	}
+}
+
+// writesInto reports whether values of record type rec are written into a column of type col as
+// they are (the row conversion widens them), so that the column's type stays: a narrower integer
+// or float into a wider one, an integer into a floating-point column.
+func writesInto(rec, col ice.Type) bool {
+	switch rec {
+	case ice.PrimitiveTypes.Int32:
+		return col == ice.PrimitiveTypes.Int64 || col == ice.PrimitiveTypes.Float64
+	case ice.PrimitiveTypes.Int64:
+		return col == ice.PrimitiveTypes.Float64
+	case ice.PrimitiveTypes.Float32:
+		return col == ice.PrimitiveTypes.Float64
+	}
+	return false
 }
 
 // needsEvolution reports whether rows of record schema st need a schema change of the table.
