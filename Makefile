@@ -55,6 +55,7 @@ FUZZ_TARGETS := \
 	./converters/avro:FuzzAvroSchemaToConnect \
 	./converters/avro:FuzzAvroSchemaWithReferences \
 	./connectors/iceberg:FuzzJSONValueRow \
+	./connectors/iceberg:FuzzJSONKeyShape \
 	./connectors/clickhouse:FuzzSourcePositions \
 	./internal/configprovider:FuzzTransform
 fuzz:

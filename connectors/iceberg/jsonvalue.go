@@ -27,33 +27,25 @@ const (
 	kindBool
 )
 
-// jsonShape is a record shape (the inferred struct type of a schemaless value) that its table covers,
-// compiled against one segment schema: for each member name, the column it fills (-1: none, ignored
-// as the map's extra keys are) and its kind. A JSON object whose non-null members are exactly these
-// names with these kinds converts to a map of that shape, and the row segment.add builds from that map
-// is the row appendJSON builds from the bytes.
-type jsonShape struct {
-	st       *ice.StructType
-	schemaID int
-	names    map[string]int // member name → index in cols
-	cols     []int          // per member: segment column, or -1
-	kinds    []jsonKind
-	// scratch for one record, per segment column: the member that fills it
-	at   []int
+// memberScan checks a JSON object against a record shape (the inferred struct type of a schemaless
+// value): its non-null members are exactly these names with these kinds. It notes where each member's
+// value starts.
+type memberScan struct {
+	names map[string]int // member name → index
+	kinds []jsonKind
+	// scratch for one record, per member
+	pos  []int // where its value starts (-1: null)
 	seen []bool
 }
 
-// compileShape builds the jsonShape of st for segment s, or nil when a member's type, or its column's,
-// is one the bytes are not appended from (nested values, timestamps, narrower numbers, ...).
-func compileShape(st *ice.StructType, s *segment) *jsonShape {
-	col := map[string]int{}
-	for i, f := range s.fields {
-		col[f.Name] = i
-	}
-	js := &jsonShape{st: st, schemaID: s.schemaID, names: map[string]int{}, at: make([]int, len(s.fields)), seen: make([]bool, len(st.FieldList))}
+// newMemberScan compiles st's members, or nil when one is of a type the bytes are not read from
+// (nested values, timestamps, narrower numbers, ...) or is named op (the record could be a Debezium
+// envelope, debeziumEnvelope: that is cdcRecord's to say).
+func newMemberScan(st *ice.StructType) *memberScan {
+	ms := &memberScan{names: map[string]int{}, pos: make([]int, len(st.FieldList)), seen: make([]bool, len(st.FieldList))}
 	for _, f := range st.FieldList {
 		if f.Name == "op" {
-			return nil // the record could be a Debezium envelope (debeziumEnvelope): that is cdcRecord's to say
+			return nil
 		}
 		var k jsonKind
 		switch f.Type {
@@ -68,15 +60,90 @@ func compileShape(st *ice.StructType, s *segment) *jsonShape {
 		default:
 			return nil
 		}
+		ms.names[f.Name] = len(ms.kinds)
+		ms.kinds = append(ms.kinds, k)
+	}
+	return ms
+}
+
+// scan reports whether the (valid) JSON object b is of the shape, noting each member's value start.
+func (ms *memberScan) scan(b []byte) bool {
+	for i := range ms.pos {
+		ms.pos[i] = -1
+	}
+	clear(ms.seen)
+	n := 0
+	i := jsonWS(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return false
+	}
+	i = jsonWS(b, i+1)
+	for i < len(b) && b[i] != '}' {
+		ke, plain := jsonStringEnd(b, i)
+		if !plain {
+			return false
+		}
+		m, ok := ms.names[string(b[i+1:ke-1])]
+		i = jsonWS(b, ke)
+		i = jsonWS(b, i+1) // ':'
+		vk, ve := jsonMember(b, i)
+		switch {
+		case ve < 0:
+			return false
+		case ok && ms.seen[m]:
+			return false // a repeated name: the map keeps the last, let the converter say which
+		case vk == kindAbsent: // null: not part of the shape
+			if ok {
+				ms.seen[m] = true
+			}
+		case !ok || vk != ms.kinds[m]:
+			return false
+		default:
+			ms.seen[m] = true
+			n++
+			ms.pos[m] = i
+		}
+		i = jsonWS(b, ve)
+		if i < len(b) && b[i] == ',' {
+			i = jsonWS(b, i+1)
+		}
+	}
+	return n == len(ms.kinds)
+}
+
+// jsonShape is a record shape that its table covers, compiled against one segment schema: for each
+// member, the column it fills (-1: none, ignored as the map's extra keys are). A JSON object of the
+// shape converts to a map of that shape, and the row segment.add builds from that map is the row
+// appendJSON builds from the bytes.
+type jsonShape struct {
+	*memberScan
+	st       *ice.StructType
+	schemaID int
+	cols     []int // per member: segment column, or -1
+	at       []int // scratch for one record, per segment column: where the value filling it starts
+}
+
+// compileShape builds the jsonShape of st for segment s, or nil when a member's type, or its column's,
+// is one the bytes are not appended from.
+func compileShape(st *ice.StructType, s *segment) *jsonShape {
+	ms := newMemberScan(st)
+	if ms == nil {
+		return nil
+	}
+	col := map[string]int{}
+	for i, f := range s.fields {
+		col[f.Name] = i
+	}
+	js := &jsonShape{memberScan: ms, st: st, schemaID: s.schemaID, cols: make([]int, len(ms.kinds)), at: make([]int, len(s.fields))}
+	for _, f := range st.FieldList {
+		m := ms.names[f.Name]
 		c, ok := col[f.Name]
 		if !ok {
 			c = -1
-		} else if !appendsFrom(s.cols[c], k) {
+		} else if !appendsFrom(s.cols[c], ms.kinds[m]) {
 			return nil
 		}
-		js.names[f.Name] = len(js.cols)
-		js.cols = append(js.cols, c)
-		js.kinds = append(js.kinds, k)
+		js.cols[m] = c
 	}
 	return js
 }
@@ -143,51 +210,16 @@ func (t *Task) noteShape(a *appendTable, tp TP, st *ice.StructType) {
 // appendJSON appends the (valid) JSON object b as one row when it is of the shape, else appends
 // nothing and reports false.
 func (js *jsonShape) appendJSON(s *segment, b []byte, offset int64) (bool, error) {
-	for i := range js.at {
-		js.at[i] = -1
-	}
-	clear(js.seen)
-	n := 0
-	// first pass: check the shape and note where each column's value starts
-	i := jsonWS(b, 0)
-	if i >= len(b) || b[i] != '{' {
+	if !js.scan(b) {
 		return false, nil
 	}
-	i = jsonWS(b, i+1)
-	for i < len(b) && b[i] != '}' {
-		ke, plain := jsonStringEnd(b, i)
-		if !plain {
-			return false, nil
-		}
-		m, ok := js.names[string(b[i+1:ke-1])]
-		i = jsonWS(b, ke)
-		i = jsonWS(b, i+1) // ':'
-		vk, ve := jsonMember(b, i)
-		switch {
-		case ve < 0:
-			return false, nil
-		case ok && js.seen[m]:
-			return false, nil // a repeated name: the map keeps the last, let the converter say which
-		case vk == kindAbsent: // null: not part of the shape
-			if ok {
-				js.seen[m] = true
-			}
-		case !ok || vk != js.kinds[m]:
-			return false, nil
-		default:
-			js.seen[m] = true
-			n++
-			if c := js.cols[m]; c >= 0 {
-				js.at[c] = i
-			}
-		}
-		i = jsonWS(b, ve)
-		if i < len(b) && b[i] == ',' {
-			i = jsonWS(b, i+1)
-		}
+	for c := range js.at {
+		js.at[c] = -1
 	}
-	if n != len(js.kinds) {
-		return false, nil
+	for m, c := range js.cols {
+		if c >= 0 {
+			js.at[c] = js.pos[m]
+		}
 	}
 	// second pass: append, every value already known to fit
 	for c, p := range js.at {

@@ -35,9 +35,11 @@ type keyIndex struct {
 	last map[string]keySlot
 }
 
-// keySlot is where a key's last buffered record is, and the kind of every version buffered for it.
+// keySlot is where a key's last buffered record is, its version, and the kind of every version
+// buffered for the key.
 type keySlot struct {
 	at   int
+	ver  any
 	kind versionKind
 }
 
@@ -105,32 +107,39 @@ func (x *keyIndex) add(buf []Rec, rec Rec) (out []Rec, grew bool) {
 	if rec.Seg != nil || rec.Row == nil {
 		return append(buf, rec), true
 	}
-	k := keyOf(rec.Row, x.opts.IDColumns)
-	var kind versionKind
+	var ver any
 	if vc := x.opts.versionColumn(); vc != "" {
-		kind = x.kindOf(rec.Row[vc])
+		ver = rec.Row[vc]
+	}
+	return x.addKeyed(buf, rec, keyOf(rec.Row, x.opts.IDColumns), ver)
+}
+
+// addKeyed is add for a record whose key and version are known (its Row may not be built yet).
+func (x *keyIndex) addKeyed(buf []Rec, rec Rec, k string, ver any) (out []Rec, grew bool) {
+	var kind versionKind
+	if x.opts.versionColumn() != "" {
+		kind = x.kindOf(ver)
 	}
 	slot, ok := x.last[k]
 	if ok {
 		kind = kind.join(slot.kind)
-		if slot.at < len(buf) && kind != mixedVersion && x.supersedes(rec, buf[slot.at]) {
+		if slot.at < len(buf) && kind != mixedVersion && x.supersedes(rec, ver, buf[slot.at], slot.ver) {
 			buf[slot.at] = rec
-			x.last[k] = keySlot{slot.at, kind}
+			x.last[k] = keySlot{slot.at, ver, kind}
 			return buf, false
 		}
 	}
-	x.last[k] = keySlot{len(buf), kind}
+	x.last[k] = keySlot{len(buf), ver, kind}
 	return append(buf, rec), true
 }
 
-func (x *keyIndex) supersedes(r, p Rec) bool {
+// supersedes reports whether r (version rv) may take the place of p (version pv).
+func (x *keyIndex) supersedes(r Rec, rv any, p Rec, pv any) bool {
 	if p.Seg != nil || r.TP != p.TP || r.Schema != p.Schema || (r.Op == OpDelete) != (p.Op == OpDelete) {
 		return false
 	}
-	vc := x.opts.versionColumn()
-	var rv, pv any
-	if vc != "" {
-		rv, pv = r.Row[vc], p.Row[vc]
+	if x.opts.versionColumn() == "" {
+		rv, pv = nil, nil
 	}
 	if (r.Op == OpDelete && rv == nil) || (p.Op == OpDelete && pv == nil) {
 		return false // a tombstone

@@ -13,6 +13,8 @@ import (
 	ice "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/connectd/connectd/connect"
 )
 
 // Op is the change kind of one record in delta (upsert) mode.
@@ -44,6 +46,9 @@ type Rec struct {
 	// Seg, when set, stands for the spooled append rows of TP from Offset on (spool.go): Row and
 	// Schema are unset, the rows have the table's schema.
 	Seg *segment
+	// JSON, when set, is the value of a buffered upsert whose Row is not built yet (jsonkeyed.go):
+	// the task converts it when a round takes the buffer.
+	JSON *connect.JSONValue
 }
 
 // recRows counts the rows recs stand for.

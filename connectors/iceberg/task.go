@@ -30,6 +30,7 @@ type Task struct {
 	buf       map[string][]Rec
 	nbuf      int
 	keys      map[string]*keyIndex // per keyed delta table: supersede.go
+	keyShapes map[string]*keyShape // per keyed table, the JSON shape last buffered converted: jsonkeyed.go
 	inflight  int                  // rows drained into rounds not yet resolved
 	pos       map[TP]int64         // next offset per partition, through what Put has seen
 	committed map[TP]int64         // next offset per partition that every table holds
@@ -56,6 +57,7 @@ func (t *Task) Start(props map[string]string) error {
 	t.opts = map[string]TableOptions{}
 	t.buf = map[string][]Rec{}
 	t.keys = map[string]*keyIndex{}
+	t.keyShapes = map[string]*keyShape{}
 	t.pos = map[TP]int64{}
 	t.committed = map[TP]int64{}
 	t.assigned = map[TP]bool{}
@@ -153,6 +155,9 @@ func (t *Task) route(ctx context.Context, r *connect.SinkRecord, now time.Time) 
 		if done, err := t.routeJSON(r, jv); done || err != nil {
 			return err
 		}
+		if t.bufferJSON(r, jv) {
+			return nil
+		}
 		v, err := jv.Value()
 		if err != nil {
 			return err
@@ -223,6 +228,9 @@ func (t *Task) route(ctx context.Context, r *connect.SinkRecord, now time.Time) 
 			var grew bool
 			if t.buf[name], grew = x.add(t.buf[name], rec); grew {
 				t.nbuf++
+			}
+			if fromJSON {
+				t.noteKeyShape(name, o, rec, vst)
 			}
 			continue
 		}
@@ -439,6 +447,7 @@ func (t *Task) drain() drained {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.sealAll()
+	t.decodeAll()
 	d := drained{t: t, bufs: t.buf, n: t.nbuf, pos: make(map[TP]int64, len(t.pos)), gen: make(map[TP]int, len(t.pos))}
 	t.buf = map[string][]Rec{}
 	t.resetKeys()
@@ -449,6 +458,41 @@ func (t *Task) drain() drained {
 		d.gen[tp] = t.gen[tp]
 	}
 	return d
+}
+
+// decodeAll converts the records buffered as bytes before a round takes them. A value that does
+// not convert (its bytes were checked when the worker handed them over) fails the connector's
+// tasks; the records of its partition from it on are dropped from the round and the partition's
+// position set back to it, so that the restarted task reads them again. Caller holds mu.
+func (t *Task) decodeAll() {
+	for name, recs := range t.buf {
+		if err := t.decodeBuffered(recs); err != nil {
+			t.coord.fail(fmt.Errorf("iceberg table %s: %w", name, err))
+			var bad []Rec
+			for _, r := range recs {
+				if r.JSON != nil {
+					bad = append(bad, r)
+				}
+			}
+			for _, b := range bad {
+				if p, ok := t.pos[b.TP]; !ok || b.Offset < p {
+					t.pos[b.TP] = b.Offset
+				}
+			}
+			for n, rs := range t.buf {
+				kept := rs[:0]
+				for _, r := range rs {
+					if p, ok := t.pos[r.TP]; !ok || r.Offset < p {
+						kept = append(kept, r)
+					}
+				}
+				t.nbuf -= len(rs) - len(kept)
+				t.buf[n] = kept
+			}
+			t.resetKeys()
+			return
+		}
+	}
 }
 
 // drainAssigned is drain plus the partitions the task holds.

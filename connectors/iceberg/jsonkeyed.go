@@ -1,0 +1,163 @@
+package iceberg
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+
+	ice "github.com/apache/iceberg-go"
+
+	"github.com/connectd/connectd/connect"
+)
+
+// keyShape reads, from the bytes of a schemaless JSON object of a record shape, what a keyed table's
+// key index needs: the key (as keyOf makes it of the converted map) and the version. The record is
+// then buffered as its bytes (Rec.JSON) and converted only if it is still its key's record when the
+// round takes the buffer (decodeBuffered): most records of a busy key are superseded before that.
+type keyShape struct {
+	*memberScan
+	st  *ice.StructType
+	ids []int // member of each id column
+	ver int   // member of the version column (-1: none, or not in the shape: null)
+}
+
+// compileKeyShape builds the keyShape of st for a table of options o, or nil when an id column is
+// not a long or string member of the shape (keyOf of other values is not read from bytes).
+func compileKeyShape(st *ice.StructType, o TableOptions) *keyShape {
+	ms := newMemberScan(st)
+	if ms == nil || len(o.IDColumns) == 0 {
+		return nil
+	}
+	ks := &keyShape{memberScan: ms, st: st, ver: -1}
+	for _, c := range o.IDColumns {
+		m, ok := ms.names[c]
+		if !ok || (ms.kinds[m] != kindLong && ms.kinds[m] != kindString) {
+			return nil
+		}
+		ks.ids = append(ks.ids, m)
+	}
+	if vc := o.versionColumn(); vc != "" {
+		if m, ok := ms.names[vc]; ok {
+			ks.ver = m
+		}
+	}
+	return ks
+}
+
+// read returns the key and version of the (valid) JSON object b when it is of the shape with
+// non-null ids.
+func (ks *keyShape) read(b []byte) (key string, ver any, ok bool) {
+	if !ks.scan(b) {
+		return "", nil, false
+	}
+	var sb strings.Builder
+	for i, m := range ks.ids {
+		p := ks.pos[m]
+		if p < 0 {
+			return "", nil, false // keyOf of a null id
+		}
+		if i > 0 {
+			sb.WriteByte(0)
+		}
+		if ks.kinds[m] == kindString {
+			e, _ := jsonStringEnd(b, p)
+			sb.Write(b[p+1 : e-1])
+		} else {
+			sb.WriteString(strconv.FormatInt(jsonInt(b, p), 10))
+		}
+	}
+	if ks.ver >= 0 {
+		if p := ks.pos[ks.ver]; p >= 0 {
+			switch ks.kinds[ks.ver] {
+			case kindLong:
+				ver = jsonInt(b, p)
+			case kindString:
+				e, _ := jsonStringEnd(b, p)
+				ver = string(b[p+1 : e-1])
+			case kindDouble:
+				ver = jsonFloat(b, p)
+			case kindBool:
+				ver = b[p] == 't'
+			}
+		}
+	}
+	return sb.String(), ver, true
+}
+
+// plainUpsertJSON reports whether a keyed table's records of one static table take their row as the
+// converted JSON object itself: upsert mode, no CDC field or envelope version, no routing. Those
+// of a known shape can be buffered as bytes (bufferJSON).
+func (t *Task) plainUpsertJSON(name string, o TableOptions) bool {
+	c := t.cfg
+	if c.DynamicEnabled || c.RouteField != "" || c.CDCField != "" || len(c.Tables) != 1 || c.Tables[0] != name {
+		return false
+	}
+	if pt := c.PerTable[name]; pt != nil && pt.RawCDC {
+		return false
+	}
+	return o.UpsertMode && o.DeltaMode && len(o.IDColumns) > 0 && o.CDCVersionColumn == ""
+}
+
+// bufferJSON buffers a JSON object value of a keyed table as its bytes when it is of the shape last
+// buffered there converted (noteKeyShape). It reports whether it did. Caller holds t.mu.
+func (t *Task) bufferJSON(r *connect.SinkRecord, jv *connect.JSONValue) bool {
+	if len(t.cfg.Tables) != 1 {
+		return false
+	}
+	name := t.cfg.Tables[0]
+	ks := t.keyShapes[name]
+	if ks == nil {
+		return false
+	}
+	o := t.tableOpts(name)
+	x := t.keyIndex(name, o)
+	if x == nil || !t.plainUpsertJSON(name, o) {
+		return false
+	}
+	k, ver, ok := ks.read(jv.Bytes)
+	if !ok {
+		return false
+	}
+	tp, off := origin(r)
+	own := &connect.JSONValue{Bytes: bytes.Clone(jv.Bytes), Topic: jv.Topic, Headers: jv.Headers, Conv: jv.Conv}
+	var grew bool
+	t.buf[name], grew = x.addKeyed(t.buf[name], Rec{Op: OpUpdate, Schema: ks.st, TP: tp, Offset: off, JSON: own}, k, ver)
+	if grew {
+		t.nbuf++
+	}
+	return true
+}
+
+// noteKeyShape remembers the shape of a record of table name just buffered converted (rec, made from
+// a JSON object of struct type st), for the records after it. Caller holds t.mu.
+func (t *Task) noteKeyShape(name string, o TableOptions, rec Rec, st *ice.StructType) {
+	if rec.Op != OpUpdate || rec.Schema != st || st == nil || !t.plainUpsertJSON(name, o) {
+		return
+	}
+	if ks := t.keyShapes[name]; ks != nil && ks.st == st {
+		return
+	}
+	t.keyShapes[name] = compileKeyShape(st, o)
+}
+
+// decodeBuffered converts the records buffered as bytes, in place, as route would have: the
+// converter's map is the row. The bytes were checked to convert when the worker handed them over.
+func (t *Task) decodeBuffered(recs []Rec) error {
+	for i := range recs {
+		jv := recs[i].JSON
+		if jv == nil {
+			continue
+		}
+		v, err := jv.Value()
+		if err != nil {
+			return fmt.Errorf("converting the value of %s at offset %d: %w", recs[i].TP, recs[i].Offset, err)
+		}
+		row, _, err := t.cache.recordValue(nil, v)
+		if err != nil {
+			return fmt.Errorf("converting the value of %s at offset %d: %w", recs[i].TP, recs[i].Offset, err)
+		}
+		recs[i].Row, recs[i].JSON = row, nil
+	}
+	return nil
+}
