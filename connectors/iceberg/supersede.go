@@ -60,7 +60,7 @@ func newKeyIndex(o TableOptions) *keyIndex {
 }
 
 func (x *keyIndex) kindOf(v any) versionKind {
-	switch v.(type) {
+	switch v := v.(type) {
 	case nil:
 		return noVersion
 	case int64, int32, int16, int8, int, uint32, uint16, uint8:
@@ -71,7 +71,7 @@ func (x *keyIndex) kindOf(v any) versionKind {
 		if x.opts.CDCVersionColumn != "" {
 			return stringVersion
 		}
-		return textKind(v.(string))
+		return textKind(v)
 	}
 	return mixedVersion
 }
