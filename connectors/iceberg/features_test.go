@@ -230,10 +230,7 @@ func TestEvolutionWritesNarrowerValues(t *testing.T) {
 			conf[k] = v
 		}
 		props, _ := sinkProps(t, conf)
-		dctx := &dlqCtx{fakeCtx: fakeCtx{props: props}}
-		task := &Task{}
-		task.Initialize(dctx)
-		require.NoError(t, task.Start(props))
+		task, dctx := startDLQTask(t, props)
 		ctx := context.Background()
 		require.NoError(t, task.Put(ctx, []*connect.SinkRecord{jsonRecord("prices", 0, map[string]any{"id": "a", "amount": 1.5})}))
 		require.True(t, task.coord.CommitNow(ctx), task.coord.stats().LastError)

@@ -71,10 +71,7 @@ func jsonValueModel(t *testing.T, seed int64, keys int, extra map[string]string,
 			conf[k] = v
 		}
 		props, _ := sinkProps(t, conf)
-		dctx := &dlqCtx{fakeCtx: fakeCtx{props: props}}
-		task := &Task{}
-		task.Initialize(dctx)
-		require.NoError(t, task.Start(props))
+		task, dctx := startDLQTask(t, props)
 		sides[i] = side{task, dctx, props}
 	}
 	t.Setenv("TMPDIR", t.TempDir())

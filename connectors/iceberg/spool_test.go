@@ -24,6 +24,16 @@ type dlqCtx struct {
 }
 
 func (d *dlqCtx) ErrantRecordReporter() connect.ErrantRecordReporter { return d }
+
+// startDLQTask starts a task whose errant records are reported to the returned context.
+func startDLQTask(t testing.TB, props map[string]string) (*Task, *dlqCtx) {
+	t.Helper()
+	dctx := &dlqCtx{fakeCtx: fakeCtx{props: props}}
+	task := &Task{}
+	task.Initialize(dctx)
+	require.NoError(t, task.Start(props))
+	return task, dctx
+}
 func (d *dlqCtx) Report(_ context.Context, r *connect.SinkRecord, _ error) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -50,10 +60,7 @@ func TestSpooledAppendModel(t *testing.T) {
 	spoolDir := t.TempDir()
 	t.Setenv("TMPDIR", spoolDir)
 	ctx := context.Background()
-	dctx := &dlqCtx{fakeCtx: fakeCtx{props: props}}
-	task := &Task{}
-	task.Initialize(dctx)
-	require.NoError(t, task.Start(props))
+	task, dctx := startDLQTask(t, props)
 
 	const parts, perPart = 3, 700
 	logs := make([][]*connect.SinkRecord, parts)
