@@ -104,8 +104,18 @@ func jsonValueModel(t *testing.T, seed int64, keys int, extra map[string]string,
 		pos[p] = end
 		if rng.Intn(8) == 0 {
 			asBytes += bufferedAsBytes(sides[0].task)
+			// now and then a round's answer is lost after its table committed: the round fails, its
+			// records go back into the buffers in front of what comes next, and the next round skips
+			// what the table holds
+			var hooks *roundHooks
+			if rng.Intn(3) == 0 {
+				hooks = &roundHooks{afterTableCommit: func(string) error { return fmt.Errorf("injected: answer lost") }}
+			}
 			for _, s := range sides {
-				require.True(t, s.task.coord.CommitNow(ctx), s.task.coord.stats().LastError)
+				s.task.coord.hooks.Store(hooks)
+				ok := s.task.coord.CommitNow(ctx)
+				s.task.coord.hooks.Store(nil)
+				require.Equal(t, hooks == nil, ok, s.task.coord.stats().LastError)
 			}
 		}
 	}
@@ -133,7 +143,7 @@ func jsonValueModel(t *testing.T, seed int64, keys int, extra map[string]string,
 	require.Equal(t, tables[1], tables[0])
 	require.Equal(t, reported[1], reported[0])
 	if keys == 0 {
-		require.Greater(t, len(tables[0]), perPart) // most records are rows
+		require.Equal(t, parts*perPart, len(tables[0])-1+len(reported[0]), "every record is a row or reported")
 	} else {
 		require.Equal(t, keys, len(tables[0])-1) // every key has a row
 	}
