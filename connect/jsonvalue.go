@@ -12,7 +12,8 @@ type JSONValue struct {
 	Conv    Converter
 }
 
-// Value converts the bytes as the converter would have.
+// Value converts the bytes as the converter would have. A sink may keep a copy of the bytes and call
+// Value after Put returned, from another goroutine: a JSONValueConverter's conversion must allow it.
 func (v *JSONValue) Value() (any, error) {
 	sv, err := v.Conv.ToConnectData(v.Topic, v.Headers, v.Bytes)
 	return sv.Value, err

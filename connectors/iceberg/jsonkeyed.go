@@ -16,10 +16,10 @@ import (
 // then buffered as its bytes (Rec.JSON) and converted only if it is still its key's record when the
 // round takes the buffer (decodeBuffered): most records of a busy key are superseded before that.
 type keyShape struct {
-	*memberScan
-	st  *ice.StructType
-	ids []int // member of each id column
-	ver int   // member of the version column (-1: none, or not in the shape: null)
+	*memberScan // nil: records of st are not read from bytes
+	st          *ice.StructType
+	ids         []int // member of each id column
+	ver         int   // member of the version column (-1: none, or not in the shape: null)
 }
 
 // compileKeyShape builds the keyShape of st for a table of options o, or nil when an id column is
@@ -107,7 +107,7 @@ func (t *Task) bufferJSON(r *connect.SinkRecord, jv *connect.JSONValue) bool {
 	}
 	name := t.cfg.Tables[0]
 	ks := t.keyShapes[name]
-	if ks == nil {
+	if ks == nil || ks.memberScan == nil {
 		return false
 	}
 	o := t.tableOpts(name)
@@ -138,7 +138,11 @@ func (t *Task) noteKeyShape(name string, o TableOptions, rec Rec, st *ice.Struct
 	if ks := t.keyShapes[name]; ks != nil && ks.st == st {
 		return
 	}
-	t.keyShapes[name] = compileKeyShape(st, o)
+	ks := compileKeyShape(st, o)
+	if ks == nil {
+		ks = &keyShape{st: st} // not read from bytes: remembered, so that it is not compiled per record
+	}
+	t.keyShapes[name] = ks
 }
 
 // decodeBuffered converts the records buffered as bytes, in place, as route would have: the
@@ -153,11 +157,13 @@ func (t *Task) decodeBuffered(recs []Rec) error {
 		if err != nil {
 			return fmt.Errorf("converting the value of %s at offset %d: %w", recs[i].TP, recs[i].Offset, err)
 		}
-		row, _, err := t.cache.recordValue(nil, v)
-		if err != nil {
-			return fmt.Errorf("converting the value of %s at offset %d: %w", recs[i].TP, recs[i].Offset, err)
+		// the row recordValue makes of it, without its shape: the record's is Rec.Schema, and the
+		// schema cache's last shape stays what the records put since made it
+		m, ok := v.(map[string]any)
+		if !ok {
+			return fmt.Errorf("converting the value of %s at offset %d: a %T, not a JSON object", recs[i].TP, recs[i].Offset, v)
 		}
-		recs[i].Row, recs[i].JSON = row, nil
+		recs[i].Row, recs[i].JSON = schemalessValue(m).(map[string]any), nil
 	}
 	return nil
 }

@@ -326,3 +326,42 @@ func FuzzJSONKeyShape(f *testing.F) {
 		}
 	})
 }
+
+// TestJSONKeyedBufferLikeConverted: a task given unconverted JSON upserts buffers as many records
+// per round as one given the converter's maps: converting the buffered bytes at the round leaves
+// the record shapes the records after it get (and so which of them supersede others) as they were.
+func TestJSONKeyedBufferLikeConverted(t *testing.T) {
+	rounds := [][]string{
+		{`{"id":"a","n":1}`, `{"id":"b","n":1}`, `{"id":"c","n":1,"note":"x"}`, `{"id":"d","n":1,"note":"x","z":null}`},
+		{`{"id":"k","n":2,"note":"x"}`, `{"id":"k","n":5,"note":"x\"y"}`}, // the escape takes the converted way
+	}
+	conv := &jsonconv.Converter{}
+	require.NoError(t, conv.Configure(map[string]string{"schemas.enable": "false"}, false))
+	ctx := context.Background()
+	var buffered [2][]int
+	for side := range 2 {
+		props, _ := sinkProps(t, map[string]string{KeyTables: "shop.k", KeyDefaultIDColumns: "id", KeyUpsertModeEnabled: "true"})
+		task, _ := startTask(t, props)
+		off := int64(0)
+		for _, round := range rounds {
+			var batch []*connect.SinkRecord
+			for _, v := range round {
+				r := &connect.SinkRecord{Topic: "k", Offset: off, OriginalTopic: "k", OriginalOffset: off}
+				off++
+				if side == 0 {
+					r.Value = &connect.JSONValue{Bytes: []byte(v), Topic: "k", Conv: conv}
+				} else {
+					sv, err := conv.ToConnectData("k", nil, []byte(v))
+					require.NoError(t, err)
+					r.Value = sv.Value
+				}
+				batch = append(batch, r)
+			}
+			require.NoError(t, task.Put(ctx, batch))
+			buffered[side] = append(buffered[side], task.nbuf)
+			require.True(t, task.coord.CommitNow(ctx), task.coord.stats().LastError)
+		}
+		require.NoError(t, task.Stop())
+	}
+	require.Equal(t, buffered[1], buffered[0], "records buffered per round: as bytes vs converted")
+}
