@@ -100,7 +100,8 @@ func (t *Task) plainUpsertJSON(name string, o TableOptions) bool {
 }
 
 // bufferJSON buffers a JSON object value of a keyed table as its bytes when it is of the shape last
-// buffered there converted (noteKeyShape). It reports whether it did. Caller holds t.mu.
+// buffered there converted. It reports whether it did. A shape is only noted for a plain upsert
+// table with a key index (noteKeyShape), so finding one says the table is such. Caller holds t.mu.
 func (t *Task) bufferJSON(r *connect.SinkRecord, jv *connect.JSONValue) bool {
 	if len(t.cfg.Tables) != 1 {
 		return false
@@ -110,11 +111,7 @@ func (t *Task) bufferJSON(r *connect.SinkRecord, jv *connect.JSONValue) bool {
 	if ks == nil || ks.memberScan == nil {
 		return false
 	}
-	o := t.tableOpts(name)
-	x := t.keyIndex(name, o)
-	if x == nil || !t.plainUpsertJSON(name, o) {
-		return false
-	}
+	x := t.keys[name]
 	k, ver, ok := ks.read(jv.Bytes)
 	if !ok {
 		return false

@@ -50,8 +50,7 @@ func TestJSONValueModel(t *testing.T) {
 
 func jsonValueModel(t *testing.T, seed int64, keys int, extra map[string]string, evolve string) {
 	rng := rand.New(rand.NewSource(seed))
-	conv := &jsonconv.Converter{}
-	require.NoError(t, conv.Configure(map[string]string{"schemas.enable": "false"}, false))
+	conv := schemalessConverter(t)
 	const parts, perPart = 2, 3000
 	var logs [parts][][]byte
 	for p := range parts {
@@ -150,6 +149,14 @@ func jsonValueModel(t *testing.T, seed int64, keys int, extra map[string]string,
 	t.Logf("%d rows, %d reported, %d records buffered, %d of them as bytes when a round took them", len(tables[0])-1, len(reported[0]), fast, asBytes)
 }
 
+// schemalessConverter is JsonConverter with schemas.enable=false, as the worker configures it.
+func schemalessConverter(t testing.TB) *jsonconv.Converter {
+	t.Helper()
+	conv := &jsonconv.Converter{}
+	require.NoError(t, conv.Configure(map[string]string{"schemas.enable": "false"}, false))
+	return conv
+}
+
 // bufferedAsBytes counts the records task holds as their JSON bytes (jsonkeyed.go).
 func bufferedAsBytes(task *Task) int {
 	task.mu.Lock()
@@ -233,8 +240,7 @@ func FuzzJSONValueRow(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	conv := &jsonconv.Converter{}
-	require.NoError(f, conv.Configure(map[string]string{"schemas.enable": "false"}, false))
+	conv := schemalessConverter(f)
 	sc := arrowSchemaOf(f, `{"id":1,"n":1,"amount":1.5,"s":"x","ok":true}`)
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -266,8 +272,7 @@ func FuzzJSONValueRow(f *testing.F) {
 
 // arrowSchemaOf is the table schema (with field ids) auto-created for a schemaless record.
 func arrowSchemaOf(t testing.TB, record string) *arrow.Schema {
-	conv := &jsonconv.Converter{}
-	require.NoError(t, conv.Configure(map[string]string{"schemas.enable": "false"}, false))
+	conv := schemalessConverter(t)
 	sv, err := conv.ToConnectData("t", nil, []byte(record))
 	require.NoError(t, err)
 	st := newSchemaCache().forSchemaless(sv.Value.(map[string]any))
@@ -297,8 +302,7 @@ func FuzzJSONKeyShape(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	conv := &jsonconv.Converter{}
-	require.NoError(f, conv.Configure(map[string]string{"schemas.enable": "false"}, false))
+	conv := schemalessConverter(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if !conv.SchemalessJSONObject(data) {
 			return
@@ -335,8 +339,7 @@ func TestJSONKeyedBufferLikeConverted(t *testing.T) {
 		{`{"id":"a","n":1}`, `{"id":"b","n":1}`, `{"id":"c","n":1,"note":"x"}`, `{"id":"d","n":1,"note":"x","z":null}`},
 		{`{"id":"k","n":2,"note":"x"}`, `{"id":"k","n":5,"note":"x\"y"}`}, // the escape takes the converted way
 	}
-	conv := &jsonconv.Converter{}
-	require.NoError(t, conv.Configure(map[string]string{"schemas.enable": "false"}, false))
+	conv := schemalessConverter(t)
 	ctx := context.Background()
 	var buffered [2][]int
 	for side := range 2 {
