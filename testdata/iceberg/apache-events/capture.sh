@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Regenerates start-commit.b64: a START_COMMIT control event of the Apache Iceberg sink for the consumer group
-# connect-cdc-golden, encoded by the sink's own classes (iceberg-kafka-connect-events 1.10.1 from Maven Central,
-# with the Iceberg and Avro jars the Java reader of the tests uses).
+# Regenerates the golden control events of the Apache Iceberg sink in this directory (Gen.java): NAME.b64 as
+# the sink's own classes encode them (iceberg-kafka-connect-events 1.10.1 from Maven Central, with the
+# Iceberg and Avro jars the Java reader of the tests uses) and NAME.txt as Dump.java prints them decoded.
+# start-commit.b64 is the START_COMMIT event of the group connect-cdc-golden.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 mvn -q dependency:get -Dartifact=org.apache.iceberg:iceberg-kafka-connect-events:1.10.1
@@ -9,5 +10,5 @@ lib="${HOME}/.cache/connectd/iceberg-java-reader/lib" # filled by the Java reade
 cp="${HOME}/.m2/repository/org/apache/iceberg/iceberg-kafka-connect-events/1.10.1/iceberg-kafka-connect-events-1.10.1.jar:$(ls "$lib"/*.jar | tr '\n' ':')"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
-javac -d "$out" -cp "$cp" Gen.java
-java -cp "$cp:$out" Gen connect-cdc-golden > start-commit.b64
+javac -d "$out" -cp "$cp" Gen.java Dump.java
+java -cp "$cp:$out" Gen .

@@ -1,0 +1,107 @@
+// Package apacheevents encodes and decodes the control-topic events of the Apache Iceberg Kafka Connect sink
+// (org.apache.iceberg.connect.events, iceberg-kafka-connect-events 1.10.1) byte-compatibly with its Java
+// classes, so that connectd workers and JVM workers running the Apache sink can share a control topic.
+//
+// The wire format is Iceberg's AvroEncoderUtil: the magic bytes C2 01, the writer's Avro schema as a Java
+// DataOutput.writeUTF string, then the Avro binary datum. Readers resolve fields by their "field-id"
+// property and ignore ids they do not know, and the Java reader instantiates records by their Avro full
+// names (the Java class names), so Encode writes exactly the schema Java's AvroSchemaUtil.convert writes and
+// Decode reads any writer schema by field id.
+package apacheevents
+
+import (
+	"bytes"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	"github.com/google/uuid"
+)
+
+// PayloadType is the Java PayloadType's id, the event's "type" field.
+type PayloadType int
+
+const (
+	StartCommit    PayloadType = 0
+	DataWritten    PayloadType = 1
+	DataComplete   PayloadType = 2
+	CommitToTable  PayloadType = 3
+	CommitComplete PayloadType = 4
+)
+
+func (t PayloadType) String() string {
+	switch t {
+	case StartCommit:
+		return "START_COMMIT"
+	case DataWritten:
+		return "DATA_WRITTEN"
+	case DataComplete:
+		return "DATA_COMPLETE"
+	case CommitToTable:
+		return "COMMIT_TO_TABLE"
+	case CommitComplete:
+		return "COMMIT_COMPLETE"
+	}
+	return "PayloadType(" + strconv.Itoa(int(t)) + ")"
+}
+
+// TableReference is the Java TableReference: the catalog name and the table identifier.
+type TableReference struct {
+	Catalog   string
+	Namespace []string
+	Name      string
+}
+
+// TopicPartitionOffset is one assignment of a DataComplete event: the next offset to consume and the
+// timestamp of the last record, both absent when the worker consumed nothing of the partition.
+type TopicPartitionOffset struct {
+	Topic     string
+	Partition int32
+	Offset    *int64
+	Timestamp *time.Time
+}
+
+// Event is one control event. Which fields are set depends on Type (see the field comments); the others are
+// ignored by Encode and left zero by Decode.
+type Event struct {
+	ID        uuid.UUID
+	Type      PayloadType
+	Timestamp time.Time // written in microseconds; Decode returns UTC
+	GroupID   string
+	CommitID  uuid.UUID // every payload type
+
+	Table TableReference // DataWritten, CommitToTable
+
+	// PartitionType is the partition type of the DataWritten files' spec (the empty struct when
+	// unpartitioned): Encode needs it for the schema; Decode fills it from the writer's schema, with the
+	// field names as Avro has them (Java sanitizes names that are not valid Avro names).
+	PartitionType iceberg.StructType
+	// DataFiles and DeleteFiles of a DataWritten event; nil is the absent (null) list. Decode leaves them
+	// nil: the files need the table's spec, so Files converts them.
+	DataFiles, DeleteFiles []iceberg.DataFile
+
+	Assignments []TopicPartitionOffset // DataComplete; nil is the absent (null) list
+
+	SnapshotID   *int64     // CommitToTable
+	ValidThrough *time.Time // CommitToTable, CommitComplete
+
+	// Ext is this project's extension field (ExtFieldID, "connectd_ext", optional bytes) at the end of the
+	// event record, which the Java reader skips as a field of a newer format. nil is not written.
+	Ext []byte
+
+	// raw files of a decoded DataWritten event, for Files.
+	rawData, rawDeletes []*record
+	hasRawData, hasRawDeletes bool
+}
+
+// ExtFieldID is the field id of Event.Ext, clear of the ids the Java events use (10_000 to 10_703).
+const ExtFieldID = 10_590
+
+// ErrNotEvent is returned by Decode for bytes without AvroEncoderUtil's magic bytes.
+var ErrNotEvent = errors.New("apacheevents: not an Apache Iceberg control event (no magic bytes C2 01)")
+
+var magic = []byte{0xC2, 0x01}
+
+// IsEvent reports whether b starts with AvroEncoderUtil's magic bytes.
+func IsEvent(b []byte) bool { return bytes.HasPrefix(b, magic) }
