@@ -86,17 +86,19 @@ type Event struct {
 	SnapshotID   *int64     // CommitToTable
 	ValidThrough *time.Time // CommitToTable, CommitComplete
 
-	// Ext is this project's extension field (ExtFieldID, "connectd_ext", optional bytes) at the end of the
-	// event record, which the Java reader skips as a field of a newer format. nil is not written.
+	// Ext is this project's extension of any event, which Java's reader must not see: nil is none. It is
+	// not a field of the event record, because the Java classes fail on a field id they do not know (their
+	// reader asks the record for the field's value before setting it, and get throws for unknown ids).
+	// It follows the Avro datum instead (extMarker, then Avro bytes), where AvroEncoderUtil.decode stops.
 	Ext []byte
 
 	// raw files of a decoded DataWritten event, for Files.
-	rawData, rawDeletes []*record
+	rawData, rawDeletes       []*record
 	hasRawData, hasRawDeletes bool
 }
 
-// ExtFieldID is the field id of Event.Ext, clear of the ids the Java events use (10_000 to 10_703).
-const ExtFieldID = 10_590
+// extMarker starts the extension after the Avro datum; Java never writes bytes there.
+var extMarker = []byte("\x00connectd-ext\x01")
 
 // ErrNotEvent is returned by Decode for bytes without AvroEncoderUtil's magic bytes.
 var ErrNotEvent = errors.New("apacheevents: not an Apache Iceberg control event (no magic bytes C2 01)")

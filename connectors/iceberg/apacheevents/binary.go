@@ -1,6 +1,7 @@
 package apacheevents
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -88,7 +89,7 @@ func (r *reader) bytes() ([]byte, error) {
 	}
 	out := r.b[r.pos : r.pos+int(n) : r.pos+int(n)]
 	r.pos += int(n)
-	return out, nil
+	return out, nil // aliases the input: value copies what it keeps
 }
 
 func (r *reader) fixed(n int) ([]byte, error) {
@@ -155,7 +156,8 @@ func (r *reader) value(n *node, depth int) (any, error) {
 		}
 		return math.Float64frombits(binary.LittleEndian.Uint64(b)), nil
 	case kBytes:
-		return r.bytes()
+		b, err := r.bytes()
+		return bytes.Clone(b), err
 	case kString:
 		b, err := r.bytes()
 		if err != nil {
@@ -163,7 +165,8 @@ func (r *reader) value(n *node, depth int) (any, error) {
 		}
 		return string(b), nil
 	case kFixed:
-		return r.fixed(n.size)
+		b, err := r.fixed(n.size)
+		return bytes.Clone(b), err
 	case kEnum:
 		i, err := r.int()
 		if err != nil {

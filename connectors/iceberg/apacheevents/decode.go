@@ -1,6 +1,7 @@
 package apacheevents
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"time"
@@ -36,6 +37,15 @@ func Decode(b []byte) (*Event, error) {
 	if err != nil {
 		return nil, fmt.Errorf("apacheevents: decode %s: %w", sch.fullName(), err)
 	}
+	// Java ignores what follows the datum; so does this, but for the extension.
+	if rest := r.b[r.pos:]; bytes.HasPrefix(rest, extMarker) {
+		r.pos += len(extMarker)
+		ext, err := r.bytes()
+		if err != nil {
+			return nil, fmt.Errorf("apacheevents: decode %s: extension: %w", sch.fullName(), err)
+		}
+		e.Ext = bytes.Clone(ext)
+	}
 	return e, nil
 }
 
@@ -46,9 +56,6 @@ func eventFromRecord(r *record) (*Event, error) {
 		Type:      PayloadType(g.int(idEventType)),
 		Timestamp: g.time(idEventTimestamp),
 		GroupID:   g.str(idEventGroupID),
-	}
-	if ext, ok := r.get(ExtFieldID); ok && ext != nil {
-		e.Ext = g.optBytes(ExtFieldID)
 	}
 	p := g.record(idEventPayload)
 	if g.err != nil {

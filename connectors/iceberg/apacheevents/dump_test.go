@@ -165,8 +165,10 @@ func javaPartitionValue(t testing.TB, v any, typ iceberg.Type) string {
 		return "String:" + javaEsc(a.(string))
 	case iceberg.UUIDType:
 		return "UUID:" + uuid.UUID(a.([]byte)).String()
-	case iceberg.BinaryType, iceberg.FixedType:
+	case iceberg.BinaryType:
 		return "ByteBuffer:" + hex.EncodeToString(a.([]byte))
+	case iceberg.FixedType: // Java's reader keeps a GenericData.Fixed
+		return "Fixed:" + hex.EncodeToString(a.([]byte))
 	case iceberg.DecimalType:
 		u := decimalFromBytes(a.([]byte))
 		return "BigDecimal:" + plainDecimal(u, typ.Scale())

@@ -3,6 +3,7 @@ package apacheevents
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/apache/iceberg-go"
@@ -14,7 +15,12 @@ func Encode(e *Event) ([]byte, error) {
 	if e == nil {
 		return nil, errors.New("apacheevents: encode nil event")
 	}
-	sch, err := eventSchema(e.Type, &e.PartitionType, e.Ext != nil)
+	if e.Type == DataWritten || e.Type == CommitToTable {
+		if err := checkTable(e.Table); err != nil {
+			return nil, fmt.Errorf("apacheevents: encode %v: %w", e.Type, err)
+		}
+	}
+	sch, err := eventSchema(e.Type, &e.PartitionType)
 	if err != nil {
 		return nil, fmt.Errorf("apacheevents: encode %v: %w", e.Type, err)
 	}
@@ -29,9 +35,6 @@ func Encode(e *Event) ([]byte, error) {
 		idEventGroupID:   e.GroupID,
 		idEventPayload:   payload,
 	}
-	if e.Ext != nil {
-		vals[ExtFieldID] = e.Ext
-	}
 	out := append([]byte(nil), magic...)
 	if out, err = appendJavaUTF(out, schemaJSON(sch)); err != nil {
 		return nil, fmt.Errorf("apacheevents: encode %v: %w", e.Type, err)
@@ -39,6 +42,10 @@ func Encode(e *Event) ([]byte, error) {
 	w := writer{b: out}
 	if err := w.value(sch, newRecord(sch, vals)); err != nil {
 		return nil, fmt.Errorf("apacheevents: encode %v: %w", e.Type, err)
+	}
+	if e.Ext != nil {
+		w.b = append(w.b, extMarker...)
+		w.bytes(e.Ext)
 	}
 	return w.b, nil
 }
@@ -116,6 +123,19 @@ func payloadValue(e *Event, n *node) (*record, error) {
 		vals[idCommitCompleteValid] = optMicros(e.ValidThrough)
 	}
 	return newRecord(n, vals), nil
+}
+
+// checkTable keeps to what Java's TableReference.identifier() accepts: the coordinator fails on anything else.
+func checkTable(t TableReference) error {
+	if t.Name == "" {
+		return errors.New("table reference without a table name")
+	}
+	for _, l := range t.Namespace {
+		if strings.ContainsRune(l, 0) {
+			return fmt.Errorf("namespace level %q contains a null character", l)
+		}
+	}
+	return nil
 }
 
 func tableValue(t TableReference, n *node) *record {

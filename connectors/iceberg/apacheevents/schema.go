@@ -148,23 +148,18 @@ func tableRefNode() *node {
 }
 
 // eventSchema is the schema Java's Event constructor makes for the payload (AvroUtil.convert of the event
-// struct), plus the extension field when ext is set.
-func eventSchema(t PayloadType, partitionType *iceberg.StructType, ext bool) (*node, error) {
+// struct).
+func eventSchema(t PayloadType, partitionType *iceberg.StructType) (*node, error) {
 	payload, err := payloadSchema(t, partitionType)
 	if err != nil {
 		return nil, err
 	}
-	fields := []*field{
+	return recordNode(nameEvent,
 		fld(idEventID, "id", false, uuidNode()),
 		fld(idEventType, "type", false, primitive(kInt)),
 		fld(idEventTimestamp, "timestamp", false, timestampNode(true)),
 		fld(idEventGroupID, "group_id", false, primitive(kString)),
-		fld(idEventPayload, "payload", false, payload),
-	}
-	if ext {
-		fields = append(fields, fld(ExtFieldID, "connectd_ext", true, primitive(kBytes)))
-	}
-	return recordNode(nameEvent, fields...), nil
+		fld(idEventPayload, "payload", false, payload)), nil
 }
 
 func payloadSchema(t PayloadType, partitionType *iceberg.StructType) (*node, error) {

@@ -1,7 +1,9 @@
 // Decodes base64 control events, one a line on stdin, with the Apache Iceberg sink's own classes and prints
-// each with Dump, followed by a line "--": the Java side of the Go encoder's test (connectors/iceberg/apacheevents).
+// what Dump prints of each (or "error=..."), base64 in one line: the Java side of the Go encoder's test
+// (connectors/iceberg/apacheevents).
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import org.apache.iceberg.connect.events.AvroUtil;
 
@@ -12,12 +14,13 @@ public class Check {
       if (line.isBlank()) {
         continue;
       }
+      String out;
       try {
-        System.out.print(Dump.dump(AvroUtil.decode(Base64.getDecoder().decode(line.trim()))));
+        out = Dump.dump(AvroUtil.decode(Base64.getDecoder().decode(line.trim())));
       } catch (Exception e) {
-        System.out.println("error=" + e);
+        out = "error=" + e + "\n";
       }
-      System.out.println("--");
+      System.out.println(Base64.getEncoder().encodeToString(out.getBytes(StandardCharsets.UTF_8)));
     }
   }
 }

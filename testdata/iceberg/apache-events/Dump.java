@@ -145,6 +145,8 @@ public class Dump {
         val = "null";
       } else if (v instanceof ByteBuffer) {
         val = "ByteBuffer:" + hex((ByteBuffer) v);
+      } else if (v instanceof org.apache.avro.generic.GenericData.Fixed) {
+        val = "Fixed:" + hex(ByteBuffer.wrap(((org.apache.avro.generic.GenericData.Fixed) v).bytes()));
       } else if (v instanceof java.math.BigDecimal) {
         val = "BigDecimal:" + ((java.math.BigDecimal) v).toPlainString();
       } else {
