@@ -1,12 +1,3 @@
-// Package apacheevents encodes and decodes the control-topic events of the Apache Iceberg Kafka Connect sink
-// (org.apache.iceberg.connect.events, iceberg-kafka-connect-events 1.10.1) byte-compatibly with its Java
-// classes, so that connectd workers and JVM workers running the Apache sink can share a control topic.
-//
-// The wire format is Iceberg's AvroEncoderUtil: the magic bytes C2 01, the writer's Avro schema as a Java
-// DataOutput.writeUTF string, then the Avro binary datum. Readers resolve fields by their "field-id"
-// property and ignore ids they do not know, and the Java reader instantiates records by their Avro full
-// names (the Java class names), so Encode writes exactly the schema Java's AvroSchemaUtil.convert writes and
-// Decode reads any writer schema by field id.
 package apacheevents
 
 import (
@@ -74,11 +65,11 @@ type Event struct {
 	Table TableReference // DataWritten, CommitToTable
 
 	// PartitionType is the partition type of the DataWritten files' spec (the empty struct when
-	// unpartitioned): Encode needs it for the schema; Decode fills it from the writer's schema, with the
-	// field names as Avro has them (Java sanitizes names that are not valid Avro names).
+	// unpartitioned): Encode needs it for the schema; Decode fills it from the writer's schema (field ids,
+	// names before Avro sanitizing, types, optionality).
 	PartitionType iceberg.StructType
 	// DataFiles and DeleteFiles of a DataWritten event; nil is the absent (null) list. Decode leaves them
-	// nil: the files need the table's spec, so Files converts them.
+	// nil: iceberg-go's files need the table's spec, so Files converts what Decode read.
 	DataFiles, DeleteFiles []iceberg.DataFile
 
 	Assignments []TopicPartitionOffset // DataComplete; nil is the absent (null) list

@@ -29,7 +29,7 @@ func dataFileValue(f iceberg.DataFile, n *node, pt *iceberg.StructType) (*record
 		idPartition:   part,
 		idRecordCount: f.Count(),
 		idFileSize:    f.FileSizeBytes(),
-		idKeyMetadata: nilIfEmpty(f.KeyMetadata()),
+		idKeyMetadata: optBytes(f.KeyMetadata()),
 	}
 	for id, m := range map[int]map[int]int64{idColumnSizes: f.ColumnSizes(), idValueCounts: f.ValueCounts(),
 		idNullCounts: f.NullValueCounts(), idNaNCounts: f.NaNValueCounts()} {
@@ -56,7 +56,8 @@ func dataFileValue(f iceberg.DataFile, n *node, pt *iceberg.StructType) (*record
 	return newRecord(n, vals), nil
 }
 
-func nilIfEmpty(b []byte) any {
+// optBytes keeps a nil slice null: a nil []byte in an any is not a nil any.
+func optBytes(b []byte) any {
 	if b == nil {
 		return nil
 	}

@@ -93,6 +93,10 @@ func payloadValue(e *Event, n *node) (*record, error) {
 			arr, _ := n.fields[n.fieldByID(l.id)].typ.optionOf()
 			items := make([]any, len(l.files))
 			for i, f := range l.files {
+				// Java's coordinator adds data_files as data and delete_files as deletes, whatever their content
+				if isDelete := f.ContentType() != iceberg.EntryContentData; isDelete != (l.id == idDataWrittenDeletes) {
+					return nil, fmt.Errorf("file %d (%s): content %v in the wrong list", i, f.FilePath(), f.ContentType())
+				}
 				r, err := dataFileValue(f, arr.items, &e.PartitionType)
 				if err != nil {
 					return nil, fmt.Errorf("file %d (%s): %w", i, f.FilePath(), err)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/big"
 	"math/rand/v2"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -273,9 +275,15 @@ func genEvents(r *rand.Rand, n int) []genEvent {
 	return out
 }
 
+// seedOf draws a seed, or takes APACHEEVENTS_SEED to repeat a run.
 func seedOf(t *testing.T) uint64 {
 	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	if s := os.Getenv("APACHEEVENTS_SEED"); s != "" {
+		var err error
+		seed, err = strconv.ParseUint(s, 10, 64)
+		require.NoError(t, err, "APACHEEVENTS_SEED")
+	}
+	t.Logf("seed %d (APACHEEVENTS_SEED=%d repeats the run)", seed, seed)
 	return seed
 }
 

@@ -3,24 +3,18 @@ package apacheevents
 import (
 	"bytes"
 	"encoding/base64"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/apache/iceberg-go"
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
-)
-
-var (
-	javaOnce sync.Once
-	javaCP   string // the classpath with Check and Dump compiled
-	javaErr  error
 )
 
 // javaCheck decodes events with the Apache sink's own classes (Check.java) and returns what Dump prints of
@@ -31,12 +25,12 @@ func javaCheck(t *testing.T, events [][]byte) []string {
 	if testing.Short() {
 		t.Skip("needs the JVM and the Apache sink's jars: skipped under -short")
 	}
-	javaOnce.Do(func() { javaCP, javaErr = compileCheck() })
-	if javaErr != nil {
+	javaCP, err := compileCheck(t.TempDir())
+	if err != nil {
 		if os.Getenv("CI") == "true" {
-			t.Fatalf("the Java check of the encoder cannot run (CI=true): %v", javaErr)
+			t.Fatalf("the Java check of the encoder cannot run (CI=true): %v", err)
 		}
-		t.Skipf("the Java check of the encoder cannot run: %v", javaErr)
+		t.Skipf("the Java check of the encoder cannot run: %v", err)
 	}
 	var in bytes.Buffer
 	for _, b := range events {
@@ -59,7 +53,8 @@ func javaCheck(t *testing.T, events [][]byte) []string {
 	return dumps
 }
 
-func compileCheck() (string, error) {
+// compileCheck compiles Check.java and Dump.java into dir and returns the classpath that runs them.
+func compileCheck(dir string) (string, error) {
 	for _, tool := range []string{"java", "javac", "bash"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			return "", err
@@ -70,17 +65,12 @@ func compileCheck() (string, error) {
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return "", &exec.ExitError{ProcessState: cmd.ProcessState, Stderr: stderr.Bytes()}
+		return "", fmt.Errorf("javacp.sh: %v: %s", err, stderr.Bytes())
 	}
 	cp := strings.TrimSpace(string(out))
-	dir, err := os.MkdirTemp("", "apacheevents-check")
-	if err != nil {
-		return "", err
-	}
-	// the compiled classes live as long as the test binary; the OS temp dir holds them
 	cmd = exec.Command("javac", "-d", dir, "-cp", cp, filepath.Join(goldenDir, "Check.java"), filepath.Join(goldenDir, "Dump.java"))
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", &exec.ExitError{ProcessState: cmd.ProcessState, Stderr: out}
+		return "", fmt.Errorf("javac: %v: %s", err, out)
 	}
 	return cp + ":" + dir, nil
 }

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 )
 
 // maxSchemaDepth bounds the nesting of a parsed writer schema; the events nest about ten levels.
@@ -180,7 +182,7 @@ func (p *parser) define(n *node, o map[string]any, space string) error {
 		space = ns
 	}
 	n.namespace, n.name = splitName(name)
-	if n.namespace == "" && !containsDot(name) {
+	if !strings.Contains(name, ".") {
 		n.namespace = space
 	}
 	n.doc, _ = o["doc"].(string)
@@ -192,22 +194,13 @@ func (p *parser) define(n *node, o map[string]any, space string) error {
 	return nil
 }
 
-func containsDot(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '.' {
-			return true
-		}
-	}
-	return false
-}
-
 // otherProps keeps the properties that are not Avro's own, in a fixed order (JSON objects have none).
 func otherProps(o map[string]any, reserved ...string) []prop {
 	var ps []prop
 	for _, k := range []string{"logicalType", "adjust-to-utc", "precision", "scale", "element-id", "key-id",
 		"value-id", "iceberg-field-name", "field-id"} {
 		v, ok := o[k]
-		if !ok || isReserved(k, reserved) {
+		if !ok || slices.Contains(reserved, k) {
 			continue
 		}
 		switch x := v.(type) {
@@ -222,15 +215,6 @@ func otherProps(o map[string]any, reserved ...string) []prop {
 		}
 	}
 	return ps
-}
-
-func isReserved(k string, reserved []string) bool {
-	for _, r := range reserved {
-		if r == k {
-			return true
-		}
-	}
-	return false
 }
 
 func intProp(v any) (int, bool) {
