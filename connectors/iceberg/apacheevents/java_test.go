@@ -146,8 +146,29 @@ func TestJavaDecodesGo(t *testing.T) {
 		require.NoError(t, err, "event %d", i)
 		encoded = append(encoded, b)
 	}
+	encoded = append(encoded, withUnknownField(t))
 	got := javaCheck(t, encoded)
 	for i, g := range events {
 		require.Equal(t, dump(t, g.e, g.e.DataFiles, g.e.DeleteFiles), got[i], "seed %d event %d", seed, i)
 	}
+	require.Equal(t, "error=java.lang.UnsupportedOperationException: Unknown field ordinal: 5\n", got[len(events)],
+		"an event field the Java classes do not know: why Event.Ext is not one")
+}
+
+// withUnknownField is a StartCommit event with a field of an id the Java Event class does not know.
+func withUnknownField(t *testing.T) []byte {
+	sch, err := eventSchema(StartCommit, nil)
+	require.NoError(t, err)
+	sch.fields = append(sch.fields, fld(10_590, "connectd_ext", true, primitive(kBytes)))
+	id := uuid.New()
+	payload := newRecord(sch.fields[sch.fieldByID(idEventPayload)].typ, map[int]any{idStartCommitCommit: id[:]})
+	b, err := appendJavaUTF(append([]byte(nil), magic...), schemaJSON(sch))
+	require.NoError(t, err)
+	w := writer{b: b}
+	require.NoError(t, w.value(sch, newRecord(sch, map[int]any{idEventID: id[:], idEventType: int32(StartCommit),
+		idEventTimestamp: int64(1), idEventGroupID: "g", idEventPayload: payload, 10_590: []byte{1}})))
+	e, err := Decode(w.b)
+	require.NoError(t, err, "the Go reader skips it")
+	require.Equal(t, id, e.CommitID)
+	return w.b
 }
