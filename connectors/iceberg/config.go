@@ -54,6 +54,7 @@ const (
 	KeyTargetFileSize     = "iceberg.tables.target-file-size-bytes"
 	KeyCommitRetryMs      = "iceberg.control.commit.retry-backoff-ms"
 	KeyCoordination       = "iceberg.control.coordination"
+	KeyControlProtocol    = "iceberg.control.protocol"
 	KeyKafkaPfx           = "iceberg.kafka."
 	// KeyMaintenancePfx starts the maintenance keys; package maintenance reads the policy ones.
 	KeyMaintenancePfx      = "iceberg.tables.maintenance."
@@ -119,6 +120,7 @@ func ConfigDef() *connect.ConfigDef {
 	l(KeyMaintenanceInterval, int64(0), "Extension: interval of the maintenance of the connector's tables (manifest rewrite, compaction, snapshot expiry, orphan removal, see docs/MAINTENANCE.md) by the process that commits, between its commit rounds; 0 turns it off")
 	s(KeyMaintenanceActions, "rewrite-manifests,compact,expire-snapshots,remove-orphans", "Extension: the maintenance actions the connector runs, comma-separated")
 	s(KeyCoordination, "auto", "Extension: how commits are coordinated: topic (one committer for all worker processes, through the control topic), local (one committer per worker process), auto (topic in distributed mode, local in standalone and dev mode)")
+	s(KeyControlProtocol, "auto", "Extension: the control topic's protocol: apache (the Apache Iceberg sink's events, so that JVM workers running the Apache sink can host tasks of the same connector), connectd (this sink's own, which upsert and CDC tables need), auto (apache unless upsert mode, a cdc-field, id columns or a version column are set)")
 	return d
 }
 
@@ -152,6 +154,7 @@ type SinkConfig struct {
 	CommitThreads    int
 	ControlTopic     string
 	Coordination     string            // auto, local, topic
+	ControlProtocol  string            // apache or connectd (auto resolved by ParseConfig)
 	KafkaProps       map[string]string // iceberg.kafka.* (control topic client overrides)
 	Topics           []string          // the connector's topics (or TopicsRegex)
 	TopicsRegex      string
@@ -216,6 +219,7 @@ func ParseConfig(props map[string]string) (*SinkConfig, error) {
 		CommitThreads:    c.Int(KeyCommitThreads),
 		ControlTopic:     c.String(KeyControlTopic),
 		Coordination:     strings.ToLower(c.String(KeyCoordination)),
+		ControlProtocol:  strings.ToLower(c.String(KeyControlProtocol)),
 		KafkaProps:       connect.WithPrefix(props, KeyKafkaPfx),
 		Topics:           splitList(props["topics"]),
 		TopicsRegex:      props["topics.regex"],
@@ -311,7 +315,37 @@ func ParseConfig(props map[string]string) (*SinkConfig, error) {
 			pt.RawCDC = b
 		}
 	}
+	switch sc.ControlProtocol {
+	case "auto":
+		// a connector the Apache sink can host (appends) speaks its protocol
+		sc.ControlProtocol = ProtocolApache
+		if sc.keyed() {
+			sc.ControlProtocol = ProtocolConnectd
+		}
+	case ProtocolApache:
+		if sc.Upsert || sc.CDCField != "" {
+			return nil, &connect.ConfigError{Name: KeyControlProtocol, Value: sc.ControlProtocol,
+				Message: "the Apache sink's control events cannot carry what upsert mode and cdc-field need (the snapshot each answer was planned on); use the connectd protocol"}
+		}
+	case ProtocolConnectd:
+	default:
+		return nil, &connect.ConfigError{Name: KeyControlProtocol, Value: sc.ControlProtocol, Message: "must be one of auto, apache, connectd"}
+	}
 	return sc, nil
+}
+
+// keyed reports whether the config asks for upserts or deletes by key: upsert mode, a cdc-field, id columns
+// or a version column, for all tables or one.
+func (c *SinkConfig) keyed() bool {
+	if c.Upsert || c.CDCField != "" || len(c.DefaultIDColumns) > 0 || c.VersionColumn != "" {
+		return true
+	}
+	for _, pt := range c.PerTable {
+		if !pt.RawCDC && (len(pt.IDColumns) > 0 || pt.VersionColumn != "") {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *SinkConfig) table(name string) *PerTable {

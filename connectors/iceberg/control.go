@@ -79,6 +79,14 @@ type control struct {
 
 	lastTrigger time.Time   // commit loop only
 	leading     atomic.Bool // the last leadership check (metrics)
+
+	// the apache protocol (control_apache.go)
+	apache      bool
+	txn         sarama.SyncProducer // transactional: answers with their source offsets
+	ccons       sarama.Consumer     // the committer's reads (read_committed)
+	astarts     chan uuid.UUID      // START_COMMIT ids, for the participant
+	answerMu    sync.Mutex          // held while answering (Task.Close waits for it)
+	producerKey string              // the key of this process's events
 }
 
 // startControl connects to the control topic (creating it when missing) and starts the reader,
@@ -114,6 +122,7 @@ func startControl(c *coordinator, wi connect.WorkerInfo) (*control, error) {
 		c: c, id: wi.WorkerID() + "/" + uuid.NewString()[:8], topic: c.cfg.ControlTopic, client: client,
 		pmsgs: make(chan ctlMsg, 64), datas: make(chan ctlMsg, 256),
 		requests: make(chan struct{}, 1), wants: make(chan struct{}, 1), pwriters: map[string]*Writer{},
+		apache: c.cfg.ControlProtocol == ProtocolApache, astarts: make(chan uuid.UUID, 16), producerKey: uuid.NewString(),
 	}
 	ctl.ctx, ctl.cancel = context.WithCancel(context.Background())
 	if c.cfg.TopicsRegex != "" {
@@ -130,6 +139,12 @@ func startControl(c *coordinator, wi connect.WorkerInfo) (*control, error) {
 		if ctl.cons != nil {
 			_ = ctl.cons.Close()
 		}
+		if ctl.txn != nil {
+			_ = ctl.txn.Close()
+		}
+		if ctl.ccons != nil {
+			_ = ctl.ccons.Close()
+		}
 		client.Close()
 		return nil, err
 	}
@@ -140,6 +155,16 @@ func startControl(c *coordinator, wi connect.WorkerInfo) (*control, error) {
 	// long-poll holds the broker connection and starves the producer
 	if ctl.prod, err = sarama.NewSyncProducer(brokers, scfg); err != nil {
 		return fail(fmt.Errorf("control topic producer: %w", err))
+	}
+	if ctl.apache {
+		// the committer must not see the files of an aborted answer
+		scfg.Consumer.IsolationLevel = sarama.ReadCommitted
+		if ctl.ccons, err = sarama.NewConsumer(brokers, scfg); err != nil {
+			return fail(fmt.Errorf("control topic consumer: %w", err))
+		}
+		if ctl.txn, err = sarama.NewSyncProducer(brokers, txnConfig(scfg, ctl.transactionalID(wi.WorkerID()))); err != nil {
+			return fail(fmt.Errorf("control topic transactional producer: %w", err))
+		}
 	}
 	if ctl.cons, err = sarama.NewConsumer(brokers, scfg); err != nil {
 		return fail(fmt.Errorf("control topic consumer: %w", err))
@@ -164,9 +189,14 @@ func startControl(c *coordinator, wi connect.WorkerInfo) (*control, error) {
 		go ctl.read(pc)
 	}
 	ctl.wg.Add(2)
-	go ctl.participate()
-	go ctl.commitLoop()
-	c.log.Info("iceberg commits coordinated through the control topic", "topic", ctl.topic, "process", ctl.id)
+	if ctl.apache {
+		go ctl.apacheParticipate()
+		go ctl.apacheCommitLoop()
+	} else {
+		go ctl.participate()
+		go ctl.commitLoop()
+	}
+	c.log.Info("iceberg commits coordinated through the control topic", "topic", ctl.topic, "process", ctl.id, "protocol", c.cfg.ControlProtocol)
 	return ctl, nil
 }
 
@@ -195,6 +225,10 @@ func (ctl *control) close() {
 	ctl.wg.Wait()
 	_ = ctl.cons.Close()
 	_ = ctl.prod.Close()
+	if ctl.txn != nil {
+		_ = ctl.txn.Close()
+		_ = ctl.ccons.Close()
+	}
 	_ = ctl.client.Close()
 }
 
@@ -202,6 +236,9 @@ func (ctl *control) send(m ctlMsg) error {
 	m.Group, m.From = ctl.c.cfg.GroupID, ctl.id
 	b, err := json.Marshal(m)
 	if err != nil {
+		return err
+	}
+	if b, err = frameConnectd(m.Group, b); err != nil {
 		return err
 	}
 	_, _, err = ctl.prod.SendMessage(&sarama.ProducerMessage{Topic: ctl.topic, Key: sarama.StringEncoder(m.Group), Value: sarama.ByteEncoder(b)})
@@ -224,11 +261,17 @@ func (ctl *control) read(pc sarama.PartitionConsumer) {
 			if !ok {
 				return
 			}
+			if ctl.apache {
+				ctl.readApache(km.Value)
+				continue
+			}
+			b, apache := connectdPayload(km.Value, ctl.c.cfg.GroupID)
+			if apache {
+				ctl.c.fail(errApacheEvents(ctl.c.cfg.ControlTopic, ctl.c.cfg.GroupID))
+				continue
+			}
 			var m ctlMsg
-			if err := json.Unmarshal(km.Value, &m); err != nil || m.Group != ctl.c.cfg.GroupID {
-				if err != nil && isApacheEvent(km.Value, ctl.c.cfg.GroupID) {
-					ctl.c.fail(errApacheEvents(ctl.c.cfg.ControlTopic, ctl.c.cfg.GroupID))
-				}
+			if b == nil || json.Unmarshal(b, &m) != nil || m.Group != ctl.c.cfg.GroupID {
 				continue
 			}
 			var ch chan ctlMsg

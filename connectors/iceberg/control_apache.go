@@ -1,36 +1,227 @@
 package iceberg
 
 import (
-	"bytes"
-	"encoding/binary"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"strconv"
+
+	"github.com/IBM/sarama"
+	ice "github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
+
+	ae "github.com/connectd/connectd/connectors/iceberg/apacheevents"
 )
 
-// The Apache Iceberg sink's control events (iceberg-kafka-connect-events) are Avro records written by
-// Iceberg's AvroEncoderUtil: the magic bytes C2 01, the writer's schema as a Java DataOutput UTF string
-// (2-byte big-endian length), then the datum, whose groupId field holds the connector's consumer group.
-// This sink speaks its own control messages, so a connector whose tasks run partly on JVM workers with the
-// Apache sink would have two committers, each committing its own half with its own view of the offsets.
-// Seeing such an event of our own group on the control topic therefore fails the tasks with the reason.
-var apacheEventMagic = []byte{0xC2, 0x01}
+// The control topic speaks one of two protocols per connector (iceberg.control.protocol):
+//
+//	apache    the Apache Iceberg sink's events (iceberg-kafka-connect-events, Avro), so that the tasks of one
+//	          connector can run on JVM workers with the Apache sink and on connectd workers at once, either
+//	          side committing (control_apache_participant.go, control_apache_committer.go)
+//	connectd  this sink's own JSON messages (control.go), which carry what upsert and CDC tables need
+//	          (the snapshot each part was planned on, tombstones) and the Apache events cannot
+//
+// Under the apache protocol exactly-once rests where the Apache sink puts it: a process answers START_COMMIT
+// with its files (DATA_WRITTEN) and DATA_COMPLETE in one Kafka transaction that also commits its source
+// offsets to the connector's consumer group; the committer reads the control topic read_committed from its
+// own group (<connect group>-coord), commits every file it has read since its last commit, and records
+// in the snapshot summary how far it read (kafka.connect.offsets.<control topic>.<connect group>), so a
+// file is committed once however often the control topic is read again.
+const (
+	ProtocolApache   = "apache"
+	ProtocolConnectd = "connectd"
+)
 
-// isApacheEvent reports whether v is an Apache sink control event of consumer group group.
-func isApacheEvent(v []byte, group string) bool {
-	if !bytes.HasPrefix(v, apacheEventMagic) || len(v) < 4 {
-		return false
-	}
-	n := int(binary.BigEndian.Uint16(v[2:4]))
-	if 4+n > len(v) {
-		return false
-	}
-	schema, datum := v[4:4+n], v[4+n:]
-	return bytes.Contains(schema, []byte(`"record"`)) && group != "" && bytes.Contains(datum, []byte(group))
+// Snapshot summary keys of the Apache sink's committer.
+const (
+	ApacheSummaryCommitID     = "kafka.connect.commit-id"
+	ApacheSummaryValidThrough = "kafka.connect.valid-through-ts"
+)
+
+// ApacheOffsetsSummaryKey is the summary key holding the control topic offsets the committer had read
+// (JSON: partition → next offset) when it made the snapshot.
+func ApacheOffsetsSummaryKey(controlTopic, group string) string {
+	return "kafka.connect.offsets." + controlTopic + "." + group
 }
 
-// errApacheEvents is the task failure when the Apache sink shares this connector's control topic.
+// frameConnectd wraps a connectd-protocol message in an Apache event (a COMMIT_COMPLETE of the group, the
+// message after the Avro datum, where the Java reader does not look): an Apache sink sharing the control topic
+// decodes every record before it looks at the group, and fails its task on anything else.
+func frameConnectd(group string, msg []byte) ([]byte, error) {
+	return ae.Encode(&ae.Event{ID: uuid.New(), Type: ae.CommitComplete, Timestamp: nowMicros(), GroupID: group,
+		CommitID: uuid.New(), Ext: msg})
+}
+
+// connectdPayload returns the connectd-protocol message a control record carries (framed, or the plain JSON
+// of earlier versions), and whether the record is instead an Apache sink event of group.
+func connectdPayload(v []byte, group string) (msg []byte, apache bool) {
+	ev, err := ae.Decode(v)
+	switch {
+	case errors.Is(err, ae.ErrNotEvent):
+		return v, false
+	case err != nil:
+		return nil, false
+	case ev.Ext != nil:
+		return ev.Ext, false
+	default:
+		return nil, ev.GroupID == group
+	}
+}
+
+// errApacheEvents fails a connectd-protocol connector whose control topic carries Apache events of its group.
 func errApacheEvents(topic, group string) error {
 	return fmt.Errorf("the control topic %s carries the Apache Iceberg sink's events for this connector (group %s): "+
-		"some of its tasks run on JVM workers with the Apache sink. connectd commits through its own control messages "+
-		"and cannot share a connector with the Apache sink (each side would commit its own partitions); run all of "+
-		"the connector's tasks on one kind of worker, e.g. finish moving the workers of the group (docs/COMPATIBILITY.md)", topic, group)
+		"some of its tasks run on JVM workers with the Apache sink, and this connector speaks connectd's control "+
+		"protocol (%s=%s, or upsert mode / a cdc-field, which the Apache sink cannot host); run all of the "+
+		"connector's tasks on one kind of worker (docs/COMPATIBILITY.md)", topic, group, KeyControlProtocol, ProtocolConnectd)
+}
+
+// errConnectdMessages fails an apache-protocol connector whose control topic carries connectd messages of its
+// group: another process runs the connector with the other protocol.
+func errConnectdMessages(topic, group string) error {
+	return fmt.Errorf("the control topic %s carries connectd-protocol messages for this connector (group %s), which "+
+		"this process runs with the Apache sink's protocol: the workers disagree on %s; give every worker the "+
+		"same connector config", topic, group, KeyControlProtocol)
+}
+
+// tableRef names a table the way the Apache events do.
+func tableRef(catalogName, name string) ae.TableReference {
+	ns, tbl := splitTableName(name)
+	return ae.TableReference{Catalog: catalogName, Namespace: ns, Name: tbl}
+}
+
+// refName is the inverse of tableRef: the name the catalog loads.
+func refName(r ae.TableReference) string {
+	name := r.Name
+	for i := len(r.Namespace) - 1; i >= 0; i-- {
+		name = r.Namespace[i] + "." + name
+	}
+	return name
+}
+
+// splitTableName splits "a.b.t" into namespace [a b] and table t.
+func splitTableName(name string) ([]string, string) {
+	var ns []string
+	start := 0
+	for i := 0; i < len(name); i++ {
+		if name[i] == '.' {
+			ns = append(ns, name[start:i])
+			start = i + 1
+		}
+	}
+	return ns, name[start:]
+}
+
+// apacheOffsets is the control-topic position map of the Apache summary (Jackson's Map<Integer, Long>).
+type apacheOffsets map[int32]int64
+
+func (o apacheOffsets) encode() string {
+	m := make(map[string]int64, len(o))
+	for p, off := range o {
+		m[strconv.Itoa(int(p))] = off
+	}
+	b, _ := json.Marshal(m) // sorted keys
+	return string(b)
+}
+
+func parseApacheOffsets(s string) (apacheOffsets, error) {
+	var m map[string]int64
+	if err := json.Unmarshal([]byte(s), &m); err != nil {
+		return nil, err
+	}
+	out := make(apacheOffsets, len(m))
+	for k, v := range m {
+		p, err := strconv.ParseInt(k, 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("partition %q: %w", k, err)
+		}
+		out[int32(p)] = v
+	}
+	return out, nil
+}
+
+// newApacheEvent is an event of this connector's group.
+func (ctl *control) newApacheEvent(t ae.PayloadType, commitID uuid.UUID) *ae.Event {
+	return &ae.Event{ID: uuid.New(), Type: t, Timestamp: nowMicros(), GroupID: ctl.c.cfg.GroupID, CommitID: commitID}
+}
+
+// apacheMessage frames an event for the control topic, keyed like the Apache sink's (by producer, to keep
+// one producer's events in order).
+func (ctl *control) apacheMessage(e *ae.Event) (*sarama.ProducerMessage, error) {
+	b, err := ae.Encode(e)
+	if err != nil {
+		return nil, fmt.Errorf("encode %v event: %w", e.Type, err)
+	}
+	if len(b) > maxControlMessage {
+		return nil, fmt.Errorf("%v event of %d bytes exceeds the control topic's %d", e.Type, len(b), maxControlMessage)
+	}
+	return &sarama.ProducerMessage{Topic: ctl.topic, Key: sarama.StringEncoder(ctl.producerKey), Value: sarama.ByteEncoder(b)}, nil
+}
+
+// readApache hands this group's START_COMMIT events to the participant.
+func (ctl *control) readApache(v []byte) {
+	group := ctl.c.cfg.GroupID
+	ev, err := ae.Decode(v)
+	if ev != nil && ev.Ext != nil || errors.Is(err, ae.ErrNotEvent) {
+		var m ctlMsg
+		if msg, _ := connectdPayload(v, group); json.Unmarshal(msg, &m) == nil && m.Group == group {
+			ctl.c.fail(errConnectdMessages(ctl.topic, group))
+		}
+		return
+	}
+	if err != nil || ev.GroupID != group || ev.Type != ae.StartCommit {
+		return
+	}
+	select {
+	case ctl.astarts <- ev.CommitID:
+	default:
+		ctl.c.log.Warn("START_COMMIT dropped (the participant is busy); the committer commits what it has at its timeout", "commit", ev.CommitID)
+	}
+}
+
+// transactionalID is this process's transactional id for the connector: stable across restarts of the worker,
+// so a restarted process fences its predecessor and ends the transaction it left open.
+func (ctl *control) transactionalID(workerID string) string {
+	return ctl.c.cfg.raw[KeyTxnPrefix] + "connectd-" + ctl.c.cfg.GroupID + "-" + workerID
+}
+
+// txnConfig is the transactional producer's copy of the control topic client's config.
+func txnConfig(base *sarama.Config, id string) *sarama.Config {
+	cfg := *base
+	cfg.Producer.Idempotent = true
+	cfg.Producer.Transaction.ID = id
+	cfg.Producer.RequiredAcks = sarama.WaitForAll
+	cfg.Producer.Return.Successes = true
+	cfg.Net.MaxOpenRequests = 1
+	if cfg.Producer.Retry.Max < 1 {
+		cfg.Producer.Retry.Max = 1
+	}
+	return &cfg
+}
+
+// eventFiles converts a DATA_WRITTEN's files against the spec they were written with: the table's spec whose
+// partition type has the event's field ids (the current spec when none matches).
+func eventFiles(ev *ae.Event, md table.Metadata) (data, dels []ice.DataFile, err error) {
+	sc := md.CurrentSchema()
+	spec := md.PartitionSpec()
+	for _, s := range md.PartitionSpecs() {
+		if sameFieldIDs(s.PartitionType(sc), &ev.PartitionType) {
+			spec = s
+			break
+		}
+	}
+	return ev.Files(spec, sc)
+}
+
+func sameFieldIDs(a, b *ice.StructType) bool {
+	if len(a.FieldList) != len(b.FieldList) {
+		return false
+	}
+	for i := range a.FieldList {
+		if a.FieldList[i].ID != b.FieldList[i].ID {
+			return false
+		}
+	}
+	return true
 }

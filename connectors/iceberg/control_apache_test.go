@@ -27,20 +27,38 @@ func apacheStartCommit(t *testing.T) []byte {
 	return ev
 }
 
-func TestIsApacheEvent(t *testing.T) {
+// TestConnectdPayload: connectd-protocol messages travel framed as Apache events (which an Apache sink on the
+// same control topic decodes and ignores); plain JSON of earlier versions is still read; an Apache sink event
+// of the connector's own group is told apart.
+func TestConnectdPayload(t *testing.T) {
 	ev := apacheStartCommit(t)
-	require.True(t, isApacheEvent(ev, "connect-cdc-golden"))
-	require.False(t, isApacheEvent(ev, "connect-other"), "another connector's event")
+	msg, apache := connectdPayload(ev, "connect-cdc-golden")
+	require.True(t, apache)
+	require.Nil(t, msg)
+	_, apache = connectdPayload(ev, "connect-other")
+	require.False(t, apache, "another connector's event")
+
 	own, err := json.Marshal(ctlMsg{Type: ctlStart, Group: "connect-cdc-golden", Round: "r1"})
 	require.NoError(t, err)
-	require.False(t, isApacheEvent(own, "connect-cdc-golden"), "this sink's own message")
-	require.False(t, isApacheEvent(ev[:3], "connect-cdc-golden"))
-	require.False(t, isApacheEvent(ev[:40], "connect-cdc-golden"), "cut inside the schema")
+	framed, err := frameConnectd("connect-cdc-golden", own)
+	require.NoError(t, err)
+	msg, apache = connectdPayload(framed, "connect-cdc-golden")
+	require.False(t, apache)
+	require.Equal(t, own, msg)
+	msg, apache = connectdPayload(own, "connect-cdc-golden")
+	require.False(t, apache)
+	require.Equal(t, own, msg, "plain JSON of earlier versions")
+
+	for _, cut := range []int{3, 40, len(framed) - len(own) - 1} {
+		msg, apache = connectdPayload(framed[:cut], "connect-cdc-golden")
+		require.False(t, apache)
+		require.NotEqual(t, own, msg, "cut at %d", cut)
+	}
 }
 
-// TestControlTopicApacheEventsFailTasks: an Apache sink's event of this connector on the control topic (a JVM
-// worker runs some of its tasks) fails the tasks with the reason instead of committing half of the connector;
-// another connector's events change nothing.
+// TestControlTopicApacheEventsFailTasks: under the connectd protocol, an Apache sink's event of this connector on
+// the control topic (a JVM worker runs some of its tasks) fails the tasks with the reason instead of committing
+// half of the connector; another connector's events change nothing.
 func TestControlTopicApacheEventsFailTasks(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs the Kafka broker")
@@ -56,6 +74,7 @@ func TestControlTopicApacheEventsFailTasks(t *testing.T) {
 		"iceberg.control.topic":              ctlTopic,
 		"iceberg.control.commit.interval-ms": "300",
 		"iceberg.connect.group-id":           "connect-cdc-golden",
+		"iceberg.control.protocol":           "connectd",
 	})
 	task := startProcTask(t, props, "a:8083", addr)
 	require.NoError(t, task.Open([]connect.TopicPartition{{Topic: topic, Partition: 0}}))

@@ -149,6 +149,36 @@ func (ctl *control) prepare(start ctlMsg) *pendingRound {
 }
 
 func (ctl *control) prepareTables(ctx context.Context, perTable map[string][]Rec) ([]ctlTable, error) {
+	parts, err := ctl.prepareParts(ctx, perTable)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ctlTable, 0, len(parts))
+	for _, pp := range parts {
+		ct, err := encodePart(pp.name, pp.w.Tbl, pp.part)
+		if err == nil && pp.part.Tombstones != nil {
+			var tt ctlTable
+			tt, err = encodePart(pp.name+TombstoneSuffix, pp.w.tombs.Tbl, pp.part.Tombstones)
+			ct.Tomb = &tt
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ct)
+	}
+	return out, nil
+}
+
+// preparedPart is one table's files of a round, written by this process for another to commit.
+type preparedPart struct {
+	name string
+	w    *Writer // w.Tbl: the metadata the part was planned on
+	part *Part
+}
+
+// prepareParts plans and writes every table's records on the table's current head; tables
+// skipped by tableError (dropped, or not created with dynamic routing) are left out.
+func (ctl *control) prepareParts(ctx context.Context, perTable map[string][]Rec) ([]preparedPart, error) {
 	c := ctl.c
 	if len(perTable) == 0 {
 		return nil, nil
@@ -162,26 +192,19 @@ func (ctl *control) prepareTables(ctx context.Context, perTable map[string][]Rec
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	out := make([]ctlTable, len(names))
+	out := make([]preparedPart, len(names))
 	skip := make([]bool, len(names))
-	ws := make([]*Writer, len(names)) // the writer maps are not for concurrent use
-	for i, name := range names {
-		ws[i] = ctl.pwriter(cat, name)
-		ws[i].Tbl = nil // another process commits: plan on the current head
+	for i, name := range names { // the writer map is not for concurrent use
+		w := ctl.pwriter(cat, name)
+		w.Tbl = nil // another process commits: plan on the current head
+		out[i] = preparedPart{name: name, w: w}
 	}
 	err = parallel(len(names), c.cfg.CommitThreads, func(i int) error {
-		name, recs, w := names[i], perTable[names[i]], ws[i]
+		name, recs := names[i], perTable[names[i]]
 		cctx, cancel := context.WithTimeout(ctx, commitTimeout(c.cfg))
 		defer cancel()
-		part, err := w.Prepare(cctx, recs)
-		if err == nil {
-			out[i], err = encodePart(name, w.Tbl, part)
-			if err == nil && part.Tombstones != nil {
-				var tt ctlTable
-				tt, err = encodePart(name+TombstoneSuffix, w.tombs.Tbl, part.Tombstones)
-				out[i].Tomb = &tt
-			}
-		}
+		part, err := out[i].w.Prepare(cctx, recs)
+		out[i].part = part
 		if err != nil {
 			skip[i], err = c.tableError(name, len(recs), err)
 		}
@@ -191,9 +214,9 @@ func (ctl *control) prepareTables(ctx context.Context, perTable map[string][]Rec
 		return nil, err
 	}
 	kept := out[:0]
-	for i, t := range out {
+	for i, pp := range out {
 		if !skip[i] {
-			kept = append(kept, t)
+			kept = append(kept, pp)
 		}
 	}
 	return kept, nil

@@ -167,28 +167,7 @@ func TestE2EDistributedSingleCommitter(t *testing.T) {
 
 	// three worker slots; a restarted slot reuses its properties (same port, same worker id)
 	const slots = 3
-	var props, urls [slots]string
-	for i := 0; i < slots; i++ {
-		urls[i] = fmt.Sprintf("http://127.0.0.1:%d", freeTCPPort(t))
-		props[i] = filepath.Join(dir, fmt.Sprintf("w%d.properties", i))
-		require.NoError(t, os.WriteFile(props[i], []byte(fmt.Sprintf(`bootstrap.servers=%s
-group.id=%s
-config.storage.topic=%s-configs
-offset.storage.topic=%s-offsets
-status.storage.topic=%s-status
-config.storage.replication.factor=1
-offset.storage.replication.factor=1
-status.storage.replication.factor=1
-session.timeout.ms=6000
-heartbeat.interval.ms=1000
-listeners=%s
-key.converter=org.apache.kafka.connect.json.JsonConverter
-key.converter.schemas.enable=false
-value.converter=org.apache.kafka.connect.json.JsonConverter
-value.converter.schemas.enable=false
-offset.flush.interval.ms=200
-`, addr, group, group, group, group, urls[i])), 0o644))
-	}
+	props, urls := distWorkerProps(t, dir, addr, group, slots)
 	var procs [slots]*distProc
 	var all []*distProc // every incarnation
 	gens := 0
@@ -584,4 +563,32 @@ func distFirstLine(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+// distWorkerProps writes the properties of n worker slots of one group and returns their paths and REST URLs;
+// a restarted slot reuses its properties (same port, same worker id).
+func distWorkerProps(t *testing.T, dir, addr, group string, n int) ([]string, []string) {
+	props, urls := make([]string, n), make([]string, n)
+	for i := 0; i < n; i++ {
+		urls[i] = fmt.Sprintf("http://127.0.0.1:%d", freeTCPPort(t))
+		props[i] = filepath.Join(dir, fmt.Sprintf("w%d.properties", i))
+		require.NoError(t, os.WriteFile(props[i], []byte(fmt.Sprintf(`bootstrap.servers=%s
+group.id=%s
+config.storage.topic=%s-configs
+offset.storage.topic=%s-offsets
+status.storage.topic=%s-status
+config.storage.replication.factor=1
+offset.storage.replication.factor=1
+status.storage.replication.factor=1
+session.timeout.ms=6000
+heartbeat.interval.ms=1000
+listeners=%s
+key.converter=org.apache.kafka.connect.json.JsonConverter
+key.converter.schemas.enable=false
+value.converter=org.apache.kafka.connect.json.JsonConverter
+value.converter.schemas.enable=false
+offset.flush.interval.ms=200
+`, addr, group, group, group, group, urls[i])), 0o644))
+	}
+	return props, urls
 }

@@ -595,8 +595,13 @@ func (t *Task) Open(partitions []connect.TopicPartition) error {
 }
 
 // Close drops buffered records of revoked partitions: whoever gets them next re-reads them
-// from the group offset, and the per-table offsets skip what is already committed.
+// from the group offset, and the per-table offsets skip what is already committed. Under the
+// apache protocol it first waits for an answer in progress, whose transaction commits the
+// partitions' offsets.
 func (t *Task) Close(partitions []connect.TopicPartition) error {
+	if t.coord != nil && t.coord.ctl != nil && t.coord.ctl.apache {
+		t.coord.ctl.awaitApacheAnswer()
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	gone := map[TP]bool{}

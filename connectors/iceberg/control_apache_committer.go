@@ -1,0 +1,405 @@
+package iceberg
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/IBM/sarama"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
+
+	ae "github.com/connectd/connectd/connectors/iceberg/apacheevents"
+)
+
+// The committer side of the apache protocol (control_apache.go), run by the process whose tasks hold the
+// connector's first partition, like the Apache sink's Coordinator: every commit interval START_COMMIT, then
+// commit the files of every DATA_WRITTEN read since the last commit once DATA_COMPLETE has covered every
+// partition (or at the commit timeout), one snapshot per table, then COMMIT_TO_TABLE and COMMIT_COMPLETE.
+
+// envelope is one control topic record as the committer reads it; ev is nil for a record that is not an
+// Apache event (another connector's, or not this group's).
+type envelope struct {
+	partition int32
+	offset    int64
+	ev        *ae.Event
+}
+
+// apacheCommitter reads the control topic read_committed from the committer group's offsets.
+type apacheCommitter struct {
+	c     *coordinator
+	topic string
+	group string // the connector's consumer group
+	emit  func(*ae.Event) error
+	// commitRead commits the committer group's offsets: how far the committed events go
+	commitRead func(apacheOffsets)
+	envs       chan envelope
+	done       chan struct{}
+	closers    []func()
+
+	read    apacheOffsets // next offset per control partition, of the records taken from envs
+	written []envelope    // DATA_WRITTEN of this group not committed yet, in topic order
+}
+
+func newApacheCommitter(c *coordinator, topic string, emit func(*ae.Event) error, commitRead func(apacheOffsets)) *apacheCommitter {
+	return &apacheCommitter{c: c, topic: topic, group: c.cfg.GroupID, emit: emit, commitRead: commitRead,
+		envs: make(chan envelope, 1024), done: make(chan struct{}), read: apacheOffsets{}}
+}
+
+func (ac *apacheCommitter) newEvent(t ae.PayloadType, commitID uuid.UUID) *ae.Event {
+	return &ae.Event{ID: uuid.New(), Type: t, Timestamp: nowMicros(), GroupID: ac.group, CommitID: commitID}
+}
+
+// committerGroup is the consumer group of the Apache sink's coordinator, to which it commits how far it read.
+func (ctl *control) committerGroup() string { return ctl.c.cfg.GroupID + "-coord" }
+
+func (ctl *control) startApacheCommitter() (*apacheCommitter, error) {
+	om, err := sarama.NewOffsetManagerFromClient(ctl.committerGroup(), ctl.client)
+	if err != nil {
+		return nil, fmt.Errorf("committer group %s: %w", ctl.committerGroup(), err)
+	}
+	poms := map[int32]sarama.PartitionOffsetManager{}
+	emit := func(e *ae.Event) error {
+		m, err := ctl.apacheMessage(e)
+		if err == nil {
+			_, _, err = ctl.prod.SendMessage(m)
+		}
+		return err
+	}
+	commitRead := func(read apacheOffsets) {
+		for p, o := range read {
+			if pom := poms[p]; pom != nil {
+				pom.MarkOffset(o, "")
+			}
+		}
+		om.Commit() // errors are logged by sarama; the tables' offsets keep files from being committed twice
+	}
+	ac := newApacheCommitter(ctl.c, ctl.topic, emit, commitRead)
+	ac.closers = append(ac.closers, func() {
+		for _, pom := range poms {
+			_ = pom.Close()
+		}
+		_ = om.Close()
+	})
+	parts, err := ctl.client.Partitions(ctl.topic)
+	if err != nil {
+		ac.close()
+		return nil, err
+	}
+	for _, p := range parts {
+		pom, err := om.ManagePartition(ctl.topic, p)
+		if err != nil {
+			ac.close()
+			return nil, fmt.Errorf("committer group %s: %w", ctl.committerGroup(), err)
+		}
+		poms[p] = pom
+		next, _ := pom.NextOffset() // the committed offset, else Consumer.Offsets.Initial (newest, as the Apache sink)
+		pc, err := ctl.ccons.ConsumePartition(ctl.topic, p, next)
+		if errors.Is(err, sarama.ErrOffsetOutOfRange) {
+			pc, err = ctl.ccons.ConsumePartition(ctl.topic, p, sarama.OffsetOldest)
+		}
+		if err != nil {
+			ac.close()
+			return nil, fmt.Errorf("consume control topic %s: %w", ctl.topic, err)
+		}
+		ac.closers = append([]func(){func() { _ = pc.Close() }}, ac.closers...)
+		go ac.consume(pc)
+	}
+	ctl.c.log.Info("iceberg commit coordinator started (Apache sink protocol)", "group", ctl.committerGroup())
+	return ac, nil
+}
+
+func (ac *apacheCommitter) close() {
+	select {
+	case <-ac.done:
+		return
+	default:
+	}
+	close(ac.done)
+	for _, f := range ac.closers {
+		f()
+	}
+}
+
+func (ac *apacheCommitter) consume(pc sarama.PartitionConsumer) {
+	for {
+		select {
+		case <-ac.done:
+			return
+		case km, ok := <-pc.Messages():
+			if !ok {
+				return
+			}
+			env := envelope{partition: km.Partition, offset: km.Offset}
+			if ev, err := ae.Decode(km.Value); err == nil && ev.GroupID == ac.group && ev.Ext == nil {
+				env.ev = ev
+			}
+			select {
+			case ac.envs <- env:
+			case <-ac.done:
+				return
+			}
+		}
+	}
+}
+
+// take records one envelope: the position always, a DATA_WRITTEN of this group for the next commit.
+func (ac *apacheCommitter) take(env envelope) {
+	ac.read[env.partition] = max(ac.read[env.partition], env.offset+1)
+	if env.ev != nil && env.ev.Type == ae.DataWritten {
+		ac.written = append(ac.written, env)
+	}
+}
+
+// round runs one commit: START_COMMIT, wait for the answers, commit. It reports whether the commit succeeded.
+func (ac *apacheCommitter) round(partitions int) bool {
+	c := ac.c
+	for n := len(ac.envs); n > 0; n-- {
+		ac.take(<-ac.envs)
+	}
+	commitID := uuid.New()
+	began := time.Now()
+	if err := ac.emit(ac.newEvent(ae.StartCommit, commitID)); err != nil {
+		c.log.Warn("iceberg commit: cannot start", "err", err)
+		return false
+	}
+	covered, partial := 0, false
+	deadline := time.NewTimer(c.cfg.CommitTimeout)
+	defer deadline.Stop()
+wait:
+	for covered < partitions {
+		select {
+		case <-c.stop:
+			return false
+		case <-deadline.C:
+			partial = true
+			c.log.Info("iceberg commit: commit timeout reached; committing the answers received", "commit", commitID,
+				"partitions", partitions, "answered", covered)
+			break wait
+		case env := <-ac.envs:
+			ac.take(env)
+			if env.ev != nil && env.ev.Type == ae.DataComplete && env.ev.CommitID == commitID {
+				covered += len(env.ev.Assignments)
+			}
+		}
+	}
+	_ = partial // valid-through timestamps: connectd's answers carry none, so commits name none
+	tables, err := ac.commit(commitID)
+	ok := err == nil
+	if err != nil {
+		c.mu.Lock()
+		c.counts.LastError = err.Error()
+		c.mu.Unlock()
+		c.log.Warn("iceberg commit failed; the files are committed by the next one", "commit", commitID, "err", err)
+	}
+	c.mu.Lock()
+	c.counts.LedRounds++
+	if !ok {
+		c.counts.LedFailed++
+	}
+	c.mu.Unlock()
+	c.log.Info("iceberg commit done", "commit", commitID, "ok", ok, "tables", tables, "partitions", partitions,
+		"answered", covered, "took", time.Since(began).Round(time.Millisecond))
+	return ok
+}
+
+// commit commits every DATA_WRITTEN read so far: one snapshot per table, holding the files of the events at
+// or past the table's recorded control topic offsets. Only when every table succeeded are the events dropped,
+// the committer group's offsets moved and COMMIT_COMPLETE sent.
+func (ac *apacheCommitter) commit(commitID uuid.UUID) (int, error) {
+	c := ac.c
+	byTable := map[string][]envelope{}
+	var names []string
+	for _, env := range ac.written {
+		name := refName(env.ev.Table)
+		if _, ok := byTable[name]; !ok {
+			names = append(names, name)
+		}
+		byTable[name] = append(byTable[name], env)
+	}
+	sort.Strings(names)
+	read := make(apacheOffsets, len(ac.read))
+	for p, o := range ac.read {
+		read[p] = o
+	}
+	if len(names) > 0 {
+		cat, err := c.catalog(context.Background())
+		if err != nil {
+			return 0, fmt.Errorf("open catalog: %w", err)
+		}
+		for _, name := range names {
+			snap, err := ac.commitTable(cat, name, byTable[name], read, commitID)
+			if err != nil {
+				return 0, fmt.Errorf("table %s: %w", name, err)
+			}
+			if snap == 0 {
+				continue
+			}
+			e := ac.newEvent(ae.CommitToTable, commitID)
+			e.Table = byTable[name][0].ev.Table
+			e.SnapshotID = &snap
+			_ = ac.emit(e) // informational: no committer or participant waits for it
+		}
+	}
+	ac.written = ac.written[:0]
+	ac.commitRead(read)
+	if err := ac.emit(ac.newEvent(ae.CommitComplete, commitID)); err != nil {
+		c.log.Warn("iceberg commit: cannot announce the commit", "commit", commitID, "err", err)
+	}
+	return len(names), nil
+}
+
+// commitTable commits one table's files; a head moved meanwhile (another committer) is reloaded and the
+// events filtered again. It returns the new snapshot's id, 0 when there was nothing to commit.
+func (ac *apacheCommitter) commitTable(cat catalog.Catalog, name string, envs []envelope, read apacheOffsets, commitID uuid.UUID) (int64, error) {
+	c := ac.c
+	opts := c.cfg.TableOptions(name)
+	opts.OffsetsKey = "" // the Apache committer records control topic offsets instead
+	w := &Writer{Cat: cat, Ident: catalog.ToIdentifier(name), Opts: opts}
+	key := ApacheOffsetsSummaryKey(ac.topic, ac.group)
+	var err error
+	for attempt := 0; attempt < 5; attempt++ {
+		ctx, cancel := context.WithTimeout(context.Background(), commitTimeout(c.cfg))
+		var snap int64
+		snap, err = ac.commitTableOnce(ctx, w, envs, read, key, commitID)
+		cancel()
+		if !errors.Is(err, ErrFenced) {
+			return snap, err
+		}
+	}
+	return 0, err
+}
+
+func (ac *apacheCommitter) commitTableOnce(ctx context.Context, w *Writer, envs []envelope, read apacheOffsets, key string, commitID uuid.UUID) (int64, error) {
+	if err := w.Load(ctx, nil); err != nil {
+		if errors.Is(err, catalog.ErrNoSuchTable) {
+			ac.c.log.Warn("table not found, skipping commit", "table", w.Ident)
+			return 0, nil
+		}
+		return 0, err
+	}
+	tbl := w.Tbl
+	committed := apacheOffsets{}
+	if v, ok := summaryValue(tbl, w.Opts.CommitBranch, key); ok {
+		var err error
+		if committed, err = parseApacheOffsets(v); err != nil {
+			return 0, fmt.Errorf("summary %s: %w", key, err)
+		}
+	}
+	md := tbl.Metadata()
+	part := &Part{Base: headID(tbl, w.Opts.CommitBranch), SchemaID: md.CurrentSchema().ID}
+	for _, env := range envs {
+		if min, ok := committed[env.partition]; ok && env.offset < min {
+			continue // committed before
+		}
+		data, dels, err := eventFiles(env.ev, md)
+		if err != nil {
+			return 0, fmt.Errorf("files of the event at control offset %d/%d: %w", env.partition, env.offset, err)
+		}
+		for _, f := range data {
+			if f.Count() > 0 {
+				part.Data = append(part.Data, f)
+			}
+		}
+		for _, f := range dels {
+			if f.Count() > 0 {
+				part.Deletes = append(part.Deletes, f)
+			}
+		}
+	}
+	if !part.Files() {
+		return 0, nil
+	}
+	merged := apacheOffsets{}
+	for p, o := range committed {
+		merged[p] = o
+	}
+	for p, o := range read {
+		merged[p] = max(merged[p], o)
+	}
+	props := map[string]string{key: merged.encode(), ApacheSummaryCommitID: commitID.String(), SummaryTaskID: ac.c.cfg.Name}
+	hooks := ac.c.hooks.Load()
+	if hooks != nil && hooks.beforeTableCommit != nil {
+		if err := hooks.beforeTableCommit(strings.Join(w.Ident, ".")); err != nil {
+			return 0, err
+		}
+	}
+	st, err := w.Apply(ctx, []*Part{part}, nil, props)
+	if err != nil {
+		return 0, err
+	}
+	ac.c.countCommit(st, 0, 0)
+	if hooks != nil && hooks.afterTableCommit != nil {
+		if err := hooks.afterTableCommit(strings.Join(w.Ident, ".")); err != nil {
+			return 0, err
+		}
+	}
+	return st.SnapshotID, nil
+}
+
+// summaryValue is key's value in the head's summary or, when a foreign commit (maintenance) left it out,
+// in the nearest ancestor's.
+func summaryValue(tbl *table.Table, branch, key string) (string, bool) {
+	for cur := branchHead(tbl, branch); cur != nil; {
+		if cur.Summary != nil {
+			if v, ok := cur.Summary.Properties[key]; ok {
+				return v, true
+			}
+		}
+		if cur.ParentSnapshotID == nil {
+			break
+		}
+		cur = tbl.SnapshotByID(*cur.ParentSnapshotID)
+	}
+	return "", false
+}
+
+// apacheCommitLoop runs the committer while this process leads.
+func (ctl *control) apacheCommitLoop() {
+	defer ctl.wg.Done()
+	c := ctl.c
+	var ac *apacheCommitter
+	defer func() {
+		if ac != nil {
+			ac.close()
+		}
+	}()
+	timer := time.NewTimer(c.cfg.CommitInterval)
+	defer timer.Stop()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-ctl.wants:
+			continue // early commits: only the committer's interval starts one, as in the Apache sink
+		case <-timer.C:
+		}
+		next := c.cfg.CommitInterval
+		lead, all := ctl.leadership()
+		ctl.leading.Store(lead)
+		switch {
+		case !lead && ac != nil:
+			ac.close()
+			ac = nil
+			c.log.Info("iceberg commit coordinator stopped: the first partition moved")
+		case lead && ac == nil:
+			var err error
+			if ac, err = ctl.startApacheCommitter(); err != nil {
+				c.log.Warn("iceberg commit coordinator cannot start", "err", err)
+				next = c.cfg.RetryBackoff
+			}
+		}
+		if lead && ac != nil {
+			if !ac.round(len(all)) {
+				next = c.cfg.RetryBackoff
+			} else {
+				c.maintainDue(ctl.ctx)
+			}
+		}
+		timer.Reset(next)
+	}
+}

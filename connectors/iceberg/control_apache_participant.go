@@ -1,0 +1,212 @@
+package iceberg
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/IBM/sarama"
+	"github.com/google/uuid"
+
+	ae "github.com/connectd/connectd/connectors/iceberg/apacheevents"
+)
+
+// The participant side of the apache protocol (control_apache.go), run by every process: on START_COMMIT,
+// drain the tasks, write the files and send DATA_WRITTEN per table and DATA_COMPLETE with the source offsets
+// in one transaction, as the Apache sink's Worker does.
+
+// apacheParticipate answers the START_COMMIT events the reader hands over, each once.
+func (ctl *control) apacheParticipate() {
+	defer ctl.wg.Done()
+	answered := map[uuid.UUID]bool{}
+	for {
+		select {
+		case <-ctl.c.stop:
+			return
+		case id := <-ctl.astarts:
+			if answered[id] {
+				continue
+			}
+			answered[id] = true
+			if len(answered) > 1024 {
+				clear(answered)
+				answered[id] = true
+			}
+			ctl.answerApache(id)
+		}
+	}
+}
+
+// awaitApacheAnswer waits for an answer in progress: a task gives up partitions (a rebalance) only after
+// the transaction holding their offsets has ended, so their next owner starts where the answer left off,
+// as a JVM task's close() runs on the thread that answers.
+func (ctl *control) awaitApacheAnswer() {
+	ctl.answerMu.Lock()
+	defer ctl.answerMu.Unlock() //nolint:staticcheck // empty critical section: a barrier
+}
+
+// answerApache answers one START_COMMIT.
+func (ctl *control) answerApache(commitID uuid.UUID) {
+	ctl.answerMu.Lock()
+	defer ctl.answerMu.Unlock()
+	c := ctl.c
+	tasks := c.taskList()
+	if len(tasks) == 0 {
+		return
+	}
+	p := &pendingRound{id: commitID.String()}
+	perTable := map[string][]Rec{}
+	positions := Offsets{}
+	var assigned []TP
+	for _, t := range tasks {
+		d, as := t.drainAssigned()
+		p.ds = append(p.ds, d)
+		for name, recs := range d.bufs {
+			perTable[name] = append(perTable[name], recs...)
+		}
+		for tp, o := range d.pos {
+			positions[tp] = max(positions[tp], o)
+		}
+		assigned = append(assigned, as...)
+	}
+	parts, err := ctl.prepareParts(ctl.ctx, perTable)
+	if err != nil {
+		c.mu.Lock()
+		c.counts.LastError = err.Error()
+		c.mu.Unlock()
+		c.log.Warn("iceberg commit: preparing files failed; their records are written again for the next commit", "commit", commitID, "err", err)
+		ctl.resolve(p, false)
+		return
+	}
+	msgs, err := ctl.apacheAnswer(commitID, parts, assigned, positions)
+	if err != nil {
+		c.log.Warn("iceberg commit: cannot encode the answer; its records are written again for the next commit", "commit", commitID, "err", err)
+		ctl.resolve(p, false)
+		return
+	}
+	if err := ctl.sendTxn(msgs, positions); err != nil {
+		var unknown *txnOutcomeUnknown
+		if errors.As(err, &unknown) {
+			// the offsets may be committed with the files: only re-reading from the group offsets is safe
+			ctl.resolve(p, false)
+			c.fail(err)
+			return
+		}
+		c.log.Warn("iceberg commit: answer aborted; its records are written again for the next commit", "commit", commitID, "err", err)
+		ctl.resolve(p, false)
+		return
+	}
+	files := 0
+	for _, pp := range parts {
+		files += len(pp.part.Data) + len(pp.part.Deletes)
+	}
+	c.log.Info("iceberg commit: answered", "commit", commitID, "tables", len(parts), "files", files, "partitions", len(assigned))
+	ctl.resolve(p, true)
+}
+
+// apacheAnswer builds DATA_WRITTEN per table with files and the closing DATA_COMPLETE, which lists every
+// partition the tasks hold (the committer counts them to know when all have answered).
+func (ctl *control) apacheAnswer(commitID uuid.UUID, parts []preparedPart, assigned []TP, positions Offsets) ([]*sarama.ProducerMessage, error) {
+	var msgs []*sarama.ProducerMessage
+	for _, pp := range parts {
+		if !pp.part.Files() {
+			continue
+		}
+		md := pp.w.Tbl.Metadata()
+		sc := schemaByID(md, pp.part.SchemaID)
+		if sc == nil {
+			return nil, fmt.Errorf("table %s: schema %d not in metadata", pp.name, pp.part.SchemaID)
+		}
+		specID := md.DefaultPartitionSpec()
+		if len(pp.part.Data) > 0 {
+			specID = int(pp.part.Data[0].SpecID())
+		} else if len(pp.part.Deletes) > 0 {
+			specID = int(pp.part.Deletes[0].SpecID())
+		}
+		spec := md.PartitionSpecByID(specID)
+		if spec == nil {
+			return nil, fmt.Errorf("table %s: partition spec %d not in metadata", pp.name, specID)
+		}
+		e := ctl.newApacheEvent(ae.DataWritten, commitID)
+		e.Table = tableRef(ctl.c.cfg.CatalogName, pp.name)
+		e.PartitionType = *spec.PartitionType(sc)
+		e.DataFiles, e.DeleteFiles = pp.part.Data, pp.part.Deletes
+		m, err := ctl.apacheMessage(e)
+		if err != nil {
+			return nil, fmt.Errorf("table %s: %w", pp.name, err)
+		}
+		msgs = append(msgs, m)
+	}
+	done := ctl.newApacheEvent(ae.DataComplete, commitID)
+	done.Assignments = make([]ae.TopicPartitionOffset, 0, len(assigned))
+	for _, tp := range sortTPs(assigned) {
+		tpo := ae.TopicPartitionOffset{Topic: tp.Topic, Partition: tp.Partition}
+		if o, ok := positions[tp]; ok {
+			tpo.Offset = &o
+		}
+		done.Assignments = append(done.Assignments, tpo)
+	}
+	m, err := ctl.apacheMessage(done)
+	if err != nil {
+		return nil, err
+	}
+	return append(msgs, m), nil
+}
+
+// txnOutcomeUnknown is a transaction that could neither be committed nor aborted.
+type txnOutcomeUnknown struct{ err error }
+
+func (e *txnOutcomeUnknown) Error() string {
+	return "iceberg commit: the control topic transaction's outcome is unknown (" + e.err.Error() +
+		"); the task restarts from the committed offsets"
+}
+func (e *txnOutcomeUnknown) Unwrap() error { return e.err }
+
+// sendTxn sends the events and commits the source offsets to the connector's group in one transaction.
+func (ctl *control) sendTxn(msgs []*sarama.ProducerMessage, positions Offsets) error {
+	prod := ctl.txn
+	if err := prod.BeginTxn(); err != nil {
+		return ctl.abortTxn(fmt.Errorf("begin transaction: %w", err))
+	}
+	if err := prod.SendMessages(msgs); err != nil {
+		return ctl.abortTxn(fmt.Errorf("send events: %w", err))
+	}
+	if len(positions) > 0 {
+		offs := map[string][]*sarama.PartitionOffsetMetadata{}
+		for _, tp := range sortedTPs(positions) {
+			offs[tp.Topic] = append(offs[tp.Topic], &sarama.PartitionOffsetMetadata{Partition: tp.Partition, Offset: positions[tp], LeaderEpoch: -1})
+		}
+		if err := prod.AddOffsetsToTxn(offs, ctl.c.cfg.GroupID); err != nil {
+			return ctl.abortTxn(fmt.Errorf("add source offsets to the transaction: %w", err))
+		}
+	}
+	if err := prod.CommitTxn(); err != nil {
+		return ctl.abortTxn(fmt.Errorf("commit transaction: %w", err))
+	}
+	return nil
+}
+
+func (ctl *control) abortTxn(cause error) error {
+	prod := ctl.txn
+	if prod.TxnStatus()&sarama.ProducerTxnFlagFatalError != 0 {
+		return &txnOutcomeUnknown{cause}
+	}
+	if prod.TxnStatus()&sarama.ProducerTxnFlagInTransaction == 0 && prod.TxnStatus()&sarama.ProducerTxnFlagAbortableError == 0 {
+		return cause // nothing was begun
+	}
+	if err := prod.AbortTxn(); err != nil {
+		return &txnOutcomeUnknown{fmt.Errorf("%w; abort: %v", cause, err)}
+	}
+	return cause
+}
+
+func sortTPs(tps []TP) []TP {
+	m := make(Offsets, len(tps))
+	for _, tp := range tps {
+		m[tp] = 0
+	}
+	return sortedTPs(m)
+}
+
+// nowMicros is the events' timestamp precision (Java's truncatedTo(MICROS)).
+func nowMicros() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
