@@ -4,13 +4,17 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/IBM/sarama"
+	"github.com/apache/iceberg-go/catalog"
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/connect"
@@ -102,4 +106,108 @@ func TestControlTopicApacheEventsFailTasks(t *testing.T) {
 	var perr error
 	require.Eventually(t, func() bool { off++; perr = put(off); return perr != nil }, 60*time.Second, 100*time.Millisecond)
 	require.Contains(t, perr.Error(), "carries the Apache Iceberg sink's events for this connector (group connect-cdc-golden)")
+}
+
+// TestControlTopicApacheTwoProcesses: two worker processes run an append connector under the Apache sink's
+// protocol. Every round's answers commit the source offsets to the connector's group in their transaction,
+// the committer's snapshots carry the Apache summary keys and commit its group <group>-coord, and the table
+// holds every record once (DuckDB).
+func TestControlTopicApacheTwoProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs the Kafka broker")
+	}
+	addr := kafkatest.Bootstrap(t)
+	topic := kafkatest.UniqueName(t, "ctl-apache2")
+	const parts = 4
+	kafkatest.CreateTopic(t, addr, topic, parts, nil)
+	ctlTopic := kafkatest.UniqueName(t, "ctl")
+	props, _ := sinkProps(t, map[string]string{
+		"topics":                             topic,
+		"iceberg.tables":                     "shop.events",
+		"iceberg.control.coordination":       "topic",
+		"iceberg.control.topic":              ctlTopic,
+		"iceberg.control.commit.interval-ms": "300",
+		"iceberg.control.commit.timeout-ms":  "10000",
+	})
+	cfg, err := ParseConfig(props)
+	require.NoError(t, err)
+	require.Equal(t, ProtocolApache, cfg.ControlProtocol)
+	a := startProcTask(t, props, "a:8083", addr)
+	b := startProcTask(t, props, "b:8083", addr)
+	tp := func(p int32) connect.TopicPartition { return connect.TopicPartition{Topic: topic, Partition: p} }
+	require.NoError(t, a.Open([]connect.TopicPartition{tp(0), tp(1)})) // a holds the first partition: committer
+	require.NoError(t, b.Open([]connect.TopicPartition{tp(2), tp(3)}))
+
+	admin, err := sarama.NewClusterAdmin([]string{addr}, kafkatest.NewConfig())
+	require.NoError(t, err)
+	defer admin.Close()
+	groupOffsets := func(group, topic string, n int32) []int64 {
+		ps := make([]int32, n)
+		for i := range ps {
+			ps[i] = int32(i)
+		}
+		resp, err := admin.ListConsumerGroupOffsets(group, map[string][]int32{topic: ps})
+		require.NoError(t, err)
+		out := make([]int64, n)
+		for i := range out {
+			if b := resp.GetBlock(topic, int32(i)); b != nil {
+				out[i] = b.Offset
+			}
+		}
+		return out
+	}
+
+	var offs [parts]int64
+	owner := func(p int32) *Task {
+		if p < 2 {
+			return a
+		}
+		return b
+	}
+	total := 0
+	const rounds = 4
+	for r := range rounds {
+		for p := int32(0); p < parts; p++ {
+			var recs []*connect.SinkRecord
+			for range 50 + r*10 + int(p) {
+				recs = append(recs, &connect.SinkRecord{Topic: topic, Partition: p, Offset: offs[p],
+					Value: map[string]any{"id": int64(total), "name": "n" + strconv.Itoa(total%5)}})
+				offs[p]++
+				total++
+			}
+			require.NoError(t, owner(p).Put(context.Background(), recs))
+		}
+		require.Eventually(t, func() bool {
+			got := groupOffsets(cfg.GroupID, topic, parts)
+			return slices.Equal(got, offs[:])
+		}, 60*time.Second, 50*time.Millisecond, "round %d: the answers' transactions commit the source offsets; stats a=%+v b=%+v",
+			r, a.coord.stats(), b.coord.stats())
+	}
+	var meta string
+	require.Eventually(t, func() bool {
+		var n string
+		_, meta = loadTable(t, props, "shop.events")
+		if rows := duckRows(t, meta, "SELECT count(*) FROM t"); len(rows) == 1 {
+			n = rows[0]
+		}
+		return n == strconv.Itoa(total)
+	}, 60*time.Second, 200*time.Millisecond, "the committer commits every answer")
+	require.Equal(t, []string{fmt.Sprintf("%d|%d", total, total)}, duckRows(t, meta, "SELECT count(*), count(DISTINCT id) FROM t"))
+
+	cat, _ := loadTable(t, props, "shop.events")
+	tbl, err := cat.LoadTable(context.Background(), catalog.ToIdentifier("shop.events"))
+	require.NoError(t, err)
+	key := ApacheOffsetsSummaryKey(ctlTopic, cfg.GroupID)
+	commits := 0
+	for _, s := range tbl.Metadata().Snapshots() {
+		if s.Summary == nil || s.Summary.Properties[ApacheSummaryCommitID] == "" {
+			continue
+		}
+		commits++
+		_, err := parseApacheOffsets(s.Summary.Properties[key])
+		require.NoError(t, err, "snapshot %d: %s", s.SnapshotID, key)
+	}
+	require.Positive(t, commits)
+	require.Eventually(t, func() bool { return groupOffsets(cfg.GroupID+"-coord", ctlTopic, 1)[0] > 0 }, 30*time.Second, 100*time.Millisecond,
+		"the committer commits how far it read to %s-coord", cfg.GroupID)
 }
