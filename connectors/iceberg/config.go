@@ -46,6 +46,7 @@ const (
 	KeyCommitTimeoutMs      = "iceberg.control.commit.timeout-ms"
 	KeyCommitThreads        = "iceberg.control.commit.threads"
 	KeyTxnPrefix            = "iceberg.coordinator.transactional.prefix"
+	KeyTxnSuffix            = "iceberg.coordinator.transactional.suffix" // the Apache sink's, set per task
 	KeyHadoopConfDir        = "iceberg.hadoop-conf-dir"
 	// Extensions.
 	KeyVersionColumn      = "iceberg.tables.upsert-version-column"

@@ -8,7 +8,10 @@
 package iceberg
 
 import (
+	"strconv"
 	"strings"
+
+	"github.com/google/uuid"
 
 	"github.com/connectd/connectd/connect"
 )
@@ -36,9 +39,19 @@ func (c *Connector) Start(props map[string]string) error {
 	return nil
 }
 
-// TaskConfigs gives every task the connector's properties.
+// TaskConfigs gives every task the connector's properties plus what the Apache sink's tasks read from their
+// config: task.id and the suffix of their transactional ids (JVM workers sharing the connector name their
+// control-topic producers after it). The JVM draws the suffix's UUID at random per call; here it is derived
+// from the connector's name, so task configs do not change each time they are generated, and a restarted
+// task fences its predecessor and ends the transaction it left open instead of leaving it to time out.
 func (c *Connector) TaskConfigs(maxTasks int) ([]map[string]string, error) {
-	return connect.ReplicateTaskConfigs(c.props, maxTasks), nil
+	cfgs := connect.ReplicateTaskConfigs(c.props, maxTasks)
+	suffix := "-txn-" + uuid.NewSHA1(uuid.NameSpaceURL, []byte("connectd:iceberg:"+c.props["name"])).String() + "-"
+	for i, m := range cfgs {
+		m[KeyTxnSuffix] = suffix + strconv.Itoa(i)
+		m["task.id"] = strconv.Itoa(i)
+	}
+	return cfgs, nil
 }
 
 func (c *Connector) Stop() error { return nil }
