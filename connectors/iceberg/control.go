@@ -87,6 +87,8 @@ type control struct {
 	astarts     chan uuid.UUID      // START_COMMIT ids, for the participant
 	answerMu    sync.Mutex          // held while answering (Task.Close waits for it)
 	producerKey string              // the key of this process's events
+	brokers     []string
+	scfg        *sarama.Config
 }
 
 // startControl connects to the control topic (creating it when missing) and starts the reader,
@@ -162,6 +164,7 @@ func startControl(c *coordinator, wi connect.WorkerInfo) (*control, error) {
 		if ctl.ccons, err = sarama.NewConsumer(brokers, scfg); err != nil {
 			return fail(fmt.Errorf("control topic consumer: %w", err))
 		}
+		ctl.brokers, ctl.scfg = brokers, scfg
 		if ctl.txn, err = sarama.NewSyncProducer(brokers, txnConfig(scfg, ctl.transactionalID(wi.WorkerID()))); err != nil {
 			return fail(fmt.Errorf("control topic transactional producer: %w", err))
 		}

@@ -211,3 +211,59 @@ func TestControlTopicApacheTwoProcesses(t *testing.T) {
 	require.Eventually(t, func() bool { return groupOffsets(cfg.GroupID+"-coord", ctlTopic, 1)[0] > 0 }, 30*time.Second, 100*time.Millisecond,
 		"the committer commits how far it read to %s-coord", cfg.GroupID)
 }
+
+// TestFenceJVMTaskTransactions: a JVM task that died inside a transaction blocks read_committed readers of the
+// control topic (the committer) until the broker's transaction timeout; connectd taking the task over ends that
+// transaction at once.
+func TestFenceJVMTaskTransactions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs the Kafka broker")
+	}
+	addr := kafkatest.Bootstrap(t)
+	topic := kafkatest.UniqueName(t, "ctl-fence")
+	kafkatest.CreateTopic(t, addr, topic, 1, nil)
+	ctlTopic := kafkatest.UniqueName(t, "ctl")
+	kafkatest.CreateTopic(t, addr, ctlTopic, 1, nil)
+
+	// the dead JVM task: a transaction begun and never ended
+	dead := txnConfig(kafkatest.NewConfig(), "jvm-worker-txn-dead-0")
+	dead.Producer.Transaction.Timeout = 5 * time.Minute
+	jvm, err := sarama.NewSyncProducer([]string{addr}, dead)
+	require.NoError(t, err)
+	require.NoError(t, jvm.BeginTxn())
+	_, _, err = jvm.SendMessage(&sarama.ProducerMessage{Topic: ctlTopic, Value: sarama.StringEncoder("open")})
+	require.NoError(t, err)
+	pcfg := kafkatest.NewConfig()
+	pcfg.Producer.Return.Successes = true
+	plain, err := sarama.NewSyncProducer([]string{addr}, pcfg)
+	require.NoError(t, err)
+	defer plain.Close()
+	_, _, err = plain.SendMessage(&sarama.ProducerMessage{Topic: ctlTopic, Value: sarama.StringEncoder("after")})
+	require.NoError(t, err)
+
+	ccfg := kafkatest.NewConfig()
+	ccfg.Consumer.IsolationLevel = sarama.ReadCommitted
+	cons, err := sarama.NewConsumer([]string{addr}, ccfg)
+	require.NoError(t, err)
+	defer cons.Close()
+	pc, err := cons.ConsumePartition(ctlTopic, 0, sarama.OffsetOldest)
+	require.NoError(t, err)
+	defer pc.Close()
+	select {
+	case m := <-pc.Messages():
+		t.Fatalf("read_committed read %q past an open transaction", m.Value)
+	case <-time.After(2 * time.Second):
+	}
+
+	props, _ := sinkProps(t, map[string]string{
+		"topics": topic, "iceberg.tables": "shop.events", "iceberg.control.coordination": "topic",
+		"iceberg.control.topic": ctlTopic, KeyTxnPrefix: "jvm-", KeyTxnSuffix: "-txn-dead-0",
+	})
+	startProcTask(t, props, "a:8083", addr)
+	select {
+	case m := <-pc.Messages():
+		require.Equal(t, "after", string(m.Value), "the open transaction was aborted")
+	case <-time.After(30 * time.Second):
+		t.Fatal("the JVM task's open transaction still blocks the control topic")
+	}
+}

@@ -77,6 +77,9 @@ func (t *Task) Start(props map[string]string) error {
 		t.coord = coord
 	}
 	t.coord.register(t)
+	if t.coord.ctl != nil && t.coord.ctl.apache {
+		t.coord.ctl.fenceJVMTask(props)
+	}
 	return nil
 }
 
