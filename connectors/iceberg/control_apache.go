@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/IBM/sarama"
 	ice "github.com/apache/iceberg-go"
@@ -62,8 +63,10 @@ func connectdPayload(v []byte, group string) (msg []byte, apache bool) {
 		return v, false
 	case err != nil:
 		return nil, false
-	case ev.Ext != nil:
+	case isConnectdJSON(ev.Ext):
 		return ev.Ext, false
+	case ev.Ext != nil: // an apache-protocol connectd process
+		return nil, ev.GroupID == group
 	default:
 		return nil, ev.GroupID == group
 	}
@@ -143,8 +146,15 @@ func parseApacheOffsets(s string) (apacheOffsets, error) {
 
 // newApacheEvent is an event of this connector's group.
 func (ctl *control) newApacheEvent(t ae.PayloadType, commitID uuid.UUID) *ae.Event {
-	return &ae.Event{ID: uuid.New(), Type: t, Timestamp: nowMicros(), GroupID: ctl.c.cfg.GroupID, CommitID: commitID}
+	return &ae.Event{ID: uuid.New(), Type: t, Timestamp: nowMicros(), GroupID: ctl.c.cfg.GroupID, CommitID: commitID, Ext: connectdMark}
 }
+
+// connectdMark follows the Avro datum of the events connectd sends under the apache protocol (the Java reader
+// does not look there): it tells connectd's committer which coordinators are JVM tasks.
+var connectdMark = []byte("connectd")
+
+// isConnectdJSON reports whether an event's extension is a connectd-protocol message.
+func isConnectdJSON(ext []byte) bool { return len(ext) > 0 && ext[0] == '{' }
 
 // apacheMessage frames an event for the control topic, keyed like the Apache sink's (by producer, to keep
 // one producer's events in order).
@@ -163,14 +173,25 @@ func (ctl *control) apacheMessage(e *ae.Event) (*sarama.ProducerMessage, error) 
 func (ctl *control) readApache(v []byte) {
 	group := ctl.c.cfg.GroupID
 	ev, err := ae.Decode(v)
-	if ev != nil && ev.Ext != nil || errors.Is(err, ae.ErrNotEvent) {
+	if ev != nil && isConnectdJSON(ev.Ext) || errors.Is(err, ae.ErrNotEvent) {
 		var m ctlMsg
 		if msg, _ := connectdPayload(v, group); json.Unmarshal(msg, &m) == nil && m.Group == group {
 			ctl.c.fail(errConnectdMessages(ctl.topic, group))
 		}
 		return
 	}
-	if err != nil || ev.GroupID != group || ev.Type != ae.StartCommit {
+	if err != nil || ev.GroupID != group {
+		return
+	}
+	if ev.Ext == nil { // a JVM task's coordinator
+		switch ev.Type {
+		case ae.StartCommit:
+			ctl.foreign.started(time.Now())
+		case ae.CommitComplete:
+			ctl.foreign.done(time.Now())
+		}
+	}
+	if ev.Type != ae.StartCommit {
 		return
 	}
 	select {

@@ -40,6 +40,8 @@ type apacheCommitter struct {
 	envs       chan envelope
 	done       chan struct{}
 	closers    []func()
+	foreign    *foreignCommitter // nil: no JVM coordinator is watched for
+	standingBy bool
 
 	read    apacheOffsets // next offset per control partition, of the records taken from envs
 	written []envelope    // DATA_WRITTEN of this group not committed yet, in topic order
@@ -51,8 +53,11 @@ func newApacheCommitter(c *coordinator, topic string, emit func(*ae.Event) error
 }
 
 func (ac *apacheCommitter) newEvent(t ae.PayloadType, commitID uuid.UUID) *ae.Event {
-	return &ae.Event{ID: uuid.New(), Type: t, Timestamp: nowMicros(), GroupID: ac.group, CommitID: commitID}
+	return &ae.Event{ID: uuid.New(), Type: t, Timestamp: nowMicros(), GroupID: ac.group, CommitID: commitID, Ext: connectdMark}
 }
+
+// errForeignCommit stops a commit during which a JVM coordinator started one (control_apache_standby.go).
+var errForeignCommit = errors.New("a JVM task's coordinator of this connector started a commit; connectd's committer stands by")
 
 // committerGroup is the consumer group of the Apache sink's coordinator, to which it commits how far it read.
 func (ctl *control) committerGroup() string { return ctl.c.cfg.GroupID + "-coord" }
@@ -79,6 +84,7 @@ func (ctl *control) startApacheCommitter() (*apacheCommitter, error) {
 		om.Commit() // errors are logged by sarama; the tables' offsets keep files from being committed twice
 	}
 	ac := newApacheCommitter(ctl.c, ctl.topic, emit, commitRead)
+	ac.foreign = ctl.foreign
 	ac.closers = append(ac.closers, func() {
 		for _, pom := range poms {
 			_ = pom.Close()
@@ -135,7 +141,7 @@ func (ac *apacheCommitter) consume(pc sarama.PartitionConsumer) {
 				return
 			}
 			env := envelope{partition: km.Partition, offset: km.Offset}
-			if ev, err := ae.Decode(km.Value); err == nil && ev.GroupID == ac.group && ev.Ext == nil {
+			if ev, err := ae.Decode(km.Value); err == nil && ev.GroupID == ac.group && !isConnectdJSON(ev.Ext) {
 				env.ev = ev
 			}
 			select {
@@ -160,6 +166,17 @@ func (ac *apacheCommitter) round(partitions int) bool {
 	c := ac.c
 	for n := len(ac.envs); n > 0; n-- {
 		ac.take(<-ac.envs)
+	}
+	if ac.foreign.active(time.Now()) {
+		if !ac.standingBy {
+			c.log.Info("iceberg commit: a JVM task's coordinator commits for this connector; standing by while it does")
+			ac.standingBy = true
+		}
+		return true
+	}
+	if ac.standingBy {
+		c.log.Info("iceberg commit: no JVM coordinator commits any more; committing")
+		ac.standingBy = false
 	}
 	commitID := uuid.New()
 	began := time.Now()
@@ -188,7 +205,7 @@ wait:
 		}
 	}
 	_ = partial // valid-through timestamps: connectd's answers carry none, so commits name none
-	tables, err := ac.commit(commitID)
+	tables, err := ac.commit(commitID, began)
 	ok := err == nil
 	if err != nil {
 		c.mu.Lock()
@@ -210,7 +227,7 @@ wait:
 // commit commits every DATA_WRITTEN read so far: one snapshot per table, holding the files of the events at
 // or past the table's recorded control topic offsets. Only when every table succeeded are the events dropped,
 // the committer group's offsets moved and COMMIT_COMPLETE sent.
-func (ac *apacheCommitter) commit(commitID uuid.UUID) (int, error) {
+func (ac *apacheCommitter) commit(commitID uuid.UUID, began time.Time) (int, error) {
 	c := ac.c
 	byTable := map[string][]envelope{}
 	var names []string
@@ -232,6 +249,9 @@ func (ac *apacheCommitter) commit(commitID uuid.UUID) (int, error) {
 			return 0, fmt.Errorf("open catalog: %w", err)
 		}
 		for _, name := range names {
+			if ac.foreign.startedSince(began) {
+				return 0, errForeignCommit
+			}
 			snap, err := ac.commitTable(cat, name, byTable[name], read, commitID)
 			if err != nil {
 				return 0, fmt.Errorf("table %s: %w", name, err)
@@ -396,7 +416,7 @@ func (ctl *control) apacheCommitLoop() {
 		if lead && ac != nil {
 			if !ac.round(len(all)) {
 				next = c.cfg.RetryBackoff
-			} else {
+			} else if !ac.standingBy {
 				c.maintainDue(ctl.ctx)
 			}
 		}

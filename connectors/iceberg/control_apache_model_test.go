@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	ice "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
@@ -242,7 +243,7 @@ func runACModel(t testing.TB, ops []acOp) error {
 				}
 			}
 			c.hooks.Store(hooks)
-			_, err := l.ac.commit(uuid.New())
+			_, err := l.ac.commit(uuid.New(), time.Now())
 			c.hooks.Store(nil)
 			if err != nil && !errors.Is(err, hookErr) {
 				return fmt.Errorf("commit: %w", err)
@@ -258,7 +259,7 @@ func runACModel(t testing.TB, ops []acOp) error {
 	start()
 	last := committers[len(committers)-1]
 	read(last, len(logs[0])+len(logs[1]), 0)
-	if _, err := last.ac.commit(uuid.New()); err != nil {
+	if _, err := last.ac.commit(uuid.New(), time.Now()); err != nil {
 		return fmt.Errorf("last commit: %w", err)
 	}
 	return check(true)

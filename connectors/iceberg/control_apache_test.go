@@ -15,9 +15,11 @@ import (
 
 	"github.com/IBM/sarama"
 	"github.com/apache/iceberg-go/catalog"
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/connect"
+	ae "github.com/connectd/connectd/connectors/iceberg/apacheevents"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
 )
 
@@ -52,6 +54,12 @@ func TestConnectdPayload(t *testing.T) {
 	msg, apache = connectdPayload(own, "connect-cdc-golden")
 	require.False(t, apache)
 	require.Equal(t, own, msg, "plain JSON of earlier versions")
+
+	marked, err := ae.Encode(&ae.Event{ID: uuid.New(), Type: ae.StartCommit, Timestamp: nowMicros(), GroupID: "connect-cdc-golden",
+		CommitID: uuid.New(), Ext: connectdMark})
+	require.NoError(t, err)
+	_, apache = connectdPayload(marked, "connect-cdc-golden")
+	require.True(t, apache, "a connectd process of the group speaking the apache protocol")
 
 	for _, cut := range []int{3, 40, len(framed) - len(own) - 1} {
 		msg, apache = connectdPayload(framed[:cut], "connect-cdc-golden")

@@ -1,0 +1,45 @@
+package iceberg
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestForeignCommitterStandBy: connectd's committer stands by while a JVM coordinator starts and completes
+// commits, from its first START_COMMIT on; not once it is silent for the window, nor when it keeps starting
+// commits without completing any (a zombie whose catalog is closed).
+func TestForeignCommitterStandBy(t *testing.T) {
+	f := &foreignCommitter{window: 10 * time.Second}
+	t0 := time.Unix(1_000_000, 0)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	require.False(t, f.active(at(0)), "no JVM coordinator seen")
+
+	f.started(at(1))
+	require.True(t, f.active(at(2)), "a JVM coordinator just started: give it its first commit")
+	require.True(t, f.startedSince(at(0.5)))
+	require.False(t, f.startedSince(at(1)))
+	f.done(at(2))
+	for s := 3.0; s < 40; s += 2 { // committing every 2 s
+		f.started(at(s))
+		f.done(at(s + 0.5))
+		require.True(t, f.active(at(s+1)), "at %.0fs", s)
+	}
+	require.True(t, f.active(at(48)))
+	require.False(t, f.active(at(50)), "silent for the window: it stopped")
+
+	// a zombie: commits start, none completes
+	f.started(at(100))
+	require.True(t, f.active(at(105)))
+	for s := 102.0; s < 140; s += 2 {
+		f.started(at(s))
+	}
+	require.False(t, f.active(at(140)), "started commits for longer than the window and completed none")
+	f.done(at(141))
+	require.True(t, f.active(at(142)), "completes commits again")
+
+	var none *foreignCommitter
+	require.False(t, none.active(at(0)))
+	require.False(t, none.startedSince(at(0)))
+}
