@@ -158,7 +158,8 @@ var retriableCodes = []proto.Error{3, 159, 164, 202, 203, 209, 210, 242, 252, 28
 
 // isRetriable: server errors with a retriable code, and every network/protocol failure.
 func isRetriable(err error) bool {
-	if err == nil || errors.Is(err, context.Canceled) {
+	var shared *SharedStateError
+	if err == nil || errors.Is(err, context.Canceled) || errors.As(err, &shared) {
 		return false
 	}
 	if ex, ok := ch.AsException(err); ok {

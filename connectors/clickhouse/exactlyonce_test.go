@@ -315,3 +315,44 @@ func TestExactlyOnceStateAfterMoveToEarlierTask(t *testing.T) {
 	require.NoError(t, restarted.Put(ctx, recs[100:]))
 	require.Equal(t, "300\t300", query(t, s, "SELECT count(), uniqExact(id) FROM "+db+".events"), "every record exactly once")
 }
+
+// TestExactlyOnceRefusesTheOfficialSinksState: exactly-once state of the official ClickHouse sink (JVM workers
+// ran the connector with exactlyOnce: its own engine for the state table, KeeperMap, or its rows in this
+// sink's table, with its state names and no version) fails the task with the reason, inserting nothing,
+// instead of two halves each trusting its own view of a partition.
+func TestExactlyOnceRefusesTheOfficialSinksState(t *testing.T) {
+	s, _ := engine(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name  string
+		setup func(db string)
+		want  string
+	}{
+		{"another engine", func(db string) {
+			// the official sink's table: KeeperMap('/kafka-connect') PRIMARY KEY key (the engine needs a Keeper)
+			chdbtest.MustExec(t, s, "CREATE TABLE "+db+".connect_state (key String, minOffset Int64, maxOffset Int64, state String) ENGINE = MergeTree ORDER BY key")
+		}, "is a MergeTree table, not this sink's ReplacingMergeTree"},
+		{"its rows in this sink's table", func(db string) {
+			startTask(t, props(db, "exactlyOnce", "true"), nil) // creates the state table
+			require.NoError(t, startTask(t, props(db, "exactlyOnce", "true"), nil).state.init(ctx))
+			chdbtest.MustExec(t, s, "INSERT INTO "+db+".connect_state (key, minOffset, maxOffset, state) VALUES ('/kafka-connect/"+db+".events/events-0', 0, 9, 'AFTER_PROCESSING')")
+		}, `in state "AFTER_PROCESSING"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := chdbtest.Database(t)
+			chdbtest.MustExec(t, s, "CREATE TABLE "+db+".events (id UInt64, ts DateTime64(3, 'UTC'), payload String) ENGINE = MergeTree ORDER BY id SETTINGS non_replicated_deduplication_window = 1000")
+			tc.setup(db)
+			task := startTask(t, props(db, "exactlyOnce", "true"), nil)
+			err := task.Put(ctx, eventRecords(1, 20)[0])
+			if err == nil {
+				_, err = task.PreCommit(ctx, nil)
+			}
+			var shared *SharedStateError
+			require.ErrorAs(t, err, &shared)
+			require.Contains(t, err.Error(), tc.want)
+			require.Contains(t, err.Error(), "the official ClickHouse sink")
+			require.False(t, isRetriable(err))
+			require.Equal(t, "0", query(t, s, "SELECT count() FROM "+db+".events"))
+		})
+	}
+}

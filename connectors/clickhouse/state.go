@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -37,7 +38,9 @@ type stateStore struct {
 	pool  *pool
 	table string // quoted db.table
 
-	own *ownTable
+	own       *ownTable
+	checkOnce sync.Once
+	checkErr  error
 
 	mu    sync.Mutex
 	cache map[string]partState
@@ -51,7 +54,47 @@ func newStateStore(cfg *Config, p *pool) *stateStore {
 	return &stateStore{cfg: cfg, pool: p, own: own, table: own.name, cache: map[string]partState{}}
 }
 
-func (s *stateStore) init(ctx context.Context) error { return s.own.ensure(ctx) }
+func (s *stateStore) init(ctx context.Context) error {
+	if err := s.own.ensure(ctx); err != nil {
+		return err
+	}
+	s.checkOnce.Do(func() { s.checkErr = s.checkEngine(ctx) })
+	return s.checkErr
+}
+
+// SharedStateError is exactly-once state this sink cannot share: the official ClickHouse sink's (JVM workers
+// run or ran the connector with exactlyOnce), which keeps it in a KeeperMap table of the same name, one row
+// per key, with other state names. Two halves each trusting their own view of a partition's state would
+// insert blocks twice or skip them, so the task fails with this instead.
+type SharedStateError struct {
+	Table, Detail string
+}
+
+func (e *SharedStateError) Error() string {
+	return "clickhouse: exactly-once state " + e.Table + " " + e.Detail + ": the official ClickHouse sink (a JVM worker) " +
+		"keeps its exactly-once state there, and connectd cannot share it with that sink; run the connector's tasks on " +
+		"one kind of worker, or give connectd another state table (zkDatabase) and let it start from the committed offsets"
+}
+
+// checkEngine refuses a state table that is not this sink's (the official sink creates it with KeeperMap).
+func (s *stateStore) checkEngine(ctx context.Context) error {
+	var engine proto.ColStr
+	err := s.pool.do(ctx, func(c *ch.Client) error {
+		engine.Reset()
+		return c.Do(ctx, ch.Query{
+			Body: "SELECT engine FROM system.tables WHERE database = " + quoteString(s.cfg.Database) +
+				" AND name = " + quoteString(s.cfg.StateTable),
+			Result: proto.Results{{Name: "engine", Data: &engine}},
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("clickhouse: reading the engine of the exactly-once state table %s: %w", s.table, err)
+	}
+	if engine.Rows() > 0 && !strings.HasSuffix(engine.Row(0), "ReplacingMergeTree") {
+		return &SharedStateError{Table: s.table, Detail: "is a " + engine.Row(0) + " table, not this sink's ReplacingMergeTree"}
+	}
+	return nil
+}
 
 func (s *stateStore) key(tbl *tableInfo, topic string, partition int32) string {
 	return s.cfg.StatePrefix + "/" + tbl.db + "." + tbl.name + "/" + topic + "-" + strconv.Itoa(int(partition))
@@ -99,6 +142,12 @@ func (s *stateStore) get(ctx context.Context, key string) (partState, error) {
 	}
 	if minC.Rows() > 0 {
 		st = partState{min: minC.Row(0), max: maxC.Row(0), state: stC.Row(0), ver: verC.Row(0)}
+		switch {
+		case st.state != stateBefore && st.state != stateStaged && st.state != stateAfter:
+			return partState{}, &SharedStateError{Table: s.table, Detail: fmt.Sprintf("holds %s in state %q", key, st.state)}
+		case st.ver == 0: // this sink writes at least the wall clock in nanoseconds
+			return partState{}, &SharedStateError{Table: s.table, Detail: "holds " + key + " written without a version"}
+		}
 	}
 	s.mu.Lock()
 	s.cache[key] = st
