@@ -59,8 +59,8 @@ const (
 // (zombieSignature). The test then restarts that JVM worker, as an operator would, and logs it; the end check
 // still wants every record exactly once.
 //
-// The mixed phases need connectd to speak the Apache sink's control-topic protocol (iceberg-kafka-connect-events).
-// Run alone:
+// connectd speaks the Apache sink's control-topic events for this connector (connectors/iceberg/README.md,
+// "Control protocols"). Run alone:
 //
 //	go test ./internal/herder -run TestIcebergConnectorAcrossJVMAndGo -v -count=1 -timeout 30m
 //
