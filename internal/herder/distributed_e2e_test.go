@@ -658,9 +658,30 @@ func (c *cluster) startJVM(cp string) (url, id string, stop func()) {
 }
 
 // launchJVM starts a JVM worker in the cluster's group and waits until its REST listener answers.
-func (c *cluster) launchJVM(cp string) *jworker {
+func (c *cluster) launchJVM(cp string) *jworker { return c.launchJVMWith(cp, jvmLaunch{}) }
+
+// jvmLaunch is what a JVM worker's launch may add to launchJVM's defaults.
+type jvmLaunch struct {
+	port    int    // 0: a free port
+	heap    string // -Xmx; 256m when empty
+	props   string // worker properties appended to the defaults
+	loggers []string
+	name    string // of the properties files ("jvm" when empty)
+}
+
+// launchJVMWith starts a JVM worker in the cluster's group with o and waits until its REST listener answers.
+func (c *cluster) launchJVMWith(cp string, o jvmLaunch) *jworker {
 	t := c.t
-	port := freePort(t)
+	port, heap, name := o.port, o.heap, o.name
+	if port == 0 {
+		port = freePort(t)
+	}
+	if heap == "" {
+		heap = "256m"
+	}
+	if name == "" {
+		name = "jvm"
+	}
 	props := fmt.Sprintf(`bootstrap.servers=%s
 group.id=%s
 config.storage.topic=%s-configs
@@ -675,13 +696,17 @@ listeners=http://127.0.0.1:%d
 offset.flush.interval.ms=500
 scheduled.rebalance.max.delay.ms=1000
 heartbeat.interval.ms=1000
-`, c.kafka, c.group, c.group, c.group, c.group, port)
-	pf := filepath.Join(c.dir, fmt.Sprintf("jvm-%d.properties", port))
+`, c.kafka, c.group, c.group, c.group, c.group, port) + o.props
+	pf := filepath.Join(c.dir, fmt.Sprintf("%s-%d.properties", name, port))
 	require.NoError(t, os.WriteFile(pf, []byte(props), 0o644))
-	l4j := filepath.Join(c.dir, "log4j2.properties")
-	require.NoError(t, os.WriteFile(l4j, []byte("rootLogger.level=WARN\nrootLogger.appenderRef.stdout.ref=STDOUT\nappender.stdout.type=Console\nappender.stdout.name=STDOUT\nappender.stdout.layout.type=PatternLayout\nappender.stdout.layout.pattern=[%d] %p %m (%c)%n\n"), 0o644))
+	l4j := filepath.Join(c.dir, name+"-log4j2.properties")
+	require.NoError(t, os.WriteFile(l4j, []byte(strings.Join(append([]string{
+		"rootLogger.level=WARN", "rootLogger.appenderRef.stdout.ref=STDOUT",
+		"appender.stdout.type=Console", "appender.stdout.name=STDOUT",
+		"appender.stdout.layout.type=PatternLayout", "appender.stdout.layout.pattern=[%d] %p %m (%c)%n",
+	}, o.loggers...), "\n")+"\n"), 0o644))
 	// java itself, not a wrapper script, so that a signal to cmd.Process reaches the JVM
-	jvm := exec.Command("java", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Dlog4j2.configurationFile="+l4j,
+	jvm := exec.Command("java", "-Xmx"+heap, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Dlog4j2.configurationFile="+l4j,
 		"-cp", cp, "org.apache.kafka.connect.cli.ConnectDistributed", pf)
 	j := &jworker{t: t, url: fmt.Sprintf("http://127.0.0.1:%d", port), id: fmt.Sprintf("127.0.0.1:%d", port), cmd: jvm, log: &syncBuf{}, done: make(chan struct{})}
 	jvm.Stdout, jvm.Stderr = j.log, j.log
@@ -691,16 +716,17 @@ heartbeat.interval.ms=1000
 		j.kill()
 		if t.Failed() {
 			s := j.log.String()
-			if len(s) > 4000 {
-				s = s[len(s)-4000:]
+			if len(s) > 6000 {
+				s = s[len(s)-6000:]
 			}
-			t.Logf("JVM worker %s log:\n%s", j.id, s)
+			t.Logf("JVM worker %s log tail:\n%s", j.id, s)
 		}
 	})
 	require.Eventually(t, func() bool {
 		code, _ := httpDo("GET", j.url+"/connectors", "")
-		return code == 200
+		return code == 200 || !j.alive()
 	}, 120*time.Second, 250*time.Millisecond, "JVM worker did not start")
+	require.True(t, j.alive(), "JVM worker exited:\n%s", j.log.String())
 	return j
 }
 

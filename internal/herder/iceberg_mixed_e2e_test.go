@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -878,68 +877,15 @@ fi`
 	return dir
 }
 
-// launchIcebergJVM starts a JVM Connect distributed worker in the cluster's group (on port, or a free one when 0),
-// as launchJVM does, with the Apache Iceberg sink on its plugin.path, a heap for the sink's writers, and the sink's and the transactional
-// producers' INFO lines in its log; it waits until the REST listener answers.
+// launchIcebergJVM starts a JVM Connect distributed worker in the cluster's group (on port, or a free one when 0)
+// with the Apache Iceberg sink on its plugin.path, a heap for the sink's writers, and the sink's and the
+// transactional producers' INFO lines in its log. The Apache sink reads the worker's properties file back from
+// the command line (IcebergSinkConfig's loadWorkerProps) for the Kafka clients of its control topic.
 func launchIcebergJVM(c *cluster, cp, pluginPath string, port int) *jworker {
-	t := c.t
-	if port == 0 {
-		port = freePort(t)
-	}
-	props := fmt.Sprintf(`bootstrap.servers=%s
-group.id=%s
-config.storage.topic=%s-configs
-offset.storage.topic=%s-offsets
-status.storage.topic=%s-status
-config.storage.replication.factor=1
-offset.storage.replication.factor=1
-status.storage.replication.factor=1
-key.converter=org.apache.kafka.connect.storage.StringConverter
-value.converter=org.apache.kafka.connect.storage.StringConverter
-listeners=http://127.0.0.1:%d
-offset.flush.interval.ms=500
-scheduled.rebalance.max.delay.ms=1000
-heartbeat.interval.ms=1000
-plugin.path=%s
-plugin.discovery=service_load
-`, c.kafka, c.group, c.group, c.group, c.group, port, pluginPath)
-	// the Apache sink reads the worker's properties file back from the command line (IcebergSinkConfig's
-	// loadWorkerProps) for the Kafka clients of its control topic
-	pf := filepath.Join(c.dir, fmt.Sprintf("jvm-iceberg-%d.properties", port))
-	require.NoError(t, os.WriteFile(pf, []byte(props), 0o644))
-	l4j := filepath.Join(c.dir, "log4j2-iceberg.properties")
-	require.NoError(t, os.WriteFile(l4j, []byte(strings.Join([]string{
-		"rootLogger.level=WARN", "rootLogger.appenderRef.stdout.ref=STDOUT",
-		"appender.stdout.type=Console", "appender.stdout.name=STDOUT",
-		"appender.stdout.layout.type=PatternLayout", "appender.stdout.layout.pattern=[%d] %p %m (%c)%n",
-		"logger.iceberg.name=org.apache.iceberg.connect", "logger.iceberg.level=INFO",
-		"logger.txn.name=org.apache.kafka.clients.producer.internals.TransactionManager", "logger.txn.level=INFO",
-	}, "\n")+"\n"), 0o644))
-	jvm := exec.Command("java", "-Xmx768m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Dlog4j2.configurationFile="+l4j,
-		"-cp", cp, "org.apache.kafka.connect.cli.ConnectDistributed", pf)
-	j := &jworker{t: t, url: fmt.Sprintf("http://127.0.0.1:%d", port), id: fmt.Sprintf("127.0.0.1:%d", port), cmd: jvm, log: &syncBuf{}, done: make(chan struct{})}
-	jvm.Stdout, jvm.Stderr = j.log, j.log
-	require.NoError(t, jvm.Start())
-	go func() { _ = jvm.Wait(); close(j.done) }()
-	t.Cleanup(func() {
-		if j.alive() {
-			_ = j.cmd.Process.Signal(syscall.SIGKILL)
-			<-j.done
-		}
-		if t.Failed() {
-			s := j.log.String()
-			if len(s) > 6000 {
-				s = s[len(s)-6000:]
-			}
-			t.Logf("JVM worker %s log tail:\n%s", j.id, s)
-		}
-	})
-	require.Eventually(t, func() bool {
-		code, _ := httpDo("GET", j.url+"/connectors", "")
-		return code == 200 || !j.alive()
-	}, 120*time.Second, 250*time.Millisecond, "JVM worker did not start")
-	require.True(t, j.alive(), "JVM worker exited:\n%s", j.log.String())
-	return j
+	return c.launchJVMWith(cp, jvmLaunch{port: port, heap: "768m", name: "jvm-iceberg",
+		props: "plugin.path=" + pluginPath + "\nplugin.discovery=service_load\n",
+		loggers: []string{"logger.iceberg.name=org.apache.iceberg.connect", "logger.iceberg.level=INFO",
+			"logger.txn.name=org.apache.kafka.clients.producer.internals.TransactionManager", "logger.txn.level=INFO"}})
 }
 
 // restCatalog is the REST catalog server both kinds of worker use, reached over its REST API (no client library:
