@@ -41,7 +41,6 @@ type apacheCommitter struct {
 	done       chan struct{}
 	closers    []func()
 	foreign    *foreignCommitter // nil: no JVM coordinator is watched for
-	standingBy bool
 
 	read    apacheOffsets // next offset per control partition, of the records taken from envs
 	written []envelope    // DATA_WRITTEN of this group not committed yet, in topic order
@@ -166,17 +165,6 @@ func (ac *apacheCommitter) round(partitions int) bool {
 	c := ac.c
 	for n := len(ac.envs); n > 0; n-- {
 		ac.take(<-ac.envs)
-	}
-	if ac.foreign.active(time.Now()) {
-		if !ac.standingBy {
-			c.log.Info("iceberg commit: a JVM task's coordinator commits for this connector; standing by while it does")
-			ac.standingBy = true
-		}
-		return true
-	}
-	if ac.standingBy {
-		c.log.Info("iceberg commit: no JVM coordinator commits any more; committing")
-		ac.standingBy = false
 	}
 	commitID := uuid.New()
 	began := time.Now()
@@ -383,6 +371,7 @@ func (ctl *control) apacheCommitLoop() {
 	defer ctl.wg.Done()
 	c := ctl.c
 	var ac *apacheCommitter
+	standingBy := false
 	defer func() {
 		if ac != nil {
 			ac.close()
@@ -401,6 +390,24 @@ func (ctl *control) apacheCommitLoop() {
 		next := c.cfg.CommitInterval
 		lead, all := ctl.leadership()
 		ctl.leading.Store(lead)
+		if lead && ctl.foreign.active(time.Now()) {
+			// a JVM coordinator commits: stand by without reading along (its commits move <group>-coord,
+			// from where a committer started later reads what it left)
+			if !standingBy {
+				c.log.Info("iceberg commit: a JVM task's coordinator commits for this connector; standing by while it does")
+				standingBy = true
+			}
+			if ac != nil {
+				ac.close()
+				ac = nil
+			}
+			timer.Reset(next)
+			continue
+		}
+		if standingBy {
+			c.log.Info("iceberg commit: no JVM coordinator commits any more")
+			standingBy = false
+		}
 		switch {
 		case !lead && ac != nil:
 			ac.close()
@@ -416,7 +423,7 @@ func (ctl *control) apacheCommitLoop() {
 		if lead && ac != nil {
 			if !ac.round(len(all)) {
 				next = c.cfg.RetryBackoff
-			} else if !ac.standingBy {
+			} else {
 				c.maintainDue(ctl.ctx)
 			}
 		}
