@@ -90,6 +90,7 @@ type control struct {
 	brokers     []string
 	scfg        *sarama.Config
 	foreign     *foreignCommitter // JVM coordinators of the connector (control_apache_standby.go)
+	started     time.Time         // when this process joined the control topic
 }
 
 // startControl connects to the control topic (creating it when missing) and starts the reader,
@@ -126,7 +127,7 @@ func startControl(c *coordinator, wi connect.WorkerInfo) (*control, error) {
 		pmsgs: make(chan ctlMsg, 64), datas: make(chan ctlMsg, 256),
 		requests: make(chan struct{}, 1), wants: make(chan struct{}, 1), pwriters: map[string]*Writer{},
 		apache: c.cfg.ControlProtocol == ProtocolApache, astarts: make(chan uuid.UUID, 16), producerKey: uuid.NewString(),
-		foreign: newForeignCommitter(c.cfg),
+		foreign: newForeignCommitter(c.cfg), started: time.Now(),
 	}
 	ctl.ctx, ctl.cancel = context.WithCancel(context.Background())
 	if c.cfg.TopicsRegex != "" {

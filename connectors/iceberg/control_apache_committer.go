@@ -102,7 +102,15 @@ func (ctl *control) startApacheCommitter() (*apacheCommitter, error) {
 			return nil, fmt.Errorf("committer group %s: %w", ctl.committerGroup(), err)
 		}
 		poms[p] = pom
-		next, _ := pom.NextOffset() // the committed offset, else Consumer.Offsets.Initial (newest, as the Apache sink)
+		next, _ := pom.NextOffset() // the committed offset, else Consumer.Offsets.Initial (newest)
+		if next == sarama.OffsetNewest {
+			// no committer has committed yet: read from when this process joined, so that the answers it and
+			// others gave since (to a JVM coordinator that never committed) are not skipped, as the Apache
+			// sink's "latest" would; the tables' offsets keep anything committed since from a second commit
+			if at, err := ctl.client.GetOffset(ctl.topic, p, ctl.started.UnixMilli()); err == nil && at >= 0 {
+				next = at
+			}
+		}
 		pc, err := ctl.ccons.ConsumePartition(ctl.topic, p, next)
 		if errors.Is(err, sarama.ErrOffsetOutOfRange) {
 			pc, err = ctl.ccons.ConsumePartition(ctl.topic, p, sarama.OffsetOldest)
@@ -366,6 +374,57 @@ func summaryValue(tbl *table.Table, branch, key string) (string, bool) {
 	return "", false
 }
 
+// standBy takes what was read and drops the DATA_WRITTEN events the tables hold already (below their recorded
+// control topic offsets), so that what waits is only what no committer has committed.
+func (ac *apacheCommitter) standBy() {
+	for n := len(ac.envs); n > 0; n-- {
+		ac.take(<-ac.envs)
+	}
+	if len(ac.written) == 0 {
+		return
+	}
+	cat, err := ac.c.catalog(context.Background())
+	if err != nil {
+		return
+	}
+	committed := map[string]apacheOffsets{}
+	kept := ac.written[:0]
+	for _, env := range ac.written {
+		name := refName(env.ev.Table)
+		offs, ok := committed[name]
+		if !ok {
+			offs = ac.tableOffsets(cat, name)
+			committed[name] = offs
+		}
+		if min, ok := offs[env.partition]; ok && env.offset < min {
+			continue
+		}
+		kept = append(kept, env)
+	}
+	clear(ac.written[len(kept):])
+	ac.written = kept
+}
+
+// tableOffsets are the control topic offsets table name's head records (none when it cannot be read).
+func (ac *apacheCommitter) tableOffsets(cat catalog.Catalog, name string) apacheOffsets {
+	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout(ac.c.cfg))
+	defer cancel()
+	opts := ac.c.cfg.TableOptions(name)
+	tbl, err := cat.LoadTable(ctx, catalog.ToIdentifier(name))
+	if err != nil {
+		return nil
+	}
+	v, ok := summaryValue(tbl, opts.CommitBranch, ApacheOffsetsSummaryKey(ac.topic, ac.group))
+	if !ok {
+		return nil
+	}
+	offs, err := parseApacheOffsets(v)
+	if err != nil {
+		return nil
+	}
+	return offs
+}
+
 // apacheCommitLoop runs the committer while this process leads.
 func (ctl *control) apacheCommitLoop() {
 	defer ctl.wg.Done()
@@ -390,24 +449,6 @@ func (ctl *control) apacheCommitLoop() {
 		next := c.cfg.CommitInterval
 		lead, all := ctl.leadership()
 		ctl.leading.Store(lead)
-		if lead && ctl.foreign.active(time.Now()) {
-			// a JVM coordinator commits: stand by without reading along (its commits move <group>-coord,
-			// from where a committer started later reads what it left)
-			if !standingBy {
-				c.log.Info("iceberg commit: a JVM task's coordinator commits for this connector; standing by while it does")
-				standingBy = true
-			}
-			if ac != nil {
-				ac.close()
-				ac = nil
-			}
-			timer.Reset(next)
-			continue
-		}
-		if standingBy {
-			c.log.Info("iceberg commit: no JVM coordinator commits any more")
-			standingBy = false
-		}
 		switch {
 		case !lead && ac != nil:
 			ac.close()
@@ -419,6 +460,20 @@ func (ctl *control) apacheCommitLoop() {
 				c.log.Warn("iceberg commit coordinator cannot start", "err", err)
 				next = c.cfg.RetryBackoff
 			}
+		}
+		if lead && ac != nil && ctl.foreign.active(time.Now()) {
+			// a JVM coordinator commits: read along, keeping only what it has not committed yet
+			if !standingBy {
+				c.log.Info("iceberg commit: a JVM task's coordinator commits for this connector; standing by while it does")
+				standingBy = true
+			}
+			ac.standBy()
+			timer.Reset(next)
+			continue
+		}
+		if standingBy {
+			c.log.Info("iceberg commit: no JVM coordinator commits any more")
+			standingBy = false
 		}
 		if lead && ac != nil {
 			if !ac.round(len(all)) {

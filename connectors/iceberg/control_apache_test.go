@@ -275,3 +275,103 @@ func TestFenceJVMTaskTransactions(t *testing.T) {
 		t.Fatal("the JVM task's open transaction still blocks the control topic")
 	}
 }
+
+// TestApacheCommitterStandsByAJVMCoordinator: while a JVM task's coordinator of the connector starts and completes
+// commits (its events carry no connectd mark), connectd's committer commits nothing; once it falls silent,
+// connectd's committer commits every file the answers wrote meanwhile, each once.
+func TestApacheCommitterStandsByAJVMCoordinator(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs the Kafka broker")
+	}
+	addr := kafkatest.Bootstrap(t)
+	topic := kafkatest.UniqueName(t, "ctl-standby")
+	kafkatest.CreateTopic(t, addr, topic, 2, nil)
+	ctlTopic := kafkatest.UniqueName(t, "ctl")
+	props, _ := sinkProps(t, map[string]string{
+		"topics": topic, "iceberg.tables": "shop.events", "iceberg.control.coordination": "topic",
+		"iceberg.control.topic": ctlTopic, "iceberg.control.commit.interval-ms": "300", "iceberg.control.commit.timeout-ms": "2000",
+	})
+	cfg, err := ParseConfig(props)
+	require.NoError(t, err)
+	a := startProcTask(t, props, "a:8083", addr)
+	tp := func(p int32) connect.TopicPartition { return connect.TopicPartition{Topic: topic, Partition: p} }
+	require.NoError(t, a.Open([]connect.TopicPartition{tp(0), tp(1)}))
+
+	// the JVM coordinator: START_COMMIT and COMMIT_COMPLETE every 300 ms, committing nothing itself
+	pcfg := kafkatest.NewConfig()
+	pcfg.Producer.Return.Successes = true
+	prod, err := sarama.NewSyncProducer([]string{addr}, pcfg)
+	require.NoError(t, err)
+	defer prod.Close()
+	send := func(pt ae.PayloadType, id uuid.UUID) {
+		b, err := ae.Encode(&ae.Event{ID: uuid.New(), Type: pt, Timestamp: nowMicros(), GroupID: cfg.GroupID, CommitID: id})
+		require.NoError(t, err)
+		_, _, err = prod.SendMessage(&sarama.ProducerMessage{Topic: ctlTopic, Key: sarama.StringEncoder("jvm"), Value: sarama.ByteEncoder(b)})
+		require.NoError(t, err)
+	}
+	stop := make(chan struct{})
+	jvmDone := make(chan struct{})
+	go func() {
+		defer close(jvmDone)
+		for {
+			id := uuid.New()
+			send(ae.StartCommit, id)
+			time.Sleep(150 * time.Millisecond)
+			send(ae.CommitComplete, id)
+			select {
+			case <-stop:
+				return
+			case <-time.After(150 * time.Millisecond):
+			}
+		}
+	}()
+
+	total := 0
+	var offs [2]int64
+	for range 3 {
+		for p := int32(0); p < 2; p++ {
+			var recs []*connect.SinkRecord
+			for range 40 {
+				recs = append(recs, &connect.SinkRecord{Topic: topic, Partition: p, Offset: offs[p], Value: map[string]any{"id": int64(total)}})
+				offs[p]++
+				total++
+			}
+			require.NoError(t, a.Put(context.Background(), recs))
+		}
+		time.Sleep(time.Second)
+	}
+	require.Eventually(t, func() bool {
+		pc, err := a.PreCommit(context.Background(), nil)
+		require.NoError(t, err)
+		return pc[tp(0)].Offset == offs[0] && pc[tp(1)].Offset == offs[1]
+	}, 30*time.Second, 50*time.Millisecond, "the answers to the JVM coordinator's commits commit the source offsets")
+	time.Sleep(2 * time.Second)
+	connectdCommits := func() (n int) {
+		cat, err := OpenCatalog(context.Background(), cfg.CatalogName, cfg.CatalogProps)
+		require.NoError(t, err)
+		tbl, err := cat.LoadTable(context.Background(), catalog.ToIdentifier("shop.events"))
+		if err != nil {
+			return 0
+		}
+		for _, s := range tbl.Metadata().Snapshots() {
+			if s.Summary != nil && s.Summary.Properties[ApacheSummaryCommitID] != "" {
+				n++
+			}
+		}
+		return n
+	}
+	require.Zero(t, connectdCommits(), "connectd's committer committed beside a committing JVM coordinator")
+
+	close(stop)
+	<-jvmDone
+	var meta string
+	require.Eventually(t, func() bool {
+		if connectdCommits() == 0 {
+			return false
+		}
+		_, meta = loadTable(t, props, "shop.events")
+		rows := duckRows(t, meta, "SELECT count(*) FROM t")
+		return len(rows) == 1 && rows[0] == strconv.Itoa(total)
+	}, 60*time.Second, 250*time.Millisecond, "connectd's committer takes over once the JVM coordinator is silent")
+	require.Equal(t, []string{fmt.Sprintf("%d|%d", total, total)}, duckRows(t, meta, "SELECT count(*), count(DISTINCT id) FROM t"))
+}
