@@ -4,11 +4,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/IBM/sarama"
 	ice "github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 
@@ -90,30 +93,13 @@ func errConnectdMessages(topic, group string) error {
 
 // tableRef names a table the way the Apache events do.
 func tableRef(catalogName, name string) ae.TableReference {
-	ns, tbl := splitTableName(name)
-	return ae.TableReference{Catalog: catalogName, Namespace: ns, Name: tbl}
+	id := catalog.ToIdentifier(name)
+	return ae.TableReference{Catalog: catalogName, Namespace: id[:len(id)-1], Name: id[len(id)-1]}
 }
 
 // refName is the inverse of tableRef: the name the catalog loads.
 func refName(r ae.TableReference) string {
-	name := r.Name
-	for i := len(r.Namespace) - 1; i >= 0; i-- {
-		name = r.Namespace[i] + "." + name
-	}
-	return name
-}
-
-// splitTableName splits "a.b.t" into namespace [a b] and table t.
-func splitTableName(name string) ([]string, string) {
-	var ns []string
-	start := 0
-	for i := 0; i < len(name); i++ {
-		if name[i] == '.' {
-			ns = append(ns, name[start:i])
-			start = i + 1
-		}
-	}
-	return ns, name[start:]
+	return strings.Join(append(slices.Clone(r.Namespace), r.Name), ".")
 }
 
 // apacheOffsets is the control-topic position map of the Apache summary (Jackson's Map<Integer, Long>).

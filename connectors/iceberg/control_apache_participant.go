@@ -3,6 +3,7 @@ package iceberg
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/IBM/sarama"
@@ -139,7 +140,8 @@ func (ctl *control) apacheAnswer(commitID uuid.UUID, parts []preparedPart, assig
 	}
 	done := ctl.newApacheEvent(ae.DataComplete, commitID)
 	done.Assignments = make([]ae.TopicPartitionOffset, 0, len(assigned))
-	for _, tp := range sortTPs(assigned) {
+	slices.SortFunc(assigned, compareTP)
+	for _, tp := range assigned {
 		tpo := ae.TopicPartitionOffset{Topic: tp.Topic, Partition: tp.Partition}
 		if o, ok := positions[tp]; ok {
 			tpo.Offset = &o
@@ -198,14 +200,6 @@ func (ctl *control) abortTxn(cause error) error {
 		return &txnOutcomeUnknown{fmt.Errorf("%w; abort: %v", cause, err)}
 	}
 	return cause
-}
-
-func sortTPs(tps []TP) []TP {
-	m := make(Offsets, len(tps))
-	for _, tp := range tps {
-		m[tp] = 0
-	}
-	return sortedTPs(m)
 }
 
 // nowMicros is the events' timestamp precision (Java's truncatedTo(MICROS)).

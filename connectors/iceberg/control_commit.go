@@ -3,6 +3,7 @@ package iceberg
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -74,12 +75,7 @@ func (ctl *control) leadership() (bool, []TP) {
 	if len(tps) == 0 {
 		return false, nil
 	}
-	sort.Slice(tps, func(i, j int) bool {
-		if tps[i].Topic != tps[j].Topic {
-			return tps[i].Topic < tps[j].Topic
-		}
-		return tps[i].Partition < tps[j].Partition
-	})
+	slices.SortFunc(tps, compareTP)
 	first := tps[0]
 	c := ctl.c
 	tasks := c.taskList()

@@ -1,9 +1,10 @@
 package iceberg
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -98,11 +99,14 @@ func sortedTPs(o Offsets) []TP {
 	for tp := range o {
 		out = append(out, tp)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Topic != out[j].Topic {
-			return out[i].Topic < out[j].Topic
-		}
-		return out[i].Partition < out[j].Partition
-	})
+	slices.SortFunc(out, compareTP)
 	return out
+}
+
+// compareTP orders partitions by topic, then number.
+func compareTP(a, b TP) int {
+	if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Partition, b.Partition)
 }
