@@ -1,7 +1,6 @@
 package iceberg
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
-	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
@@ -123,23 +121,7 @@ func TestE2EDistributedApacheProtocol(t *testing.T) {
 	scfg, err := ParseConfig(map[string]string{"name": name, KeyTables: "x.y", "iceberg.catalog.type": "sql",
 		"iceberg.catalog.uri": "jdbc:sqlite:" + catDB, "iceberg.catalog.warehouse": wh})
 	require.NoError(t, err)
-	withTable := func(f func(*table.Table)) bool {
-		cat, err := OpenCatalog(context.Background(), scfg.CatalogName, scfg.CatalogProps)
-		if err != nil {
-			return false
-		}
-		defer func() {
-			if c, ok := cat.(interface{ Close() error }); ok {
-				_ = c.Close()
-			}
-		}()
-		tb, err := cat.LoadTable(context.Background(), catalog.ToIdentifier("shop.events"))
-		if err != nil {
-			return false
-		}
-		f(tb)
-		return true
-	}
+	withTable := func(f func(*table.Table)) bool { return distWithTable(scfg, "shop.events", f) }
 	records := func() (n int64) {
 		withTable(func(tb *table.Table) {
 			if s := tb.CurrentSnapshot(); s != nil && s.Summary != nil {

@@ -289,23 +289,7 @@ func TestE2EDistributedSingleCommitter(t *testing.T) {
 	scfg, err := ParseConfig(map[string]string{"name": name, KeyTables: "x.y", "iceberg.catalog.type": "sql",
 		"iceberg.catalog.uri": "jdbc:sqlite:" + catDB, "iceberg.catalog.warehouse": wh})
 	require.NoError(t, err)
-	withTable := func(tbl string, f func(*table.Table)) bool {
-		cat, err := OpenCatalog(context.Background(), scfg.CatalogName, scfg.CatalogProps)
-		if err != nil {
-			return false
-		}
-		defer func() {
-			if c, ok := cat.(interface{ Close() error }); ok {
-				_ = c.Close()
-			}
-		}()
-		tb, err := cat.LoadTable(context.Background(), catalog.ToIdentifier(tbl))
-		if err != nil {
-			return false
-		}
-		f(tb)
-		return true
-	}
+	withTable := func(tbl string, f func(*table.Table)) bool { return distWithTable(scfg, tbl, f) }
 	tableOffsets := func(tbl string) (o Offsets) {
 		withTable(tbl, func(tb *table.Table) { o, _ = CommittedOffsets(tb, "", OffsetsSummaryKey("connect-"+name)) })
 		return o
@@ -591,4 +575,24 @@ offset.flush.interval.ms=200
 `, addr, group, group, group, group, urls[i])), 0o644))
 	}
 	return props, urls
+}
+
+// distWithTable calls f with table tbl as the catalog of scfg holds it now, on a catalog connection of its own
+// (the workers write meanwhile); false when the table cannot be read.
+func distWithTable(scfg *SinkConfig, tbl string, f func(*table.Table)) bool {
+	cat, err := OpenCatalog(context.Background(), scfg.CatalogName, scfg.CatalogProps)
+	if err != nil {
+		return false
+	}
+	defer func() {
+		if c, ok := cat.(interface{ Close() error }); ok {
+			_ = c.Close()
+		}
+	}()
+	tb, err := cat.LoadTable(context.Background(), catalog.ToIdentifier(tbl))
+	if err != nil {
+		return false
+	}
+	f(tb)
+	return true
 }
