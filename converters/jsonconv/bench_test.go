@@ -57,6 +57,21 @@ func BenchmarkJSONFromConnect(b *testing.B) {
 	}
 }
 
+// BenchmarkSchemalessJSONObjectFlat checks the record of BenchmarkJSONToConnectFlat without converting
+// it, as the worker does before handing the bytes to a sink that takes them (connect.JSONValue).
+func BenchmarkSchemalessJSONObjectFlat(b *testing.B) {
+	in := []byte(`{"id":123456,"name":"customer-0123456","email":"customer-0123456@example.com","region":"us-east","amount":23456.56,"qty":9,"ts":"2026-01-02T10:17:36Z","version":1,"note":"` +
+		strings.Repeat("abcdefghijklmnopqrstuvwxyz", 9)[:222] + `"}`)
+	c := &Converter{}
+	require.NoError(b, c.Configure(map[string]string{"schemas.enable": "false"}, false))
+	b.SetBytes(int64(len(in)))
+	for b.Loop() {
+		if !c.SchemalessJSONObject(in) {
+			b.Fatal("refused")
+		}
+	}
+}
+
 // BenchmarkJSONToConnectFlat decodes a flat schemaless object of ~406 bytes and 9 fields (the records of
 // scripts/bench-iceberg-jvm.sh).
 func BenchmarkJSONToConnectFlat(b *testing.B) {

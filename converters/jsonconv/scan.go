@@ -2,6 +2,7 @@ package jsonconv
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -187,6 +188,13 @@ func validNumber(b []byte, i int) (int, error) {
 func validString(b []byte, i int) (int, error) {
 	i++
 	for i < len(b) {
+		i = plainASCII(b, i)
+		for i < len(b) && plainByte[b[i]] {
+			i++
+		}
+		if i >= len(b) {
+			break
+		}
 		c := b[i]
 		switch {
 		case c == '"':
@@ -461,4 +469,35 @@ func objectGet(b []byte, i int, key string) int {
 		return true
 	})
 	return at
+}
+
+// plainByte marks the bytes validString takes as they are.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// plainASCII skips, 8 bytes at a time, the bytes from i that validString takes as they are: ASCII
+// from 0x20 on, other than '"' and '\\'.
+func plainASCII(b []byte, i int) int {
+	const (
+		ones   = 0x0101010101010101
+		highs  = 0x8080808080808080
+		quote  = '"' * ones
+		bslash = '\\' * ones
+		space  = 0x20 * ones
+	)
+	for rest := b[i:]; len(rest) >= 8; rest = rest[8:] {
+		w := binary.LittleEndian.Uint64(rest)
+		q, s := w^quote, w^bslash
+		// the high bit of a byte below 0x20, of a quote or a backslash (zero after the xor), of a byte
+		// not ASCII: (x - n*ones) &^ x sets it for a byte below n, and only above such a byte otherwise
+		if ((w-space)&^w|(q-ones)&^q|(s-ones)&^s|w)&highs != 0 {
+			break
+		}
+		i += 8
+	}
+	return i
 }

@@ -40,3 +40,48 @@ func TestScanString(t *testing.T) {
 		}
 	}
 }
+
+// plainASCII stops at the first 8 bytes holding one that validString must look at, for every byte
+// value at every place, and for random text.
+func TestPlainASCII(t *testing.T) {
+	plain := func(c byte) bool { return c >= 0x20 && c < 0x80 && c != '"' && c != '\\' }
+	want := func(b []byte, i int) int {
+		for ; i+8 <= len(b); i += 8 {
+			for _, c := range b[i : i+8] {
+				if !plain(c) {
+					return i
+				}
+			}
+		}
+		return i
+	}
+	b := make([]byte, 19)
+	for c := range 256 {
+		for p := range b {
+			for j := range b {
+				b[j] = 'a'
+			}
+			b[p] = byte(c)
+			for i := range 3 {
+				if got, w := plainASCII(b, i), want(b, i); got != w {
+					t.Fatalf("byte 0x%02x at %d, from %d: %d, want %d", c, p, i, got, w)
+				}
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	alphabet := []byte("ab \x1f\x20\x7e\x7f\x80\xff\"\\\x00\x21\x5b\x5d")
+	for range 20000 {
+		b := make([]byte, rng.IntN(40))
+		for j := range b {
+			if rng.IntN(4) == 0 {
+				b[j] = alphabet[rng.IntN(len(alphabet))]
+			} else {
+				b[j] = byte(0x20 + rng.IntN(0x60))
+			}
+		}
+		if got, w := plainASCII(b, 0), want(b, 0); got != w {
+			t.Fatalf("%q: %d, want %d", b, got, w)
+		}
+	}
+}
