@@ -56,6 +56,7 @@ FUZZ_TARGETS := \
 	./converters/avro:FuzzAvroSchemaWithReferences \
 	./connectors/iceberg:FuzzJSONValueRow \
 	./connectors/iceberg:FuzzJSONKeyShape \
+	./connectors/iceberg:FuzzJSONRoundRows \
 	./connectors/iceberg/apacheevents:FuzzDecode \
 	./connectors/clickhouse:FuzzSourcePositions \
 	./internal/configprovider:FuzzTransform

@@ -22,7 +22,7 @@ import (
 //
 // With tombstones (tombstones.go), an upsert at or below the key's delete version is dropped,
 // and tombs returns the tombstone rows (id columns + version) of the surviving deletes.
-func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *CommitStats) (data, dels, tombs []Row, err error) {
+func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *CommitStats) (data []Rec, dels, tombs []Row, err error) {
 	vc := w.Opts.versionColumn()
 	version := func(r Row) any {
 		if vc == "" {
@@ -188,7 +188,15 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 			}
 		}
 		if r.Op != OpDelete {
-			data = append(data, withStaleDeleteFlag(r.Row, flag))
+			if r.JSON != nil && flag {
+				if err := r.decode(); err != nil {
+					return nil, nil, nil, err
+				}
+			}
+			if r.JSON == nil { // else Row holds the planned columns only, none of them the mark (keyRows)
+				r.Row = withStaleDeleteFlag(r.Row, flag)
+			}
+			data = append(data, r)
 		}
 		if lookup {
 			dels = appendKeyDeletes(dels, cur, names)
@@ -201,13 +209,15 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		data = append(data, rows...)
+		for _, row := range rows {
+			data = append(data, Rec{Op: OpUpdate, Row: row})
+		}
 		for k := range reflag {
 			dels = appendKeyDeletes(dels, current[k], names)
 		}
 	}
 	for _, r := range data {
-		if r[StaleDeleteColumn] != nil {
+		if r.Row[StaleDeleteColumn] != nil {
 			if err := w.ensureStaleDeleteColumn(ctx); err != nil {
 				return nil, nil, nil, err
 			}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"strconv"
-	"strings"
 
 	ice "github.com/apache/iceberg-go"
 
@@ -18,8 +17,9 @@ import (
 type keyShape struct {
 	*memberScan // nil: records of st are not read from bytes
 	st          *ice.StructType
-	ids         []int // member of each id column
-	ver         int   // member of the version column (-1: none, or not in the shape: null)
+	ids         []int  // member of each id column
+	ver         int    // member of the version column (-1: none, or not in the shape: null)
+	key         []byte // scratch: the key read last
 }
 
 // compileKeyShape builds the keyShape of st for a table of options o, or nil when an id column is
@@ -45,28 +45,29 @@ func compileKeyShape(st *ice.StructType, o TableOptions) *keyShape {
 	return ks
 }
 
-// read returns the key and version of the (valid) JSON object b when it is of the shape with
-// non-null ids.
-func (ks *keyShape) read(b []byte) (key string, ver any, ok bool) {
+// read returns the key (valid until the next read) and version of the (valid) JSON object b when
+// it is of the shape with non-null ids.
+func (ks *keyShape) read(b []byte) (key []byte, ver any, ok bool) {
 	if !ks.scan(b) {
-		return "", nil, false
+		return nil, nil, false
 	}
-	var sb strings.Builder
+	key = ks.key[:0]
 	for i, m := range ks.ids {
 		p := ks.pos[m]
 		if p < 0 {
-			return "", nil, false // keyOf of a null id
+			return nil, nil, false // keyOf of a null id
 		}
 		if i > 0 {
-			sb.WriteByte(0)
+			key = append(key, 0)
 		}
 		if ks.kinds[m] == kindString {
 			e, _ := jsonStringEnd(b, p)
-			sb.Write(b[p+1 : e-1])
+			key = append(key, b[p+1:e-1]...)
 		} else {
-			sb.WriteString(strconv.FormatInt(jsonInt(b, p), 10))
+			key = strconv.AppendInt(key, jsonInt(b, p), 10)
 		}
 	}
+	ks.key = key
 	if ks.ver >= 0 {
 		if p := ks.pos[ks.ver]; p >= 0 {
 			switch ks.kinds[ks.ver] {
@@ -82,7 +83,7 @@ func (ks *keyShape) read(b []byte) (key string, ver any, ok bool) {
 			}
 		}
 	}
-	return sb.String(), ver, true
+	return key, ver, true
 }
 
 // plainUpsertJSON reports whether a keyed table's records of one static table take their row as the
@@ -117,11 +118,20 @@ func (t *Task) bufferJSON(r *connect.SinkRecord, jv *connect.JSONValue) bool {
 		return false
 	}
 	tp, off := origin(r)
-	own := &connect.JSONValue{Bytes: bytes.Clone(jv.Bytes), Topic: jv.Topic, Headers: jv.Headers, Conv: jv.Conv}
-	var grew bool
-	t.buf[name], grew = x.addKeyed(t.buf[name], Rec{Op: OpUpdate, Schema: ks.st, TP: tp, Offset: off, JSON: own}, k, ver)
+	// a slot only points at a record buffered since the index was last reset (drain, a round given
+	// back, a rebalance): the bytes of the record this one takes the place of are no round's
+	buf, at, old, grew := x.place(t.buf[name], Rec{Op: OpUpdate, Schema: ks.st, TP: tp, Offset: off}, x.slotBytes(k), ver)
+	t.buf[name] = buf
 	if grew {
 		t.nbuf++
+	}
+	if prev := old.JSON; prev != nil {
+		// most updates of a key are about its size
+		prev.Bytes = append(prev.Bytes[:0], jv.Bytes...)
+		prev.Topic, prev.Headers, prev.Conv = jv.Topic, jv.Headers, jv.Conv
+		buf[at].JSON = prev
+	} else {
+		buf[at].JSON = &connect.JSONValue{Bytes: bytes.Clone(jv.Bytes), Topic: jv.Topic, Headers: jv.Headers, Conv: jv.Conv}
 	}
 	return true
 }
@@ -142,25 +152,89 @@ func (t *Task) noteKeyShape(name string, o TableOptions, rec Rec, st *ice.Struct
 	t.keyShapes[name] = ks
 }
 
-// decodeBuffered converts the records buffered as bytes, in place, as route would have: the
-// converter's map is the row. The bytes were checked to convert when the worker handed them over.
-func (t *Task) decodeBuffered(recs []Rec) error {
+// keyRows gives each record of recs buffered as bytes (Rec.JSON) the row of the columns names read
+// from its bytes: what planDelta reads of a record (key, version, partition source columns). The
+// record keeps its bytes, from which the data files are built (dataBatches); one whose bytes are not
+// read here is converted whole. recs are the round's copies: the task's buffer is not changed.
+func keyRows(recs []Rec, names []string) error {
+	scans := map[*ice.StructType]*memberScan{} // the round's own: the task's keyShape scans under t.mu
 	for i := range recs {
-		jv := recs[i].JSON
-		if jv == nil {
+		r := &recs[i]
+		if r.JSON == nil {
 			continue
 		}
-		v, err := jv.Value()
-		if err != nil {
-			return fmt.Errorf("converting the value of %s at offset %d: %w", recs[i].TP, recs[i].Offset, err)
-		}
-		// the row recordValue makes of it, without its shape: the record's is Rec.Schema, and the
-		// schema cache's last shape stays what the records put since made it
-		m, ok := v.(map[string]any)
+		ms, ok := scans[r.Schema]
 		if !ok {
-			return fmt.Errorf("converting the value of %s at offset %d: a %T, not a JSON object", recs[i].TP, recs[i].Offset, v)
+			ms = newMemberScan(r.Schema)
+			if ms != nil {
+				if _, marked := ms.names[StaleDeleteColumn]; marked {
+					ms = nil // the planner clears a record's mark: it needs the whole row
+				}
+			}
+			scans[r.Schema] = ms
 		}
-		recs[i].Row, recs[i].JSON = schemalessValue(m).(map[string]any), nil
+		if ms == nil || !ms.scan(r.JSON.Bytes) {
+			if err := r.decode(); err != nil {
+				return err
+			}
+			continue
+		}
+		row := make(Row, len(names))
+		for _, n := range names {
+			row[n] = ms.value(r.JSON.Bytes, n)
+		}
+		r.Row = row
+	}
+	return nil
+}
+
+// value is the converted value of member name of the object b just scanned (nil: null or absent).
+func (ms *memberScan) value(b []byte, name string) any {
+	m, ok := ms.names[name]
+	if !ok || ms.pos[m] < 0 {
+		return nil
+	}
+	p := ms.pos[m]
+	switch ms.kinds[m] {
+	case kindLong:
+		return jsonInt(b, p)
+	case kindDouble:
+		return jsonFloat(b, p)
+	case kindString:
+		e, _ := jsonStringEnd(b, p)
+		return string(b[p+1 : e-1])
+	case kindBool:
+		return b[p] == 't'
+	}
+	return nil
+}
+
+// decode converts a record buffered as bytes, as route would have: the converter's map is the row.
+// The bytes were checked to convert when the worker handed them over.
+func (r *Rec) decode() error {
+	if r.JSON == nil {
+		return nil
+	}
+	v, err := r.JSON.Value()
+	if err != nil {
+		return fmt.Errorf("converting the value of %s at offset %d: %w", r.TP, r.Offset, err)
+	}
+	// the row recordValue makes of it, without its shape: the record's is Rec.Schema, and the
+	// schema cache's last shape stays what the records put since made it
+	m, ok := v.(map[string]any)
+	if !ok {
+		return fmt.Errorf("converting the value of %s at offset %d: a %T, not a JSON object", r.TP, r.Offset, v)
+	}
+	r.Row, r.JSON = schemalessValue(m).(map[string]any), nil
+	return nil
+}
+
+// decodeAll converts every record of recs buffered as bytes.
+func decodeAll(recs []Rec) error {
+	for i := range recs {
+		if err := recs[i].decode(); err != nil {
+			return err
+		}
 	}
 	return nil
 }

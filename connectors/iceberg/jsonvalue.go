@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	ice "github.com/apache/iceberg-go"
 
@@ -31,11 +32,29 @@ const (
 // value): its non-null members are exactly these names with these kinds. It notes where each member's
 // value starts.
 type memberScan struct {
-	names map[string]int // member name → index
-	kinds []jsonKind
+	names  map[string]int // member name → index
+	member []string       // index → member name
+	kinds  []jsonKind
+	// per place in the object, the member last found there (-1: none): records of one producer
+	// repeat the order of their members, so a name is checked against it before the map
+	order []int
 	// scratch for one record, per member
 	pos  []int // where its value starts (-1: null)
 	seen []bool
+}
+
+// lookup is the member named by key, the n-th of the object.
+func (ms *memberScan) lookup(key []byte, n int) (int, bool) {
+	if n < len(ms.order) {
+		if m := ms.order[n]; m >= 0 && ms.member[m] == string(key) {
+			return m, true
+		}
+	}
+	m, ok := ms.names[string(key)]
+	if ok && n < len(ms.order) {
+		ms.order[n] = m
+	}
+	return m, ok
 }
 
 // newMemberScan compiles st's members, or nil when one is of a type the bytes are not read from
@@ -61,7 +80,9 @@ func newMemberScan(st *ice.StructType) *memberScan {
 			return nil
 		}
 		ms.names[f.Name] = len(ms.kinds)
+		ms.member = append(ms.member, f.Name)
 		ms.kinds = append(ms.kinds, k)
+		ms.order = append(ms.order, -1)
 	}
 	return ms
 }
@@ -78,12 +99,12 @@ func (ms *memberScan) scan(b []byte) bool {
 		return false
 	}
 	i = jsonWS(b, i+1)
-	for i < len(b) && b[i] != '}' {
+	for at := 0; i < len(b) && b[i] != '}'; at++ {
 		ke, plain := jsonStringEnd(b, i)
 		if !plain {
 			return false
 		}
-		m, ok := ms.names[string(b[i+1:ke-1])]
+		m, ok := ms.lookup(b[i+1:ke-1], at)
 		i = jsonWS(b, ke)
 		i = jsonWS(b, i+1) // ':'
 		vk, ve := jsonMember(b, i)
@@ -111,36 +132,36 @@ func (ms *memberScan) scan(b []byte) bool {
 	return n == len(ms.kinds)
 }
 
-// jsonShape is a record shape that its table covers, compiled against one segment schema: for each
-// member, the column it fills (-1: none, ignored as the map's extra keys are). A JSON object of the
-// shape converts to a map of that shape, and the row segment.add builds from that map is the row
-// appendJSON builds from the bytes.
+// jsonShape is a record shape that a table covers, compiled against the table's Arrow columns: for
+// each member, the column it fills (-1: none, ignored as the map's extra keys are). A JSON object of
+// the shape converts to a map of that shape, and the row appendValue builds from that map is the row
+// appendRow builds from the bytes.
 type jsonShape struct {
 	*memberScan
 	st       *ice.StructType
 	schemaID int
-	cols     []int // per member: segment column, or -1
-	at       []int // scratch for one record, per segment column: where the value filling it starts
+	cols     []int // per member: column, or -1
+	at       []int // scratch for one record, per column: where the value filling it starts
 }
 
-// compileShape builds the jsonShape of st for segment s, or nil when a member's type, or its column's,
-// is one the bytes are not appended from.
-func compileShape(st *ice.StructType, s *segment) *jsonShape {
+// compileShape builds the jsonShape of st for the columns fields (of table schema schemaID), or nil
+// when a member's type, or its column's, is one the bytes are not appended from.
+func compileShape(st *ice.StructType, schemaID int, fields []arrow.Field) *jsonShape {
 	ms := newMemberScan(st)
 	if ms == nil {
 		return nil
 	}
 	col := map[string]int{}
-	for i, f := range s.fields {
+	for i, f := range fields {
 		col[f.Name] = i
 	}
-	js := &jsonShape{memberScan: ms, st: st, schemaID: s.schemaID, cols: make([]int, len(ms.kinds)), at: make([]int, len(s.fields))}
+	js := &jsonShape{memberScan: ms, st: st, schemaID: schemaID, cols: make([]int, len(ms.kinds)), at: make([]int, len(fields))}
 	for _, f := range st.FieldList {
 		m := ms.names[f.Name]
 		c, ok := col[f.Name]
 		if !ok {
 			c = -1
-		} else if !appendsFrom(s.cols[c], ms.kinds[m]) {
+		} else if !appendsFrom(fields[c].Type, ms.kinds[m]) {
 			return nil
 		}
 		js.cols[m] = c
@@ -148,17 +169,17 @@ func compileShape(st *ice.StructType, s *segment) *jsonShape {
 	return js
 }
 
-// appendsFrom reports whether appendJSON fills builder b from a member of kind k (as appendValue
-// does from the converted value).
-func appendsFrom(b array.Builder, k jsonKind) bool {
-	switch b.(type) {
-	case *array.Int64Builder:
+// appendsFrom reports whether appendRow fills a column of type dt from a member of kind k (as
+// appendValue does from the converted value).
+func appendsFrom(dt arrow.DataType, k jsonKind) bool {
+	switch dt.ID() {
+	case arrow.INT64:
 		return k == kindLong
-	case *array.Float64Builder:
+	case arrow.FLOAT64:
 		return k == kindLong || k == kindDouble
-	case *array.StringBuilder:
+	case arrow.STRING:
 		return k == kindString
-	case *array.BooleanBuilder:
+	case arrow.BOOL:
 		return k == kindBool
 	}
 	return false
@@ -202,16 +223,30 @@ func (t *Task) noteShape(a *appendTable, tp TP, st *ice.StructType) {
 	}
 	if s := a.open[tp]; s != nil && s.schemaID == a.schemaID {
 		if err, ok := a.covered[st]; ok && err == nil {
-			a.shape = compileShape(st, s)
+			a.shape = compileShape(st, s.schemaID, s.fields)
 		}
 	}
 }
 
-// appendJSON appends the (valid) JSON object b as one row when it is of the shape, else appends
-// nothing and reports false.
+// appendJSON appends the (valid) JSON object b to segment s as one row when it is of the shape, else
+// appends nothing and reports false.
 func (js *jsonShape) appendJSON(s *segment, b []byte, offset int64) (bool, error) {
-	if !js.scan(b) {
+	if !js.appendRow(s.cols, b) {
 		return false, nil
+	}
+	s.rows++
+	s.off.Append(offset)
+	if s.off.Len() >= spoolBatchRows {
+		return true, s.flush(true)
+	}
+	return true, nil
+}
+
+// appendRow appends the (valid) JSON object b to the builders of the shape's columns when it is of
+// the shape, else appends nothing and reports false.
+func (js *jsonShape) appendRow(blds []array.Builder, b []byte) bool {
+	if !js.scan(b) {
+		return false
 	}
 	for c := range js.at {
 		js.at[c] = -1
@@ -223,7 +258,7 @@ func (js *jsonShape) appendJSON(s *segment, b []byte, offset int64) (bool, error
 	}
 	// second pass: append, every value already known to fit
 	for c, p := range js.at {
-		bld := s.cols[c]
+		bld := blds[c]
 		if p < 0 {
 			bld.AppendNull()
 			continue
@@ -240,12 +275,7 @@ func (js *jsonShape) appendJSON(s *segment, b []byte, offset int64) (bool, error
 			x.Append(b[p] == 't')
 		}
 	}
-	s.rows++
-	s.off.Append(offset)
-	if s.off.Len() >= spoolBatchRows {
-		return true, s.flush(true)
-	}
-	return true, nil
+	return true
 }
 
 func jsonWS(b []byte, i int) int {

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	ice "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
@@ -254,7 +256,7 @@ func FuzzJSONValueRow(f *testing.F) {
 		fast, err := newSegment(dir, TP{"t", 0}, 1, sc)
 		require.NoError(t, err)
 		defer fast.remove()
-		js := compileShape(st, fast)
+		js := compileShape(st, fast.schemaID, fast.fields)
 		if js == nil {
 			return
 		}
@@ -325,8 +327,60 @@ func FuzzJSONKeyShape(f *testing.F) {
 			}
 			row, _, err := newSchemaCache().recordValue(nil, m)
 			require.NoError(t, err)
-			require.Equal(t, keyOf(row, o.IDColumns), k, "%q", data)
+			require.Equal(t, keyOf(row, o.IDColumns), string(k), "%q", data)
 			require.Equal(t, row[o.VersionColumn], ver, "%q", data)
+		}
+	})
+}
+
+// FuzzJSONRoundRows: a keyed record buffered as bytes and planned as such gets, from keyRows, the
+// values of the converted map in the planned columns, and from buildDataRecord the data row that
+// buildRecord makes of the converted map, for the table created from its own shape and for another.
+func FuzzJSONRoundRows(f *testing.F) {
+	for _, s := range []string{
+		`{"id":1,"n":-0012,"amount":1e3,"s":"x","ok":true}`, `{"id":"a","n":7,"v":"x"}`,
+		`{"amount":-0.0,"id":123456789012345678,"s":"","ok":false,"n":null}`, `{"id":1,"id":2}`,
+		`{"id":7,"amount":2,"s":"a b","x":"ignored"}`, `{"s":"tab\t"}`, `{"amount":1E-400,"n":00}`, `{}`,
+	} {
+		f.Add([]byte(s))
+	}
+	conv := schemalessConverter(f)
+	other := arrowSchemaOf(f, `{"id":1,"n":1,"amount":1.5,"s":"x","ok":true}`)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !conv.SchemalessJSONObject(data) {
+			return
+		}
+		sv, err := conv.ToConnectData("t", nil, data)
+		require.NoError(t, err)
+		m := sv.Value.(map[string]any)
+		st := newSchemaCache().forSchemaless(m)
+		row, _, err := newSchemaCache().recordValue(nil, m)
+		require.NoError(t, err)
+		jv := &connect.JSONValue{Bytes: data, Topic: "t", Conv: conv}
+		names := []string{"id", "n", "missing"}
+		for k := range m {
+			names = append(names, k)
+		}
+		recs := []Rec{{Op: OpUpdate, Schema: st, JSON: jv}}
+		require.NoError(t, keyRows(recs, names))
+		for _, n := range names {
+			require.Equal(t, row[n], recs[0].Row[n], "%q: column %s", data, n)
+		}
+		own, err := table.SchemaToArrowSchema(ice.NewSchema(0, st.FieldList...), nil, true, false)
+		require.NoError(t, err)
+		for _, sc := range []*arrow.Schema{own, other} {
+			want, werr := buildRecord(sc, []Row{row})
+			got, gerr := buildDataRecord(sc, sc.Fields(), 0, []Rec{{Op: OpUpdate, Schema: st, JSON: jv}}, map[*ice.StructType]*jsonShape{})
+			if werr != nil {
+				require.Error(t, gerr, "%q: buildRecord refused the map, buildDataRecord took the bytes", data)
+				continue
+			}
+			require.NoError(t, gerr, "%q", data)
+			for c := 0; c < int(want.NumCols()); c++ {
+				require.True(t, array.Equal(want.Column(c), got.Column(c)), "%q: column %s: %v != %v", data, want.ColumnName(c), want.Column(c), got.Column(c))
+			}
+			want.Release()
+			got.Release()
 		}
 	})
 }
@@ -367,4 +421,60 @@ func TestJSONKeyedBufferLikeConverted(t *testing.T) {
 		require.NoError(t, task.Stop())
 	}
 	require.Equal(t, buffered[1], buffered[0], "records buffered per round: as bytes vs converted")
+}
+
+// TestSupersededBytesReused: a buffered record superseded by the next of its key lends it its bytes,
+// but never the bytes of records a round has taken, also when the round gave them back.
+func TestSupersededBytesReused(t *testing.T) {
+	conv := schemalessConverter(t)
+	ctx := context.Background()
+	props, _ := sinkProps(t, map[string]string{KeyTables: "shop.k", KeyDefaultIDColumns: "id", KeyUpsertModeEnabled: "true"})
+	task, _ := startTask(t, props)
+	defer func() { require.NoError(t, task.Stop()) }()
+	off := int64(0)
+	put := func(vs ...string) {
+		var batch []*connect.SinkRecord
+		for _, v := range vs {
+			batch = append(batch, &connect.SinkRecord{Topic: "k", Offset: off, OriginalTopic: "k", OriginalOffset: off,
+				Value: &connect.JSONValue{Bytes: []byte(v), Topic: "k", Conv: conv}})
+			off++
+		}
+		require.NoError(t, task.Put(ctx, batch))
+	}
+	put(`{"id":"a","n":0}`) // converted: notes the shape
+	put(`{"id":"b","n":1}`, `{"id":"b","n":2}`)
+	task.mu.Lock()
+	require.Len(t, task.buf["shop.k"], 2)
+	first := task.buf["shop.k"][1].JSON
+	task.mu.Unlock()
+	require.Equal(t, `{"id":"b","n":2}`, string(first.Bytes))
+
+	d := task.drain()
+	held := slices.Clone(d.bufs["shop.k"])
+	put(`{"id":"b","n":3}`) // a new buffer: nothing to take the place of
+	require.Equal(t, `{"id":"b","n":2}`, string(first.Bytes))
+	task.roundFailed(d) // given back in front of the new record
+	// the given-back records and the one after them lost their slots (their order must stay): the next
+	// record of the key gets one of its own, and the one after it reuses its bytes
+	put(`{"id":"b","n":44}`)
+	task.mu.Lock()
+	last := task.buf["shop.k"][len(task.buf["shop.k"])-1].JSON
+	task.mu.Unlock()
+	put(`{"id":"b","n":5}`)
+	require.Equal(t, `{"id":"b","n":2}`, string(first.Bytes), "a round's bytes changed after it was given back")
+	for _, r := range held {
+		if r.JSON != nil {
+			require.Equal(t, `{"id":"b","n":2}`, string(r.JSON.Bytes))
+		}
+	}
+	task.mu.Lock()
+	var got []string
+	for _, r := range task.buf["shop.k"] {
+		if r.JSON != nil {
+			got = append(got, string(r.JSON.Bytes))
+		}
+	}
+	task.mu.Unlock()
+	require.Equal(t, []string{`{"id":"b","n":2}`, `{"id":"b","n":3}`, `{"id":"b","n":5}`}, got)
+	require.Equal(t, `{"id":"b","n":5}`, string(last.Bytes), "the superseded record's bytes were not reused")
 }

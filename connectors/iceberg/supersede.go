@@ -31,8 +31,9 @@ import (
 // least p's), whether the key's last versioned event is a delete (r is after p), and the key's
 // final record (r beats p and, by the rule above, whatever p beat).
 type keyIndex struct {
-	opts TableOptions
-	last map[string]keySlot
+	opts  TableOptions
+	last  map[string]int32 // key → its slot
+	slots []keySlot
 }
 
 // keySlot is where a key's last buffered record is, its version, and the kind of every version
@@ -56,7 +57,7 @@ const (
 )
 
 func newKeyIndex(o TableOptions) *keyIndex {
-	return &keyIndex{opts: o, last: map[string]keySlot{}}
+	return &keyIndex{opts: o, last: map[string]int32{}}
 }
 
 func (x *keyIndex) kindOf(v any) versionKind {
@@ -116,21 +117,53 @@ func (x *keyIndex) add(buf []Rec, rec Rec) (out []Rec, grew bool) {
 
 // addKeyed is add for a record whose key and version are known (its Row may not be built yet).
 func (x *keyIndex) addKeyed(buf []Rec, rec Rec, k string, ver any) (out []Rec, grew bool) {
+	out, _, _, grew = x.place(buf, rec, x.slot(k), ver)
+	return out, grew
+}
+
+// slot is the slot of key k, a new one when k has none.
+func (x *keyIndex) slot(k string) *keySlot {
+	i, ok := x.last[k]
+	if !ok {
+		i = x.newSlot()
+		x.last[k] = i
+	}
+	return &x.slots[i]
+}
+
+// slotBytes is slot of a key read from a record's bytes: copied only for a new key.
+func (x *keyIndex) slotBytes(k []byte) *keySlot {
+	i, ok := x.last[string(k)]
+	if !ok {
+		i = x.newSlot()
+		x.last[string(k)] = i
+	}
+	return &x.slots[i]
+}
+
+func (x *keyIndex) newSlot() int32 {
+	x.slots = append(x.slots, keySlot{at: -1})
+	return int32(len(x.slots) - 1)
+}
+
+// place puts rec in buf for the key of slot: in place of the key's last record when it supersedes
+// it (at is that place, old the record it took it from), else appended (grew, at its end).
+func (x *keyIndex) place(buf []Rec, rec Rec, slot *keySlot, ver any) (out []Rec, at int, old Rec, grew bool) {
 	var kind versionKind
 	if x.opts.versionColumn() != "" {
 		kind = x.kindOf(ver)
 	}
-	slot, ok := x.last[k]
-	if ok {
+	if slot.at >= 0 {
 		kind = kind.join(slot.kind)
 		if slot.at < len(buf) && kind != mixedVersion && x.supersedes(rec, ver, buf[slot.at], slot.ver) {
+			old = buf[slot.at]
 			buf[slot.at] = rec
-			x.last[k] = keySlot{slot.at, ver, kind}
-			return buf, false
+			slot.ver, slot.kind = ver, kind
+			return buf, slot.at, old, false
 		}
 	}
-	x.last[k] = keySlot{len(buf), ver, kind}
-	return append(buf, rec), true
+	*slot = keySlot{len(buf), ver, kind}
+	return append(buf, rec), len(buf), Rec{}, true
 }
 
 // supersedes reports whether r (version rv) may take the place of p (version pv).
@@ -154,4 +187,7 @@ func (x *keyIndex) supersedes(r Rec, rv any, p Rec, pv any) bool {
 }
 
 // reset forgets every position: the buffer was handed over, reordered or filtered.
-func (x *keyIndex) reset() { clear(x.last) }
+func (x *keyIndex) reset() {
+	clear(x.last)
+	x.slots = x.slots[:0]
+}

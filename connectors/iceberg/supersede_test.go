@@ -194,12 +194,21 @@ func samePlan(ctx context.Context, round int, a *Writer, full, comp []Rec) error
 	for _, p := range []struct {
 		what string
 		f, c []Row
-	}{{"data", fd, cd}, {"deletes", fdel, cdel}, {"tombstones", ft, ct}} {
+	}{{"data", recRowsOf(fd), recRowsOf(cd)}, {"deletes", fdel, cdel}, {"tombstones", ft, ct}} {
 		if f, c := rowSet(p.f), rowSet(p.c); !slices.Equal(f, c) {
 			return fmt.Errorf("round %d: planned %s differ:\n all events %v\n superseded %v", round, p.what, f, c)
 		}
 	}
 	return nil
+}
+
+// recRowsOf is the rows of recs.
+func recRowsOf(recs []Rec) []Row {
+	rows := make([]Row, len(recs))
+	for i, r := range recs {
+		rows[i] = r.Row
+	}
+	return rows
 }
 
 // rowSet renders rows as sorted strings, without the delete time of tombstone rows.

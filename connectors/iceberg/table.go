@@ -270,10 +270,21 @@ func (w *Writer) Prepare(ctx context.Context, recs []Rec) (*Part, error) {
 		}
 		segs = nil
 	}
-	var dataRows, delRows []Row
+	var data []Rec
+	var delRows []Row
 	if delta {
+		// records buffered as bytes stay so through the round: the plan reads their key columns, the
+		// data files are built from the bytes
+		if w.Opts.CaseInsensitive {
+			err = decodeAll(live)
+		} else {
+			err = keyRows(live, w.planColumns(ids))
+		}
+		if err != nil {
+			return p, err
+		}
 		var tombRows []Row
-		dataRows, delRows, tombRows, err = w.planDelta(ctx, live, ids, st)
+		data, delRows, tombRows, err = w.planDelta(ctx, live, ids, st)
 		if err != nil {
 			return p, err
 		}
@@ -289,20 +300,27 @@ func (w *Writer) Prepare(ctx context.Context, recs []Rec) (*Part, error) {
 			st.Tombstones = len(tombRows)
 		}
 	} else {
-		dataRows = make([]Row, 0, len(live))
+		data = make([]Rec, 0, len(live))
 		for _, r := range live {
 			if r.Op == OpDelete {
 				continue // append mode: deletes have no row to append (tombstones)
 			}
-			dataRows = append(dataRows, r.Row)
+			data = append(data, r)
 		}
 	}
 
 	if w.Opts.CaseInsensitive {
-		normalizeCase(tbl.Schema(), dataRows)
+		if err := decodeAll(data); err != nil {
+			return p, err
+		}
+		rows := make([]Row, len(data))
+		for i := range data {
+			rows[i] = data[i].Row
+		}
+		normalizeCase(tbl.Schema(), rows)
 		normalizeCase(tbl.Schema(), delRows)
 	}
-	if len(dataRows) > 0 || len(segs) > 0 {
+	if len(data) > 0 || len(segs) > 0 {
 		asc, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
 		if err != nil {
 			return p, err
@@ -315,7 +333,7 @@ func (w *Writer) Prepare(ctx context.Context, recs []Rec) (*Part, error) {
 			wopts = append(wopts, table.WithTargetFileSize(w.Opts.TargetFileSize))
 		}
 		spooled := 0
-		src := batches(asc, dataRows)
+		src := dataBatches(asc, tbl.Schema().ID, data)
 		if len(segs) > 0 {
 			src = concatBatches(src, spooledBatches(asc, tbl.Schema().ID, segs, committed, &spooled, &st.Skipped))
 		}
@@ -325,7 +343,7 @@ func (w *Writer) Prepare(ctx context.Context, recs []Rec) (*Part, error) {
 			}
 			p.Data = append(p.Data, df)
 		}
-		st.RowsWritten = len(dataRows) + spooled
+		st.RowsWritten = len(data) + spooled
 	}
 	if len(delRows) > 0 {
 		names, eqIDs, err := w.deleteColumns(ids)
@@ -470,6 +488,19 @@ func (w *Writer) deleteColumns(ids []string) ([]string, []int, error) {
 	return names, eq, nil
 }
 
+// planColumns are the columns planDelta reads of a record: the delete columns (ids and partition
+// sources) and the version column.
+func (w *Writer) planColumns(ids []string) []string {
+	names, _, err := w.deleteColumns(ids)
+	if err != nil {
+		names = slices.Clone(ids) // planDelta reports the error
+	}
+	if vc := w.Opts.versionColumn(); vc != "" && !slices.Contains(names, vc) {
+		names = append(names, vc)
+	}
+	return names
+}
+
 // partitionMayMove reports whether a key's partition can change between versions: true when
 // some partition source column is not an id column. Then (and for key-only deletes in that
 // case) the current location of each key must be looked up before deleting.
@@ -547,6 +578,22 @@ func batches(sc *arrow.Schema, rows []Row) iter.Seq2[arrow.RecordBatch, error] {
 		for i := 0; i < len(rows); i += chunk {
 			j := min(i+chunk, len(rows))
 			rec, err := buildRecord(sc, rows[i:j])
+			if !yield(rec, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+// dataBatches builds the data rows of recs into record batches of schema sc (table schema schemaID):
+// a record buffered as bytes straight from them when its shape allows (jsonShape), else from its row.
+func dataBatches(sc *arrow.Schema, schemaID int, recs []Rec) iter.Seq2[arrow.RecordBatch, error] {
+	const chunk = 64 * 1024
+	return func(yield func(arrow.RecordBatch, error) bool) {
+		fields := sc.Fields()
+		shapes := map[*ice.StructType]*jsonShape{}
+		for i := 0; i < len(recs); i += chunk {
+			rec, err := buildDataRecord(sc, fields, schemaID, recs[i:min(i+chunk, len(recs))], shapes)
 			if !yield(rec, err) || err != nil {
 				return
 			}

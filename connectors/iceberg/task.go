@@ -450,7 +450,6 @@ func (t *Task) drain() drained {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.sealAll()
-	t.decodeAll()
 	d := drained{t: t, bufs: t.buf, n: t.nbuf, pos: make(map[TP]int64, len(t.pos)), gen: make(map[TP]int, len(t.pos))}
 	t.buf = map[string][]Rec{}
 	t.resetKeys()
@@ -461,41 +460,6 @@ func (t *Task) drain() drained {
 		d.gen[tp] = t.gen[tp]
 	}
 	return d
-}
-
-// decodeAll converts the records buffered as bytes before a round takes them. A value that does
-// not convert (its bytes were checked when the worker handed them over) fails the connector's
-// tasks; the records of its partition from it on are dropped from the round and the partition's
-// position set back to it, so that the restarted task reads them again. Caller holds mu.
-func (t *Task) decodeAll() {
-	for name, recs := range t.buf {
-		if err := t.decodeBuffered(recs); err != nil {
-			t.coord.fail(fmt.Errorf("iceberg table %s: %w", name, err))
-			var bad []Rec
-			for _, r := range recs {
-				if r.JSON != nil {
-					bad = append(bad, r)
-				}
-			}
-			for _, b := range bad {
-				if p, ok := t.pos[b.TP]; !ok || b.Offset < p {
-					t.pos[b.TP] = b.Offset
-				}
-			}
-			for n, rs := range t.buf {
-				kept := rs[:0]
-				for _, r := range rs {
-					if p, ok := t.pos[r.TP]; !ok || r.Offset < p {
-						kept = append(kept, r)
-					}
-				}
-				t.nbuf -= len(rs) - len(kept)
-				t.buf[n] = kept
-			}
-			t.resetKeys()
-			return
-		}
-	}
 }
 
 // drainAssigned is drain plus the partitions the task holds.

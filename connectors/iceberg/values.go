@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/extensions"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	ice "github.com/apache/iceberg-go"
 	"github.com/google/uuid"
 )
 
@@ -39,6 +40,45 @@ func buildRecord(sc *arrow.Schema, rows []Row) (arrow.RecordBatch, error) {
 				v = nil
 			}
 			if err := appendValue(b.Field(i), f.Type, v); err != nil {
+				return nil, &dataErr{fmt.Errorf("column %q: %w", f.Name, err)}
+			}
+		}
+	}
+	return b.NewRecordBatch(), nil
+}
+
+// buildDataRecord is buildRecord of the data rows of recs (fields are sc's), those buffered as bytes
+// appended from them with the shape compiled for their struct type (cached in shapes, nil: from the
+// converted row).
+func buildDataRecord(sc *arrow.Schema, fields []arrow.Field, schemaID int, recs []Rec, shapes map[*ice.StructType]*jsonShape) (arrow.RecordBatch, error) {
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer b.Release()
+	b.Reserve(len(recs))
+	blds := make([]array.Builder, len(fields))
+	for i := range blds {
+		blds[i] = b.Field(i)
+	}
+	for i := range recs {
+		r := &recs[i]
+		if r.JSON != nil {
+			js, ok := shapes[r.Schema]
+			if !ok {
+				js = compileShape(r.Schema, schemaID, fields)
+				shapes[r.Schema] = js
+			}
+			if js != nil && js.appendRow(blds, r.JSON.Bytes) {
+				continue
+			}
+			if err := r.decode(); err != nil {
+				return nil, err
+			}
+		}
+		for c, f := range fields {
+			v, ok := lookupField(r.Row, f.Name)
+			if !ok {
+				v = nil
+			}
+			if err := appendValue(blds[c], f.Type, v); err != nil {
 				return nil, &dataErr{fmt.Errorf("column %q: %w", f.Name, err)}
 			}
 		}
