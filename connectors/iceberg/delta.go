@@ -22,21 +22,24 @@ import (
 //
 // With tombstones (tombstones.go), an upsert at or below the key's delete version is dropped,
 // and tombs returns the tombstone rows (id columns + version) of the surviving deletes.
-func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *CommitStats) (data []Rec, dels, tombs []Row, err error) {
+func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *CommitStats) (data, dels []Rec, tombs []Row, err error) {
 	vc := w.Opts.versionColumn()
-	version := func(r Row) any {
-		if vc == "" {
+	version := func(r Rec) any {
+		switch {
+		case vc == "":
 			return nil
+		case r.keyRead:
+			return r.planVer
 		}
-		return r[vc]
+		return r.Row[vc]
 	}
-	// the committed row's version is only known when the version column is a table column
-	vcInTable := false
-	if vc != "" {
-		_, vcInTable = w.Tbl.Schema().FindFieldByName(vc)
+	key := func(r Rec) string {
+		if r.keyRead {
+			return r.planKey
+		}
+		return keyOf(r.Row, ids)
 	}
-	lookup := vcInTable || w.partitionMayMove(ids)
-	tombsOn := w.tombstonesEnabled()
+	vcInTable, lookup, tombsOn := w.planReads(ids)
 
 	// the live rows and recorded deletes of every key of the commit, read before the walk: a tombstone
 	// that is its key's first record here belongs to a stale delete of an earlier commit when the live
@@ -45,7 +48,7 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 	if lookup || tombsOn {
 		seen := map[string]bool{}
 		for _, r := range recs {
-			if k := keyOf(r.Row, ids); !seen[k] {
+			if k := key(r); !seen[k] {
 				seen[k] = true
 				keys = append(keys, r.Row)
 			}
@@ -67,14 +70,11 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 		}
 	}
 
-	type entry struct {
-		rec Rec
-		idx int
-	}
-	latest := make(map[string]entry, len(recs))
+	latest := make(map[string]int32, len(recs)) // per key, its place in order and final
+	final := make([]Rec, 0, len(recs))          // per key, the record that wins so far
 	order := make([]string, 0, len(recs))
 	highest := map[string]any{} // per key, the highest version seen in this commit
-	bare := map[string]bool{}   // per key, the commit's final state is a version-less delete (a bare tombstone)
+	bare := map[string]bool{}   // the keys whose final state in the commit is a version-less delete (a bare tombstone)
 	// per key, the last bare tombstone in the commit and the highest version seen before it: it deletes at the
 	// highest version known for the key, which is only known once the live row is read, so events after it in
 	// the commit win only if they are above that
@@ -84,19 +84,19 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 	afterDelete := map[string]bool{}
 	if vcInTable {
 		for k, rows := range current {
-			afterDelete[k] = staleDeleteFlag(rows)
+			setFlag(afterDelete, k, staleDeleteFlag(rows))
 		}
 	}
-	for i, r := range recs {
-		k := keyOf(r.Row, ids)
-		v := version(r.Row)
+	for _, r := range recs {
+		k := key(r)
+		v := version(r)
 		tomb := r.Op == OpDelete && v == nil
 		if tomb && afterDelete[k] {
 			st.Collapsed++ // the companion of the delete before it
 			continue
 		}
 		if !tomb {
-			afterDelete[k] = r.Op == OpDelete
+			setFlag(afterDelete, k, r.Op == OpDelete)
 		}
 		if v != nil {
 			if h, ok := highest[k]; !ok || w.Opts.cmpVersion(v, h) > 0 {
@@ -106,15 +106,17 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 		if tomb {
 			bareTomb[k], bareAt[k] = r, highest[k]
 		}
-		prev, ok := latest[k]
+		pi, ok := latest[k]
 		if !ok {
-			latest[k] = entry{r, i}
-			bare[k] = tomb
+			latest[k] = int32(len(final))
+			final = append(final, r)
+			setFlag(bare, k, tomb)
 			order = append(order, k)
 			continue
 		}
+		prev := final[pi]
 		st.Collapsed++
-		switch pv := version(prev.rec.Row); {
+		switch pv := version(prev); {
 		case tomb:
 			if h := highest[k]; h != nil {
 				r.Row = cloneRow(r.Row)
@@ -123,11 +125,11 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 		case v != nil && pv != nil && w.Opts.cmpVersion(v, pv) < 0:
 			// a version-less record (e.g. a key-only delete) falls back to Kafka order
 			continue // an older version arriving later (redelivery): keep the newer one
-		case r.Op != OpDelete && prev.rec.Op == OpDelete && v != nil && pv != nil && w.Opts.cmpVersion(v, pv) == 0:
+		case r.Op != OpDelete && prev.Op == OpDelete && v != nil && pv != nil && w.Opts.cmpVersion(v, pv) == 0:
 			continue // a delete wins at its version, as against <table>__deletes
 		}
-		latest[k] = entry{r, prev.idx}
-		bare[k] = tomb
+		final[pi] = r
+		setFlag(bare, k, tomb)
 	}
 
 	names, _, err := w.deleteColumns(ids)
@@ -137,10 +139,10 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 	now := time.Now().UTC()
 	// keys whose live row stays but whose StaleDeleteColumn must change: rewritten as they are
 	var reflag map[string]bool
-	for _, k := range order {
-		r := latest[k].rec
+	for j, k := range order {
+		r := final[j]
 		cur := current[k]
-		v := version(r.Row)
+		v := version(r)
 		flag := vcInTable && afterDelete[k]
 		if bt, ok := bareTomb[k]; ok && vcInTable {
 			// a bare tombstone deletes at the highest version known for the key: the commit's before it (a
@@ -202,7 +204,11 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 			dels = appendKeyDeletes(dels, cur, names)
 			continue
 		}
-		dels = append(dels, project(r.Row, names))
+		if r.JSON != nil {
+			dels = append(dels, r) // its delete columns are read from its bytes
+			continue
+		}
+		dels = append(dels, Rec{Op: OpDelete, Row: project(r.Row, names)})
 	}
 	if len(reflag) > 0 {
 		rows, err := w.reflagLiveRows(ctx, ids, current, reflag)
@@ -227,16 +233,35 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 	return data, dels, tombs, nil
 }
 
+// setFlag sets key k's flag in m, which holds only the keys flagged: most are not.
+func setFlag(m map[string]bool, k string, on bool) {
+	if on {
+		m[k] = true
+	} else {
+		delete(m, k)
+	}
+}
+
+// planReads says what planDelta reads besides the records: whether the version column is a table
+// column, whether the live rows of the commit's keys are looked up, whether tombstones are kept.
+func (w *Writer) planReads(ids []string) (vcInTable, lookup, tombsOn bool) {
+	// the committed row's version is only known when the version column is a table column
+	if vc := w.Opts.versionColumn(); vc != "" {
+		_, vcInTable = w.Tbl.Schema().FindFieldByName(vc)
+	}
+	return vcInTable, vcInTable || w.partitionMayMove(ids), w.tombstonesEnabled()
+}
+
 // appendKeyDeletes deletes the key wherever it currently lives (its old partition), and in the new
 // row's partition too when that differs (a no-op delete is harmless).
-func appendKeyDeletes(dels, cur []Row, names []string) []Row {
+func appendKeyDeletes(dels []Rec, cur []Row, names []string) []Rec {
 	seen := map[string]bool{}
 	for _, c := range cur {
 		d := project(c, names)
 		pk := keyOf(d, names)
 		if !seen[pk] {
 			seen[pk] = true
-			dels = append(dels, d)
+			dels = append(dels, Rec{Op: OpDelete, Row: d})
 		}
 	}
 	return dels

@@ -152,12 +152,15 @@ func (t *Task) noteKeyShape(name string, o TableOptions, rec Rec, st *ice.Struct
 	t.keyShapes[name] = ks
 }
 
-// keyRows gives each record of recs buffered as bytes (Rec.JSON) the row of the columns names read
-// from its bytes: what planDelta reads of a record (key, version, partition source columns). The
-// record keeps its bytes, from which the data files are built (dataBatches); one whose bytes are not
-// read here is converted whole. recs are the round's copies: the task's buffer is not changed.
-func keyRows(recs []Rec, names []string) error {
+// keyRows readies each record of recs buffered as bytes (Rec.JSON) for planDelta, from its bytes:
+// with rows, it gets the row of the planned columns names (key, version, partition sources: the
+// lookups of live rows and tombstones take rows), else only its key (of id columns ids) and version
+// (of column vc). The record keeps its bytes, from which its data and delete rows are built
+// (dataBatches); one whose bytes are not read here is converted whole. recs are the round's copies:
+// the task's buffer is not changed.
+func keyRows(recs []Rec, names, ids []string, vc string, rows bool) error {
 	scans := map[*ice.StructType]*memberScan{} // the round's own: the task's keyShape scans under t.mu
+	idRow := make(Row, len(ids))               // scratch for keyOf
 	for i := range recs {
 		r := &recs[i]
 		if r.JSON == nil {
@@ -173,17 +176,27 @@ func keyRows(recs []Rec, names []string) error {
 			}
 			scans[r.Schema] = ms
 		}
-		if ms == nil || !ms.scan(r.JSON.Bytes) {
+		b := r.JSON.Bytes
+		switch {
+		case ms == nil || !ms.scan(b):
 			if err := r.decode(); err != nil {
 				return err
 			}
-			continue
+		case rows:
+			row := make(Row, len(names))
+			for _, n := range names {
+				row[n] = ms.value(b, n)
+			}
+			r.Row = row
+		default:
+			for _, n := range ids {
+				idRow[n] = ms.value(b, n)
+			}
+			r.keyRead, r.planKey = true, keyOf(idRow, ids)
+			if vc != "" {
+				r.planVer = ms.value(b, vc)
+			}
 		}
-		row := make(Row, len(names))
-		for _, n := range names {
-			row[n] = ms.value(r.JSON.Bytes, n)
-		}
-		r.Row = row
 	}
 	return nil
 }

@@ -334,8 +334,9 @@ func FuzzJSONKeyShape(f *testing.F) {
 }
 
 // FuzzJSONRoundRows: a keyed record buffered as bytes and planned as such gets, from keyRows, the
-// values of the converted map in the planned columns, and from buildDataRecord the data row that
-// buildRecord makes of the converted map, for the table created from its own shape and for another.
+// values of the converted map in the planned columns, or its key and version, and from
+// buildDataRecord the data (or delete) row that buildRecord makes of the converted map, for the table
+// created from its own shape, for another and for the delete rows of a table keyed by id.
 func FuzzJSONRoundRows(f *testing.F) {
 	for _, s := range []string{
 		`{"id":1,"n":-0012,"amount":1e3,"s":"x","ok":true}`, `{"id":"a","n":7,"v":"x"}`,
@@ -346,6 +347,7 @@ func FuzzJSONRoundRows(f *testing.F) {
 	}
 	conv := schemalessConverter(f)
 	other := arrowSchemaOf(f, `{"id":1,"n":1,"amount":1.5,"s":"x","ok":true}`)
+	deletes := arrowSchemaOf(f, `{"id":1}`) // the equality-delete rows of a table keyed by id
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if !conv.SchemalessJSONObject(data) {
 			return
@@ -362,13 +364,19 @@ func FuzzJSONRoundRows(f *testing.F) {
 			names = append(names, k)
 		}
 		recs := []Rec{{Op: OpUpdate, Schema: st, JSON: jv}}
-		require.NoError(t, keyRows(recs, names))
+		require.NoError(t, keyRows(recs, names, []string{"id", "n"}, "v", true))
 		for _, n := range names {
 			require.Equal(t, row[n], recs[0].Row[n], "%q: column %s", data, n)
 		}
+		recs = []Rec{{Op: OpUpdate, Schema: st, JSON: jv}}
+		require.NoError(t, keyRows(recs, names, []string{"id", "n"}, "v", false))
+		if recs[0].keyRead {
+			require.Equal(t, keyOf(row, []string{"id", "n"}), recs[0].planKey, "%q", data)
+			require.Equal(t, row["v"], recs[0].planVer, "%q", data)
+		}
 		own, err := table.SchemaToArrowSchema(ice.NewSchema(0, st.FieldList...), nil, true, false)
 		require.NoError(t, err)
-		for _, sc := range []*arrow.Schema{own, other} {
+		for _, sc := range []*arrow.Schema{own, other, deletes} {
 			want, werr := buildRecord(sc, []Row{row})
 			got, gerr := buildDataRecord(sc, sc.Fields(), 0, []Rec{{Op: OpUpdate, Schema: st, JSON: jv}}, map[*ice.StructType]*jsonShape{})
 			if werr != nil {

@@ -194,7 +194,7 @@ func samePlan(ctx context.Context, round int, a *Writer, full, comp []Rec) error
 	for _, p := range []struct {
 		what string
 		f, c []Row
-	}{{"data", recRowsOf(fd), recRowsOf(cd)}, {"deletes", fdel, cdel}, {"tombstones", ft, ct}} {
+	}{{"data", recRowsOf(fd), recRowsOf(cd)}, {"deletes", recRowsOf(fdel), recRowsOf(cdel)}, {"tombstones", ft, ct}} {
 		if f, c := rowSet(p.f), rowSet(p.c); !slices.Equal(f, c) {
 			return fmt.Errorf("round %d: planned %s differ:\n all events %v\n superseded %v", round, p.what, f, c)
 		}

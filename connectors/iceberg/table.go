@@ -49,6 +49,11 @@ type Rec struct {
 	// JSON, when set, is the value of a buffered upsert whose Row is not built yet (jsonkeyed.go):
 	// the task converts it when a round takes the buffer.
 	JSON *connect.JSONValue
+	// keyRead says that a round read planKey and planVer, the key (keyOf) and version of a record
+	// buffered as bytes, from them (keyRows)
+	keyRead bool
+	planKey string
+	planVer any
 }
 
 // recRows counts the rows recs stand for.
@@ -270,21 +275,21 @@ func (w *Writer) Prepare(ctx context.Context, recs []Rec) (*Part, error) {
 		}
 		segs = nil
 	}
-	var data []Rec
-	var delRows []Row
+	var data, dels []Rec
 	if delta {
 		// records buffered as bytes stay so through the round: the plan reads their key columns, the
 		// data files are built from the bytes
 		if w.Opts.CaseInsensitive {
 			err = decodeAll(live)
 		} else {
-			err = keyRows(live, w.planColumns(ids))
+			_, lookup, tombsOn := w.planReads(ids)
+			err = keyRows(live, w.planColumns(ids), ids, w.Opts.versionColumn(), lookup || tombsOn)
 		}
 		if err != nil {
 			return p, err
 		}
 		var tombRows []Row
-		data, delRows, tombRows, err = w.planDelta(ctx, live, ids, st)
+		data, dels, tombRows, err = w.planDelta(ctx, live, ids, st)
 		if err != nil {
 			return p, err
 		}
@@ -318,7 +323,11 @@ func (w *Writer) Prepare(ctx context.Context, recs []Rec) (*Part, error) {
 			rows[i] = data[i].Row
 		}
 		normalizeCase(tbl.Schema(), rows)
-		normalizeCase(tbl.Schema(), delRows)
+		rows = rows[:0]
+		for i := range dels {
+			rows = append(rows, dels[i].Row)
+		}
+		normalizeCase(tbl.Schema(), rows)
 	}
 	if len(data) > 0 || len(segs) > 0 {
 		asc, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
@@ -345,7 +354,7 @@ func (w *Writer) Prepare(ctx context.Context, recs []Rec) (*Part, error) {
 		}
 		st.RowsWritten = len(data) + spooled
 	}
-	if len(delRows) > 0 {
+	if len(dels) > 0 {
 		names, eqIDs, err := w.deleteColumns(ids)
 		if err != nil {
 			return p, err
@@ -358,12 +367,12 @@ func (w *Writer) Prepare(ctx context.Context, recs []Rec) (*Part, error) {
 		if err != nil {
 			return p, err
 		}
-		files, err := tbl.NewTransaction().WriteEqualityDeletes(ctx, eqIDs, batches(dasc, delRows))
+		files, err := tbl.NewTransaction().WriteEqualityDeletes(ctx, eqIDs, dataBatches(dasc, dsc.ID, dels))
 		if err != nil {
 			return p, fmt.Errorf("write equality deletes: %w", err)
 		}
 		p.Deletes = files
-		st.RowsDeleted = len(delRows)
+		st.RowsDeleted = len(dels)
 	}
 	st.DataFiles, st.DeleteFiles = len(p.Data), len(p.Deletes)
 	return p, nil
@@ -588,7 +597,9 @@ func batches(sc *arrow.Schema, rows []Row) iter.Seq2[arrow.RecordBatch, error] {
 // dataBatches builds the data rows of recs into record batches of schema sc (table schema schemaID):
 // a record buffered as bytes straight from them when its shape allows (jsonShape), else from its row.
 func dataBatches(sc *arrow.Schema, schemaID int, recs []Rec) iter.Seq2[arrow.RecordBatch, error] {
-	const chunk = 64 * 1024
+	// the writer buffers its row group itself (WriteBuffered): a batch is only what is built while the
+	// writer encodes the one before, and it and the writer's queue are in memory with the round's records
+	const chunk = spoolBatchRows
 	return func(yield func(arrow.RecordBatch, error) bool) {
 		fields := sc.Fields()
 		shapes := map[*ice.StructType]*jsonShape{}
