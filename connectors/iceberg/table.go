@@ -581,19 +581,6 @@ func (w *Writer) ensureColumn(ctx context.Context, col string, typ ice.Type, doc
 // writerQueueBatches is how many record batches wait for each of iceberg-go's data file writers.
 const writerQueueBatches = 2
 
-func batches(sc *arrow.Schema, rows []Row) iter.Seq2[arrow.RecordBatch, error] {
-	const chunk = 64 * 1024
-	return func(yield func(arrow.RecordBatch, error) bool) {
-		for i := 0; i < len(rows); i += chunk {
-			j := min(i+chunk, len(rows))
-			rec, err := buildRecord(sc, rows[i:j])
-			if !yield(rec, err) || err != nil {
-				return
-			}
-		}
-	}
-}
-
 // dataBatches builds the data rows of recs into record batches of schema sc (table schema schemaID):
 // a record buffered as bytes straight from them when its shape allows (jsonShape), else from its row.
 func dataBatches(sc *arrow.Schema, schemaID int, recs []Rec) iter.Seq2[arrow.RecordBatch, error] {
