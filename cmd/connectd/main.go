@@ -50,6 +50,7 @@ const usage = `usage:
   connectd version`
 
 func main() {
+	setupGC()
 	setupLogging()
 	if len(os.Args) < 2 {
 		fmt.Fprintln(os.Stderr, usage)
