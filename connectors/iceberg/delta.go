@@ -28,14 +28,14 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 		switch {
 		case vc == "":
 			return nil
-		case r.keyRead:
-			return r.planVer
+		case r.key != nil:
+			return r.key.ver
 		}
 		return r.Row[vc]
 	}
 	key := func(r Rec) string {
-		if r.keyRead {
-			return r.planKey
+		if r.key != nil {
+			return r.key.key
 		}
 		return keyOf(r.Row, ids)
 	}

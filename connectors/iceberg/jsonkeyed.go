@@ -120,7 +120,8 @@ func (t *Task) bufferJSON(r *connect.SinkRecord, jv *connect.JSONValue) bool {
 	tp, off := origin(r)
 	// a slot only points at a record buffered since the index was last reset (drain, a round given
 	// back, a rebalance): the bytes of the record this one takes the place of are no round's
-	buf, at, old, grew := x.place(t.buf[name], Rec{Op: OpUpdate, Schema: ks.st, TP: tp, Offset: off}, x.slotBytes(k), ver)
+	slot := x.slotBytes(k)
+	buf, at, old, grew := x.place(t.buf[name], Rec{Op: OpUpdate, Schema: ks.st, TP: tp, Offset: off}, slot, ver)
 	t.buf[name] = buf
 	if grew {
 		t.nbuf++
@@ -132,6 +133,12 @@ func (t *Task) bufferJSON(r *connect.SinkRecord, jv *connect.JSONValue) bool {
 		buf[at].JSON = prev
 	} else {
 		buf[at].JSON = &connect.JSONValue{Bytes: bytes.Clone(jv.Bytes), Topic: jv.Topic, Headers: jv.Headers, Conv: jv.Conv}
+	}
+	if bk := old.key; bk != nil {
+		bk.ver = ver // the same key
+		buf[at].key = bk
+	} else {
+		buf[at].key = &bufferedKey{key: slot.key, ver: ver}
 	}
 	return true
 }
@@ -188,13 +195,13 @@ func keyRows(recs []Rec, names, ids []string, vc string, rows bool) error {
 				row[n] = ms.value(b, n)
 			}
 			r.Row = row
-		default:
+		case r.key == nil: // else read when it was buffered
 			for _, n := range ids {
 				idRow[n] = ms.value(b, n)
 			}
-			r.keyRead, r.planKey = true, keyOf(idRow, ids)
+			r.key = &bufferedKey{key: keyOf(idRow, ids)}
 			if vc != "" {
-				r.planVer = ms.value(b, vc)
+				r.key.ver = ms.value(b, vc)
 			}
 		}
 	}

@@ -370,9 +370,9 @@ func FuzzJSONRoundRows(f *testing.F) {
 		}
 		recs = []Rec{{Op: OpUpdate, Schema: st, JSON: jv}}
 		require.NoError(t, keyRows(recs, names, []string{"id", "n"}, "v", false))
-		if recs[0].keyRead {
-			require.Equal(t, keyOf(row, []string{"id", "n"}), recs[0].planKey, "%q", data)
-			require.Equal(t, row["v"], recs[0].planVer, "%q", data)
+		if bk := recs[0].key; bk != nil {
+			require.Equal(t, keyOf(row, []string{"id", "n"}), bk.key, "%q", data)
+			require.Equal(t, row["v"], bk.ver, "%q", data)
 		}
 		own, err := table.SchemaToArrowSchema(ice.NewSchema(0, st.FieldList...), nil, true, false)
 		require.NoError(t, err)

@@ -39,6 +39,7 @@ type keyIndex struct {
 // keySlot is where a key's last buffered record is, its version, and the kind of every version
 // buffered for the key.
 type keySlot struct {
+	key  string
 	at   int
 	ver  any
 	kind versionKind
@@ -127,16 +128,19 @@ func (x *keyIndex) slot(k string) *keySlot {
 	if !ok {
 		i = x.newSlot()
 		x.last[k] = i
+		x.slots[i].key = k
 	}
 	return &x.slots[i]
 }
 
-// slotBytes is slot of a key read from a record's bytes: copied only for a new key.
+// slotBytes is slot of a key read from a record's bytes: copied only for a new key, into the slot too.
 func (x *keyIndex) slotBytes(k []byte) *keySlot {
 	i, ok := x.last[string(k)]
 	if !ok {
 		i = x.newSlot()
-		x.last[string(k)] = i
+		ks := string(k)
+		x.last[ks] = i
+		x.slots[i].key = ks
 	}
 	return &x.slots[i]
 }
@@ -162,7 +166,7 @@ func (x *keyIndex) place(buf []Rec, rec Rec, slot *keySlot, ver any) (out []Rec,
 			return buf, slot.at, old, false
 		}
 	}
-	*slot = keySlot{len(buf), ver, kind}
+	slot.at, slot.ver, slot.kind = len(buf), ver, kind
 	return append(buf, rec), len(buf), Rec{}, true
 }
 

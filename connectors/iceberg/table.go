@@ -49,11 +49,15 @@ type Rec struct {
 	// JSON, when set, is the value of a buffered upsert whose Row is not built yet (jsonkeyed.go):
 	// the task converts it when a round takes the buffer.
 	JSON *connect.JSONValue
-	// keyRead says that a round read planKey and planVer, the key (keyOf) and version of a record
-	// buffered as bytes, from them (keyRows)
-	keyRead bool
-	planKey string
-	planVer any
+	// key, when set, is the key and version of a record buffered as bytes, read from them (bufferJSON,
+	// keyRows): what planDelta reads of it unless it looks up live rows or tombstones
+	key *bufferedKey
+}
+
+// bufferedKey is the key (keyOf of the converted row) and version of a record buffered as bytes.
+type bufferedKey struct {
+	key string
+	ver any
 }
 
 // recRows counts the rows recs stand for.
