@@ -22,7 +22,7 @@ import (
 //
 // With tombstones (tombstones.go), an upsert at or below the key's delete version is dropped,
 // and tombs returns the tombstone rows (id columns + version) of the surviving deletes.
-func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *CommitStats) (data, dels []Rec, tombs []Row, err error) {
+func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *CommitStats) (data, dels []*Rec, tombs []Row, err error) {
 	vc := w.Opts.versionColumn()
 	version := func(r Rec) any {
 		switch {
@@ -198,17 +198,20 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 			if r.JSON == nil { // else Row holds the planned columns only, none of them the mark (keyRows)
 				r.Row = withStaleDeleteFlag(r.Row, flag)
 			}
-			data = append(data, r)
+		}
+		final[j] = r // the plan's records point into final, which stays as it is from here
+		if r.Op != OpDelete {
+			data = append(data, &final[j])
 		}
 		if lookup {
 			dels = appendKeyDeletes(dels, cur, names)
 			continue
 		}
 		if r.JSON != nil {
-			dels = append(dels, r) // its delete columns are read from its bytes
+			dels = append(dels, &final[j]) // its delete columns are read from its bytes
 			continue
 		}
-		dels = append(dels, Rec{Op: OpDelete, Row: project(r.Row, names)})
+		dels = append(dels, &Rec{Op: OpDelete, Row: project(r.Row, names)})
 	}
 	if len(reflag) > 0 {
 		rows, err := w.reflagLiveRows(ctx, ids, current, reflag)
@@ -216,7 +219,7 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 			return nil, nil, nil, err
 		}
 		for _, row := range rows {
-			data = append(data, Rec{Op: OpUpdate, Row: row})
+			data = append(data, &Rec{Op: OpUpdate, Row: row})
 		}
 		for k := range reflag {
 			dels = appendKeyDeletes(dels, current[k], names)
@@ -254,14 +257,14 @@ func (w *Writer) planReads(ids []string) (vcInTable, lookup, tombsOn bool) {
 
 // appendKeyDeletes deletes the key wherever it currently lives (its old partition), and in the new
 // row's partition too when that differs (a no-op delete is harmless).
-func appendKeyDeletes(dels []Rec, cur []Row, names []string) []Rec {
+func appendKeyDeletes(dels []*Rec, cur []Row, names []string) []*Rec {
 	seen := map[string]bool{}
 	for _, c := range cur {
 		d := project(c, names)
 		pk := keyOf(d, names)
 		if !seen[pk] {
 			seen[pk] = true
-			dels = append(dels, Rec{Op: OpDelete, Row: d})
+			dels = append(dels, &Rec{Op: OpDelete, Row: d})
 		}
 	}
 	return dels

@@ -378,7 +378,7 @@ func FuzzJSONRoundRows(f *testing.F) {
 		require.NoError(t, err)
 		for _, sc := range []*arrow.Schema{own, other, deletes} {
 			want, werr := buildRecord(sc, []Row{row})
-			got, gerr := buildDataRecord(sc, sc.Fields(), 0, []Rec{{Op: OpUpdate, Schema: st, JSON: jv}}, map[*ice.StructType]*jsonShape{})
+			got, gerr := buildDataRecord(sc, sc.Fields(), 0, []*Rec{{Op: OpUpdate, Schema: st, JSON: jv}}, map[*ice.StructType]*jsonShape{})
 			if werr != nil {
 				require.Error(t, gerr, "%q: buildRecord refused the map, buildDataRecord took the bytes", data)
 				continue

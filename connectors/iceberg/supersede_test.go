@@ -203,7 +203,7 @@ func samePlan(ctx context.Context, round int, a *Writer, full, comp []Rec) error
 }
 
 // recRowsOf is the rows of recs.
-func recRowsOf(recs []Rec) []Row {
+func recRowsOf(recs []*Rec) []Row {
 	rows := make([]Row, len(recs))
 	for i, r := range recs {
 		rows[i] = r.Row

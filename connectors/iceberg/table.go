@@ -246,19 +246,7 @@ func (w *Writer) Prepare(ctx context.Context, recs []Rec) (*Part, error) {
 	if err != nil {
 		return p, err
 	}
-	live := make([]Rec, 0, len(recs))
-	var segs []*segment
-	for _, r := range recs {
-		if r.Seg != nil {
-			segs = append(segs, r.Seg) // filtered by offset row by row when read
-			continue
-		}
-		if off, ok := committed[r.TP]; ok && r.Offset < off {
-			st.Skipped++
-			continue
-		}
-		live = append(live, r)
-	}
+	live, segs := liveRecs(recs, committed, &st.Skipped)
 	if len(live) == 0 && len(segs) == 0 {
 		return p, nil
 	}
@@ -279,7 +267,7 @@ func (w *Writer) Prepare(ctx context.Context, recs []Rec) (*Part, error) {
 		}
 		segs = nil
 	}
-	var data, dels []Rec
+	var data, dels []*Rec
 	if delta {
 		// records buffered as bytes stay so through the round: the plan reads their key columns, the
 		// data files are built from the bytes
@@ -309,18 +297,20 @@ func (w *Writer) Prepare(ctx context.Context, recs []Rec) (*Part, error) {
 			st.Tombstones = len(tombRows)
 		}
 	} else {
-		data = make([]Rec, 0, len(live))
-		for _, r := range live {
-			if r.Op == OpDelete {
+		data = make([]*Rec, 0, len(live))
+		for i := range live {
+			if live[i].Op == OpDelete {
 				continue // append mode: deletes have no row to append (tombstones)
 			}
-			data = append(data, r)
+			data = append(data, &live[i])
 		}
 	}
 
 	if w.Opts.CaseInsensitive {
-		if err := decodeAll(data); err != nil {
-			return p, err
+		for _, r := range data {
+			if err := r.decode(); err != nil {
+				return p, err
+			}
 		}
 		rows := make([]Row, len(data))
 		for i := range data {
@@ -380,6 +370,33 @@ func (w *Writer) Prepare(ctx context.Context, recs []Rec) (*Part, error) {
 	}
 	st.DataFiles, st.DeleteFiles = len(p.Data), len(p.Deletes)
 	return p, nil
+}
+
+// liveRecs returns the records of recs at or above the committed offsets, and the spooled segments
+// (filtered by offset row by row when read): recs itself when it holds nothing else (planning may
+// convert a record buffered as bytes, or note what it read of them: it stays the same record), else
+// a copy of those records.
+func liveRecs(recs []Rec, committed Offsets, skipped *int) ([]Rec, []*segment) {
+	below := func(r Rec) bool {
+		off, ok := committed[r.TP]
+		return ok && r.Offset < off
+	}
+	if !slices.ContainsFunc(recs, func(r Rec) bool { return r.Seg != nil || below(r) }) {
+		return recs, nil
+	}
+	live := make([]Rec, 0, len(recs))
+	var segs []*segment
+	for _, r := range recs {
+		switch {
+		case r.Seg != nil:
+			segs = append(segs, r.Seg)
+		case below(r):
+			*skipped++
+		default:
+			live = append(live, r)
+		}
+	}
+	return live, segs
 }
 
 // Apply commits parts as ONE snapshot on the branch head, with offsets merged (by max) into
@@ -587,7 +604,7 @@ const writerQueueBatches = 2
 
 // dataBatches builds the data rows of recs into record batches of schema sc (table schema schemaID):
 // a record buffered as bytes straight from them when its shape allows (jsonShape), else from its row.
-func dataBatches(sc *arrow.Schema, schemaID int, recs []Rec) iter.Seq2[arrow.RecordBatch, error] {
+func dataBatches(sc *arrow.Schema, schemaID int, recs []*Rec) iter.Seq2[arrow.RecordBatch, error] {
 	// the writer buffers its row group itself (WriteBuffered): a batch is only what is built while the
 	// writer encodes the one before, and it and the writer's queue are in memory with the round's records
 	const chunk = spoolBatchRows

@@ -50,7 +50,7 @@ func buildRecord(sc *arrow.Schema, rows []Row) (arrow.RecordBatch, error) {
 // buildDataRecord is buildRecord of the data rows of recs (fields are sc's), those buffered as bytes
 // appended from them with the shape compiled for their struct type (cached in shapes, nil: from the
 // converted row).
-func buildDataRecord(sc *arrow.Schema, fields []arrow.Field, schemaID int, recs []Rec, shapes map[*ice.StructType]*jsonShape) (arrow.RecordBatch, error) {
+func buildDataRecord(sc *arrow.Schema, fields []arrow.Field, schemaID int, recs []*Rec, shapes map[*ice.StructType]*jsonShape) (arrow.RecordBatch, error) {
 	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
 	defer b.Release()
 	b.Reserve(len(recs))
@@ -58,8 +58,7 @@ func buildDataRecord(sc *arrow.Schema, fields []arrow.Field, schemaID int, recs 
 	for i := range blds {
 		blds[i] = b.Field(i)
 	}
-	for i := range recs {
-		r := &recs[i]
+	for _, r := range recs {
 		if r.JSON != nil {
 			js, ok := shapes[r.Schema]
 			if !ok {
