@@ -246,13 +246,10 @@ func FuzzJSONValueRow(f *testing.F) {
 	sc := arrowSchemaOf(f, `{"id":1,"n":1,"amount":1.5,"s":"x","ok":true}`)
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if !conv.SchemalessJSONObject(data) {
+		m, st, ok := convertedShape(t, conv, data)
+		if !ok {
 			return
 		}
-		sv, err := conv.ToConnectData("t", nil, data)
-		require.NoError(t, err)
-		m := sv.Value.(map[string]any)
-		st := newSchemaCache().forSchemaless(m)
 		fast, err := newSegment(dir, TP{"t", 0}, 1, sc)
 		require.NoError(t, err)
 		defer fast.remove()
@@ -270,6 +267,18 @@ func FuzzJSONValueRow(f *testing.F) {
 		require.NoError(t, slow.add(m, 0), "appendJSON took %q, segment.add refused its map", data)
 		require.Equal(t, segmentRows(t, slow, sc), segmentRows(t, fast, sc), "%q", data)
 	})
+}
+
+// convertedShape is the converter's map of a schemaless JSON object and its inferred struct type
+// (ok false: not such an object).
+func convertedShape(t *testing.T, conv *jsonconv.Converter, data []byte) (map[string]any, *ice.StructType, bool) {
+	if !conv.SchemalessJSONObject(data) {
+		return nil, nil, false
+	}
+	sv, err := conv.ToConnectData("t", nil, data)
+	require.NoError(t, err)
+	m := sv.Value.(map[string]any)
+	return m, newSchemaCache().forSchemaless(m), true
 }
 
 // arrowSchemaOf is the table schema (with field ids) auto-created for a schemaless record.
@@ -306,13 +315,10 @@ func FuzzJSONKeyShape(f *testing.F) {
 	}
 	conv := schemalessConverter(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if !conv.SchemalessJSONObject(data) {
+		m, st, ok := convertedShape(t, conv, data)
+		if !ok {
 			return
 		}
-		sv, err := conv.ToConnectData("t", nil, data)
-		require.NoError(t, err)
-		m := sv.Value.(map[string]any)
-		st := newSchemaCache().forSchemaless(m)
 		for _, o := range []TableOptions{
 			{IDColumns: []string{"id"}, VersionColumn: "n"},
 			{IDColumns: []string{"n", "id"}, VersionColumn: "v"},
@@ -349,13 +355,10 @@ func FuzzJSONRoundRows(f *testing.F) {
 	other := arrowSchemaOf(f, `{"id":1,"n":1,"amount":1.5,"s":"x","ok":true}`)
 	deletes := arrowSchemaOf(f, `{"id":1}`) // the equality-delete rows of a table keyed by id
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if !conv.SchemalessJSONObject(data) {
+		m, st, ok := convertedShape(t, conv, data)
+		if !ok {
 			return
 		}
-		sv, err := conv.ToConnectData("t", nil, data)
-		require.NoError(t, err)
-		m := sv.Value.(map[string]any)
-		st := newSchemaCache().forSchemaless(m)
 		row, _, err := newSchemaCache().recordValue(nil, m)
 		require.NoError(t, err)
 		jv := &connect.JSONValue{Bytes: data, Topic: "t", Conv: conv}

@@ -57,13 +57,20 @@ func BenchmarkJSONFromConnect(b *testing.B) {
 	}
 }
 
-// BenchmarkSchemalessJSONObjectFlat checks the record of BenchmarkJSONToConnectFlat without converting
-// it, as the worker does before handing the bytes to a sink that takes them (connect.JSONValue).
-func BenchmarkSchemalessJSONObjectFlat(b *testing.B) {
+// flatRecord is a flat schemaless object of ~406 bytes and 9 fields (the records of
+// scripts/bench-iceberg-jvm.sh) and a schemaless converter.
+func flatRecord(b *testing.B) ([]byte, *Converter) {
 	in := []byte(`{"id":123456,"name":"customer-0123456","email":"customer-0123456@example.com","region":"us-east","amount":23456.56,"qty":9,"ts":"2026-01-02T10:17:36Z","version":1,"note":"` +
 		strings.Repeat("abcdefghijklmnopqrstuvwxyz", 9)[:222] + `"}`)
 	c := &Converter{}
 	require.NoError(b, c.Configure(map[string]string{"schemas.enable": "false"}, false))
+	return in, c
+}
+
+// BenchmarkSchemalessJSONObjectFlat checks the record of BenchmarkJSONToConnectFlat without converting
+// it, as the worker does before handing the bytes to a sink that takes them (connect.JSONValue).
+func BenchmarkSchemalessJSONObjectFlat(b *testing.B) {
+	in, c := flatRecord(b)
 	b.SetBytes(int64(len(in)))
 	for b.Loop() {
 		if !c.SchemalessJSONObject(in) {
@@ -75,10 +82,7 @@ func BenchmarkSchemalessJSONObjectFlat(b *testing.B) {
 // BenchmarkJSONToConnectFlat decodes a flat schemaless object of ~406 bytes and 9 fields (the records of
 // scripts/bench-iceberg-jvm.sh).
 func BenchmarkJSONToConnectFlat(b *testing.B) {
-	in := []byte(`{"id":123456,"name":"customer-0123456","email":"customer-0123456@example.com","region":"us-east","amount":23456.56,"qty":9,"ts":"2026-01-02T10:17:36Z","version":1,"note":"` +
-		strings.Repeat("abcdefghijklmnopqrstuvwxyz", 9)[:222] + `"}`)
-	c := &Converter{}
-	require.NoError(b, c.Configure(map[string]string{"schemas.enable": "false"}, false))
+	in, c := flatRecord(b)
 	b.SetBytes(int64(len(in)))
 	b.ReportAllocs()
 	for b.Loop() {
