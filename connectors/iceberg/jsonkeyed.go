@@ -159,15 +159,14 @@ func (t *Task) noteKeyShape(name string, o TableOptions, rec Rec, st *ice.Struct
 	t.keyShapes[name] = ks
 }
 
-// keyRows readies each record of recs buffered as bytes (Rec.JSON) for planDelta, from its bytes:
-// with rows, it gets the row of the planned columns names (key, version, partition sources: the
-// lookups of live rows and tombstones take rows), else only its key (of id columns ids) and version
-// (of column vc). The record keeps its bytes, from which its data and delete rows are built
-// (dataBatches); one whose bytes are not read here is converted whole. recs are the round's copies:
-// the task's buffer is not changed.
-func keyRows(recs []Rec, names, ids []string, vc string, rows bool) error {
+// keyRows readies the records of recs buffered as bytes (Rec.JSON) for planDelta, which reads their
+// key and version from Rec.key (bufferJSON); with rows (the lookups of live rows and tombstones take
+// rows) each gets the row of the planned columns names (key, version, partition sources) read from
+// its bytes. A record is converted whole when its bytes are not read so, or when its
+// shape has StaleDeleteColumn, which the planner may have to clear. The record keeps its bytes, from
+// which its data and delete rows are built (dataBatches).
+func keyRows(recs []Rec, names []string, rows bool) error {
 	scans := map[*ice.StructType]*memberScan{} // the round's own: the task's keyShape scans under t.mu
-	idRow := make(Row, len(ids))               // scratch for keyOf
 	for i := range recs {
 		r := &recs[i]
 		if r.JSON == nil {
@@ -178,30 +177,21 @@ func keyRows(recs []Rec, names, ids []string, vc string, rows bool) error {
 			ms = newMemberScan(r.Schema)
 			if ms != nil {
 				if _, marked := ms.names[StaleDeleteColumn]; marked {
-					ms = nil // the planner clears a record's mark: it needs the whole row
+					ms = nil
 				}
 			}
 			scans[r.Schema] = ms
 		}
-		b := r.JSON.Bytes
 		switch {
-		case ms == nil || !ms.scan(b):
-			if err := r.decode(); err != nil {
-				return err
-			}
-		case rows:
+		case rows && ms != nil && ms.scan(r.JSON.Bytes):
 			row := make(Row, len(names))
 			for _, n := range names {
-				row[n] = ms.value(b, n)
+				row[n] = ms.value(r.JSON.Bytes, n)
 			}
 			r.Row = row
-		case r.key == nil: // else read when it was buffered
-			for _, n := range ids {
-				idRow[n] = ms.value(b, n)
-			}
-			r.key = &bufferedKey{key: keyOf(idRow, ids)}
-			if vc != "" {
-				r.key.ver = ms.value(b, vc)
+		case rows || ms == nil || r.key == nil:
+			if err := r.decode(); err != nil {
+				return err
 			}
 		}
 	}

@@ -46,8 +46,8 @@ type Rec struct {
 	// Seg, when set, stands for the spooled append rows of TP from Offset on (spool.go): Row and
 	// Schema are unset, the rows have the table's schema.
 	Seg *segment
-	// JSON, when set, is the value of a buffered upsert whose Row is not built yet (jsonkeyed.go):
-	// the task converts it when a round takes the buffer.
+	// JSON, when set, is the value of a buffered upsert whose Row is not built (jsonkeyed.go): the
+	// round plans it by key, and builds its data and delete rows from the bytes.
 	JSON *connect.JSONValue
 	// key, when set, is the key and version of a record buffered as bytes, read from them (bufferJSON,
 	// keyRows): what planDelta reads of it unless it looks up live rows or tombstones
@@ -267,17 +267,18 @@ func (w *Writer) Prepare(ctx context.Context, recs []Rec) (*Part, error) {
 		}
 		segs = nil
 	}
+	if w.Opts.CaseInsensitive {
+		// renamed to the table's columns below: as rows
+		if err := decodeAll(live); err != nil {
+			return p, err
+		}
+	}
 	var data, dels []*Rec
 	if delta {
-		// records buffered as bytes stay so through the round: the plan reads their key columns, the
-		// data files are built from the bytes
-		if w.Opts.CaseInsensitive {
-			err = decodeAll(live)
-		} else {
-			_, lookup, tombsOn := w.planReads(ids)
-			err = keyRows(live, w.planColumns(ids), ids, w.Opts.versionColumn(), lookup || tombsOn)
-		}
-		if err != nil {
+		// records buffered as bytes stay so through the round: the plan reads their key, the data files
+		// are built from the bytes
+		_, lookup, tombsOn := w.planReads(ids)
+		if err := keyRows(live, w.planColumns(ids), lookup || tombsOn); err != nil {
 			return p, err
 		}
 		var tombRows []Row
@@ -307,21 +308,8 @@ func (w *Writer) Prepare(ctx context.Context, recs []Rec) (*Part, error) {
 	}
 
 	if w.Opts.CaseInsensitive {
-		for _, r := range data {
-			if err := r.decode(); err != nil {
-				return p, err
-			}
-		}
-		rows := make([]Row, len(data))
-		for i := range data {
-			rows[i] = data[i].Row
-		}
-		normalizeCase(tbl.Schema(), rows)
-		rows = rows[:0]
-		for i := range dels {
-			rows = append(rows, dels[i].Row)
-		}
-		normalizeCase(tbl.Schema(), rows)
+		normalizeCase(tbl.Schema(), data)
+		normalizeCase(tbl.Schema(), dels)
 	}
 	if len(data) > 0 || len(segs) > 0 {
 		asc, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
@@ -620,13 +608,14 @@ func dataBatches(sc *arrow.Schema, schemaID int, recs []*Rec) iter.Seq2[arrow.Re
 	}
 }
 
-// normalizeCase renames top-level row keys to the table's column names, ignoring case.
-func normalizeCase(sc *ice.Schema, rows []Row) {
+// normalizeCase renames the top-level row keys of recs to the table's column names, ignoring case.
+func normalizeCase(sc *ice.Schema, recs []*Rec) {
 	names := map[string]string{}
 	for _, f := range sc.Fields() {
 		names[strings.ToLower(f.Name)] = f.Name
 	}
-	for _, r := range rows {
+	for _, rec := range recs {
+		r := rec.Row
 		for k, v := range r {
 			if n, ok := names[strings.ToLower(k)]; ok && n != k {
 				if _, exists := r[n]; !exists {

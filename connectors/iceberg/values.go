@@ -33,18 +33,27 @@ func buildRecord(sc *arrow.Schema, rows []Row) (arrow.RecordBatch, error) {
 	defer b.Release()
 	b.Reserve(len(rows))
 	fields := sc.Fields() // copies: keep it out of the row loop
+	blds := b.Fields()
 	for _, r := range rows {
-		for i, f := range fields {
-			v, ok := lookupField(r, f.Name)
-			if !ok {
-				v = nil
-			}
-			if err := appendValue(b.Field(i), f.Type, v); err != nil {
-				return nil, &dataErr{fmt.Errorf("column %q: %w", f.Name, err)}
-			}
+		if err := appendRowValues(blds, fields, r); err != nil {
+			return nil, err
 		}
 	}
 	return b.NewRecordBatch(), nil
+}
+
+// appendRowValues appends row r to the builders of fields; a missing column is null.
+func appendRowValues(blds []array.Builder, fields []arrow.Field, r Row) error {
+	for i, f := range fields {
+		v, ok := lookupField(r, f.Name)
+		if !ok {
+			v = nil
+		}
+		if err := appendValue(blds[i], f.Type, v); err != nil {
+			return &dataErr{fmt.Errorf("column %q: %w", f.Name, err)}
+		}
+	}
+	return nil
 }
 
 // buildDataRecord is buildRecord of the data rows of recs (fields are sc's), those buffered as bytes
@@ -54,10 +63,7 @@ func buildDataRecord(sc *arrow.Schema, fields []arrow.Field, schemaID int, recs 
 	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
 	defer b.Release()
 	b.Reserve(len(recs))
-	blds := make([]array.Builder, len(fields))
-	for i := range blds {
-		blds[i] = b.Field(i)
-	}
+	blds := b.Fields()
 	for _, r := range recs {
 		if r.JSON != nil {
 			js, ok := shapes[r.Schema]
@@ -72,14 +78,8 @@ func buildDataRecord(sc *arrow.Schema, fields []arrow.Field, schemaID int, recs 
 				return nil, err
 			}
 		}
-		for c, f := range fields {
-			v, ok := lookupField(r.Row, f.Name)
-			if !ok {
-				v = nil
-			}
-			if err := appendValue(blds[c], f.Type, v); err != nil {
-				return nil, &dataErr{fmt.Errorf("column %q: %w", f.Name, err)}
-			}
+		if err := appendRowValues(blds, fields, r.Row); err != nil {
+			return nil, err
 		}
 	}
 	return b.NewRecordBatch(), nil
