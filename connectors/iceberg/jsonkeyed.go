@@ -3,6 +3,8 @@ package iceberg
 import (
 	"bytes"
 	"fmt"
+	"log/slog"
+	"slices"
 	"strconv"
 
 	ice "github.com/apache/iceberg-go"
@@ -126,21 +128,119 @@ func (t *Task) bufferJSON(r *connect.SinkRecord, jv *connect.JSONValue) bool {
 	if grew {
 		t.nbuf++
 	}
+	bk := old.key
+	if bk != nil {
+		bk.ver = ver // the same key
+	} else {
+		bk = &bufferedKey{key: slot.key, ver: ver}
+	}
+	buf[at].key = bk
+	jb := t.spillJSON(jv.Bytes, bk)
 	if prev := old.JSON; prev != nil {
-		// most updates of a key are about its size
-		prev.Bytes = append(prev.Bytes[:0], jv.Bytes...)
-		prev.Topic, prev.Headers, prev.Conv = jv.Topic, jv.Headers, jv.Conv
+		if jb != nil { // most updates of a key are about its size
+			jb = append(prev.Bytes[:0], jb...)
+		}
+		prev.Bytes, prev.Topic, prev.Headers, prev.Conv = jb, jv.Topic, jv.Headers, jv.Conv
 		buf[at].JSON = prev
 	} else {
-		buf[at].JSON = &connect.JSONValue{Bytes: bytes.Clone(jv.Bytes), Topic: jv.Topic, Headers: jv.Headers, Conv: jv.Conv}
-	}
-	if bk := old.key; bk != nil {
-		bk.ver = ver // the same key
-		buf[at].key = bk
-	} else {
-		buf[at].key = &bufferedKey{key: slot.key, ver: ver}
+		buf[at].JSON = &connect.JSONValue{Bytes: bytes.Clone(jb), Topic: jv.Topic, Headers: jv.Headers, Conv: jv.Conv}
 	}
 	return true
+}
+
+// spillJSON writes the bytes of a record buffered as bytes to the task's spill file and notes where
+// in bk. It returns nil when it did, else b, which the record then keeps in memory (no file could be
+// made or written: the round reads what it wrote before). Caller holds t.mu.
+func (t *Task) spillJSON(b []byte, bk *bufferedKey) []byte {
+	if bk.spill != nil && bk.spill == t.spill {
+		t.spill.live -= int64(bk.n) // the version this one supersedes
+	}
+	bk.spill = nil
+	if t.spill == nil {
+		s, err := newJSONSpill(spoolDir())
+		if err != nil {
+			t.warnSpill(err)
+			return b
+		}
+		t.spill = s
+		t.spills = append(t.spills, s)
+	}
+	off, err := t.spill.write(b)
+	if err != nil {
+		t.warnSpill(err)
+		return b
+	}
+	bk.spill, bk.off, bk.n = t.spill, off, len(b)
+	t.spill.live += int64(len(b))
+	if s := t.spill; s.size >= spillCompactAt && s.size >= spillCompactRatio*s.live {
+		t.compactSpill()
+	}
+	return nil
+}
+
+// compactSpill copies the bytes of the buffered records in the task's spill file to a new one, which
+// the task writes from then on, and closes the old one. The records of rounds given back stay in
+// their files. On an error the records already copied stay in the new file and the rest in the
+// old, both kept until a round commits them. Caller holds t.mu.
+func (t *Task) compactSpill() {
+	old := t.spill
+	if old.flush() != nil {
+		return // the round that reads the file fails with the error
+	}
+	s, err := newJSONSpill(spoolDir())
+	if err != nil {
+		t.warnSpill(err)
+		return
+	}
+	t.spill, t.spills = s, append(t.spills, s)
+	var buf []byte
+	for _, recs := range t.buf {
+		for i := range recs {
+			bk := recs[i].key
+			if bk == nil || bk.spill != old {
+				continue
+			}
+			b, err := old.read(buf, bk.off, bk.n)
+			if err != nil {
+				return
+			}
+			buf = b
+			off, err := s.write(b)
+			if err != nil {
+				return
+			}
+			bk.spill, bk.off = s, off
+			s.live += int64(bk.n)
+		}
+	}
+	if s.flush() != nil {
+		return
+	}
+	old.close()
+	t.spills = slices.DeleteFunc(t.spills, func(x *jsonSpill) bool { return x == old })
+}
+
+// spoolWarned is the key of warned for the spill file's warning: no table's name.
+const spoolWarned = "\x00spool"
+
+func (t *Task) warnSpill(err error) {
+	if !t.warned[spoolWarned] {
+		t.warned[spoolWarned] = true
+		slog.Warn("iceberg sink: upserts buffered as bytes stay in memory", "connector", t.cfg.Name, "err", err)
+	}
+}
+
+// jsonBytes returns the bytes of a record buffered as bytes: JSON.Bytes, or read back from its spill
+// file into buf (grown as needed). The bytes in buf are the caller's until it reads the next.
+func (r *Rec) jsonBytes(buf []byte) ([]byte, error) {
+	if r.JSON.Bytes != nil || r.key == nil || r.key.spill == nil {
+		return r.JSON.Bytes, nil
+	}
+	b, err := r.key.spill.read(buf, r.key.off, r.key.n)
+	if err != nil {
+		return nil, fmt.Errorf("the value of %s at offset %d: %w", r.TP, r.Offset, err)
+	}
+	return b, nil
 }
 
 // noteKeyShape remembers the shape of a record of table name just buffered converted (rec, made from
@@ -167,6 +267,7 @@ func (t *Task) noteKeyShape(name string, o TableOptions, rec Rec, st *ice.Struct
 // which its data and delete rows are built (dataBatches).
 func keyRows(recs []Rec, names []string, rows bool) error {
 	scans := map[*ice.StructType]*memberScan{} // the round's own: the task's keyShape scans under t.mu
+	var scratch []byte
 	for i := range recs {
 		r := &recs[i]
 		if r.JSON == nil {
@@ -182,13 +283,24 @@ func keyRows(recs []Rec, names []string, rows bool) error {
 			}
 			scans[r.Schema] = ms
 		}
-		switch {
-		case rows && ms != nil && ms.scan(r.JSON.Bytes):
-			row := make(Row, len(names))
-			for _, n := range names {
-				row[n] = ms.value(r.JSON.Bytes, n)
+		if rows && ms != nil {
+			b, err := r.jsonBytes(scratch)
+			if err != nil {
+				return err
 			}
-			r.Row = row
+			if r.JSON.Bytes == nil {
+				scratch = b
+			}
+			if ms.scan(b) {
+				row := make(Row, len(names))
+				for _, n := range names {
+					row[n] = ms.value(b, n)
+				}
+				r.Row = row
+				continue
+			}
+		}
+		switch {
 		case rows || ms == nil || r.key == nil:
 			if err := r.decode(); err != nil {
 				return err
@@ -225,7 +337,13 @@ func (r *Rec) decode() error {
 	if r.JSON == nil {
 		return nil
 	}
-	v, err := r.JSON.Value()
+	jv := *r.JSON
+	b, err := r.jsonBytes(nil)
+	if err != nil {
+		return err
+	}
+	jv.Bytes = b
+	v, err := jv.Value()
 	if err != nil {
 		return fmt.Errorf("converting the value of %s at offset %d: %w", r.TP, r.Offset, err)
 	}

@@ -2,6 +2,7 @@ package iceberg
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand"
 	"os"
@@ -450,36 +451,126 @@ func TestSupersededBytesReused(t *testing.T) {
 	put(`{"id":"b","n":1}`, `{"id":"b","n":2}`)
 	task.mu.Lock()
 	require.Len(t, task.buf["shop.k"], 2)
-	first := task.buf["shop.k"][1].JSON
+	first := task.buf["shop.k"][1]
+	require.Equal(t, `{"id":"b","n":2}`, heldBytes(t, first))
 	task.mu.Unlock()
-	require.Equal(t, `{"id":"b","n":2}`, string(first.Bytes))
 
 	d := task.drain()
 	held := slices.Clone(d.bufs["shop.k"])
 	put(`{"id":"b","n":3}`) // a new buffer: nothing to take the place of
-	require.Equal(t, `{"id":"b","n":2}`, string(first.Bytes))
+	require.Equal(t, `{"id":"b","n":2}`, heldBytes(t, first))
 	task.roundFailed(d) // given back in front of the new record
 	// the given-back records and the one after them lost their slots (their order must stay): the next
-	// record of the key gets one of its own, and the one after it reuses its bytes
+	// record of the key gets one of its own, and the one after it reuses its value and key
 	put(`{"id":"b","n":44}`)
 	task.mu.Lock()
-	last := task.buf["shop.k"][len(task.buf["shop.k"])-1].JSON
+	last := task.buf["shop.k"][len(task.buf["shop.k"])-1]
 	task.mu.Unlock()
 	put(`{"id":"b","n":5}`)
-	require.Equal(t, `{"id":"b","n":2}`, string(first.Bytes), "a round's bytes changed after it was given back")
+	task.mu.Lock()
+	defer task.mu.Unlock()
+	require.Equal(t, `{"id":"b","n":2}`, heldBytes(t, first), "a round's bytes changed after it was given back")
 	for _, r := range held {
 		if r.JSON != nil {
-			require.Equal(t, `{"id":"b","n":2}`, string(r.JSON.Bytes))
+			require.Equal(t, `{"id":"b","n":2}`, heldBytes(t, r))
 		}
 	}
-	task.mu.Lock()
 	var got []string
 	for _, r := range task.buf["shop.k"] {
 		if r.JSON != nil {
-			got = append(got, string(r.JSON.Bytes))
+			got = append(got, heldBytes(t, r))
+		}
+	}
+	require.Equal(t, []string{`{"id":"b","n":2}`, `{"id":"b","n":3}`, `{"id":"b","n":5}`}, got)
+	require.Same(t, last.JSON, task.buf["shop.k"][len(task.buf["shop.k"])-1].JSON, "the superseded record's value was not reused")
+	require.Equal(t, `{"id":"b","n":5}`, heldBytes(t, last), "the superseded record's key was not reused")
+}
+
+// heldBytes reads the bytes of a record buffered as bytes, from memory or from its task's spill file,
+// which is flushed first when the task still writes it (caller holds the task's mu).
+func heldBytes(t *testing.T, r Rec) string {
+	t.Helper()
+	if r.key != nil && r.key.spill != nil && r.key.spill.bw != nil {
+		require.NoError(t, r.key.spill.bw.Flush())
+	}
+	b, err := r.jsonBytes(nil)
+	require.NoError(t, err)
+	return string(b)
+}
+
+// TestSpillCompacted: the spill file of upserts buffered as bytes keeps the versions its keys
+// superseded only until it is spillCompactAt and spillCompactRatio times what is still buffered: then
+// the buffered records move to a new file. The round still writes each key's last version, read
+// back from wherever its bytes are, also for records given back by a failed round.
+func TestSpillCompacted(t *testing.T) {
+	conv := schemalessConverter(t)
+	ctx := context.Background()
+	props, _ := sinkProps(t, map[string]string{KeyTables: "shop.k", KeyDefaultIDColumns: "id", KeyUpsertModeEnabled: "true"})
+	task, _ := startTask(t, props)
+	defer func() { require.NoError(t, task.Stop()) }()
+	const keys = 8
+	pad := strings.Repeat("x", 64<<10)
+	off := int64(0)
+	last := map[string]int64{}
+	put := func(n int) {
+		var batch []*connect.SinkRecord
+		for range n {
+			id := fmt.Sprintf("k%d", off%keys)
+			v := fmt.Sprintf(`{"id":%q,"n":%d,"pad":%q}`, id, off, pad)
+			batch = append(batch, &connect.SinkRecord{Topic: "k", Offset: off, OriginalTopic: "k", OriginalOffset: off,
+				Value: &connect.JSONValue{Bytes: []byte(v), Topic: "k", Conv: conv}})
+			last[id] = off
+			off++
+		}
+		require.NoError(t, task.Put(ctx, batch))
+	}
+	put(1) // converted: notes the shape
+	// given back by a failed round: these stay in their file through the compactions
+	put(keys)
+	d := task.drain()
+	task.roundFailed(d)
+	files := func() (int, int64) {
+		task.mu.Lock()
+		defer task.mu.Unlock()
+		if task.spill == nil {
+			return len(task.spills), 0
+		}
+		return len(task.spills), task.spill.size
+	}
+	var maxSize int64
+	for range 3 * spillCompactAt / 2 / (64 << 10) / 256 {
+		put(256)
+		_, size := files()
+		maxSize = max(maxSize, size)
+	}
+	n, size := files()
+	require.Equal(t, 2, n, "the given-back round's file and the one written now")
+	require.Less(t, maxSize, int64(spillCompactAt+256*(64<<10+64)), "the file written now was not compacted")
+	require.Greater(t, size, int64(0))
+
+	task.mu.Lock()
+	got := map[string]int64{}
+	for _, r := range task.buf["shop.k"] {
+		if r.JSON != nil {
+			var v struct {
+				ID string `json:"id"`
+				N  int64  `json:"n"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(heldBytes(t, r)), &v))
+			got[v.ID] = max(got[v.ID], v.N)
 		}
 	}
 	task.mu.Unlock()
-	require.Equal(t, []string{`{"id":"b","n":2}`, `{"id":"b","n":3}`, `{"id":"b","n":5}`}, got)
-	require.Equal(t, `{"id":"b","n":5}`, string(last.Bytes), "the superseded record's bytes were not reused")
+	require.Equal(t, last, got, "each key's last version, read back from the spill files")
+
+	require.True(t, task.coord.CommitNow(ctx), task.coord.stats().LastError)
+	_, meta := loadTable(t, props, "shop.k")
+	var want []string
+	for id, n := range last {
+		want = append(want, fmt.Sprintf("%s|%d|%d", id, n, len(pad)))
+	}
+	sort.Strings(want)
+	require.Equal(t, want, duckRows(t, meta, "SELECT id, n, length(pad) FROM t ORDER BY id"))
+	n, _ = files()
+	require.Equal(t, 0, n, "the committed round's files are closed")
 }

@@ -47,7 +47,8 @@ type Rec struct {
 	// Schema are unset, the rows have the table's schema.
 	Seg *segment
 	// JSON, when set, is the value of a buffered upsert whose Row is not built (jsonkeyed.go): the
-	// round plans it by key, and builds its data and delete rows from the bytes.
+	// round plans it by key, and builds its data and delete rows from the bytes. Its Bytes are nil
+	// when the bytes are in the task's spill file (key.spill); jsonBytes reads them either way.
 	JSON *connect.JSONValue
 	// key, when set, is the key and version of a record buffered as bytes, read from them (bufferJSON,
 	// keyRows): what planDelta reads of it unless it looks up live rows or tombstones
@@ -58,6 +59,10 @@ type Rec struct {
 type bufferedKey struct {
 	key string
 	ver any
+	// where the record's bytes are when not in Rec.JSON.Bytes: n bytes at off in spill
+	spill *jsonSpill
+	off   int64
+	n     int
 }
 
 // recRows counts the rows recs stand for.

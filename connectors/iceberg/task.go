@@ -31,6 +31,8 @@ type Task struct {
 	nbuf      int
 	keys      map[string]*keyIndex // per keyed delta table: supersede.go
 	keyShapes map[string]*keyShape // per keyed table, the JSON shape last buffered converted: jsonkeyed.go
+	spill     *jsonSpill           // the file bufferJSON writes to (nil: none yet since the last drain)
+	spills    []*jsonSpill         // every file records of buf may be in, spill included
 	inflight  int                  // rows drained into rounds not yet resolved
 	pos       map[TP]int64         // next offset per partition, through what Put has seen
 	committed map[TP]int64         // next offset per partition that every table holds
@@ -443,6 +445,8 @@ type drained struct {
 	n    int // rows in bufs
 	pos  map[TP]int64
 	gen  map[TP]int
+	// spills are the files the bytes of bufs' records buffered as bytes are in, ended by the drain
+	spills []*jsonSpill
 }
 
 // drain hands the buffers and positions to the coordinator.
@@ -451,6 +455,11 @@ func (t *Task) drain() drained {
 	defer t.mu.Unlock()
 	t.sealAll()
 	d := drained{t: t, bufs: t.buf, n: t.nbuf, pos: make(map[TP]int64, len(t.pos)), gen: make(map[TP]int, len(t.pos))}
+	if t.spill != nil {
+		t.spill.end()
+		t.spill = nil
+	}
+	d.spills, t.spills = t.spills, nil
 	t.buf = map[string][]Rec{}
 	t.resetKeys()
 	t.inflight += t.nbuf
@@ -491,6 +500,9 @@ func (t *Task) roundCommitted(d drained) {
 	t.mu.Lock()
 	t.inflight -= d.n
 	t.removeSegments(d.bufs)
+	for _, s := range d.spills {
+		s.close()
+	}
 	for tp, o := range d.pos {
 		if c, ok := t.committed[tp]; ok && o > c {
 			t.committed[tp] = o
@@ -512,6 +524,7 @@ func (t *Task) roundFailed(d drained) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.inflight -= d.n
+	t.spills = append(t.spills, d.spills...)
 	for name, recs := range d.bufs {
 		kept := make([]Rec, 0, len(recs))
 		for _, r := range recs {
@@ -604,6 +617,13 @@ func (t *Task) Stop() error {
 	if t.coord != nil {
 		t.coord.unregister(t)
 	}
+	// what the last round left in the buffer is read again from the group offsets by the next owner
+	t.mu.Lock()
+	for _, s := range t.spills {
+		s.close()
+	}
+	t.spill, t.spills = nil, nil
+	t.mu.Unlock()
 	return nil
 }
 

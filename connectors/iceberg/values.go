@@ -64,6 +64,7 @@ func buildDataRecord(sc *arrow.Schema, fields []arrow.Field, schemaID int, recs 
 	defer b.Release()
 	b.Reserve(len(recs))
 	blds := b.Fields()
+	var scratch []byte
 	for _, r := range recs {
 		if r.JSON != nil {
 			js, ok := shapes[r.Schema]
@@ -71,8 +72,17 @@ func buildDataRecord(sc *arrow.Schema, fields []arrow.Field, schemaID int, recs 
 				js = compileShape(r.Schema, schemaID, fields)
 				shapes[r.Schema] = js
 			}
-			if js != nil && js.appendRow(blds, r.JSON.Bytes) {
-				continue
+			if js != nil {
+				jb, err := r.jsonBytes(scratch)
+				if err != nil {
+					return nil, err
+				}
+				if r.JSON.Bytes == nil {
+					scratch = jb
+				}
+				if js.appendRow(blds, jb) {
+					continue
+				}
 			}
 			if err := r.decode(); err != nil {
 				return nil, err

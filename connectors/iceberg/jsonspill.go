@@ -1,0 +1,87 @@
+package iceberg
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+)
+
+// jsonSpill is a local file of the bytes of upserts buffered as bytes (bufferJSON), so that a commit
+// interval's records cost disk and the heap keeps only their keys. A task writes one at a time; a
+// drain ends it (flushes it and opens no more writes to it), and the round reads the bytes of the
+// records it builds rows for back from it. It is closed once no buffered record is in it: when the
+// round that took its records committed (roundCommitted); a round given back hands its files back to
+// the task with its records.
+// A task's file also holds the superseded versions of its keys: once it is spillCompactAt and
+// spillCompactRatio times the bytes of its records still buffered, the task copies those to a new
+// file (compactSpill), so that the disk a commit interval takes is bounded by the keys, not by the
+// throughput.
+const (
+	spillCompactAt    = 256 << 20
+	spillCompactRatio = 4
+)
+
+type jsonSpill struct {
+	f    *os.File // unlinked at creation where the system allows it: nothing outlives the process
+	bw   *bufio.Writer
+	size int64
+	live int64 // bytes of records buffered in the file: maintained while the task writes it
+	err  error // a failed write or flush: the records in this file cannot be read back
+}
+
+func newJSONSpill(dir string) (*jsonSpill, error) {
+	f, err := os.CreateTemp(dir, "connectd-iceberg-*.json")
+	if err != nil {
+		return nil, fmt.Errorf("iceberg spool: %w", err)
+	}
+	_ = os.Remove(f.Name())
+	return &jsonSpill{f: f, bw: bufio.NewWriterSize(f, spoolIOBuffer)}, nil
+}
+
+// write appends b and returns where it starts.
+func (s *jsonSpill) write(b []byte) (int64, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	off := s.size
+	if _, err := s.bw.Write(b); err != nil {
+		s.err = fmt.Errorf("iceberg spool: %w", err)
+		return 0, s.err
+	}
+	s.size += int64(len(b))
+	return off, nil
+}
+
+func (s *jsonSpill) flush() error {
+	if s.err == nil {
+		if err := s.bw.Flush(); err != nil {
+			s.err = fmt.Errorf("iceberg spool: %w", err)
+		}
+	}
+	return s.err
+}
+
+// end flushes the file: from here on it is only read.
+func (s *jsonSpill) end() {
+	_ = s.flush()
+	s.bw = nil
+}
+
+// read returns the n bytes at off, in buf when it is large enough. The file must have ended.
+func (s *jsonSpill) read(buf []byte, off int64, n int) ([]byte, error) {
+	if s.err != nil {
+		return nil, s.err
+	}
+	if cap(buf) < n {
+		buf = make([]byte, n)
+	}
+	buf = buf[:n]
+	if _, err := s.f.ReadAt(buf, off); err != nil {
+		return nil, fmt.Errorf("iceberg spool: reading a buffered record back: %w", err)
+	}
+	return buf, nil
+}
+
+func (s *jsonSpill) close() {
+	_ = s.f.Close()
+}
