@@ -165,7 +165,10 @@ PROPS
     if [[ $SECONDS -gt $deadline ]]; then echo "$name: not done after ${RUN_TIMEOUT}s ($(stats "$dir" "$name")); log tail:" >&2; tail -40 "$tmp/$name.log" >&2; exit 1; fi
   done
   local t1; t1=$(date +%s%N); local c1; c1=$(cpu_ticks $pid); local hwm; hwm=$(hwm_kib $pid)
-  kill $pid; wait $pid 2>/dev/null || true
+  # measured: a worker that hangs in its shutdown (the JVM's can) is killed after 30 s
+  kill $pid
+  for _ in $(seq 300); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
+  kill -9 $pid 2>/dev/null || true; wait $pid 2>/dev/null || true
   local st; st=$(stats "$dir" "$name")
   local rows; rows=$(duck "$(metadata "$dir" "$name")" 'SELECT count(*) FROM t')
   local secs; secs=$(python3 -c "print(($t1-$t0)/1e9)")
