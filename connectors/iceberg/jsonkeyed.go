@@ -231,14 +231,21 @@ func (t *Task) warnSpill(err error) {
 }
 
 // jsonBytes returns the bytes of a record buffered as bytes: JSON.Bytes, or read back from its spill
-// file into buf (grown as needed). The bytes in buf are the caller's until it reads the next.
-func (r *Rec) jsonBytes(buf []byte) ([]byte, error) {
+// file into *scratch (grown as needed and kept there for the next read; nil: a buffer of their own).
+func (r *Rec) jsonBytes(scratch *[]byte) ([]byte, error) {
 	if r.JSON.Bytes != nil || r.key == nil || r.key.spill == nil {
 		return r.JSON.Bytes, nil
+	}
+	var buf []byte
+	if scratch != nil {
+		buf = *scratch
 	}
 	b, err := r.key.spill.read(buf, r.key.off, r.key.n)
 	if err != nil {
 		return nil, fmt.Errorf("the value of %s at offset %d: %w", r.TP, r.Offset, err)
+	}
+	if scratch != nil {
+		*scratch = b
 	}
 	return b, nil
 }
@@ -284,12 +291,9 @@ func keyRows(recs []Rec, names []string, rows bool) error {
 			scans[r.Schema] = ms
 		}
 		if rows && ms != nil {
-			b, err := r.jsonBytes(scratch)
+			b, err := r.jsonBytes(&scratch)
 			if err != nil {
 				return err
-			}
-			if r.JSON.Bytes == nil {
-				scratch = b
 			}
 			if ms.scan(b) {
 				row := make(Row, len(names))

@@ -12,6 +12,14 @@ import (
 // records it builds rows for back from it. It is closed once no buffered record is in it: when the
 // round that took its records committed (roundCommitted); a round given back hands its files back to
 // the task with its records.
+type jsonSpill struct {
+	f    *os.File // unlinked at creation where the system allows it: nothing outlives the process
+	bw   *bufio.Writer
+	size int64
+	live int64 // bytes of records buffered in the file: maintained while the task writes it
+	err  error // a failed write or flush: the records in this file cannot be read back
+}
+
 // A task's file also holds the superseded versions of its keys: once it is spillCompactAt and
 // spillCompactRatio times the bytes of its records still buffered, the task copies those to a new
 // file (compactSpill), so that the disk a commit interval takes is bounded by the keys, not by the
@@ -20,14 +28,6 @@ const (
 	spillCompactAt    = 256 << 20
 	spillCompactRatio = 4
 )
-
-type jsonSpill struct {
-	f    *os.File // unlinked at creation where the system allows it: nothing outlives the process
-	bw   *bufio.Writer
-	size int64
-	live int64 // bytes of records buffered in the file: maintained while the task writes it
-	err  error // a failed write or flush: the records in this file cannot be read back
-}
 
 func newJSONSpill(dir string) (*jsonSpill, error) {
 	f, err := os.CreateTemp(dir, "connectd-iceberg-*.json")

@@ -73,12 +73,9 @@ func buildDataRecord(sc *arrow.Schema, fields []arrow.Field, schemaID int, recs 
 				shapes[r.Schema] = js
 			}
 			if js != nil {
-				jb, err := r.jsonBytes(scratch)
+				jb, err := r.jsonBytes(&scratch)
 				if err != nil {
 					return nil, err
-				}
-				if r.JSON.Bytes == nil {
-					scratch = jb
 				}
 				if js.appendRow(blds, jb) {
 					continue
