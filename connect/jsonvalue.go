@@ -4,7 +4,8 @@ package connect
 // converter checked would convert without error (JSONValueConverter), handed to a sink task that takes
 // such values (JSONValueSink) when no transformation runs. A sink that can read the object's members
 // straight into its own format saves building the map; Value gives what the converter would have
-// given.
+// given. Like the records of a Put, the JSONValue is the sink's only until Put returns (the runtime
+// reuses it for a later record): a sink that keeps the value keeps a copy.
 type JSONValue struct {
 	Bytes   []byte // the record's value as consumed: valid only until Put returns
 	Topic   string

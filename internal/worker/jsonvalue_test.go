@@ -42,7 +42,7 @@ func TestJSONValues(t *testing.T) {
 
 	st := newTask(true, schemaless, nil)
 	require.NotNil(t, st.jsonValues)
-	rec, skip, err := st.convert(ctx, msg(`{"a":1}`))
+	rec, skip, err := st.convert(ctx, msg(`{"a":1}`), new(connect.SinkRecord))
 	require.NoError(t, err)
 	require.False(t, skip)
 	jv, ok := rec.Value.(*connect.JSONValue)
@@ -52,13 +52,13 @@ func TestJSONValues(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, map[string]any{"a": int64(1)}, v)
 	for in, want := range map[string]any{`[1]`: []any{int64(1)}, `"s"`: "s", `7`: int64(7)} {
-		rec, _, err = st.convert(ctx, msg(in))
+		rec, _, err = st.convert(ctx, msg(in), new(connect.SinkRecord))
 		require.NoError(t, err)
 		require.Equal(t, want, rec.Value, in)
 	}
-	_, _, err = st.convert(ctx, msg(`{"a":`)) // the converter's error, as without JSONValue
+	_, _, err = st.convert(ctx, msg(`{"a":`), new(connect.SinkRecord)) // the converter's error, as without JSONValue
 	require.Error(t, err)
-	_, _, err2 := newTask(false, schemaless, nil).convert(ctx, msg(`{"a":`))
+	_, _, err2 := newTask(false, schemaless, nil).convert(ctx, msg(`{"a":`), new(connect.SinkRecord))
 	require.Equal(t, err2.Error(), err.Error())
 
 	for _, st := range []*sinkTask{newTask(false, schemaless, nil), newTask(true, schemaless, transformChain{{alias: "x"}}), newTask(true, schemas, nil)} {
@@ -68,7 +68,7 @@ func TestJSONValues(t *testing.T) {
 	}
 	require.Nil(t, newTask(false, schemaless, nil).jsonValues)
 	require.Nil(t, newTask(true, schemaless, transformChain{{alias: "x"}}).jsonValues)
-	rec, _, err = newTask(false, schemaless, nil).convert(ctx, msg(`{"a":1}`))
+	rec, _, err = newTask(false, schemaless, nil).convert(ctx, msg(`{"a":1}`), new(connect.SinkRecord))
 	require.NoError(t, err)
 	require.Equal(t, map[string]any{"a": int64(1)}, rec.Value)
 }

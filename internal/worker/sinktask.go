@@ -74,6 +74,7 @@ type sinkTask struct {
 	timeoutReq    time.Duration
 	commitWanted  bool
 	recordsBuf    []connect.SinkRecord
+	jsonBuf       []connect.JSONValue // the values of recordsBuf left unconverted
 	ptrBuf        []*connect.SinkRecord
 	activeTopics  map[string]bool
 	startedAt     time.Time

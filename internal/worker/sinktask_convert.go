@@ -31,7 +31,7 @@ more:
 			break more
 		}
 	}
-	st.recordsBuf = st.recordsBuf[:0]
+	st.recordsBuf, st.jsonBuf = st.recordsBuf[:0], st.jsonBuf[:0]
 	for _, b := range bs {
 		if b.sess != st.sess || st.rejoining {
 			continue // fetched before a revocation or a rewind: it will be fetched again
@@ -72,7 +72,9 @@ func (st *sinkTask) convertBatch(ctx context.Context, b *batch) error {
 	}
 	for _, m := range b.msgs {
 		tp := b.tp
-		rec, skip, err := st.convert(ctx, m)
+		st.recordsBuf = append(st.recordsBuf, connect.SinkRecord{})
+		slot := &st.recordsBuf[len(st.recordsBuf)-1]
+		rec, skip, err := st.convert(ctx, m, slot)
 		if err != nil {
 			return err
 		}
@@ -83,18 +85,24 @@ func (st *sinkTask) convertBatch(ctx context.Context, b *batch) error {
 			st.w.topicActive(st.id.Connector, m.Topic, st.id.Task)
 		}
 		if skip || rec == nil {
+			st.recordsBuf = st.recordsBuf[:len(st.recordsBuf)-1]
 			continue
 		}
 		if st.errs.dlq != nil || st.errs.tolerateAll {
 			st.raw[rawKey{m.Topic, m.Partition, m.Offset}] = m
 		}
-		st.recordsBuf = append(st.recordsBuf, *rec)
+		if rec != slot {
+			*slot = *rec
+		}
 	}
 	return nil
 }
 
-func (st *sinkTask) convert(ctx context.Context, m *sarama.ConsumerMessage) (*connect.SinkRecord, bool, error) {
-	rec := &connect.SinkRecord{
+// convert converts m into *rec and runs the transformations on it: the record returned is rec or
+// the last transformation's. Records and their JSONValues live in buffers of the task that the next
+// batch reuses, as the records a Put takes are the task's only until it returns.
+func (st *sinkTask) convert(ctx context.Context, m *sarama.ConsumerMessage, rec *connect.SinkRecord) (*connect.SinkRecord, bool, error) {
+	*rec = connect.SinkRecord{
 		Topic: m.Topic, Partition: m.Partition, Offset: m.Offset,
 		OriginalTopic: m.Topic, OriginalPartition: m.Partition, OriginalOffset: m.Offset,
 		Timestamp: connect.NoTimestamp,
@@ -122,7 +130,8 @@ func (st *sinkTask) convert(ctx context.Context, m *sarama.ConsumerMessage) (*co
 	}
 	rec.KeySchema, rec.Key = sv.Schema, sv.Value
 	if st.jsonValues != nil && st.jsonValues.SchemalessJSONObject(m.Value) {
-		rec.Value = &connect.JSONValue{Bytes: m.Value, Topic: m.Topic, Headers: rec.Headers, Conv: st.valConv}
+		st.jsonBuf = append(st.jsonBuf, connect.JSONValue{Bytes: m.Value, Topic: m.Topic, Headers: rec.Headers, Conv: st.valConv})
+		rec.Value = &st.jsonBuf[len(st.jsonBuf)-1]
 	} else {
 		sv, skip, err = st.convertData(ctx, StageValueConverter, st.valConvClass, st.valConv, m, rec.Headers, m.Value)
 		if skip || err != nil {
