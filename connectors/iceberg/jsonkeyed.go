@@ -136,7 +136,11 @@ func (t *Task) bufferJSON(r *connect.SinkRecord, jv *connect.JSONValue) bool {
 	}
 	buf[at].key = bk
 	jb := t.spillJSON(jv.Bytes, bk)
-	if prev := old.JSON; prev != nil {
+	if jb == nil && len(jv.Headers) == 0 {
+		buf[at].JSON = t.spilledValue(jv) // nothing of the value is in memory
+		return true
+	}
+	if prev := old.JSON; prev != nil && prev != t.spilled[prev.Topic] {
 		if jb != nil { // most updates of a key are about its size
 			jb = append(prev.Bytes[:0], jb...)
 		}
@@ -146,6 +150,20 @@ func (t *Task) bufferJSON(r *connect.SinkRecord, jv *connect.JSONValue) bool {
 		buf[at].JSON = &connect.JSONValue{Bytes: bytes.Clone(jb), Topic: jv.Topic, Headers: jv.Headers, Conv: jv.Conv}
 	}
 	return true
+}
+
+// spilledValue is the JSONValue that the records of jv's topic without headers whose bytes are in a
+// spill file share: one per topic rather than one per buffered key. Caller holds t.mu.
+func (t *Task) spilledValue(jv *connect.JSONValue) *connect.JSONValue {
+	v := t.spilled[jv.Topic]
+	if v == nil { // a task's values share its one value converter
+		v = &connect.JSONValue{Topic: jv.Topic, Conv: jv.Conv}
+		if t.spilled == nil {
+			t.spilled = map[string]*connect.JSONValue{}
+		}
+		t.spilled[jv.Topic] = v
+	}
+	return v
 }
 
 // spillJSON writes the bytes of a record buffered as bytes to the task's spill file and notes where

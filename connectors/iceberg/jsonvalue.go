@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -38,9 +39,28 @@ type memberScan struct {
 	// per place in the object, the member last found there (-1: none): records of one producer
 	// repeat the order of their members, so a name is checked against it before the map
 	order []int
+	plain []bool // per member: its name has no quote or backslash (the bytes of its token are the name)
 	// scratch for one record, per member
 	pos  []int // where its value starts (-1: null)
 	seen []bool
+}
+
+// orderedName is the member whose name is the string token at i when it is the member last found
+// n-th in an object, and the token's end (-1: not that name, which lookup then looks up).
+func (ms *memberScan) orderedName(b []byte, i, n int) (int, int, bool) {
+	if n >= len(ms.order) {
+		return 0, -1, false
+	}
+	m := ms.order[n]
+	if m < 0 || !ms.plain[m] {
+		return 0, -1, false
+	}
+	name := ms.member[m]
+	e := i + 1 + len(name)
+	if e >= len(b) || b[e] != '"' || string(b[i+1:e]) != name {
+		return 0, -1, false
+	}
+	return m, e + 1, true
 }
 
 // lookup is the member named by key, the n-th of the object.
@@ -83,6 +103,7 @@ func newMemberScan(st *ice.StructType) *memberScan {
 		ms.member = append(ms.member, f.Name)
 		ms.kinds = append(ms.kinds, k)
 		ms.order = append(ms.order, -1)
+		ms.plain = append(ms.plain, !strings.ContainsAny(f.Name, "\"\\"))
 	}
 	return ms
 }
@@ -100,11 +121,14 @@ func (ms *memberScan) scan(b []byte) bool {
 	}
 	i = jsonWS(b, i+1)
 	for at := 0; i < len(b) && b[i] != '}'; at++ {
-		ke, plain := jsonStringEnd(b, i)
-		if !plain {
-			return false
+		m, ke, ok := ms.orderedName(b, i, at)
+		if ke < 0 {
+			var plain bool
+			if ke, plain = jsonStringEnd(b, i); !plain {
+				return false
+			}
+			m, ok = ms.lookup(b[i+1:ke-1], at)
 		}
-		m, ok := ms.lookup(b[i+1:ke-1], at)
 		i = jsonWS(b, ke)
 		i = jsonWS(b, i+1) // ':'
 		vk, ve := jsonMember(b, i)
@@ -287,6 +311,15 @@ func jsonWS(b []byte, i int) int {
 
 // jsonStringEnd is the end of the string token at i and whether it has no escapes.
 func jsonStringEnd(b []byte, i int) (int, bool) {
+	// most names and many values are short: a loop ends them sooner than IndexByte's set-up
+	for j := i + 1; j < len(b) && j <= i+16; j++ {
+		switch b[j] {
+		case '"':
+			return j + 1, true
+		case '\\':
+			return 0, false
+		}
+	}
 	q := bytes.IndexByte(b[i+1:], '"')
 	if q < 0 {
 		return len(b), false

@@ -29,13 +29,14 @@ type Task struct {
 	mu        sync.Mutex
 	buf       map[string][]Rec
 	nbuf      int
-	keys      map[string]*keyIndex // per keyed delta table: supersede.go
-	keyShapes map[string]*keyShape // per keyed table, the JSON shape last buffered converted: jsonkeyed.go
-	spill     *jsonSpill           // the file bufferJSON writes to (nil: none yet since the last drain)
-	spills    []*jsonSpill         // every file records of buf may be in, spill included
-	inflight  int                  // rows drained into rounds not yet resolved
-	pos       map[TP]int64         // next offset per partition, through what Put has seen
-	committed map[TP]int64         // next offset per partition that every table holds
+	keys      map[string]*keyIndex          // per keyed delta table: supersede.go
+	keyShapes map[string]*keyShape          // per keyed table, the JSON shape last buffered converted: jsonkeyed.go
+	spill     *jsonSpill                    // the file bufferJSON writes to (nil: none yet since the last drain)
+	spills    []*jsonSpill                  // every file records of buf may be in, spill included
+	spilled   map[string]*connect.JSONValue // per topic, the value of records whose bytes are in a spill file (spilledValue)
+	inflight  int                           // rows drained into rounds not yet resolved
+	pos       map[TP]int64                  // next offset per partition, through what Put has seen
+	committed map[TP]int64                  // next offset per partition that every table holds
 	assigned  map[TP]bool
 	gen       map[TP]int // bumped by Open and Close: records drained before are stale after
 	now       func() time.Time
