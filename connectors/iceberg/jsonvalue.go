@@ -47,20 +47,20 @@ type memberScan struct {
 
 // orderedName is the member whose name is the string token at i when it is the member last found
 // n-th in an object, and the token's end (-1: not that name, which lookup then looks up).
-func (ms *memberScan) orderedName(b []byte, i, n int) (int, int, bool) {
+func (ms *memberScan) orderedName(b []byte, i, n int) (int, int) {
 	if n >= len(ms.order) {
-		return 0, -1, false
+		return 0, -1
 	}
 	m := ms.order[n]
 	if m < 0 || !ms.plain[m] {
-		return 0, -1, false
+		return 0, -1
 	}
 	name := ms.member[m]
 	e := i + 1 + len(name)
 	if e >= len(b) || b[e] != '"' || string(b[i+1:e]) != name {
-		return 0, -1, false
+		return 0, -1
 	}
-	return m, e + 1, true
+	return m, e + 1
 }
 
 // lookup is the member named by key, the n-th of the object.
@@ -121,8 +121,9 @@ func (ms *memberScan) scan(b []byte) bool {
 	}
 	i = jsonWS(b, i+1)
 	for at := 0; i < len(b) && b[i] != '}'; at++ {
-		m, ke, ok := ms.orderedName(b, i, at)
-		if ke < 0 {
+		m, ke := ms.orderedName(b, i, at)
+		ok := ke >= 0
+		if !ok {
 			var plain bool
 			if ke, plain = jsonStringEnd(b, i); !plain {
 				return false
