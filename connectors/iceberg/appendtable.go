@@ -154,7 +154,7 @@ func (t *Task) spoolRow(name string, a *appendTable, tp TP, off int64, row Row) 
 	s := a.open[tp]
 	if s == nil {
 		var err error
-		if s, err = newSegment(spoolDir(), tp, a.schemaID, a.asc); err != nil {
+		if s, err = newSegment(&t.scratch, spoolDir(), tp, a.schemaID, a.asc); err != nil {
 			return err
 		}
 		a.open[tp] = s

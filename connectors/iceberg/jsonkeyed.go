@@ -175,7 +175,7 @@ func (t *Task) spillJSON(b []byte, bk *bufferedKey) []byte {
 	}
 	bk.spill = nil
 	if t.spill == nil {
-		s, err := newJSONSpill(spoolDir())
+		s, err := newJSONSpill(&t.scratch, spoolDir())
 		if err != nil {
 			t.warnSpill(err)
 			return b
@@ -205,7 +205,7 @@ func (t *Task) compactSpill() {
 	if old.flush() != nil {
 		return // the round that reads the file fails with the error
 	}
-	s, err := newJSONSpill(spoolDir())
+	s, err := newJSONSpill(&t.scratch, spoolDir())
 	if err != nil {
 		t.warnSpill(err)
 		return

@@ -251,7 +251,7 @@ func FuzzJSONValueRow(f *testing.F) {
 		if !ok {
 			return
 		}
-		fast, err := newSegment(dir, TP{"t", 0}, 1, sc)
+		fast, err := newSegment(nil, dir, TP{"t", 0}, 1, sc)
 		require.NoError(t, err)
 		defer fast.remove()
 		js := compileShape(st, fast.schemaID, fast.fields)
@@ -262,7 +262,7 @@ func FuzzJSONValueRow(f *testing.F) {
 			require.NoError(t, err)
 			return
 		}
-		slow, err := newSegment(dir, TP{"t", 0}, 1, sc)
+		slow, err := newSegment(nil, dir, TP{"t", 0}, 1, sc)
 		require.NoError(t, err)
 		defer slow.remove()
 		require.NoError(t, slow.add(m, 0), "appendJSON took %q, segment.add refused its map", data)

@@ -18,7 +18,7 @@ func TestSegmentManyBatches(t *testing.T) {
 		{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
 		{Name: "b", Type: arrow.BinaryTypes.Binary, Nullable: true},
 	}, nil)
-	s, err := newSegment(t.TempDir(), TP{"t", 0}, 1, sc)
+	s, err := newSegment(nil, t.TempDir(), TP{"t", 0}, 1, sc)
 	require.NoError(t, err)
 	defer s.remove()
 	const n = 3*spoolBatchRows + 100

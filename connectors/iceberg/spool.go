@@ -44,7 +44,9 @@ type segment struct {
 
 	path    string
 	f       *os.File // open from creation to remove: on Unix the file has no name, so a killed process leaves nothing
-	size    int64    // bytes written, once sealed
+	named   bool     // the system kept the file's name: removed with the segment
+	files   *scratchFiles
+	size    int64 // bytes written, once sealed
 	bw      *bufio.Writer
 	w       *ipc.Writer
 	b       *array.RecordBuilder
@@ -69,14 +71,11 @@ func spoolable(sc *arrow.Schema) bool {
 	return true
 }
 
-func newSegment(dir string, tp TP, schemaID int, sc *arrow.Schema) (*segment, error) {
-	f, err := os.CreateTemp(dir, "connectd-iceberg-*.arrows")
+func newSegment(files *scratchFiles, dir string, tp TP, schemaID int, sc *arrow.Schema) (*segment, error) {
+	f, named, err := files.create(dir, "connectd-iceberg-*.arrows")
 	if err != nil {
-		return nil, fmt.Errorf("iceberg spool: %w", err)
+		return nil, err
 	}
-	// unlinked at once where the system allows it (the open descriptor keeps the data): a spool file must not
-	// outlive its process, and a SIGKILL gives no chance to clean up
-	_ = os.Remove(f.Name())
 	fields := append(sc.Fields(), arrow.Field{Name: offsetColumn, Type: arrow.PrimitiveTypes.Int64})
 	full := arrow.NewSchema(fields, nil)
 	b := array.NewRecordBuilder(memory.DefaultAllocator, full)
@@ -87,7 +86,7 @@ func newSegment(dir string, tp TP, schemaID int, sc *arrow.Schema) (*segment, er
 		cols[i] = b.Field(i)
 	}
 	return &segment{
-		tp: tp, schemaID: schemaID, schema: sc, path: f.Name(), f: f, bw: bw,
+		tp: tp, schemaID: schemaID, schema: sc, path: f.Name(), f: f, named: named, files: files, bw: bw,
 		w: ipc.NewWriter(bw, ipc.WithSchema(full)), b: b, fields: fields[:len(cols)], cols: cols,
 		off: b.Field(len(fields) - 1).(*array.Int64Builder),
 	}, nil
@@ -194,15 +193,15 @@ func (s *segment) seal() error {
 	return nil
 }
 
-// remove deletes the segment's file (after its rows are committed, or when they are dropped).
+// remove gives the segment's file back to the task's files (after its rows are committed, or when
+// they are dropped).
 func (s *segment) remove() {
 	if !s.sealed {
 		s.sealed = true
 		s.w.Close()
 		s.b.Release()
 	}
-	s.f.Close()
-	_ = os.Remove(s.path) // where the system kept the name
+	s.files.release(s.f, s.named, s.err != nil)
 }
 
 // read calls fn with each batch of the sealed segment and its offsets column.

@@ -44,7 +44,8 @@ type Task struct {
 	// appendTables are the append tables whose rows Put converts into spool segments
 	// (appendtable.go) instead of buffering records.
 	appendTables map[string]*appendTable
-	spoolRows    int // rows in spool segments not yet removed (buffered or in a round): on disk
+	spoolRows    int          // rows in spool segments not yet removed (buffered or in a round): on disk
+	scratch      scratchFiles // the spool and spill files no record is in any more, for the next ones
 }
 
 func (t *Task) Version() string { return Version }
@@ -625,6 +626,7 @@ func (t *Task) Stop() error {
 	}
 	t.spill, t.spills = nil, nil
 	t.mu.Unlock()
+	t.scratch.close()
 	return nil
 }
 

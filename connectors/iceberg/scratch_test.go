@@ -1,0 +1,185 @@
+package iceberg
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand"
+	"os"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/connectd/connectd/connect"
+)
+
+// TestScratchFilesReused: a released file comes back from create at its start and is written over;
+// files with a name, files whose write failed and files beyond scratchKeepBytes are closed instead.
+func TestScratchFilesReused(t *testing.T) {
+	dir := t.TempDir()
+	var p scratchFiles
+	f, named, err := p.create(dir, "x-*")
+	require.NoError(t, err)
+	require.False(t, named, "the file keeps its name")
+	ents, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Empty(t, ents, "the file has no name")
+	_, err = f.Write([]byte("0123456789"))
+	require.NoError(t, err)
+	p.release(f, false, false)
+
+	g, _, err := p.create(dir, "x-*")
+	require.NoError(t, err)
+	require.Same(t, f, g, "the released file was not reused")
+	_, err = g.Write([]byte("ab"))
+	require.NoError(t, err)
+	buf := make([]byte, 10)
+	_, err = g.ReadAt(buf, 0)
+	require.NoError(t, err)
+	require.Equal(t, "ab23456789", string(buf), "written from the start, over the old bytes")
+
+	p.release(g, false, true) // a failed write: closed
+	h, _, err := p.create(dir, "x-*")
+	require.NoError(t, err)
+	require.NotSame(t, g, h)
+	_, err = g.Write([]byte("x"))
+	require.Error(t, err, "the failed file was not closed")
+
+	require.NoError(t, h.Truncate(scratchKeepBytes+1))
+	p.release(h, false, false) // too large to keep
+	require.Empty(t, p.free)
+	_, err = h.Write([]byte("x"))
+	require.Error(t, err, "the large file was not closed")
+
+	n, _, err := p.create(dir, "x-*")
+	require.NoError(t, err)
+	p.close()
+	p.release(n, false, false) // after close: closed at once
+	require.Empty(t, p.free)
+	_, err = n.Write([]byte("x"))
+	require.Error(t, err)
+
+	var none *scratchFiles // keeps nothing
+	m, _, err := none.create(dir, "x-*")
+	require.NoError(t, err)
+	none.release(m, false, false)
+	_, err = m.Write([]byte("x"))
+	require.Error(t, err)
+}
+
+// TestSpillFilesReusedModel runs a plain upsert table buffered as bytes against a plain model of
+// each key's last value: random batches of random keys whose values vary in size (a reused file
+// holds longer old bytes past what is written now), compactions, rounds given back and rounds
+// committed, so that spill files are written, compacted, released and reused in every order. After
+// each step every buffered record reads back as a value put for its key and each key's last one
+// as its last value; at the end the table holds each key's last value.
+func TestSpillFilesReusedModel(t *testing.T) {
+	seed := int64(5)
+	if s := os.Getenv("SPILL_SEED"); s != "" {
+		seed, _ = strconv.ParseInt(s, 10, 64)
+	}
+	t.Logf("seed %d (SPILL_SEED)", seed)
+	rng := rand.New(rand.NewSource(seed))
+	conv := schemalessConverter(t)
+	ctx := context.Background()
+	props, _ := sinkProps(t, map[string]string{KeyTables: "shop.k", KeyDefaultIDColumns: "id", KeyUpsertModeEnabled: "true"})
+	t.Setenv("TMPDIR", t.TempDir())
+	task, _ := startTask(t, props)
+	defer func() { require.NoError(t, task.Stop()) }()
+
+	const keys = 12
+	pad := strings.Repeat("p", 4096)
+	off := int64(0)
+	value := func(id string, n int64) string {
+		return fmt.Sprintf(`{"id":%q,"n":%d,"pad":%q}`, id, n, pad[:int(n*7919)%len(pad)])
+	}
+	pending := map[string]int64{} // key → its last n since the last committed round
+	table := map[string]int64{}   // what the table holds
+	put := func(n int) {
+		var batch []*connect.SinkRecord
+		for range n {
+			id := fmt.Sprintf("k%d", rng.Intn(keys))
+			batch = append(batch, &connect.SinkRecord{Topic: "k", Offset: off, OriginalTopic: "k", OriginalOffset: off,
+				Value: &connect.JSONValue{Bytes: []byte(value(id, off)), Topic: "k", Conv: conv}})
+			pending[id] = off
+			off++
+		}
+		require.NoError(t, task.Put(ctx, batch))
+	}
+	check := func(step string) {
+		task.mu.Lock()
+		defer task.mu.Unlock()
+		last := map[string]int64{}
+		for _, r := range task.buf["shop.k"] {
+			if r.JSON == nil {
+				continue // converted (the first record, which notes the shape)
+			}
+			var v struct {
+				ID string `json:"id"`
+				N  int64  `json:"n"`
+			}
+			b := heldBytes(t, r)
+			require.NoError(t, json.Unmarshal([]byte(b), &v), "%s: %q", step, b)
+			require.Equal(t, value(v.ID, v.N), b, step)
+			last[v.ID] = v.N
+		}
+		for id, n := range last {
+			require.Equal(t, pending[id], n, "%s: key %s", step, id)
+		}
+	}
+	reused := 0
+	put(1) // converted: notes the shape
+	var steps []string
+	for i := range 120 {
+		var step string
+		switch x := rng.Intn(10); {
+		case x < 6:
+			task.mu.Lock()
+			free := slices.Clone(task.scratch.free)
+			task.mu.Unlock()
+			put(1 + rng.Intn(40))
+			task.mu.Lock()
+			if task.spill != nil && slices.Contains(free, task.spill.f) {
+				reused++
+			}
+			task.mu.Unlock()
+			step = "put"
+		case x < 8:
+			task.mu.Lock()
+			if task.spill != nil {
+				task.compactSpill()
+			}
+			task.mu.Unlock()
+			step = "compact"
+		case x < 9:
+			task.roundFailed(task.drain())
+			step = "round given back"
+		default:
+			require.True(t, task.coord.CommitNow(ctx), task.coord.stats().LastError)
+			for id, n := range pending {
+				table[id] = n
+			}
+			clear(pending)
+			step = "round committed"
+		}
+		steps = append(steps, step)
+		check(fmt.Sprintf("step %d (%s; %v)", i, step, steps))
+	}
+	require.True(t, task.coord.CommitNow(ctx), task.coord.stats().LastError)
+	for id, n := range pending {
+		table[id] = n
+	}
+	require.Positive(t, reused, "no spill file was reused")
+
+	_, meta := loadTable(t, props, "shop.k")
+	var want []string
+	for id, n := range table {
+		want = append(want, fmt.Sprintf("%s|%d|%d", id, n, len(value(id, n))))
+	}
+	sort.Strings(want)
+	require.Equal(t, want, duckRows(t, meta, `SELECT id, n, length('{"id":"' || id || '","n":' || n || ',"pad":"' || pad || '"}') FROM t ORDER BY id`))
+}
