@@ -24,9 +24,8 @@
 # connectd.debug.pprof.enable=true; PROFILE=SECONDS then saves a CPU profile of connectd's first SECONDS after the POST
 # as connectd.cpu.pprof in the kept directory), RUN_TIMEOUT (900 s per worker), KEEP=1 (keep
 # the logs and tables).
-# The JVM side needs the JVM Connect jars in ~/.cache/connectd/connect-jvm-*/libs (scripts/bench-startup.sh
-# caches them) and copies the Apache Iceberg sink 1.10.1 with its dependencies (bench-iceberg-jvm/pom.xml) from
-# Maven Central into ~/.cache/connectd/iceberg-sink-jvm-1.10.1 on first use.
+# The JVM side copies JVM Connect 4.3.1 (testdata/distributed/jvm.sh) and the Apache Iceberg sink 1.10.1 with
+# its dependencies (bench-iceberg-jvm/pom.xml) from Maven Central into ~/.cache/connectd on first use.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${KAFKA_BOOTSTRAP:?run through scripts/with-kafka.sh}"
@@ -187,8 +186,7 @@ for w in $WORKERS; do
   case "$w" in
     connectd) run connectd "$tmp/connectd" "$tmp/bin/connectd" standalone ;;
     jvm)
-      jvm="$(ls -d "$HOME"/.cache/connectd/connect-jvm-*/libs 2>/dev/null | tail -1 || true)"
-      if [[ -z "$jvm" ]]; then echo "JVM Connect jars not cached (run scripts/bench-startup.sh): JVM side skipped"; continue; fi
+      jvm="$(testdata/distributed/jvm.sh fetch)" # JVM Connect 4.3.1 from Maven Central, cached after the first run
       plugin="$(jvm_plugin)"
       mkdir -p "$tmp/plugins/iceberg" "$tmp/jvm/warehouse"
       ln -s "$plugin"/*.jar "$tmp/plugins/iceberg/"
