@@ -138,6 +138,9 @@ func TestPoisonRecordsToleranceAll(t *testing.T) {
 		}
 		return sum == n
 	}, 30*time.Second, 100*time.Millisecond, "offsets committed past good and poison records")
+	active, err := e.h.ConnectorActiveTopics(context.Background(), name)
+	require.NoError(t, err)
+	assert.Equal(t, []string{topic}, active, "the topic its records came from is active")
 
 	// Avro topic: unknown schema ids.
 	reg := avrotest.New()

@@ -70,17 +70,25 @@ func (st *sinkTask) convertBatch(ctx context.Context, b *batch) error {
 	if n := len(b.msgs); n > 0 {
 		st.metrics.SetLag(b.tp.Topic, b.tp.Partition, max(b.hwm-(b.msgs[n-1].Offset+1), 0))
 	}
+	// a batch is of one partition: its offset and topic are noted once, after its last converted record
+	next := int64(-1)
+	defer func() {
+		if next >= 0 {
+			// records dropped by the error handler or a filter still advance the offset (once put succeeds)
+			st.pending[b.tp] = next
+		}
+	}()
+	active := st.activeTopics == nil || st.activeTopics[b.tp.Topic]
 	for _, m := range b.msgs {
-		tp := b.tp
 		st.recordsBuf = append(st.recordsBuf, connect.SinkRecord{})
 		slot := &st.recordsBuf[len(st.recordsBuf)-1]
 		rec, skip, err := st.convert(ctx, m, slot)
 		if err != nil {
 			return err
 		}
-		// Records dropped by the error handler or a filter still advance the offset (once put succeeds).
-		st.pending[tp] = m.Offset + 1
-		if st.activeTopics != nil && !st.activeTopics[m.Topic] {
+		next = m.Offset + 1
+		if !active {
+			active = true
 			st.activeTopics[m.Topic] = true
 			st.w.topicActive(st.id.Connector, m.Topic, st.id.Task)
 		}
