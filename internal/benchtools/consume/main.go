@@ -1,0 +1,128 @@
+// Command consume reads a topic from its start with one Kafka client and prints the CPU it took per million
+// records: what the fetch alone costs a sink task (no conversion, no sink). -client sarama is the consumer the
+// worker runs, configured as the worker configures it (internal/kafka); -client franz is twmb/franz-go with its
+// defaults, for comparison.
+//
+//	go run ./internal/benchtools/consume -bootstrap 127.0.0.1:9092 -topic t -n 10000000 -client sarama
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/IBM/sarama"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/connectd/connectd/internal/kafka"
+)
+
+func main() {
+	bootstrap := flag.String("bootstrap", "127.0.0.1:9092", "bootstrap servers")
+	topic := flag.String("topic", "bench", "topic")
+	n := flag.Int64("n", 1_000_000, "records to read (the topic must hold at least that many)")
+	client := flag.String("client", "sarama", "sarama or franz")
+	partBytes := flag.String("max-partition-fetch-bytes", "", "sarama: max.partition.fetch.bytes (empty: the worker's default)")
+	flag.Parse()
+
+	c0, t0 := cpu(), time.Now()
+	var bytes int64
+	switch *client {
+	case "sarama":
+		bytes = viaSarama(*bootstrap, *topic, *n, *partBytes)
+	case "franz":
+		bytes = viaFranz(*bootstrap, *topic, *n)
+	default:
+		log.Fatalf("unknown client %q", *client)
+	}
+	secs, c := time.Since(t0).Seconds(), (cpu() - c0).Seconds()
+	fmt.Printf("%-7s %d records (%d value bytes) in %.1fs: %.0f records/s, %.2f CPU-s per million records\n",
+		*client, *n, bytes, secs, float64(*n)/secs, c*1e6/float64(*n))
+}
+
+func cpu() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		log.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// viaSarama reads every partition with a partition consumer per partition, as a sink task's claims do.
+func viaSarama(bootstrap, topic string, n int64, partBytes string) int64 {
+	cfg, err := kafka.NewConfig(nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	props := map[string]string{}
+	if partBytes != "" {
+		props["max.partition.fetch.bytes"] = partBytes
+	}
+	if err := kafka.ApplyConsumer(cfg, props); err != nil {
+		log.Fatal(err)
+	}
+	cons, err := sarama.NewConsumer([]string{bootstrap}, cfg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer cons.Close()
+	parts, err := cons.Partitions(topic)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var read, bytes atomic.Int64
+	done := make(chan struct{})
+	var once sync.Once
+	var wg sync.WaitGroup
+	for _, p := range parts {
+		pc, err := cons.ConsumePartition(topic, p, sarama.OffsetOldest)
+		if err != nil {
+			log.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer pc.AsyncClose()
+			for {
+				select {
+				case m := <-pc.Messages():
+					bytes.Add(int64(len(m.Value)))
+					if read.Add(1) >= n {
+						once.Do(func() { close(done) })
+					}
+				case <-done:
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return bytes.Load()
+}
+
+// viaFranz reads every partition of the topic with one franz-go client, a batch of fetches per poll.
+func viaFranz(bootstrap, topic string, n int64) int64 {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer cl.Close()
+	var read, bytes int64
+	for read < n {
+		fs := cl.PollFetches(context.Background())
+		if errs := fs.Errors(); len(errs) > 0 {
+			log.Fatal(errs)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			read++
+			bytes += int64(len(r.Value))
+		})
+	}
+	return bytes
+}
