@@ -3,7 +3,6 @@ package iceberg
 import (
 	"bufio"
 	"fmt"
-	"os"
 )
 
 // jsonSpill is a local file of the bytes of upserts buffered as bytes (bufferJSON), so that a commit
@@ -13,13 +12,11 @@ import (
 // round that took its records committed (roundCommitted); a round given back hands its files back to
 // the task with its records.
 type jsonSpill struct {
-	f     *os.File // unlinked at creation where the system allows it: nothing outlives the process
-	named bool     // the system kept the file's name: removed at close
-	files *scratchFiles
-	bw    *bufio.Writer
-	size  int64
-	live  int64 // bytes of records buffered in the file: maintained while the task writes it
-	err   error // a failed write or flush: the records in this file cannot be read back
+	f    scratchFile // unlinked at creation where the system allows it: nothing outlives the process
+	bw   *bufio.Writer
+	size int64
+	live int64 // bytes of records buffered in the file: maintained while the task writes it
+	err  error // a failed write or flush: the records in this file cannot be read back
 }
 
 // A task's file also holds the superseded versions of its keys: once it is spillCompactAt and
@@ -32,11 +29,11 @@ const (
 )
 
 func newJSONSpill(files *scratchFiles, dir string) (*jsonSpill, error) {
-	f, named, err := files.create(dir, "connectd-iceberg-*.json")
+	f, err := files.create(dir, "connectd-iceberg-*.json")
 	if err != nil {
 		return nil, err
 	}
-	return &jsonSpill{f: f, named: named, files: files, bw: bufio.NewWriterSize(f, spoolIOBuffer)}, nil
+	return &jsonSpill{f: f, bw: bufio.NewWriterSize(f, spoolIOBuffer)}, nil
 }
 
 // write appends b and returns where it starts.
@@ -85,5 +82,5 @@ func (s *jsonSpill) read(buf []byte, off int64, n int) ([]byte, error) {
 
 // close gives the file back to the task's files: nothing reads it any more.
 func (s *jsonSpill) close() {
-	s.files.release(s.f, s.named, s.err != nil)
+	s.f.release(s.err != nil)
 }

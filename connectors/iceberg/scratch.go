@@ -16,52 +16,65 @@ import (
 // nothing.
 type scratchFiles struct {
 	mu     sync.Mutex
-	free   []*os.File
-	sizes  []int64
+	free   []keptFile
 	held   int64 // bytes of the free files
 	closed bool
 }
+
+type keptFile struct {
+	f    *os.File
+	size int64
+}
+
+// scratchFile is a file create returned, until its release.
+type scratchFile struct {
+	*os.File
+	named bool // the system kept the file's name: removed when the file is closed
+	from  *scratchFiles
+}
+
+// release gives the file back: nothing reads it any more. A file whose write failed is closed.
+func (f scratchFile) release(failed bool) { f.from.release(f, failed) }
 
 // scratchKeepBytes bounds the bytes of the files a task keeps for reuse.
 const scratchKeepBytes = 512 << 20
 
 // create returns a file to write from its start: a kept one, or a new one in dir named after
-// pattern (os.CreateTemp). named reports that the system kept the new file's name, which the
-// caller then removes when it is done with the file.
-func (p *scratchFiles) create(dir, pattern string) (f *os.File, named bool, err error) {
+// pattern (os.CreateTemp), unlinked at once where the system allows it.
+func (p *scratchFiles) create(dir, pattern string) (scratchFile, error) {
+	var kept *os.File
 	if p != nil {
 		p.mu.Lock()
 		if n := len(p.free); n > 0 {
-			f = p.free[n-1]
-			p.held -= p.sizes[n-1]
-			p.free, p.sizes = p.free[:n-1], p.sizes[:n-1]
+			kept = p.free[n-1].f
+			p.held -= p.free[n-1].size
+			p.free = p.free[:n-1]
 		}
 		p.mu.Unlock()
 	}
-	if f != nil {
-		if _, err := f.Seek(0, io.SeekStart); err == nil {
-			return f, false, nil
+	if kept != nil {
+		if _, err := kept.Seek(0, io.SeekStart); err == nil {
+			return scratchFile{File: kept, from: p}, nil
 		}
-		_ = f.Close()
+		_ = kept.Close()
 	}
-	f, err = os.CreateTemp(dir, pattern)
+	f, err := os.CreateTemp(dir, pattern)
 	if err != nil {
-		return nil, false, fmt.Errorf("iceberg spool: %w", err)
+		return scratchFile{}, fmt.Errorf("iceberg spool: %w", err)
 	}
 	// unlinked at once (the open descriptor keeps the data): a spool file must not outlive its
 	// process, and a SIGKILL gives no chance to clean up
-	return f, os.Remove(f.Name()) != nil, nil
+	return scratchFile{File: f, named: os.Remove(f.Name()) != nil, from: p}, nil
 }
 
-// release takes back a file create returned that nothing reads any more: kept for reuse when it
-// has no name and fits in scratchKeepBytes, else closed (and its name, when it has one, removed).
-// A file whose write failed is not kept.
-func (p *scratchFiles) release(f *os.File, named, failed bool) {
-	if p != nil && !named && !failed {
+// release keeps f for reuse when it has no name, its write did not fail and it fits in
+// scratchKeepBytes; else it closes f (and removes its name, when it has one).
+func (p *scratchFiles) release(f scratchFile, failed bool) {
+	if p != nil && !f.named && !failed {
 		if st, err := f.Stat(); err == nil {
 			p.mu.Lock()
 			if !p.closed && p.held+st.Size() <= scratchKeepBytes {
-				p.free, p.sizes = append(p.free, f), append(p.sizes, st.Size())
+				p.free = append(p.free, keptFile{f.File, st.Size()})
 				p.held += st.Size()
 				p.mu.Unlock()
 				return
@@ -70,7 +83,7 @@ func (p *scratchFiles) release(f *os.File, named, failed bool) {
 		}
 	}
 	_ = f.Close()
-	if named {
+	if f.named {
 		_ = os.Remove(f.Name())
 	}
 }
@@ -79,8 +92,8 @@ func (p *scratchFiles) release(f *os.File, named, failed bool) {
 func (p *scratchFiles) close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, f := range p.free {
-		_ = f.Close()
+	for _, k := range p.free {
+		_ = k.f.Close()
 	}
-	p.free, p.sizes, p.held, p.closed = nil, nil, 0, true
+	p.free, p.held, p.closed = nil, 0, true
 }

@@ -22,19 +22,19 @@ import (
 func TestScratchFilesReused(t *testing.T) {
 	dir := t.TempDir()
 	var p scratchFiles
-	f, named, err := p.create(dir, "x-*")
+	f, err := p.create(dir, "x-*")
 	require.NoError(t, err)
-	require.False(t, named, "the file keeps its name")
+	require.False(t, f.named, "the file keeps its name")
 	ents, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	require.Empty(t, ents, "the file has no name")
 	_, err = f.Write([]byte("0123456789"))
 	require.NoError(t, err)
-	p.release(f, false, false)
+	p.release(f, false)
 
-	g, _, err := p.create(dir, "x-*")
+	g, err := p.create(dir, "x-*")
 	require.NoError(t, err)
-	require.Same(t, f, g, "the released file was not reused")
+	require.Same(t, f.File, g.File, "the released file was not reused")
 	_, err = g.Write([]byte("ab"))
 	require.NoError(t, err)
 	buf := make([]byte, 10)
@@ -42,31 +42,31 @@ func TestScratchFilesReused(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "ab23456789", string(buf), "written from the start, over the old bytes")
 
-	p.release(g, false, true) // a failed write: closed
-	h, _, err := p.create(dir, "x-*")
+	p.release(g, true) // a failed write: closed
+	h, err := p.create(dir, "x-*")
 	require.NoError(t, err)
-	require.NotSame(t, g, h)
+	require.NotSame(t, g.File, h.File)
 	_, err = g.Write([]byte("x"))
 	require.Error(t, err, "the failed file was not closed")
 
 	require.NoError(t, h.Truncate(scratchKeepBytes+1))
-	p.release(h, false, false) // too large to keep
+	p.release(h, false) // too large to keep
 	require.Empty(t, p.free)
 	_, err = h.Write([]byte("x"))
 	require.Error(t, err, "the large file was not closed")
 
-	n, _, err := p.create(dir, "x-*")
+	n, err := p.create(dir, "x-*")
 	require.NoError(t, err)
 	p.close()
-	p.release(n, false, false) // after close: closed at once
+	p.release(n, false) // after close: closed at once
 	require.Empty(t, p.free)
 	_, err = n.Write([]byte("x"))
 	require.Error(t, err)
 
 	var none *scratchFiles // keeps nothing
-	m, _, err := none.create(dir, "x-*")
+	m, err := none.create(dir, "x-*")
 	require.NoError(t, err)
-	none.release(m, false, false)
+	none.release(m, false)
 	_, err = m.Write([]byte("x"))
 	require.Error(t, err)
 }
@@ -143,7 +143,7 @@ func TestSpillFilesReusedModel(t *testing.T) {
 			task.mu.Unlock()
 			put(1 + rng.Intn(40))
 			task.mu.Lock()
-			if task.spill != nil && slices.Contains(free, task.spill.f) {
+			if task.spill != nil && slices.ContainsFunc(free, func(k keptFile) bool { return k.f == task.spill.f.File }) {
 				reused++
 			}
 			task.mu.Unlock()

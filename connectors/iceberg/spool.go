@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"iter"
-	"os"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -43,10 +42,8 @@ type segment struct {
 	bad      int
 
 	path    string
-	f       *os.File // open from creation to remove: on Unix the file has no name, so a killed process leaves nothing
-	named   bool     // the system kept the file's name: removed with the segment
-	files   *scratchFiles
-	size    int64 // bytes written, once sealed
+	f       scratchFile // open from creation to remove: on Unix the file has no name, so a killed process leaves nothing
+	size    int64       // bytes written, once sealed
 	bw      *bufio.Writer
 	w       *ipc.Writer
 	b       *array.RecordBuilder
@@ -72,7 +69,7 @@ func spoolable(sc *arrow.Schema) bool {
 }
 
 func newSegment(files *scratchFiles, dir string, tp TP, schemaID int, sc *arrow.Schema) (*segment, error) {
-	f, named, err := files.create(dir, "connectd-iceberg-*.arrows")
+	f, err := files.create(dir, "connectd-iceberg-*.arrows")
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +83,7 @@ func newSegment(files *scratchFiles, dir string, tp TP, schemaID int, sc *arrow.
 		cols[i] = b.Field(i)
 	}
 	return &segment{
-		tp: tp, schemaID: schemaID, schema: sc, path: f.Name(), f: f, named: named, files: files, bw: bw,
+		tp: tp, schemaID: schemaID, schema: sc, path: f.Name(), f: f, bw: bw,
 		w: ipc.NewWriter(bw, ipc.WithSchema(full)), b: b, fields: fields[:len(cols)], cols: cols,
 		off: b.Field(len(fields) - 1).(*array.Int64Builder),
 	}, nil
@@ -201,7 +198,7 @@ func (s *segment) remove() {
 		s.w.Close()
 		s.b.Release()
 	}
-	s.files.release(s.f, s.named, s.err != nil)
+	s.f.release(s.err != nil)
 }
 
 // read calls fn with each batch of the sealed segment and its offsets column.
