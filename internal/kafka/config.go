@@ -1,5 +1,6 @@
-// Package kafka builds sarama clients from JVM-style client properties (bootstrap.servers, security.protocol,
-// sasl.*, ssl.*, consumer and producer keys), so worker files and consumer.override.* keep working.
+// Package kafka builds Kafka clients from JVM-style client properties (bootstrap.servers, security.protocol,
+// sasl.*, ssl.*, consumer and producer keys), so worker files and consumer.override.* keep working: sarama
+// clients for the worker's stores, producers and admin, and franz-go consumers for the sink tasks.
 package kafka
 
 import (
@@ -66,85 +67,13 @@ var clientIDRe = regexp.MustCompile(`[^a-zA-Z0-9._-]`)
 // sarama rejects client ids with characters the JVM accepts; keep them recognisable.
 func sanitizeClientID(s string) string { return clientIDRe.ReplaceAllString(s, "_") }
 
-// DefaultMaxPartitionFetchBytes is max.partition.fetch.bytes when the properties do not set it
-// (the JVM's default is 1 MiB; see ApplyConsumer).
+// DefaultMaxPartitionFetchBytes is max.partition.fetch.bytes of the sink tasks' consumer when the
+// properties do not set it. The JVM consumer keeps a fetched partition's batches compressed and
+// decompresses one batch at a time as poll() hands out records; franz-go decompresses a whole fetch
+// response as it arrives, so the JVM's default of 1 MiB per partition would cost several MiB of
+// decompressed batches per partition here (compressible JSON: 10 MiB). A quarter of it keeps memory per
+// partition near the JVM's and still moves thousands of records per fetch.
 const DefaultMaxPartitionFetchBytes = 256 << 10
-
-// ApplyConsumer applies consumer keys (max.poll.records is handled by the caller).
-func ApplyConsumer(c *sarama.Config, props map[string]string) error {
-	c.Consumer.Offsets.AutoCommit.Enable = false
-	c.Consumer.Return.Errors = true
-	c.Consumer.Offsets.Initial = sarama.OffsetOldest
-	switch strings.ToLower(props["auto.offset.reset"]) {
-	case "", "earliest":
-	case "latest":
-		c.Consumer.Offsets.Initial = sarama.OffsetNewest
-	case "none":
-		// sarama has no "fail if no offset"; earliest is the safe choice for a sink.
-	default:
-		return fmt.Errorf("invalid value %s for configuration auto.offset.reset", props["auto.offset.reset"])
-	}
-	if v := props["isolation.level"]; v == "read_committed" {
-		c.Consumer.IsolationLevel = sarama.ReadCommitted
-	}
-	if err := durationMS(props, "session.timeout.ms", &c.Consumer.Group.Session.Timeout); err != nil {
-		return err
-	}
-	if err := durationMS(props, "heartbeat.interval.ms", &c.Consumer.Group.Heartbeat.Interval); err != nil {
-		return err
-	}
-	if err := durationMS(props, "max.poll.interval.ms", &c.Consumer.Group.Rebalance.Timeout); err != nil {
-		return err
-	}
-	if err := durationMS(props, "fetch.max.wait.ms", &c.Consumer.MaxWaitTime); err != nil {
-		return err
-	}
-	if v := props["fetch.min.bytes"]; v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return fmt.Errorf("invalid fetch.min.bytes %q: %w", v, err)
-		}
-		c.Consumer.Fetch.Min = int32(n)
-	}
-	// The JVM consumer keeps a fetched partition's batches compressed and decompresses one batch at
-	// a time as poll() hands out records; sarama decompresses the whole response as it arrives, so
-	// the JVM's default of 1 MiB per partition costs several MiB of decompressed batches per
-	// partition here (compressible JSON: 10 MiB). A quarter of it keeps memory per partition near
-	// the JVM's and still moves thousands of records per fetch.
-	c.Consumer.Fetch.Default = DefaultMaxPartitionFetchBytes
-	if v := props["max.partition.fetch.bytes"]; v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return fmt.Errorf("invalid max.partition.fetch.bytes %q: %w", v, err)
-		}
-		c.Consumer.Fetch.Default = int32(n)
-	}
-	if v := props["fetch.max.bytes"]; v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return fmt.Errorf("invalid fetch.max.bytes %q: %w", v, err)
-		}
-		c.Consumer.Fetch.MaxBytes = int32(n)
-	}
-	switch props["partition.assignment.strategy"] {
-	case "":
-		c.Consumer.Group.Rebalance.GroupStrategies = []sarama.BalanceStrategy{sarama.NewBalanceStrategyRange()}
-	default:
-		var ss []sarama.BalanceStrategy
-		for _, s := range strings.Split(props["partition.assignment.strategy"], ",") {
-			switch {
-			case strings.Contains(s, "RoundRobin"):
-				ss = append(ss, sarama.NewBalanceStrategyRoundRobin())
-			case strings.Contains(s, "Sticky"):
-				ss = append(ss, sarama.NewBalanceStrategySticky())
-			default:
-				ss = append(ss, sarama.NewBalanceStrategyRange())
-			}
-		}
-		c.Consumer.Group.Rebalance.GroupStrategies = ss
-	}
-	return nil
-}
 
 // ApplyProducer applies producer keys; Connect's internal producers use acks=all.
 func ApplyProducer(c *sarama.Config, props map[string]string) error {
@@ -191,12 +120,9 @@ func durationMS(props map[string]string, key string, dst *time.Duration) error {
 }
 
 func applySecurity(c *sarama.Config, props map[string]string) error {
-	proto := strings.ToUpper(strings.TrimSpace(props["security.protocol"]))
-	switch proto {
-	case "", "PLAINTEXT":
-	case "SSL", "SASL_SSL", "SASL_PLAINTEXT":
-	default:
-		return fmt.Errorf("invalid value %s for configuration security.protocol", props["security.protocol"])
+	proto, err := securityProtocol(props)
+	if err != nil {
+		return err
 	}
 	if proto == "SSL" || proto == "SASL_SSL" {
 		tc, err := tlsConfig(props)
@@ -210,6 +136,17 @@ func applySecurity(c *sarama.Config, props map[string]string) error {
 		return applySASL(c, props)
 	}
 	return nil
+}
+
+// securityProtocol is security.protocol, upper case; empty is PLAINTEXT.
+func securityProtocol(props map[string]string) (string, error) {
+	proto := strings.ToUpper(strings.TrimSpace(props["security.protocol"]))
+	switch proto {
+	case "", "PLAINTEXT", "SSL", "SASL_SSL", "SASL_PLAINTEXT":
+		return proto, nil
+	default:
+		return "", fmt.Errorf("invalid value %s for configuration security.protocol", props["security.protocol"])
+	}
 }
 
 // tlsConfig builds the TLS settings of an SSL or SASL_SSL connection from the ssl.* keys.
@@ -244,28 +181,11 @@ func tlsConfig(props map[string]string) (*tls.Config, error) {
 
 // applySASL applies sasl.mechanism and the user name and password of sasl.jaas.config.
 func applySASL(c *sarama.Config, props map[string]string) error {
-	mech := strings.ToUpper(strings.TrimSpace(props["sasl.mechanism"]))
-	switch mech {
-	case "", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
-	default:
-		return fmt.Errorf("sasl.mechanism %s is not supported: use PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", props["sasl.mechanism"])
-	}
-	jaas := strings.TrimSpace(props["sasl.jaas.config"])
-	if jaas == "" {
-		return fmt.Errorf("sasl.jaas.config is required for security.protocol %s (JAAS files named by java.security.auth.login.config are not read)", props["security.protocol"])
-	}
-	e, err := parseJAAS(jaas)
+	cr, err := saslCredentials(props)
 	if err != nil {
 		return err
 	}
-	if mech == "" {
-		// The JVM client defaults to GSSAPI, which connectd lacks; it has always defaulted to PLAIN.
-		if strings.HasSuffix(e.Module, "ScramLoginModule") {
-			return fmt.Errorf("sasl.jaas.config uses %s but sasl.mechanism is not set: set it to SCRAM-SHA-256 or SCRAM-SHA-512", e.Module)
-		}
-		mech = "PLAIN"
-	}
-	switch mech {
+	switch cr.mechanism {
 	case "PLAIN":
 		c.Net.SASL.Mechanism = sarama.SASLTypePlaintext
 	case "SCRAM-SHA-256":
@@ -275,18 +195,47 @@ func applySASL(c *sarama.Config, props map[string]string) error {
 		c.Net.SASL.Mechanism = sarama.SASLTypeSCRAMSHA512
 		c.Net.SASL.SCRAMClientGeneratorFunc = newSCRAMClientGenerator(scram.SHA512)
 	}
+	c.Net.SASL.Enable = true
+	c.Net.SASL.User = cr.user
+	c.Net.SASL.Password = cr.password
+	return nil
+}
+
+type saslSettings struct{ mechanism, user, password string }
+
+// saslCredentials reads sasl.mechanism (PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512) and the user name and
+// password of sasl.jaas.config.
+func saslCredentials(props map[string]string) (saslSettings, error) {
+	mech := strings.ToUpper(strings.TrimSpace(props["sasl.mechanism"]))
+	switch mech {
+	case "", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
+	default:
+		return saslSettings{}, fmt.Errorf("sasl.mechanism %s is not supported: use PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", props["sasl.mechanism"])
+	}
+	jaas := strings.TrimSpace(props["sasl.jaas.config"])
+	if jaas == "" {
+		return saslSettings{}, fmt.Errorf("sasl.jaas.config is required for security.protocol %s (JAAS files named by java.security.auth.login.config are not read)", props["security.protocol"])
+	}
+	e, err := parseJAAS(jaas)
+	if err != nil {
+		return saslSettings{}, err
+	}
+	if mech == "" {
+		// The JVM client defaults to GSSAPI, which connectd lacks; it has always defaulted to PLAIN.
+		if strings.HasSuffix(e.Module, "ScramLoginModule") {
+			return saslSettings{}, fmt.Errorf("sasl.jaas.config uses %s but sasl.mechanism is not set: set it to SCRAM-SHA-256 or SCRAM-SHA-512", e.Module)
+		}
+		mech = "PLAIN"
+	}
 	if e.Options["tokenauth"] == "true" {
-		return fmt.Errorf("sasl.jaas.config: delegation token authentication (tokenauth=true) is not supported")
+		return saslSettings{}, fmt.Errorf("sasl.jaas.config: delegation token authentication (tokenauth=true) is not supported")
 	}
 	user, okU := e.Options["username"]
 	pass, okP := e.Options["password"]
 	if !okU || !okP {
-		return fmt.Errorf("sasl.jaas.config: %s needs username and password options", e.Module)
+		return saslSettings{}, fmt.Errorf("sasl.jaas.config: %s needs username and password options", e.Module)
 	}
-	c.Net.SASL.Enable = true
-	c.Net.SASL.User = user
-	c.Net.SASL.Password = pass
-	return nil
+	return saslSettings{mechanism: mech, user: user, password: pass}, nil
 }
 
 // Logger adapts sarama's logger to slog at debug level (sarama is chatty). Its SASL lines are all

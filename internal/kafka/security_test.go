@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
 )
@@ -207,10 +209,44 @@ func roundTrip(t *testing.T, b secureBroker, addr string, props map[string]strin
 
 	ccfg, err := NewConfig(props)
 	require.NoError(t, err)
-	require.NoError(t, ApplyConsumer(ccfg, props))
+	ccfg.Consumer.Offsets.Initial = sarama.OffsetOldest
 	got := kafkatest.ConsumeAllConfig(t, ccfg, Brokers(props)[0], topic, 1, 30*time.Second)
 	require.Len(t, got, 1)
 	require.Equal(t, "hello "+t.Name(), string(got[0].Value))
+
+	// the sink tasks' consumer, configured by ConsumerOpts, in a group as a task's
+	opts, err := ConsumerOpts(props)
+	require.NoError(t, err)
+	cl, err := kgo.NewClient(append(opts, kgo.ConsumerGroup(kafkatest.UniqueName(t, "g")), kgo.ConsumeTopics(topic))...)
+	require.NoError(t, err)
+	defer cl.Close()
+	require.NoError(t, PingConsumer(context.Background(), cl, props))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	fs := cl.PollRecords(ctx, 10)
+	require.NoError(t, fs.Err0())
+	recs := fs.Records()
+	require.Len(t, recs, 1)
+	require.Equal(t, "hello "+t.Name(), string(recs[0].Value))
+}
+
+// consumerConnectErr is connectErr for the sink tasks' consumer (ConsumerOpts and PingConsumer).
+func consumerConnectErr(t *testing.T, addr string, props map[string]string) error {
+	t.Helper()
+	props["bootstrap.servers"] = addr
+	opts, err := ConsumerOpts(props)
+	if err != nil {
+		return err
+	}
+	cl, err := kgo.NewClient(append(opts, kgo.ConsumerGroup(kafkatest.UniqueName(t, "g")), kgo.ConsumeTopics("t"))...)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	start := time.Now()
+	err = PingConsumer(context.Background(), cl, props)
+	require.Less(t, time.Since(start), time.Minute, "the consumer neither connected nor failed within a minute")
+	return err
 }
 
 // connectErr returns the error of opening a client from props against addr; a client that
@@ -343,6 +379,14 @@ func TestSecurityAgainstBroker(t *testing.T) {
 	for _, tc := range bad {
 		t.Run(tc.name, func(t *testing.T) {
 			err := connectErr(t, tc.addr, tc.props)
+			require.Error(t, err)
+			t.Logf("error: %v", err)
+			for _, w := range tc.want {
+				require.Contains(t, strings.ToLower(err.Error()), strings.ToLower(w))
+			}
+		})
+		t.Run(tc.name+"/consumer", func(t *testing.T) {
+			err := consumerConnectErr(t, tc.addr, tc.props)
 			require.Error(t, err)
 			t.Logf("error: %v", err)
 			for _, w := range tc.want {

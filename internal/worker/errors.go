@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/internal/kafka"
@@ -111,7 +112,7 @@ func newErrorHandler(connector string, task int, props map[string]string, worker
 // errors.retry.timeout), anything else goes straight to tolerance. It returns skip=true when the record must
 // be dropped (tolerated and reported) and a non-nil error when the task must fail. The hot path never calls
 // it: callers make the first attempt themselves, so nothing is allocated for records that convert cleanly.
-func (h *errorHandler) retry(ctx context.Context, stage Stage, class string, raw *sarama.ConsumerMessage, err error, fn func() error) (skip bool, _ error) {
+func (h *errorHandler) retry(ctx context.Context, stage Stage, class string, raw *kgo.Record, err error, fn func() error) (skip bool, _ error) {
 	start := time.Now()
 	for attempt := 1; connect.IsRetriable(err) && h.retryTimeout != 0; attempt++ {
 		d := h.backoff(attempt)
@@ -136,7 +137,7 @@ func (h *errorHandler) retry(ctx context.Context, stage Stage, class string, raw
 
 // fail records an error that was not (or no longer) retried: tolerated → reported and skipped,
 // otherwise the task fails.
-func (h *errorHandler) fail(ctx context.Context, stage Stage, class string, raw *sarama.ConsumerMessage, cause error) (bool, error) {
+func (h *errorHandler) fail(ctx context.Context, stage Stage, class string, raw *kgo.Record, cause error) (bool, error) {
 	h.totalFailures++
 	if h.metrics != nil {
 		h.metrics.Error(string(stage))
@@ -174,7 +175,7 @@ func (h *errorHandler) backoff(attempt int) time.Duration {
 	return d
 }
 
-func (h *errorHandler) log(stage Stage, class string, raw *sarama.ConsumerMessage, cause error) {
+func (h *errorHandler) log(stage Stage, class string, raw *kgo.Record, cause error) {
 	msg := fmt.Sprintf("Error encountered in task %s-%d. Executing stage '%s' with class '%s'", h.connector, h.taskID, stage, class)
 	if h.logMessages && raw != nil {
 		msg += fmt.Sprintf(", where consumed record is {topic='%s', partition=%d, offset=%d, timestamp=%d, timestampType=CreateTime}",
@@ -231,7 +232,7 @@ func (d *dlqReporter) ensure() error {
 	return nil
 }
 
-func (d *dlqReporter) report(ctx context.Context, h *errorHandler, stage Stage, class string, raw *sarama.ConsumerMessage, cause error) error {
+func (d *dlqReporter) report(ctx context.Context, h *errorHandler, stage Stage, class string, raw *kgo.Record, cause error) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err := d.ensure(); err != nil {
@@ -245,7 +246,7 @@ func (d *dlqReporter) report(ctx context.Context, h *errorHandler, stage Stage, 
 		msg.Value = sarama.ByteEncoder(raw.Value)
 	}
 	for _, rh := range raw.Headers {
-		msg.Headers = append(msg.Headers, sarama.RecordHeader{Key: rh.Key, Value: rh.Value})
+		msg.Headers = append(msg.Headers, sarama.RecordHeader{Key: []byte(rh.Key), Value: rh.Value})
 	}
 	if d.contextHeaders {
 		add := func(k, v string) {

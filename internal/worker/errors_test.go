@@ -8,15 +8,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/connect"
 )
 
 func TestErrorHandlerRetryAndTolerance(t *testing.T) {
-	raw := &sarama.ConsumerMessage{Topic: "t", Partition: 0, Offset: 5}
+	raw := &kgo.Record{Topic: "t", Partition: 0, Offset: 5}
 	cases := []struct {
 		name      string
 		props     map[string]string

@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/converters/jsonconv"
@@ -35,8 +35,8 @@ func TestJSONValues(t *testing.T) {
 		st.jsonValues = st.jsonValueConverter()
 		return st
 	}
-	msg := func(v string) *sarama.ConsumerMessage {
-		return &sarama.ConsumerMessage{Topic: "t", Partition: 1, Offset: 7, Value: []byte(v)}
+	msg := func(v string) *kgo.Record {
+		return &kgo.Record{Topic: "t", Partition: 1, Offset: 7, Value: []byte(v)}
 	}
 	ctx := context.Background()
 

@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"sync/atomic"
 	"time"
 
-	"github.com/IBM/sarama"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/internal/metrics"
@@ -40,8 +41,11 @@ type sinkTask struct {
 	topics      []string
 	topicsRegex *regexp.Regexp
 	maxBatch    int
-	client      sarama.Client
-	group       sarama.ConsumerGroup
+	client      *kgo.Client
+	// consumerProps are the consumer's client properties; joined: the group callbacks are between an
+	// assignment and its revocation
+	consumerProps map[string]string
+	joined        atomic.Bool
 
 	// control, from other goroutines
 	targetCh  chan state.Target
@@ -49,13 +53,15 @@ type sinkTask struct {
 	events    chan groupEvent
 	batches   chan *batch
 	done      chan struct{}
+	loopDone  chan struct{} // closed when the loop no longer handles group events
 	cancel    context.CancelFunc
-	wakeup    *consumerWakeup // interrupts the consumer when the task stops
-	cancelled chan struct{}   // closed when the graceful deadline passed: skip the final commit
-	restartCh chan struct{}
+	cancelled chan struct{} // closed when the graceful deadline passed: skip the final commit
+	seeks     seekQueue
+	// rebalanceWanted: a rebalance waits for the poll whose batches are being handed over
+	rebalanceWanted chan struct{}
 
 	// loop-owned state
-	sess          sarama.ConsumerGroupSession
+	inSession     bool // between an assignment and its revocation
 	assignment    map[connect.TopicPartition]bool
 	current       map[connect.TopicPartition]int64 // next offset after what was put
 	pending       map[connect.TopicPartition]int64 // next offsets of the batch being put
@@ -63,7 +69,8 @@ type sinkTask struct {
 	taskPaused    map[connect.TopicPartition]bool
 	stashed       map[connect.TopicPartition][]*batch // batches of task-paused partitions
 	pendingSeeks  map[connect.TopicPartition]int64
-	raw           map[rawKey]*sarama.ConsumerMessage // originals of records not yet committed, for the DLQ
+	seekEpoch     map[connect.TopicPartition]uint64 // the seek epoch of a partition's last seek
+	raw           map[rawKey]*kgo.Record            // originals of records not yet committed, for the DLQ
 	target        state.Target
 	retryBatch    []*connect.SinkRecord
 	retryAt       time.Time
@@ -80,7 +87,6 @@ type sinkTask struct {
 	startedAt     time.Time
 	recordsPut    int64
 	opening       bool // inside task.Open: seeks apply before fetching starts
-	rejoining     bool // a rewind ended the session: drop what it still delivers
 }
 
 type rawKey struct {
@@ -91,21 +97,23 @@ type rawKey struct {
 
 type groupEvent struct {
 	assigned bool
-	sess     sarama.ConsumerGroupSession
+	lost     bool // revoked: the partitions were lost, a commit would fail
 	claims   map[string][]int32
+	seeks    map[connect.TopicPartition]int64 // assigned: the seeks of Open, set by the loop
 	done     chan struct{}
 }
 
 type batch struct {
-	sess sarama.ConsumerGroupSession
-	tp   connect.TopicPartition
-	msgs []*sarama.ConsumerMessage
-	hwm  int64 // the partition's high watermark when the batch was cut
+	epoch uint64 // the seeks applied before the poll that fetched it
+	tp    connect.TopicPartition
+	msgs  []*kgo.Record
+	hwm   int64 // the partition's high watermark when the batch was cut
 }
 
 func (st *sinkTask) run(ctx context.Context) {
 	defer close(st.done)
 	err := st.runLoop(ctx)
+	close(st.loopDone)
 	st.shutdown(err)
 }
 
@@ -117,9 +125,6 @@ func (st *sinkTask) shutdown(runErr error) {
 	}
 	st.chain.close()
 	st.errs.close()
-	if st.group != nil {
-		st.group.Close()
-	}
 	if st.client != nil {
 		st.client.Close()
 	}
@@ -155,15 +160,14 @@ func (st *sinkTask) runLoop(ctx context.Context) error {
 		return fmt.Errorf("starting task: %w", err)
 	}
 	st.jsonValues = st.jsonValueConverter()
-	if err := st.openConsumer(); err != nil {
+	if err := st.openConsumer(ctx); err != nil {
 		if ctx.Err() != nil {
-			return ctx.Err() // stopped while connecting: the wakeup refused the connections
+			return ctx.Err() // stopped while connecting
 		}
 		return err
 	}
 	st.startedAt = time.Now()
 	if st.target == state.Paused {
-		st.group.PauseAll()
 		st.w.listener.TaskState(st.id, state.PausedS, "")
 	} else {
 		st.w.listener.TaskState(st.id, state.Running, "")
@@ -173,14 +177,14 @@ func (st *sinkTask) runLoop(ctx context.Context) error {
 	go st.consume(consumeCtx, consumeDone)
 	defer func() {
 		stopConsume()
-		// Drain group events so that Cleanup (revocation) does not block on us while we exit.
+		// Drain group events: the consumer leaves the group, and its revocation makes the final commit.
 		for {
 			select {
 			case <-consumeDone:
 				return
 			case ev := <-st.events:
 				if !ev.assigned {
-					st.onRevoked(context.Background(), ev)
+					st.onRevoked(ev)
 				} else {
 					close(ev.done)
 				}
@@ -188,12 +192,6 @@ func (st *sinkTask) runLoop(ctx context.Context) error {
 			}
 		}
 	}()
-	go func() {
-		for err := range st.group.Errors() {
-			st.log.Warn("consumer error", "error", err)
-		}
-	}()
-
 	flush := time.NewTimer(st.w.cfg.OffsetFlushInterval)
 	defer flush.Stop()
 	// wake fires for a retriable redelivery (retryAt) or the put([]) a task asked for with Timeout (idleAt).
@@ -229,7 +227,7 @@ func (st *sinkTask) runLoop(ctx context.Context) error {
 				if err := st.onAssigned(ev); err != nil {
 					return err
 				}
-			} else if err := st.onRevoked(ctx, ev); err != nil {
+			} else if err := st.onRevoked(ev); err != nil {
 				return err
 			}
 		case b := <-batchCh:
@@ -251,7 +249,7 @@ func (st *sinkTask) runLoop(ctx context.Context) error {
 		case <-flush.C:
 			// The JVM's poll times out at the commit deadline and calls put([]) when nothing came in;
 			// time-driven sinks flush their buffers on it.
-			if !st.putSinceFlush && st.sess != nil && st.target == state.Started && st.retryBatch == nil {
+			if !st.putSinceFlush && st.inSession && st.target == state.Started && st.retryBatch == nil {
 				if err := st.put(ctx, nil); err != nil {
 					return err
 				}
@@ -261,9 +259,9 @@ func (st *sinkTask) runLoop(ctx context.Context) error {
 			flush.Reset(st.w.cfg.OffsetFlushInterval)
 		}
 		wake.Stop()
-		if st.commitWanted && st.sess != nil {
+		if st.commitWanted && st.inSession {
 			st.commitWanted = false
-			if err := st.commit(ctx, false); err != nil {
+			if err := st.commit(ctx, false, nil); err != nil {
 				return err
 			}
 		}
@@ -286,14 +284,11 @@ func (st *sinkTask) setTarget(t state.Target) {
 	st.target = t
 	switch t {
 	case state.Paused:
-		st.group.PauseAll()
+		st.syncPaused()
 		st.commitWanted = true
 		st.w.listener.TaskState(st.id, state.PausedS, "")
 	case state.Started:
-		st.group.ResumeAll()
-		for tp := range st.taskPaused {
-			st.group.Pause(map[string][]int32{tp.Topic: {tp.Partition}})
-		}
+		st.syncPaused()
 		st.w.listener.TaskState(st.id, state.Running, "")
 	}
 }

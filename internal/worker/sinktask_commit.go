@@ -6,8 +6,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/IBM/sarama"
-
 	"github.com/connectd/connectd/connect"
 )
 
@@ -76,14 +74,15 @@ func (st *sinkTask) applyPending() {
 	}
 }
 
-// commit asks the task what is safe (preCommit, or flush + current) and commits it to the group.
-func (st *sinkTask) commit(ctx context.Context, final bool) error {
-	if st.sess == nil {
+// commit asks the task what is safe (preCommit, or flush + current) and commits it to the group: of the
+// partitions in only, or of all assigned ones if only is nil.
+func (st *sinkTask) commit(ctx context.Context, final bool, only map[connect.TopicPartition]bool) error {
+	if !st.inSession {
 		return nil
 	}
 	current := make(map[connect.TopicPartition]connect.OffsetAndMetadata, len(st.current))
 	for tp, off := range st.current {
-		if st.assignment[tp] {
+		if st.assignment[tp] && (only == nil || only[tp]) {
 			current[tp] = connect.OffsetAndMetadata{Offset: off}
 		}
 	}
@@ -106,25 +105,31 @@ func (st *sinkTask) commit(ctx context.Context, final bool) error {
 		st.rewindToCommitted()
 		return nil
 	}
-	changed := false
+	// Only what changed since the last successful commit is sent; an offset whose commit failed is
+	// sent again on the next cycle.
+	send := map[connect.TopicPartition]connect.OffsetAndMetadata{}
 	for tp, om := range toCommit {
 		cur, consumed := st.current[tp]
-		if !st.assignment[tp] || !consumed || om.Offset > cur {
+		if !st.assignment[tp] || (only != nil && !only[tp]) || !consumed || om.Offset > cur {
 			continue
 		}
 		if last, ok := st.lastCommitted[tp]; ok && last == om.Offset {
 			continue
 		}
-		setOffset(st.sess, tp.Topic, tp.Partition, om.Offset, om.Metadata)
-		st.lastCommitted[tp] = om.Offset
-		st.metrics.SetCommitted(tp.Topic, tp.Partition, om.Offset)
-		changed = true
+		send[tp] = om
 	}
-	// Commit on every cycle, not only when an offset changed: sarama keeps an offset whose
-	// commit failed dirty and re-sends it on the next Commit (a no-op when nothing is dirty).
-	st.sess.Commit()
-	if changed {
-		st.metrics.Commits.Inc()
+	if len(send) > 0 {
+		committed, err := st.commitOffsets(cctx, send)
+			if err != nil {
+			st.log.Warn("offset commit failed, the offsets are sent again on the next commit", "error", err)
+		}
+		for tp := range committed {
+			st.lastCommitted[tp] = send[tp].Offset
+			st.metrics.SetCommitted(tp.Topic, tp.Partition, send[tp].Offset)
+		}
+		if len(committed) > 0 {
+			st.metrics.Commits.Inc()
+		}
 	}
 	// Originals below every committed offset are no longer needed for DLQ reporting.
 	for k := range st.raw {
@@ -136,27 +141,27 @@ func (st *sinkTask) commit(ctx context.Context, final bool) error {
 }
 
 // rewindToCommitted re-consumes from the last committed offsets after a failed flush (JVM behaviour).
+// A partition with nothing committed yet whose records wait for a resume is rewound to the first of them.
 func (st *sinkTask) rewindToCommitted() {
+	seeks := map[connect.TopicPartition]int64{}
 	for tp := range st.assignment {
 		if off, ok := st.lastCommitted[tp]; ok {
-			st.pendingSeeks[tp] = off
-			setOffset(st.sess, tp.Topic, tp.Partition, off, "")
+			seeks[tp] = off
 			st.current[tp] = off
+		} else if bs := st.stashed[tp]; len(bs) > 0 {
+			seeks[tp] = bs[0].msgs[0].Offset
 		}
 	}
+	for _, b := range st.ready {
+		if _, ok := seeks[b.tp]; !ok {
+			seeks[b.tp] = b.msgs[0].Offset
+		}
+	}
+	st.seek(seeks)
 	clear(st.pending)
 	st.retryBatch, st.idleAt = nil, time.Time{}
 	st.ready = nil
 	clear(st.stashed)
-	st.requestRestart()
-}
-
-func (st *sinkTask) requestRestart() {
-	st.rejoining = true
-	select {
-	case st.restartCh <- struct{}{}:
-	default:
-	}
 }
 
 func (st *sinkTask) finalCommit() error {
@@ -173,11 +178,4 @@ func sortTPs(tps []connect.TopicPartition) {
 		}
 		return tps[i].Partition < tps[j].Partition
 	})
-}
-
-// setOffset marks exactly off as the partition's next offset: sarama's MarkOffset only moves forward and
-// ResetOffset only backward.
-func setOffset(sess sarama.ConsumerGroupSession, topic string, partition int32, off int64, meta string) {
-	sess.MarkOffset(topic, partition, off, meta)
-	sess.ResetOffset(topic, partition, off, meta)
 }

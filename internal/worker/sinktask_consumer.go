@@ -4,19 +4,78 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"sort"
+	"slices"
 	"strconv"
+	"sync"
 	"time"
 
-	"github.com/IBM/sarama"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/internal/kafka"
 	"github.com/connectd/connectd/internal/state"
 )
 
-func (st *sinkTask) openConsumer() error {
+// The task's consumer is a franz-go group client polled by one goroutine (consume), which hands each
+// partition's records to the task loop as a batch. Rebalances wait for the batches of a poll to be handed
+// over (BlockRebalanceOnPoll), so the loop never sees records of a partition after its revocation. The
+// group callbacks run on franz-go's goroutine and wait for the loop to handle them: Open at assignment,
+// the final commit and Close at revocation. Seeks the loop asks for are applied by the polling
+// goroutine between polls; batches polled before a partition's seek are dropped by the loop.
+
+// seekQueue carries seeks from the task loop to the polling goroutine.
+type seekQueue struct {
+	mu      sync.Mutex
+	pending map[connect.TopicPartition]int64
+	epoch   uint64             // counts the seeks asked for
+	wake    context.CancelFunc // ends the poll in progress, so the seeks apply without waiting for records
+	// at assignment: the seeks the task asked for in Open, applied to the fetched positions
+	open map[connect.TopicPartition]int64
+}
+
+func (q *seekQueue) push(seeks map[connect.TopicPartition]int64) uint64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.epoch++
+	if q.pending == nil {
+		q.pending = map[connect.TopicPartition]int64{}
+	}
+	for tp, off := range seeks {
+		q.pending[tp] = off
+	}
+	if q.wake != nil {
+		q.wake()
+	}
+	return q.epoch
+}
+
+// take returns the seeks to apply before the next poll and the epoch they bring the consumer to.
+func (q *seekQueue) take(wake context.CancelFunc) (map[connect.TopicPartition]int64, uint64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	p := q.pending
+	q.pending = nil
+	q.wake = wake
+	return p, q.epoch
+}
+
+func (q *seekQueue) setOpen(seeks map[connect.TopicPartition]int64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.open = seeks
+}
+
+func (q *seekQueue) takeOpen() map[connect.TopicPartition]int64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	o := q.open
+	q.open = nil
+	return o
+}
+
+func (st *sinkTask) openConsumer(ctx context.Context) error {
 	props := map[string]string{}
 	for k, v := range st.w.cfg.ClientProps("consumer") {
 		props[k] = v
@@ -24,16 +83,15 @@ func (st *sinkTask) openConsumer() error {
 	for k, v := range connect.WithPrefix(st.connProps, "consumer.override.") {
 		props[k] = v
 	}
-	cfg, err := kafka.NewConfig(props)
+	if props["client.id"] == "" {
+		props["client.id"] = fmt.Sprintf("connector-consumer-%s-%d", st.id.Connector, st.id.Task)
+	}
+	if st.topicsRegex != nil && props["metadata.max.age.ms"] == "" {
+		props["metadata.max.age.ms"] = "5000" // new topics that match are picked up within seconds
+	}
+	opts, err := kafka.ConsumerOpts(props)
 	if err != nil {
 		return err
-	}
-	if err := kafka.ApplyConsumer(cfg, props); err != nil {
-		return err
-	}
-	cfg.ClientID = fmt.Sprintf("connector-consumer-%s-%d", st.id.Connector, st.id.Task)
-	if v := props["client.id"]; v != "" {
-		cfg.ClientID = v
 	}
 	st.groupID = "connect-" + st.id.Connector
 	if v := props["group.id"]; v != "" {
@@ -47,170 +105,224 @@ func (st *sinkTask) openConsumer() error {
 		}
 		st.maxBatch = n
 	}
-	// Every connection of the consumer goes through the wakeup, which a stop uses to interrupt a join.
-	cfg.Net.Proxy.Enable = true
-	cfg.Net.Proxy.Dialer = st.wakeup.withDialer(&net.Dialer{Timeout: cfg.Net.DialTimeout, KeepAlive: cfg.Net.KeepAlive, LocalAddr: cfg.Net.LocalAddr})
-	client, err := kafka.NewClient(kafka.Brokers(props), cfg)
+	if st.topicsRegex != nil {
+		opts = append(opts, kgo.ConsumeRegex(), kgo.ConsumeTopics(st.topicsRegex.String()))
+	} else {
+		opts = append(opts, kgo.ConsumeTopics(st.topics...))
+	}
+	opts = append(opts,
+		kgo.ConsumerGroup(st.groupID),
+		kgo.BlockRebalanceOnPoll(),
+		kgo.OnPartitionsAssigned(st.onPartitionsAssigned),
+		kgo.OnPartitionsRevoked(st.onPartitionsRevoked),
+		kgo.OnPartitionsLost(st.onPartitionsLost),
+		kgo.OnPartitionsCallbackBlocked(func(context.Context, *kgo.Client) {
+			select {
+			case st.rebalanceWanted <- struct{}{}:
+			default:
+			}
+		}),
+		kgo.AdjustFetchOffsetsFn(st.adjustFetchOffsets),
+	)
+	cl, err := kgo.NewClient(opts...)
 	if err != nil {
+		return fmt.Errorf("creating consumer for %s: %w", st.groupID, err)
+	}
+	st.client, st.consumerProps = cl, props // closed by shutdown, once the loop no longer blocks group callbacks
+	if err := kafka.PingConsumer(ctx, cl, props); err != nil {
 		return connect.Retriable(fmt.Errorf("creating consumer for %s: %w", st.groupID, err))
 	}
-	group, err := sarama.NewConsumerGroupFromClient(st.groupID, client)
-	if err != nil {
-		client.Close()
-		return fmt.Errorf("creating consumer group %s: %w", st.groupID, err)
-	}
-	st.client, st.group = client, group
 	return nil
 }
 
-// consume keeps the group session alive; each session ends at a rebalance, or when the loop asks for a
-// rejoin (a rewind of partitions that are already being fetched).
+// onPartitionsAssigned runs on franz-go's group goroutine: the loop opens the partitions before they are
+// fetched.
+func (st *sinkTask) onPartitionsAssigned(_ context.Context, _ *kgo.Client, claims map[string][]int32) {
+	ev := groupEvent{assigned: true, claims: claims, done: make(chan struct{})}
+	select {
+	case st.events <- ev:
+		<-ev.done
+		st.seeks.setOpen(ev.seeks)
+		st.joined.Store(true)
+	case <-st.loopDone:
+	}
+}
+
+// onPartitionsRevoked runs on franz-go's group goroutine: the loop commits what the task allows and
+// closes the partitions.
+func (st *sinkTask) onPartitionsRevoked(_ context.Context, _ *kgo.Client, claims map[string][]int32) {
+	st.joined.Store(false)
+	ev := groupEvent{claims: claims, done: make(chan struct{})}
+	select {
+	case st.events <- ev:
+		<-ev.done
+	case <-st.loopDone:
+	}
+}
+
+func (st *sinkTask) onPartitionsLost(_ context.Context, _ *kgo.Client, claims map[string][]int32) {
+	st.joined.Store(false)
+	ev := groupEvent{lost: true, claims: claims, done: make(chan struct{})}
+	select {
+	case st.events <- ev:
+		<-ev.done
+	case <-st.loopDone:
+	}
+}
+
+// adjustFetchOffsets applies the seeks of Open to the positions the group fetched.
+func (st *sinkTask) adjustFetchOffsets(_ context.Context, offsets map[string]map[int32]kgo.Offset) (map[string]map[int32]kgo.Offset, error) {
+	for tp, off := range st.seeks.takeOpen() {
+		if ps, ok := offsets[tp.Topic]; ok {
+			if _, ok := ps[tp.Partition]; ok {
+				ps[tp.Partition] = kgo.NewOffset().At(off).WithEpoch(-1)
+			}
+		}
+	}
+	return offsets, nil
+}
+
+// consume polls until ctx ends, then leaves the group: the revocation makes the final offset commit.
 func (st *sinkTask) consume(ctx context.Context, done chan struct{}) {
 	defer close(done)
-	defer st.wakeup.consumeEnded()
-	h := &groupHandler{st: st}
+	defer st.leaveGroup()
+	var epoch uint64
 	for ctx.Err() == nil {
-		topics, err := st.resolveTopics()
-		if err != nil || len(topics) == 0 {
-			if err != nil {
-				st.log.Warn("resolving topics", "error", err)
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(time.Second):
-				continue
-			}
-		}
-		sessCtx, cancel := context.WithCancel(ctx)
-		go func() {
-			select {
-			case <-st.restartCh:
-				cancel()
-			case <-sessCtx.Done():
-			}
-		}()
-		if st.topicsRegex != nil {
-			go st.watchTopics(sessCtx, cancel, topics)
-		}
-		err = st.group.Consume(sessCtx, topics, h)
-		st.wakeup.leaveSession()
-		cancel()
-		if err != nil && ctx.Err() == nil {
-			if errors.Is(err, sarama.ErrClosedConsumerGroup) {
-				return
-			}
-			st.log.Warn("consumer group session ended", "error", err)
-			select {
-			case <-ctx.Done():
-			case <-time.After(500 * time.Millisecond):
-			}
-		}
-	}
-}
-
-func (st *sinkTask) resolveTopics() ([]string, error) {
-	if st.topicsRegex == nil {
-		return st.topics, nil
-	}
-	if err := st.client.RefreshMetadata(); err != nil {
-		return nil, err
-	}
-	all, err := st.client.Topics()
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, t := range all {
-		if m := st.topicsRegex.FindString(t); m == t {
-			out = append(out, t)
-		}
-	}
-	sort.Strings(out)
-	return out, nil
-}
-
-// watchTopics ends the session when the regex matches a different topic set.
-func (st *sinkTask) watchTopics(ctx context.Context, cancel context.CancelFunc, current []string) {
-	tick := time.NewTicker(5 * time.Second)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
+		pctx, wake := context.WithCancel(ctx)
+		seeks, e := st.seeks.take(wake)
+		st.applySeeks(seeks)
+		epoch = e
+		fs := st.client.PollRecords(pctx, st.maxBatch)
+		wake()
+		if fs.IsClientClosed() {
 			return
-		case <-tick.C:
-			ts, err := st.resolveTopics()
-			if err == nil && fmt.Sprint(ts) != fmt.Sprint(current) {
-				cancel()
-				return
+		}
+		fs.EachError(func(topic string, partition int32, err error) {
+			if !errors.Is(err, context.Canceled) {
+				st.log.Warn("consumer error", "topic", topic, "partition", partition, "error", err)
 			}
+		})
+		st.handOver(ctx, fs, epoch)
+		st.client.AllowRebalance()
+	}
+}
+
+// leaveGroup leaves the group when the task stops. In a session, the leave waits for the revocation,
+// which makes the final commit. Outside one, the consumer may wait in a JoinGroup that the coordinator
+// answers only once every member rejoined (up to the rebalance timeout); the member is then removed on a
+// connection of its own, which answers that join at once, as the JVM's consumer.wakeup() ends a join.
+func (st *sinkTask) leaveGroup() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if memberID, _ := st.client.GroupMetadata(); memberID != "" && !st.joined.Load() {
+		now, stop := context.WithCancel(ctx)
+		stop()
+		_ = st.client.LeaveGroupContext(now) // starts the leave without waiting: no rejoin after the join's answer
+		if err := kafka.LeaveGroup(ctx, st.consumerProps, st.groupID, memberID); err != nil {
+			st.log.Debug("leaving the group during a join", "error", err)
 		}
 	}
+	_ = st.client.LeaveGroupContext(ctx)
 }
 
-type groupHandler struct{ st *sinkTask }
-
-func (h *groupHandler) Setup(sess sarama.ConsumerGroupSession) error {
-	if !h.st.wakeup.enterSession() {
-		return nil // stopping: the session ends at once, nothing was handed to the task
-	}
-	ev := groupEvent{assigned: true, sess: sess, claims: sess.Claims(), done: make(chan struct{})}
-	select {
-	case h.st.events <- ev:
-	case <-sess.Context().Done():
-		return nil
-	}
-	<-ev.done
-	return nil
-}
-
-func (h *groupHandler) Cleanup(sess sarama.ConsumerGroupSession) error {
-	ev := groupEvent{sess: sess, claims: sess.Claims(), done: make(chan struct{})}
-	h.st.events <- ev
-	<-ev.done
-	return nil
-}
-
-func (h *groupHandler) ConsumeClaim(sess sarama.ConsumerGroupSession, claim sarama.ConsumerGroupClaim) error {
-	tp := connect.TopicPartition{Topic: claim.Topic(), Partition: claim.Partition()}
-	msgs := claim.Messages()
-	max := h.st.maxBatch
-	for {
-		var first *sarama.ConsumerMessage
-		select {
-		case m, ok := <-msgs:
-			if !ok {
-				return nil
-			}
-			first = m
-		case <-sess.Context().Done():
-			return nil
+// handOver sends each partition's records of a poll to the loop. When a rebalance waits for the poll,
+// the partitions not handed over yet are rewound to their first record instead, so nothing is skipped
+// if the rebalance keeps them here.
+func (st *sinkTask) handOver(ctx context.Context, fs kgo.Fetches, epoch uint64) {
+	var rewind map[string]map[int32]kgo.EpochOffset
+	fs.EachPartition(func(p kgo.FetchTopicPartition) {
+		if len(p.Records) == 0 {
+			return
 		}
-		b := &batch{sess: sess, tp: tp, msgs: make([]*sarama.ConsumerMessage, 1, min(max, 64)), hwm: claim.HighWaterMarkOffset()}
-		b.msgs[0] = first
-	drain:
-		for len(b.msgs) < max {
+		if rewind == nil {
+			b := &batch{epoch: epoch, tp: connect.TopicPartition{Topic: p.Topic, Partition: p.Partition}, msgs: p.Records, hwm: p.HighWatermark}
 			select {
-			case m, ok := <-msgs:
-				if !ok {
-					break drain
-				}
-				b.msgs = append(b.msgs, m)
-			default:
-				break drain
+			case st.batches <- b:
+				return
+			case <-st.rebalanceWanted:
+			case <-ctx.Done():
 			}
+			rewind = map[string]map[int32]kgo.EpochOffset{}
 		}
-		select {
-		case h.st.batches <- b:
-		case <-sess.Context().Done():
-			return nil
+		if rewind[p.Topic] == nil {
+			rewind[p.Topic] = map[int32]kgo.EpochOffset{}
+		}
+		first := p.Records[0]
+		rewind[p.Topic][p.Partition] = kgo.EpochOffset{Epoch: -1, Offset: first.Offset}
+	})
+	if rewind != nil {
+		st.client.SetOffsets(rewind)
+	}
+}
+
+func (st *sinkTask) applySeeks(seeks map[connect.TopicPartition]int64) {
+	if len(seeks) == 0 {
+		return
+	}
+	m := map[string]map[int32]kgo.EpochOffset{}
+	for tp, off := range seeks {
+		if m[tp.Topic] == nil {
+			m[tp.Topic] = map[int32]kgo.EpochOffset{}
+		}
+		m[tp.Topic][tp.Partition] = kgo.EpochOffset{Epoch: -1, Offset: off}
+	}
+	st.client.SetOffsets(m)
+}
+
+// seek moves the fetch positions of assigned partitions; batches fetched before are dropped.
+func (st *sinkTask) seek(seeks map[connect.TopicPartition]int64) {
+	if len(seeks) == 0 {
+		return
+	}
+	epoch := st.seeks.push(seeks)
+	for tp := range seeks {
+		st.seekEpoch[tp] = epoch
+	}
+}
+
+func pausable(tps map[connect.TopicPartition]bool) map[string][]int32 {
+	m := map[string][]int32{}
+	for tp, ok := range tps {
+		if ok {
+			m[tp.Topic] = append(m[tp.Topic], tp.Partition)
 		}
 	}
+	return m
+}
+
+func (st *sinkTask) pauseFetch(tps ...connect.TopicPartition) {
+	m := map[string][]int32{}
+	for _, tp := range tps {
+		m[tp.Topic] = append(m[tp.Topic], tp.Partition)
+	}
+	st.client.PauseFetchPartitions(m)
+}
+
+func (st *sinkTask) resumeFetch(tps ...connect.TopicPartition) {
+	m := map[string][]int32{}
+	for _, tp := range tps {
+		m[tp.Topic] = append(m[tp.Topic], tp.Partition)
+	}
+	st.client.ResumeFetchPartitions(m)
+}
+
+// syncPaused makes the fetch pauses those of the target state and the task's own pauses.
+func (st *sinkTask) syncPaused() {
+	if st.target != state.Started {
+		st.client.PauseFetchPartitions(pausable(st.assignment))
+		return
+	}
+	resume := map[connect.TopicPartition]bool{}
+	for tp := range st.assignment {
+		resume[tp] = !st.taskPaused[tp]
+	}
+	st.client.ResumeFetchPartitions(pausable(resume))
+	st.client.PauseFetchPartitions(pausable(st.taskPaused))
 }
 
 func (st *sinkTask) onAssigned(ev groupEvent) error {
 	defer close(ev.done)
-	st.sess = ev.sess
+	st.inSession = true
 	var tps []connect.TopicPartition
 	for topic, parts := range ev.claims {
 		for _, p := range parts {
@@ -220,16 +332,16 @@ func (st *sinkTask) onAssigned(ev groupEvent) error {
 		}
 	}
 	sortTPs(tps)
-	st.rejoining = false
 	st.opening = true
 	err := st.task.Open(tps)
 	st.opening = false
 	if err != nil {
 		return fmt.Errorf("opening partitions %v: %w", tps, err)
 	}
+	ev.seeks = map[connect.TopicPartition]int64{}
 	for tp, off := range st.pendingSeeks {
 		if st.assignment[tp] {
-			setOffset(ev.sess, tp.Topic, tp.Partition, off, "")
+			ev.seeks[tp] = off
 			st.current[tp] = off
 		}
 	}
@@ -237,42 +349,112 @@ func (st *sinkTask) onAssigned(ev groupEvent) error {
 	for tp := range st.taskPaused {
 		if !st.assignment[tp] { // JVM: pausedPartitions.retainAll(assignment)
 			delete(st.taskPaused, tp)
-			st.group.Resume(map[string][]int32{tp.Topic: {tp.Partition}})
 		}
 	}
-	if st.target != state.Started {
-		st.group.PauseAll()
-	}
+	st.syncPaused()
 	st.log.Info("partitions assigned", "partitions", fmt.Sprint(tps))
 	return nil
 }
 
-func (st *sinkTask) onRevoked(ctx context.Context, ev groupEvent) error {
+// onRevoked makes the final commit of revoked partitions (not of lost ones, as the JVM) and closes them.
+// An eager rebalance revokes the whole assignment, a cooperative one a part of it.
+func (st *sinkTask) onRevoked(ev groupEvent) error {
 	defer close(ev.done)
-	if st.sess == nil {
-		return nil
-	}
+	revoked := map[connect.TopicPartition]bool{}
 	var tps []connect.TopicPartition
-	for tp := range st.assignment {
-		tps = append(tps, tp)
+	for topic, parts := range ev.claims {
+		for _, p := range parts {
+			if tp := (connect.TopicPartition{Topic: topic, Partition: p}); st.assignment[tp] {
+				revoked[tp] = true
+				tps = append(tps, tp)
+			}
+		}
+	}
+	if !st.inSession || len(tps) == 0 {
+		return nil
 	}
 	sortTPs(tps)
 	var err error
-	if !st.isCancelled() { // a task cancelled after the graceful timeout skips its final commit (JVM)
-		err = st.commit(context.Background(), true)
+	if !ev.lost && !st.isCancelled() { // a task cancelled after the graceful timeout skips its final commit (JVM)
+		err = st.commit(context.Background(), true, revoked)
 	}
 	if cerr := st.task.Close(tps); cerr != nil && err == nil {
 		err = fmt.Errorf("closing partitions: %w", cerr)
 	}
-	st.sess = nil
-	st.assignment = map[connect.TopicPartition]bool{}
-	st.current = map[connect.TopicPartition]int64{}
-	st.pending = map[connect.TopicPartition]int64{}
-	st.lastCommitted = map[connect.TopicPartition]int64{}
-	st.stashed = map[connect.TopicPartition][]*batch{}
-	st.retryBatch, st.idleAt = nil, time.Time{}
-	st.ready = nil
-	st.pendingSeeks = map[connect.TopicPartition]int64{}
-	st.raw = map[rawKey]*sarama.ConsumerMessage{}
+	// a partition that comes back starts unpaused by the target (syncPaused pauses it again)
+	st.client.ResumeFetchPartitions(pausable(revoked))
+	for tp := range revoked {
+		delete(st.assignment, tp)
+		delete(st.current, tp)
+		delete(st.pending, tp)
+		delete(st.lastCommitted, tp)
+		delete(st.stashed, tp)
+		delete(st.seekEpoch, tp)
+		delete(st.pendingSeeks, tp)
+	}
+	st.ready = slices.DeleteFunc(st.ready, func(b *batch) bool { return revoked[b.tp] })
+	if st.retryBatch != nil {
+		// the records of partitions still assigned are redelivered; the others are fetched by their new owner
+		st.retryBatch = slices.DeleteFunc(st.retryBatch, func(r *connect.SinkRecord) bool {
+			return revoked[connect.TopicPartition{Topic: r.OriginalTopic, Partition: r.OriginalPartition}]
+		})
+	}
+	for k := range st.raw {
+		if revoked[connect.TopicPartition{Topic: k.topic, Partition: k.partition}] {
+			delete(st.raw, k)
+		}
+	}
+	if len(st.assignment) == 0 {
+		st.inSession = false
+		st.retryBatch, st.idleAt = nil, time.Time{}
+		st.ready = nil
+	}
 	return err
+}
+
+// commitOffsets commits offsets to the group, with their metadata, and returns the partitions it
+// committed.
+func (st *sinkTask) commitOffsets(ctx context.Context, offsets map[connect.TopicPartition]connect.OffsetAndMetadata) (map[connect.TopicPartition]bool, error) {
+	m := map[string]map[int32]kgo.EpochOffset{}
+	meta := false
+	for tp, om := range offsets {
+		if m[tp.Topic] == nil {
+			m[tp.Topic] = map[int32]kgo.EpochOffset{}
+		}
+		m[tp.Topic][tp.Partition] = kgo.EpochOffset{Epoch: -1, Offset: om.Offset}
+		meta = meta || om.Metadata != ""
+	}
+	if meta {
+		ctx = kgo.PreCommitFnContext(ctx, func(req *kmsg.OffsetCommitRequest) error {
+			for i := range req.Topics {
+				t := &req.Topics[i]
+				for j := range t.Partitions {
+					p := &t.Partitions[j]
+					if om, ok := offsets[connect.TopicPartition{Topic: t.Topic, Partition: p.Partition}]; ok && om.Metadata != "" {
+						md := om.Metadata
+						p.Metadata = &md
+					}
+				}
+			}
+			return nil
+		})
+	}
+	committed := map[connect.TopicPartition]bool{}
+	var cerr error
+	st.client.CommitOffsetsSync(ctx, m, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+		if err != nil {
+			cerr = err
+			return
+		}
+		for _, t := range resp.Topics {
+			for _, p := range t.Partitions {
+				if p.ErrorCode == 0 {
+					committed[connect.TopicPartition{Topic: t.Topic, Partition: p.Partition}] = true
+				} else if cerr == nil {
+					cerr = fmt.Errorf("committing %s-%d: %w", t.Topic, p.Partition, kerr.ErrorForCode(p.ErrorCode))
+				}
+			}
+		}
+	})
+	return committed, cerr
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/IBM/sarama"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/internal/state"
@@ -20,21 +20,21 @@ func (c *taskContext) Configs() map[string]string { return c.st.taskProps }
 
 func (c *taskContext) Offset(offsets map[connect.TopicPartition]int64) {
 	st := c.st
-	rejoin := false
+	seeks := map[connect.TopicPartition]int64{}
 	for tp, off := range offsets {
-		st.pendingSeeks[tp] = off
-		if st.sess != nil && st.assignment[tp] {
-			setOffset(st.sess, tp.Topic, tp.Partition, off, "")
+		if st.opening {
+			st.pendingSeeks[tp] = off // applied to the positions the group fetches, before fetching starts
+			continue
+		}
+		if st.inSession && st.assignment[tp] {
+			seeks[tp] = off
 			st.current[tp] = off
 			delete(st.pending, tp)
-			rejoin = true
+		} else {
+			st.pendingSeeks[tp] = off // applied at the next assignment of the partition
 		}
 	}
-	// Called from Open (during assignment) the seeks apply before fetching starts; later, the session must
-	// restart to fetch from the new positions.
-	if rejoin && !st.opening {
-		st.requestRestart()
-	}
+	st.seek(seeks)
 }
 
 func (c *taskContext) Timeout(d time.Duration) { c.st.timeoutReq = d }
@@ -51,8 +51,8 @@ func (c *taskContext) Assignment() []connect.TopicPartition {
 func (c *taskContext) Pause(tps ...connect.TopicPartition) {
 	for _, tp := range tps {
 		c.st.taskPaused[tp] = true
-		c.st.group.Pause(map[string][]int32{tp.Topic: {tp.Partition}})
 	}
+	c.st.pauseFetch(tps...)
 }
 
 func (c *taskContext) Resume(tps ...connect.TopicPartition) {
@@ -60,7 +60,7 @@ func (c *taskContext) Resume(tps ...connect.TopicPartition) {
 	for _, tp := range tps {
 		delete(st.taskPaused, tp)
 		if st.target == state.Started {
-			st.group.Resume(map[string][]int32{tp.Topic: {tp.Partition}})
+			st.resumeFetch(tp)
 		}
 		if bs := st.stashed[tp]; len(bs) > 0 {
 			delete(st.stashed, tp)
@@ -96,7 +96,7 @@ func (r *errantReporter) Report(ctx context.Context, rec *connect.SinkRecord, ca
 	st := r.st
 	raw := st.raw[rawKey{rec.OriginalTopic, rec.OriginalPartition, rec.OriginalOffset}]
 	if raw == nil {
-		raw = &sarama.ConsumerMessage{Topic: rec.OriginalTopic, Partition: rec.OriginalPartition, Offset: rec.OriginalOffset}
+		raw = &kgo.Record{Topic: rec.OriginalTopic, Partition: rec.OriginalPartition, Offset: rec.OriginalOffset}
 	}
 	_, err := st.errs.fail(ctx, StageTaskPut, st.taskClass, raw, cause)
 	return err

@@ -3,7 +3,7 @@ package worker
 import (
 	"context"
 
-	"github.com/IBM/sarama"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/connect"
 )
@@ -33,13 +33,11 @@ more:
 	}
 	st.recordsBuf, st.jsonBuf = st.recordsBuf[:0], st.jsonBuf[:0]
 	for _, b := range bs {
-		if b.sess != st.sess || st.rejoining {
-			continue // fetched before a revocation or a rewind: it will be fetched again
+		if !st.assignment[b.tp] || b.epoch < st.seekEpoch[b.tp] {
+			continue // fetched before the partition's seek: it is fetched again from the new position
 		}
 		if st.taskPaused[b.tp] {
-			// sarama ignores pauses for partitions whose consumer did not exist yet (set during Setup):
-			// pause again now that it does, and keep what arrived for the resume.
-			st.group.Pause(map[string][]int32{b.tp.Topic: {b.tp.Partition}})
+			// fetched before the pause: kept for the resume
 			st.stashed[b.tp] = append(st.stashed[b.tp], b)
 			continue
 		}
@@ -109,15 +107,17 @@ func (st *sinkTask) convertBatch(ctx context.Context, b *batch) error {
 // convert converts m into *rec and runs the transformations on it: the record returned is rec or
 // the last transformation's. Records and their JSONValues live in buffers of the task that the next
 // batch reuses, as the records a Put takes are the task's only until it returns.
-func (st *sinkTask) convert(ctx context.Context, m *sarama.ConsumerMessage, rec *connect.SinkRecord) (*connect.SinkRecord, bool, error) {
+func (st *sinkTask) convert(ctx context.Context, m *kgo.Record, rec *connect.SinkRecord) (*connect.SinkRecord, bool, error) {
 	*rec = connect.SinkRecord{
 		Topic: m.Topic, Partition: m.Partition, Offset: m.Offset,
 		OriginalTopic: m.Topic, OriginalPartition: m.Partition, OriginalOffset: m.Offset,
-		Timestamp: connect.NoTimestamp,
+		Timestamp: connect.NoTimestamp, TimestampType: connect.CreateTime,
 	}
-	if !m.Timestamp.IsZero() {
-		rec.Timestamp = m.Timestamp.UnixMilli()
-		rec.TimestampType = connect.CreateTime
+	if ms := m.Timestamp.UnixMilli(); ms >= 0 { // a negative one is the producer's "no timestamp" (JVM)
+		rec.Timestamp = ms
+	}
+	if m.Attrs.TimestampType() == 1 {
+		rec.TimestampType = connect.LogAppendTime
 	}
 	if len(m.Headers) > 0 {
 		hs, err := st.convertHeaders(m)
@@ -163,21 +163,21 @@ func (st *sinkTask) convert(ctx context.Context, m *sarama.ConsumerMessage, rec 
 	return rec, false, nil
 }
 
-func (st *sinkTask) convertHeaders(m *sarama.ConsumerMessage) (connect.Headers, error) {
+func (st *sinkTask) convertHeaders(m *kgo.Record) (connect.Headers, error) {
 	hs := make(connect.Headers, 0, len(m.Headers))
 	for _, h := range m.Headers {
-		sv, err := st.hdrConv.ToConnectHeader(m.Topic, string(h.Key), h.Value)
+		sv, err := st.hdrConv.ToConnectHeader(m.Topic, h.Key, h.Value)
 		if err != nil {
 			return nil, err
 		}
-		hs = append(hs, connect.Header{Key: string(h.Key), Schema: sv.Schema, Value: sv.Value})
+		hs = append(hs, connect.Header{Key: h.Key, Schema: sv.Schema, Value: sv.Value})
 	}
 	return hs, nil
 }
 
 // convertData runs a key or value converter; only a failure goes through the error handler (retryConvert
 // is a separate function so that its closure's captures cost nothing on the clean path).
-func (st *sinkTask) convertData(ctx context.Context, stage Stage, class string, conv connect.Converter, m *sarama.ConsumerMessage, hs connect.Headers, data []byte) (connect.SchemaAndValue, bool, error) {
+func (st *sinkTask) convertData(ctx context.Context, stage Stage, class string, conv connect.Converter, m *kgo.Record, hs connect.Headers, data []byte) (connect.SchemaAndValue, bool, error) {
 	sv, err := conv.ToConnectData(m.Topic, hs, data)
 	if err == nil {
 		return sv, false, nil
@@ -185,7 +185,7 @@ func (st *sinkTask) convertData(ctx context.Context, stage Stage, class string, 
 	return st.retryConvert(ctx, stage, class, conv, m, hs, data, err)
 }
 
-func (st *sinkTask) retryConvert(ctx context.Context, stage Stage, class string, conv connect.Converter, m *sarama.ConsumerMessage, hs connect.Headers, data []byte, first error) (connect.SchemaAndValue, bool, error) {
+func (st *sinkTask) retryConvert(ctx context.Context, stage Stage, class string, conv connect.Converter, m *kgo.Record, hs connect.Headers, data []byte, first error) (connect.SchemaAndValue, bool, error) {
 	var sv connect.SchemaAndValue
 	skip, err := st.errs.retry(ctx, stage, class, m, first, func() (e error) {
 		sv, e = conv.ToConnectData(m.Topic, hs, data)
@@ -194,7 +194,7 @@ func (st *sinkTask) retryConvert(ctx context.Context, stage Stage, class string,
 	return sv, skip, err
 }
 
-func (st *sinkTask) retryTransform(ctx context.Context, step *transformStep, m *sarama.ConsumerMessage, rec *connect.SinkRecord, first error) (*connect.SinkRecord, bool, error) {
+func (st *sinkTask) retryTransform(ctx context.Context, step *transformStep, m *kgo.Record, rec *connect.SinkRecord, first error) (*connect.SinkRecord, bool, error) {
 	var out *connect.SinkRecord
 	skip, err := st.errs.retry(ctx, StageTransformation, step.class, m, first, func() (e error) {
 		out, e = step.apply(rec)

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/IBM/sarama"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/internal/configprovider"
@@ -281,8 +281,7 @@ func (w *Worker) StartTask(id state.TaskID, connProps, taskProps map[string]stri
 	w.mu.Unlock()
 	ctx, cancel := context.WithCancel(context.Background())
 	st.cancel = func() {
-		cancel() // a session ends with its revocation, which makes the final commit
-		st.wakeup.wake()
+		cancel() // the consumer leaves the group; the revocation makes the final commit
 	}
 	go st.run(ctx)
 	return nil
@@ -309,11 +308,12 @@ func (w *Worker) newSinkTask(id state.TaskID, rawConnProps, rawTaskProps map[str
 		log:       slog.With("connector", id.Connector, "task", id.Task),
 		targetCh:  make(chan state.Target, 1), commitReq: make(chan struct{}, 1),
 		events: make(chan groupEvent), batches: make(chan *batch), done: make(chan struct{}),
-		cancelled: make(chan struct{}), restartCh: make(chan struct{}, 1), wakeup: newConsumerWakeup(),
+		cancelled: make(chan struct{}), loopDone: make(chan struct{}), rebalanceWanted: make(chan struct{}, 1),
 		assignment: map[connect.TopicPartition]bool{}, current: map[connect.TopicPartition]int64{}, pending: map[connect.TopicPartition]int64{},
 		lastCommitted: map[connect.TopicPartition]int64{}, taskPaused: map[connect.TopicPartition]bool{},
 		stashed: map[connect.TopicPartition][]*batch{}, pendingSeeks: map[connect.TopicPartition]int64{},
-		raw: map[rawKey]*sarama.ConsumerMessage{}, target: target,
+		seekEpoch: map[connect.TopicPartition]uint64{},
+		raw:       map[rawKey]*kgo.Record{}, target: target,
 	}
 	if w.cfg.TopicTracking {
 		st.activeTopics = map[string]bool{}

@@ -1,9 +1,10 @@
 // Command consume reads a topic from its start with one Kafka client and prints the CPU it took per million
-// records: what the fetch alone costs a sink task (no conversion, no sink). -client sarama is the consumer the
-// worker runs, configured as the worker configures it (internal/kafka); -client franz is twmb/franz-go with its
-// defaults, for comparison.
+// records: what the fetch alone costs a sink task (no conversion, no sink). -client franz is the consumer the
+// worker runs (twmb/franz-go), configured as the worker configures it (internal/kafka) and polled as a task
+// polls it (max.poll.records 500); -client sarama is IBM/sarama, a partition consumer per partition, for
+// comparison.
 //
-//	go run ./internal/benchtools/consume -bootstrap 127.0.0.1:9092 -topic t -n 10000000 -client sarama
+//	go run ./internal/benchtools/consume -bootstrap 127.0.0.1:9092 -topic t -n 10000000 -client franz
 package main
 
 import (
@@ -26,8 +27,8 @@ func main() {
 	bootstrap := flag.String("bootstrap", "127.0.0.1:9092", "bootstrap servers")
 	topic := flag.String("topic", "bench", "topic")
 	n := flag.Int64("n", 1_000_000, "records to read (the topic must hold at least that many)")
-	client := flag.String("client", "sarama", "sarama or franz")
-	partBytes := flag.String("max-partition-fetch-bytes", "", "sarama: max.partition.fetch.bytes (empty: the worker's default)")
+	client := flag.String("client", "franz", "franz or sarama")
+	partBytes := flag.String("max-partition-fetch-bytes", "", "max.partition.fetch.bytes (empty: the worker's default)")
 	flag.Parse()
 
 	c0, t0 := cpu(), time.Now()
@@ -36,7 +37,7 @@ func main() {
 	case "sarama":
 		bytes = viaSarama(*bootstrap, *topic, *n, *partBytes)
 	case "franz":
-		bytes = viaFranz(*bootstrap, *topic, *n)
+		bytes = viaFranz(*bootstrap, *topic, *n, *partBytes)
 	default:
 		log.Fatalf("unknown client %q", *client)
 	}
@@ -59,12 +60,14 @@ func viaSarama(bootstrap, topic string, n int64, partBytes string) int64 {
 	if err != nil {
 		log.Fatal(err)
 	}
-	props := map[string]string{}
+	cfg.Consumer.Offsets.Initial = sarama.OffsetOldest
+	cfg.Consumer.Fetch.Default = kafka.DefaultMaxPartitionFetchBytes
 	if partBytes != "" {
-		props["max.partition.fetch.bytes"] = partBytes
-	}
-	if err := kafka.ApplyConsumer(cfg, props); err != nil {
-		log.Fatal(err)
+		var b int32
+		if _, err := fmt.Sscan(partBytes, &b); err != nil {
+			log.Fatal(err)
+		}
+		cfg.Consumer.Fetch.Default = b
 	}
 	cons, err := sarama.NewConsumer([]string{bootstrap}, cfg)
 	if err != nil {
@@ -105,17 +108,25 @@ func viaSarama(bootstrap, topic string, n int64, partBytes string) int64 {
 	return bytes.Load()
 }
 
-// viaFranz reads every partition of the topic with one franz-go client, a batch of fetches per poll.
-func viaFranz(bootstrap, topic string, n int64) int64 {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap), kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+// viaFranz reads every partition of the topic with one client configured as a sink task's consumer, in
+// polls of max.poll.records.
+func viaFranz(bootstrap, topic string, n int64, partBytes string) int64 {
+	props := map[string]string{"bootstrap.servers": bootstrap}
+	if partBytes != "" {
+		props["max.partition.fetch.bytes"] = partBytes
+	}
+	opts, err := kafka.ConsumerOpts(props)
+	if err != nil {
+		log.Fatal(err)
+	}
+	cl, err := kgo.NewClient(append(opts, kgo.ConsumeTopics(topic))...)
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer cl.Close()
 	var read, bytes int64
 	for read < n {
-		fs := cl.PollFetches(context.Background())
+		fs := cl.PollRecords(context.Background(), 500)
 		if errs := fs.Errors(); len(errs) > 0 {
 			log.Fatal(errs)
 		}
