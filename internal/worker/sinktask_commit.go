@@ -120,7 +120,7 @@ func (st *sinkTask) commit(ctx context.Context, final bool, only map[connect.Top
 	}
 	if len(send) > 0 {
 		committed, err := st.commitOffsets(cctx, send)
-			if err != nil {
+		if err != nil {
 			st.log.Warn("offset commit failed, the offsets are sent again on the next commit", "error", err)
 		}
 		for tp := range committed {
