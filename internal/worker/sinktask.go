@@ -206,6 +206,8 @@ func (st *sinkTask) runLoop(ctx context.Context) error {
 				return err
 			}
 		}
+		// a retriable failure of that put keeps the batch for redelivery: nothing new until it is put
+		canPut = canPut && st.retryBatch == nil
 		var batchCh chan *batch
 		if canPut {
 			batchCh = st.batches

@@ -37,7 +37,9 @@ import (
 // records stream (the sink drops what it took since its last flush of those partitions, and the task
 // rewinds to the committed offsets), fail puts retriably, fail the commit of a partition at the
 // broker, restart a task, start or stop a second task of the connector (a rebalance of the group),
-// pause and resume partitions from the task (SinkTaskContext.Pause/Resume), and wait.
+// pause and resume partitions from the task (SinkTaskContext.Pause/Resume; a pause may wait for a put of
+// the partition's records, so that a batch in flight is kept for the resume, and the put after a resume
+// may fail retriably), and wait.
 //
 // The sink of this file logs every Open, Close, Put, Flush and pause of its tasks in one order, with the
 // group's committed offsets at each Open and Flush. The model replays that log and checks:
@@ -56,7 +58,7 @@ import (
 //	SINK_MODEL_SEED=<seed> go test ./internal/worker/ -run TestSinkConsumerModel -v
 //
 // SINK_MODEL_ROUND=<n> runs only round n of that seed, SINK_MODEL_ROUNDS=<n> changes the number of rounds
-// (5), SINK_MODEL_SHRINK=0 skips the search for the shortest failing prefix of a failing round, and
+// (8), SINK_MODEL_SHRINK=0 skips the search for the shortest failing prefix of a failing round, and
 // SINK_MODEL_EVENTS=1 prints the whole recording of the failing run.
 // Timing is not reproduced: a seed replays the same operations, not the same interleaving.
 func TestSinkConsumerModel(t *testing.T) {
@@ -66,7 +68,7 @@ func TestSinkConsumerModel(t *testing.T) {
 		seed, err = strconv.ParseUint(v, 10, 64)
 		require.NoError(t, err, "SINK_MODEL_SEED")
 	}
-	rounds := 5
+	rounds := 8
 	if testing.Short() {
 		rounds = 2
 	}
@@ -185,6 +187,9 @@ func (o modelOp) String() string {
 		}
 		return fmt.Sprintf("taskPause(p%d)", o.part)
 	case opResumePartition:
+		if o.n == 1 {
+			return fmt.Sprintf("taskResumeFailingPut(p%d)", o.part)
+		}
 		return fmt.Sprintf("taskResume(p%d)", o.part)
 	case opWait:
 		return fmt.Sprintf("wait(%v)", o.wait)
@@ -208,13 +213,25 @@ func randomModelOps(rng *rand.Rand, n int) []modelOp {
 	var paused, second bool
 	var partPaused [modelPartitions]bool
 	streaming := int32(-1) // the partition produced to by the operation before, -1 if none
+	// operations chosen in advance: a mid-stream task pause is followed by a wait (the pause takes effect
+	// and keeps the batch in flight), a produce to another partition and the resume, which releases the
+	// kept batches while records stream
+	type planned struct {
+		x    int
+		part int32
+	}
+	var plan []planned
 	ops := make([]modelOp, 0, n)
 	for len(ops) < n {
 		part := int32(rng.IntN(modelPartitions))
 		x := rng.IntN(100)
-		mid := streaming >= 0 && rng.IntN(5) < 2
-		if mid {
-			x = []int{40, 60, 70, 75}[rng.IntN(4)] // failFlush, restart, join/leave, task pause
+		mid := streaming >= 0 && rng.IntN(2) == 0
+		switch {
+		case len(plan) > 0:
+			x, part, mid = plan[0].x, plan[0].part, false
+			plan = plan[1:]
+		case mid:
+			x = []int{40, 60, 70, 75, 75}[rng.IntN(5)] // failFlush, restart, join/leave, task pause/resume
 			part = streaming
 		}
 		streaming = -1
@@ -257,9 +274,11 @@ func randomModelOps(rng *rand.Rand, n int) []modelOp {
 			op = modelOp{kind: opPausePartition, part: part, n: rng.IntN(2)}
 			if mid {
 				op.n = 1
+				other := (part + 1 + int32(rng.IntN(modelPartitions-1))) % modelPartitions
+				plan = []planned{{99, 0}, {0, other}, {75, part}} // wait, produce, resume
 			}
 			if partPaused[part] {
-				op.kind = opResumePartition
+				op = modelOp{kind: opResumePartition, part: part, n: rng.IntN(2)}
 			}
 			partPaused[part] = !partPaused[part]
 		default:
@@ -288,29 +307,32 @@ func randomModelConfig(rng *rand.Rand) modelConfig {
 		flushInterval: []time.Duration{50 * time.Millisecond, 100 * time.Millisecond, 250 * time.Millisecond}[rng.IntN(3)],
 		maxPoll:       []int{7, 50, 500}[rng.IntN(3)],
 		strategy:      []string{"RangeAssignor", "CooperativeStickyAssignor"}[rng.IntN(2)],
-		putDelay:      []time.Duration{0, time.Millisecond, 3 * time.Millisecond}[rng.IntN(3)],
+		putDelay:      []time.Duration{0, 2 * time.Millisecond, 5 * time.Millisecond}[rng.IntN(3)],
 	}
 }
 
 // ---- the recording sink
 
-// modelSink is the shared recording of one round's tasks (looked up by the tasks' sink.id). Unlike
-// sinktest's, it keeps one log of all tasks' calls, with the group's committed offsets, and a failed
-// flush drops only what the failing task took.
+// modelSink is the shared recording of one round's tasks (looked up by the tasks' sink.id), and the
+// faults they are to inject. Unlike sinktest's, it keeps one log of all tasks' calls with the group's
+// committed offsets, and what a failed flush drops (what the failing task took of the partitions it
+// was asked to flush) is worked out by the model.
 type modelSink struct {
 	cluster *kfake.Cluster
 	group   string
 
 	putDelay time.Duration
 
-	mu             sync.Mutex
-	events         []modelEvent
-	failFlushes    int
-	commitAfterPut bool // the next put asks for a commit (the next flush comes while records stream)
-	failPuts       int
-	wantPaused     map[int32]bool // partitions the tasks are to keep paused (SinkTaskContext.Pause)
-	pauseOnPut     map[int32]bool // of wantPaused: paused only by a put of their records (mid-stream)
-	instances      atomic.Int64   // tasks started
+	mu              sync.Mutex
+	events          []modelEvent
+	failFlushes     int
+	commitAfterPut  bool // the next put asks for a commit (the next flush comes while records stream)
+	failPuts        int
+	wantPaused      map[int32]bool // partitions the tasks are to keep paused (SinkTaskContext.Pause)
+	pauseOnPut      map[int32]bool // of wantPaused: paused by a put of their records, not the last ones
+	produced        [modelPartitions]int64
+	failAfterResume map[int32]bool // the put after the resume of these partitions fails retriably
+	instances       atomic.Int64   // tasks started
 }
 
 var (
@@ -509,7 +531,7 @@ func (t *modelTask) Put(_ context.Context, recs []*connect.SinkRecord) error {
 	commit := false
 	if len(recs) > 0 {
 		s.events = append(s.events, ev)
-		commit, s.commitAfterPut = s.commitAfterPut && !fail, s.commitAfterPut && fail
+		commit, s.commitAfterPut = s.commitAfterPut && !fail, s.commitAfterPut && fail // a failed put keeps it
 	}
 	s.mu.Unlock()
 	if len(recs) > 0 {
@@ -522,12 +544,15 @@ func (t *modelTask) Put(_ context.Context, recs []*connect.SinkRecord) error {
 		t.Ctx.RequestCommit()
 	}
 	// Pauses change only after a put that succeeded: a batch that is put again after a retriable failure
-	// holds records fetched before the pause.
-	put := map[int32]bool{}
+	// holds records fetched before the pause. more: the partitions of this put whose next records were
+	// produced already (likely fetched, in flight).
+	more := map[int32]bool{}
+	s.mu.Lock()
 	for _, r := range recs {
-		put[r.Partition] = true
+		more[r.Partition] = r.Offset+1 < s.produced[r.Partition]
 	}
-	t.syncPauses(slices.Sorted(maps.Keys(t.open)), false, put)
+	s.mu.Unlock()
+	t.syncPauses(slices.Sorted(maps.Keys(t.open)), false, more)
 	return nil
 }
 
@@ -557,20 +582,24 @@ func (t *modelTask) Stop() error {
 }
 
 // syncPauses pauses or resumes the given open partitions as the test wants them; all asks again for
-// each partition even if this task did not change it. A mid-stream pause waits for a put that holds
-// records of its partition (put), so that the partition's next batch is likely in flight.
-func (t *modelTask) syncPauses(parts []int32, all bool, put map[int32]bool) {
+// each partition (at Open: the runtime keeps the pauses of partitions it assigns again). A mid-stream
+// pause waits for a put of records of its partition that has more records after them (more), which
+// are then likely fetched already and kept for the resume.
+func (t *modelTask) syncPauses(parts []int32, all bool, more map[int32]bool) {
 	var pause, resume []int32
 	t.s.mu.Lock()
 	for _, p := range parts {
 		want := t.s.wantPaused[p]
 		switch {
-		case want && t.s.pauseOnPut[p] && !put[p]:
-		case want && !t.paused[p]:
+		case want && !t.paused[p] && (all || more[p] || !t.s.pauseOnPut[p]):
 			delete(t.s.pauseOnPut, p)
 			pause = append(pause, p)
 		case !want && (t.paused[p] || all):
 			resume = append(resume, p)
+			if t.s.failAfterResume[p] {
+				delete(t.s.failAfterResume, p)
+				t.s.failPuts++ // likely the put of the batches the resume releases
+			}
 		}
 	}
 	if len(pause) > 0 {
@@ -638,8 +667,6 @@ func (r modelResult) report() string {
 }
 
 type modelRound struct {
-	t        testing.TB
-	cfg      modelConfig
 	cluster  *kfake.Cluster
 	producer *kgo.Client
 	w        *worker.Worker
@@ -700,10 +727,13 @@ func newModelRound(t testing.TB, cfg modelConfig) *modelRound {
 	n := modelSinkSeq.Add(1)
 	conn := fmt.Sprintf("model-sink-%d", n)
 	r := &modelRound{
-		t: t, cfg: cfg, cluster: cluster, producer: producer, states: &taskStates{},
+		cluster: cluster, producer: producer, states: &taskStates{},
 		sinkID: fmt.Sprintf("model-%d", n), conn: conn, target: state.Started,
 	}
-	r.sink = &modelSink{cluster: cluster, group: "connect-" + conn, putDelay: cfg.putDelay, wantPaused: map[int32]bool{}, pauseOnPut: map[int32]bool{}}
+	r.sink = &modelSink{
+		cluster: cluster, group: "connect-" + conn, putDelay: cfg.putDelay,
+		wantPaused: map[int32]bool{}, pauseOnPut: map[int32]bool{}, failAfterResume: map[int32]bool{},
+	}
 	modelSinks.Store(r.sinkID, r.sink)
 
 	wcfg, err := worker.ParseConfig(map[string]string{
@@ -827,6 +857,7 @@ func (r *modelRound) apply(op modelOp) error {
 		r.sink.mu.Lock()
 		r.sink.wantPaused[op.part] = op.kind == opPausePartition
 		r.sink.pauseOnPut[op.part] = op.kind == opPausePartition && op.n == 1
+		r.sink.failAfterResume[op.part] = op.kind == opResumePartition && op.n == 1
 		r.sink.mu.Unlock()
 	case opWait:
 		time.Sleep(op.wait)
@@ -858,6 +889,9 @@ func (r *modelRound) produce(p int32, n int) error {
 		}
 	}
 	r.produced = next
+	r.sink.mu.Lock()
+	r.sink.produced = next
+	r.sink.mu.Unlock()
 	return nil
 }
 
@@ -868,6 +902,7 @@ func (r *modelRound) finish() (map[int32]int64, error) {
 	r.sink.failFlushes, r.sink.failPuts, r.sink.commitAfterPut = 0, 0, false
 	clear(r.sink.wantPaused)
 	clear(r.sink.pauseOnPut)
+	clear(r.sink.failAfterResume)
 	r.sink.mu.Unlock()
 	for _, f := range r.faults {
 		f.Remove()
@@ -1086,7 +1121,7 @@ func closesNext(events []modelEvent, i int) bool {
 func shrinkModelRound(t *testing.T, cfg modelConfig, ops []modelOp, res modelResult) ([]modelOp, modelResult) {
 	best, bestRes := ops, res
 	lo, hi := 0, len(ops) // a prefix of lo ops passed, one of hi failed
-	deadline := time.Now().Add(90 * time.Second)
+	deadline := time.Now().Add(45 * time.Second)
 	for hi-lo > 1 && time.Now().Before(deadline) {
 		mid := (lo + hi) / 2
 		r := runModelRound(t, cfg, ops[:mid])
