@@ -416,45 +416,53 @@ func (st *sinkTask) onRevoked(ev groupEvent) error {
 // committed.
 func (st *sinkTask) commitOffsets(ctx context.Context, offsets map[connect.TopicPartition]connect.OffsetAndMetadata) (map[connect.TopicPartition]bool, error) {
 	m := map[string]map[int32]kgo.EpochOffset{}
-	meta := false
 	for tp, om := range offsets {
 		if m[tp.Topic] == nil {
 			m[tp.Topic] = map[int32]kgo.EpochOffset{}
 		}
 		m[tp.Topic][tp.Partition] = kgo.EpochOffset{Epoch: -1, Offset: om.Offset}
-		meta = meta || om.Metadata != ""
 	}
-	if meta {
-		ctx = kgo.PreCommitFnContext(ctx, func(req *kmsg.OffsetCommitRequest) error {
-			for i := range req.Topics {
-				t := &req.Topics[i]
-				for j := range t.Partitions {
-					p := &t.Partitions[j]
-					if om, ok := offsets[connect.TopicPartition{Topic: t.Topic, Partition: p.Partition}]; ok && om.Metadata != "" {
-						md := om.Metadata
-						p.Metadata = &md
-					}
-				}
+	// The client commits its member id as metadata; the JVM worker commits the task's (empty by default).
+	ctx = kgo.PreCommitFnContext(ctx, func(req *kmsg.OffsetCommitRequest) error {
+		for i := range req.Topics {
+			t := &req.Topics[i]
+			for j := range t.Partitions {
+				p := &t.Partitions[j]
+				md := offsets[connect.TopicPartition{Topic: t.Topic, Partition: p.Partition}].Metadata
+				p.Metadata = &md
 			}
-			return nil
-		})
-	}
+		}
+		return nil
+	})
 	committed := map[connect.TopicPartition]bool{}
 	var cerr error
-	st.client.CommitOffsetsSync(ctx, m, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+	st.client.CommitOffsetsSync(ctx, m, func(_ *kgo.Client, req *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
 		if err != nil {
 			cerr = err
 			return
 		}
 		for _, t := range resp.Topics {
+			topic := t.Topic
+			if topic == "" { // OffsetCommit v10+ answers by topic id
+				topic = topicByID(req, t.TopicID)
+			}
 			for _, p := range t.Partitions {
 				if p.ErrorCode == 0 {
-					committed[connect.TopicPartition{Topic: t.Topic, Partition: p.Partition}] = true
+					committed[connect.TopicPartition{Topic: topic, Partition: p.Partition}] = true
 				} else if cerr == nil {
-					cerr = fmt.Errorf("committing %s-%d: %w", t.Topic, p.Partition, kerr.ErrorForCode(p.ErrorCode))
+					cerr = fmt.Errorf("committing %s-%d: %w", topic, p.Partition, kerr.ErrorForCode(p.ErrorCode))
 				}
 			}
 		}
 	})
 	return committed, cerr
+}
+
+func topicByID(req *kmsg.OffsetCommitRequest, id [16]byte) string {
+	for _, t := range req.Topics {
+		if t.TopicID == id {
+			return t.Topic
+		}
+	}
+	return ""
 }

@@ -48,6 +48,12 @@ func (l *taskStates) of(id state.TaskID) []state.State {
 // answers it (not when the client gives up on the request).
 func startSinkTask(t testing.TB, addr, topic, connName string, flushInterval time.Duration) (*worker.Worker, state.TaskID, *taskStates, *sinktest.Sink) {
 	t.Helper()
+	return startSinkTaskOf(t, sinktest.Class, addr, topic, connName, flushInterval)
+}
+
+// startSinkTaskOf is startSinkTask for a connector class built on the recording sink.
+func startSinkTaskOf(t testing.TB, class, addr, topic, connName string, flushInterval time.Duration) (*worker.Worker, state.TaskID, *taskStates, *sinktest.Sink) {
+	t.Helper()
 	cfg, err := worker.ParseConfig(map[string]string{
 		"bootstrap.servers":                 addr,
 		"key.converter":                     sinktest.StringConverterClass,
@@ -63,7 +69,7 @@ func startSinkTask(t testing.TB, addr, topic, connName string, flushInterval tim
 	t.Cleanup(w.Stop)
 	sinkID := kafkatest.UniqueName(t, "sink")
 	props := map[string]string{
-		"name": connName, "connector.class": sinktest.Class, "tasks.max": "1", "topics": topic,
+		"name": connName, "connector.class": class, "tasks.max": "1", "topics": topic,
 		"sink.id": sinkID, "task.index": "0",
 	}
 	id := state.TaskID{Connector: connName, Task: 0}
