@@ -244,11 +244,7 @@ func (st *sinkTask) handOver(ctx context.Context, fs kgo.Fetches, epoch uint64) 
 			}
 			rewind = map[string]map[int32]kgo.EpochOffset{}
 		}
-		if rewind[p.Topic] == nil {
-			rewind[p.Topic] = map[int32]kgo.EpochOffset{}
-		}
-		first := p.Records[0]
-		rewind[p.Topic][p.Partition] = kgo.EpochOffset{Epoch: -1, Offset: first.Offset}
+		setOffset(rewind, p.Topic, p.Partition, p.Records[0].Offset)
 	})
 	if rewind != nil {
 		st.client.SetOffsets(rewind)
@@ -261,12 +257,18 @@ func (st *sinkTask) applySeeks(seeks map[connect.TopicPartition]int64) {
 	}
 	m := map[string]map[int32]kgo.EpochOffset{}
 	for tp, off := range seeks {
-		if m[tp.Topic] == nil {
-			m[tp.Topic] = map[int32]kgo.EpochOffset{}
-		}
-		m[tp.Topic][tp.Partition] = kgo.EpochOffset{Epoch: -1, Offset: off}
+		setOffset(m, tp.Topic, tp.Partition, off)
 	}
 	st.client.SetOffsets(m)
+}
+
+// setOffset puts off as a partition's next offset into m, in the form the client's SetOffsets and
+// commits take.
+func setOffset(m map[string]map[int32]kgo.EpochOffset, topic string, partition int32, off int64) {
+	if m[topic] == nil {
+		m[topic] = map[int32]kgo.EpochOffset{}
+	}
+	m[topic][partition] = kgo.EpochOffset{Epoch: -1, Offset: off}
 }
 
 // seek moves the fetch positions of assigned partitions; batches fetched before are dropped.
@@ -280,30 +282,32 @@ func (st *sinkTask) seek(seeks map[connect.TopicPartition]int64) {
 	}
 }
 
-func pausable(tps map[connect.TopicPartition]bool) map[string][]int32 {
+// byTopic groups partitions by topic, as the client's pause and resume take them.
+func byTopic(tps ...connect.TopicPartition) map[string][]int32 {
 	m := map[string][]int32{}
-	for tp, ok := range tps {
-		if ok {
-			m[tp.Topic] = append(m[tp.Topic], tp.Partition)
-		}
+	for _, tp := range tps {
+		m[tp.Topic] = append(m[tp.Topic], tp.Partition)
 	}
 	return m
 }
 
-func (st *sinkTask) pauseFetch(tps ...connect.TopicPartition) {
-	m := map[string][]int32{}
-	for _, tp := range tps {
-		m[tp.Topic] = append(m[tp.Topic], tp.Partition)
+// pausable is byTopic of the partitions set in tps.
+func pausable(tps map[connect.TopicPartition]bool) map[string][]int32 {
+	var set []connect.TopicPartition
+	for tp, ok := range tps {
+		if ok {
+			set = append(set, tp)
+		}
 	}
-	st.client.PauseFetchPartitions(m)
+	return byTopic(set...)
+}
+
+func (st *sinkTask) pauseFetch(tps ...connect.TopicPartition) {
+	st.client.PauseFetchPartitions(byTopic(tps...))
 }
 
 func (st *sinkTask) resumeFetch(tps ...connect.TopicPartition) {
-	m := map[string][]int32{}
-	for _, tp := range tps {
-		m[tp.Topic] = append(m[tp.Topic], tp.Partition)
-	}
-	st.client.ResumeFetchPartitions(m)
+	st.client.ResumeFetchPartitions(byTopic(tps...))
 }
 
 // syncPaused makes the fetch pauses those of the target state and the task's own pauses.
@@ -417,10 +421,7 @@ func (st *sinkTask) onRevoked(ev groupEvent) error {
 func (st *sinkTask) commitOffsets(ctx context.Context, offsets map[connect.TopicPartition]connect.OffsetAndMetadata) (map[connect.TopicPartition]bool, error) {
 	m := map[string]map[int32]kgo.EpochOffset{}
 	for tp, om := range offsets {
-		if m[tp.Topic] == nil {
-			m[tp.Topic] = map[int32]kgo.EpochOffset{}
-		}
-		m[tp.Topic][tp.Partition] = kgo.EpochOffset{Epoch: -1, Offset: om.Offset}
+		setOffset(m, tp.Topic, tp.Partition, om.Offset)
 	}
 	// The client commits its member id as metadata; the JVM worker commits the task's (empty by default).
 	ctx = kgo.PreCommitFnContext(ctx, func(req *kmsg.OffsetCommitRequest) error {
