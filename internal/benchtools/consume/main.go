@@ -119,7 +119,9 @@ func viaFranz(bootstrap, topic string, n int64, partBytes string) int64 {
 	if err != nil {
 		log.Fatal(err)
 	}
-	cl, err := kgo.NewClient(append(opts, kgo.ConsumeTopics(topic))...)
+	// a group of its own, as a sink task's (the consumer's options commit by hand, which needs one)
+	group := fmt.Sprintf("bench-consume-%d", time.Now().UnixNano())
+	cl, err := kgo.NewClient(append(opts, kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic))...)
 	if err != nil {
 		log.Fatal(err)
 	}
