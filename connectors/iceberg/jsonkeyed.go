@@ -63,23 +63,21 @@ func (ks *keyShape) read(b []byte) (key []byte, ver any, ok bool) {
 			key = append(key, 0)
 		}
 		if ks.kinds[m] == kindString {
-			e, _ := jsonStringEnd(b, p)
-			key = append(key, b[p+1:e-1]...)
+			key = append(key, b[p+1:ks.end[m]-1]...)
 		} else {
 			key = strconv.AppendInt(key, jsonInt(b, p), 10)
 		}
 	}
 	ks.key = key
 	if ks.ver >= 0 {
-		if p := ks.pos[ks.ver]; p >= 0 {
+		if p, e := ks.pos[ks.ver], ks.end[ks.ver]; p >= 0 {
 			switch ks.kinds[ks.ver] {
 			case kindLong:
 				ver = jsonInt(b, p)
 			case kindString:
-				e, _ := jsonStringEnd(b, p)
 				ver = string(b[p+1 : e-1])
 			case kindDouble:
-				ver = jsonFloat(b, p)
+				ver = jsonNumber(b, p, e, kindDouble)
 			case kindBool:
 				ver = b[p] == 't'
 			}
@@ -338,14 +336,13 @@ func (ms *memberScan) value(b []byte, name string) any {
 	if !ok || ms.pos[m] < 0 {
 		return nil
 	}
-	p := ms.pos[m]
+	p, e := ms.pos[m], ms.end[m]
 	switch ms.kinds[m] {
 	case kindLong:
 		return jsonInt(b, p)
 	case kindDouble:
-		return jsonFloat(b, p)
+		return jsonNumber(b, p, e, kindDouble)
 	case kindString:
-		e, _ := jsonStringEnd(b, p)
 		return string(b[p+1 : e-1])
 	case kindBool:
 		return b[p] == 't'

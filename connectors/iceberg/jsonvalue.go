@@ -42,6 +42,7 @@ type memberScan struct {
 	plain []bool // per member: its name has no quote or backslash (the bytes of its token are the name)
 	// scratch for one record, per member
 	pos  []int // where its value starts (-1: null)
+	end  []int // where its value ends
 	seen []bool
 }
 
@@ -81,7 +82,8 @@ func (ms *memberScan) lookup(key []byte, n int) (int, bool) {
 // (nested values, timestamps, narrower numbers, ...) or is named op (the record could be a Debezium
 // envelope, debeziumEnvelope: that is cdcRecord's to say).
 func newMemberScan(st *ice.StructType) *memberScan {
-	ms := &memberScan{names: map[string]int{}, pos: make([]int, len(st.FieldList)), seen: make([]bool, len(st.FieldList))}
+	n := len(st.FieldList)
+	ms := &memberScan{names: map[string]int{}, pos: make([]int, n), end: make([]int, n), seen: make([]bool, n)}
 	for _, f := range st.FieldList {
 		if f.Name == "op" {
 			return nil
@@ -108,7 +110,8 @@ func newMemberScan(st *ice.StructType) *memberScan {
 	return ms
 }
 
-// scan reports whether the (valid) JSON object b is of the shape, noting each member's value start.
+// scan reports whether the (valid) JSON object b is of the shape, noting where each member's value
+// starts and ends.
 func (ms *memberScan) scan(b []byte) bool {
 	for i := range ms.pos {
 		ms.pos[i] = -1
@@ -147,7 +150,7 @@ func (ms *memberScan) scan(b []byte) bool {
 		default:
 			ms.seen[m] = true
 			n++
-			ms.pos[m] = i
+			ms.pos[m], ms.end[m] = i, ve
 		}
 		i = jsonWS(b, ve)
 		if i < len(b) && b[i] == ',' {
@@ -166,7 +169,7 @@ type jsonShape struct {
 	st       *ice.StructType
 	schemaID int
 	cols     []int // per member: column, or -1
-	at       []int // scratch for one record, per column: where the value filling it starts
+	from     []int // scratch for one record, per column: the member whose value fills it, or -1
 }
 
 // compileShape builds the jsonShape of st for the columns fields (of table schema schemaID), or nil
@@ -180,7 +183,7 @@ func compileShape(st *ice.StructType, schemaID int, fields []arrow.Field) *jsonS
 	for i, f := range fields {
 		col[f.Name] = i
 	}
-	js := &jsonShape{memberScan: ms, st: st, schemaID: schemaID, cols: make([]int, len(ms.kinds)), at: make([]int, len(fields))}
+	js := &jsonShape{memberScan: ms, st: st, schemaID: schemaID, cols: make([]int, len(ms.kinds)), from: make([]int, len(fields))}
 	for _, f := range st.FieldList {
 		m := ms.names[f.Name]
 		c, ok := col[f.Name]
@@ -273,29 +276,29 @@ func (js *jsonShape) appendRow(blds []array.Builder, b []byte) bool {
 	if !js.scan(b) {
 		return false
 	}
-	for c := range js.at {
-		js.at[c] = -1
+	for c := range js.from {
+		js.from[c] = -1
 	}
 	for m, c := range js.cols {
-		if c >= 0 {
-			js.at[c] = js.pos[m]
+		if c >= 0 && js.pos[m] >= 0 {
+			js.from[c] = m
 		}
 	}
-	// second pass: append, every value already known to fit
-	for c, p := range js.at {
+	// second pass: append, every value already known to fit and where it ends
+	for c, m := range js.from {
 		bld := blds[c]
-		if p < 0 {
+		if m < 0 {
 			bld.AppendNull()
 			continue
 		}
+		p, e := js.pos[m], js.end[m]
 		switch x := bld.(type) {
 		case *array.Int64Builder:
 			x.Append(jsonInt(b, p))
 		case *array.Float64Builder:
-			x.Append(jsonFloat(b, p))
+			x.Append(jsonNumber(b, p, e, js.kinds[m]))
 		case *array.StringBuilder:
-			e, _ := jsonStringEnd(b, p)
-			x.BinaryBuilder.Append(b[p+1 : e-1])
+			x.BinaryBuilder.Append(b[p+1 : e-1]) // a string without escapes (scan)
 		case *array.BooleanBuilder:
 			x.Append(b[p] == 't')
 		}
@@ -392,10 +395,10 @@ func jsonInt(b []byte, i int) int64 {
 	return v
 }
 
-// jsonFloat is the number at i as the schemaless converter reads it: an integral one as its int64 (as
-// appendValue widens it), else Java's double parsing, with -0.0 as 0.
-func jsonFloat(b []byte, i int) float64 {
-	k, e := jsonMember(b, i)
+// jsonNumber is the number b[i:e], of kind k (kindLong or kindDouble), as the schemaless converter
+// reads it into a double column: an integral one as its int64 (as appendValue widens it), else Java's
+// double parsing, with -0.0 as 0.
+func jsonNumber(b []byte, i, e int, k jsonKind) float64 {
 	if k == kindLong {
 		return float64(jsonInt(b, i))
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	ice "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
@@ -573,4 +574,30 @@ func TestSpillCompacted(t *testing.T) {
 	require.Equal(t, want, duckRows(t, meta, "SELECT id, n, length(pad) FROM t ORDER BY id"))
 	n, _ = files()
 	require.Equal(t, 0, n, "the committed round's files are closed")
+}
+
+// BenchmarkJSONShapeAppend: one flat record of the Iceberg benchmark's shape (~406 B, 9 members:
+// longs, a double, strings) from its bytes into the builders of its columns.
+func BenchmarkJSONShapeAppend(b *testing.B) {
+	rec := []byte(`{"id":123456,"name":"customer-0123456","email":"customer-0123456@example.com","region":"eu-west",` +
+		`"amount":12345.67,"qty":7,"ts":"2026-01-02T10:17:36Z","version":3,"note":"` + strings.Repeat("abcdefghijklmnopqrstuvwxyz", 9) + `"}`)
+	conv := schemalessConverter(b)
+	sv, err := conv.ToConnectData("t", nil, rec)
+	require.NoError(b, err)
+	st := newSchemaCache().forSchemaless(sv.Value.(map[string]any))
+	sc := arrowSchemaOf(b, string(rec))
+	bld := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer bld.Release()
+	js := compileShape(st, 1, sc.Fields())
+	require.NotNil(b, js)
+	b.SetBytes(int64(len(rec)))
+	b.ReportAllocs()
+	for i := range b.N {
+		if !js.appendRow(bld.Fields(), rec) {
+			b.Fatal("not of the shape")
+		}
+		if i%spoolBatchRows == spoolBatchRows-1 {
+			bld.NewRecordBatch().Release()
+		}
+	}
 }
