@@ -169,7 +169,7 @@ type jsonShape struct {
 	st       *ice.StructType
 	schemaID int
 	cols     []int // per member: column, or -1
-	from     []int // scratch for one record, per column: the member whose value fills it, or -1
+	from     []int // per column: the member whose value fills it, or -1
 }
 
 // compileShape builds the jsonShape of st for the columns fields (of table schema schemaID), or nil
@@ -193,6 +193,14 @@ func compileShape(st *ice.StructType, schemaID int, fields []arrow.Field) *jsonS
 			return nil
 		}
 		js.cols[m] = c
+	}
+	for c := range js.from {
+		js.from[c] = -1
+	}
+	for m, c := range js.cols {
+		if c >= 0 {
+			js.from[c] = m
+		}
 	}
 	return js
 }
@@ -276,18 +284,10 @@ func (js *jsonShape) appendRow(blds []array.Builder, b []byte) bool {
 	if !js.scan(b) {
 		return false
 	}
-	for c := range js.from {
-		js.from[c] = -1
-	}
-	for m, c := range js.cols {
-		if c >= 0 && js.pos[m] >= 0 {
-			js.from[c] = m
-		}
-	}
 	// second pass: append, every value already known to fit and where it ends
 	for c, m := range js.from {
 		bld := blds[c]
-		if m < 0 {
+		if m < 0 || js.pos[m] < 0 {
 			bld.AppendNull()
 			continue
 		}
