@@ -22,8 +22,11 @@
 # SINK_EXTRA (extra connector config as ,"key":"value" pairs, both workers), JVM_HEAP (-Xms256m -Xmx2g), CONNECTD_BIN
 # (a prebuilt connectd binary to measure instead of building this tree), WORKER_PROPS (extra worker property lines, e.g.
 # connectd.debug.pprof.enable=true; PROFILE=SECONDS then saves a CPU profile of connectd's first SECONDS after the POST
-# as connectd.cpu.pprof in the kept directory), RUN_TIMEOUT (900 s per worker), KEEP=1 (keep
-# the logs and tables).
+# as connectd.cpu.pprof in the kept directory; the first connectd run only), RUN_TIMEOUT (900 s per worker), KEEP=1 (keep
+# the logs and tables), REPEAT (1: how many times each worker runs; the order alternates, WORKERS' order in odd
+# repetitions and reversed in even ones, and a summary gives each worker's median and the median of the ratios per
+# repetition: on a virtual machine the first process to touch memory the guest has not used yet pays for the host to
+# back it, and one run moves the ratio by ~0.05).
 # The JVM side copies JVM Connect 4.3.1 (testdata/distributed/jvm.sh) and the Apache Iceberg sink 1.10.1 with
 # its dependencies (bench-iceberg-jvm/pom.xml) from Maven Central into ~/.cache/connectd on first use.
 set -euo pipefail
@@ -31,7 +34,7 @@ cd "$(dirname "$0")/.."
 : "${KAFKA_BOOTSTRAP:?run through scripts/with-kafka.sh}"
 N="${N:-1000000}"; SIZE="${SIZE:-406}"; PARTITIONS="${PARTITIONS:-6}"; TASKS="${TASKS:-3}"; COMMIT_MS="${COMMIT_MS:-10000}"
 MODE="${MODE:-append}"; KEYS="${KEYS:-100000}"
-WORKERS="${WORKERS:-connectd jvm}"; CATALOG="${CATALOG:-sqlite}"; RUN_TIMEOUT="${RUN_TIMEOUT:-900}"; SINK_EXTRA="${SINK_EXTRA:-}"; JVM_HEAP="${JVM_HEAP:--Xms256m -Xmx2g}"
+WORKERS="${WORKERS:-connectd jvm}"; REPEAT="${REPEAT:-1}"; CATALOG="${CATALOG:-sqlite}"; RUN_TIMEOUT="${RUN_TIMEOUT:-900}"; SINK_EXTRA="${SINK_EXTRA:-}"; JVM_HEAP="${JVM_HEAP:--Xms256m -Xmx2g}"
 here="$(pwd)/scripts/bench-iceberg-jvm"
 tmp="$(mktemp -d)"; mkdir -p "$tmp/plugins"
 if [[ -n "${KEEP:-}" ]]; then
@@ -126,13 +129,14 @@ jvm_plugin() { # the Apache Iceberg sink and its dependencies, from Maven Centra
   echo "$dir/plugin"
 }
 
+CPUS=(); RSSS=(); RATIOS=()
 declare -A CPU RSS
-run() { # name catalog-dir cmd...
-  local name="$1" dir="$2"; shift 2
+run() { # kind name catalog-dir cmd...: kind connectd or jvm, name unique per run (group, database, logs)
+  local kind="$1" name="$2" dir="$3"; shift 3
   local extra=""
   # the JVM's SQLite JDBC driver gives up on a locked catalog after 3 s; its own tasks and coordinator hold
   # connections to the one file, so a loaded machine makes its commits fail with SQLITE_BUSY
-  [[ "$name" == jvm && "$CATALOG" == sqlite ]] && extra=',"iceberg.catalog.jdbc.busy_timeout":"60000"'
+  [[ "$kind" == jvm && "$CATALOG" == sqlite ]] && extra=',"iceberg.catalog.jdbc.busy_timeout":"60000"'
   local p; p="$(port)"
   mkdir -p "$dir/warehouse"
   local uri; uri="$(catalog_uri "$dir" "$name")"
@@ -160,7 +164,8 @@ PROPS
     \"iceberg.catalog.uri\":\"$uri\",\"iceberg.catalog.jdbc.schema-version\":\"V1\",
     \"iceberg.catalog.warehouse\":\"file://$dir/warehouse\",
     \"iceberg.control.topic\":\"$control\",\"iceberg.control.commit.interval-ms\":\"$COMMIT_MS\"$upsert$SINK_EXTRA$extra}}" > /dev/null
-  if [[ -n "${PROFILE:-}" && "$name" == connectd ]]; then
+  if [[ -n "${PROFILE:-}" && "$kind" == connectd && -z "${profiled:-}" ]]; then
+    profiled=1
     curl -fs -o "$tmp/connectd.cpu.pprof" "http://127.0.0.1:$p/debug/pprof/profile?seconds=$PROFILE" &
   fi
   local deadline=$((SECONDS + RUN_TIMEOUT))
@@ -178,34 +183,63 @@ PROPS
   local rows; rows=$(duck "$(metadata "$dir" "$name")" 'SELECT count(*) FROM t')
   local secs; secs=$(python3 -c "print(($t1-$t0)/1e9)")
   local cpu; cpu=$(python3 -c "print(($c1-$c0)/$hz)")
-  CPU[$name]=$(python3 -c "print($cpu*1e6/$N)"); RSS[$name]=$((hwm / 1024))
+  CPU[$kind]=$(python3 -c "print($cpu*1e6/$N)"); RSS[$kind]=$((hwm / 1024))
+  CPUS+=("$kind=${CPU[$kind]}"); RSSS+=("$kind=${RSS[$kind]}")
   python3 -c "
 import json; st=json.loads('$st'); n=$N; s=$secs; c=$cpu
 print('%-22s %8.0f records/s  %6.2f CPU-s per million  peak RSS %5d MiB  snapshots %d  data files %d  DuckDB rows %s' % ('$name', n/s, c*1e6/n, $hwm//1024, st['snapshots'], st['data_files'], '$rows'))"
   # the Apache sink (1.10.1, and up to 1.12.0 on Maven Central) has no upsert mode: it appends every record
-  local want=$N; [[ "$MODE" == upsert && "$name" == connectd ]] && want=$KEYS
+  local want=$N; [[ "$MODE" == upsert && "$kind" == connectd ]] && want=$KEYS
   [[ "$rows" == "$want" ]] || { echo "$name: DuckDB sees $rows rows, want $want" >&2; exit 1; }
 }
 
 echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, load $(cut -d' ' -f1-3 /proc/loadavg); $MODE, N=$N JSON records of ~$SIZE B$([[ "$MODE" == upsert ]] && echo " over $KEYS keys"), $PARTITIONS partitions, tasks.max=$TASKS, commit interval ${COMMIT_MS} ms"
-for w in $WORKERS; do
-  case "$w" in
-    connectd) run connectd "$tmp/connectd" "$tmp/bin/connectd" standalone ;;
-    jvm)
-      jvm="$(testdata/distributed/jvm.sh fetch)" # JVM Connect 4.3.1 from Maven Central, cached after the first run
-      plugin="$(jvm_plugin)"
-      mkdir -p "$tmp/plugins/iceberg" "$tmp/jvm/warehouse"
-      ln -s "$plugin"/*.jar "$tmp/plugins/iceberg/"
-      # pre-create the table: the sink's tasks race on SQLite when they auto-create it
-      java -cp "$plugin/*" "$here/CreateTable.java" "$(catalog_uri "$tmp/jvm" jvm)" "file://$tmp/jvm/warehouse" bench.events
-      printf '%s\n' 'appender.out.type = Console' 'appender.out.name = OUT' 'appender.out.layout.type = PatternLayout' \
-        'appender.out.layout.pattern = [%d] %p %m (%c)%n' 'rootLogger.level = WARN' 'rootLogger.appenderRef.out.ref = OUT' \
-        'logger.iceberg.name = org.apache.iceberg' 'logger.iceberg.level = INFO' > "$tmp/log4j2.properties"
-      # shellcheck disable=SC2086
-      run jvm "$tmp/jvm" java $JVM_HEAP -Dlog4j2.configurationFile="$tmp/log4j2.properties" -cp "$jvm/*" org.apache.kafka.connect.cli.ConnectStandalone
-      ;;
-  esac
+order=($WORKERS)
+for rep in $(seq "$REPEAT"); do
+  ws=("${order[@]}")
+  if (( rep % 2 == 0 )); then ws=(); for ((i=${#order[@]}-1; i>=0; i--)); do ws+=("${order[i]}"); done; fi
+  sfx=""; [[ "$REPEAT" -gt 1 ]] && sfx="$rep"
+  CPU=(); RSS=()
+  for w in "${ws[@]}"; do
+    case "$w" in
+      connectd) run connectd "connectd$sfx" "$tmp/connectd$sfx" "$tmp/bin/connectd" standalone ;;
+      jvm)
+        jvm="$(testdata/distributed/jvm.sh fetch)" # JVM Connect 4.3.1 from Maven Central, cached after the first run
+        plugin="$(jvm_plugin)"
+        mkdir -p "$tmp/plugins/iceberg" "$tmp/jvm$sfx/warehouse"
+        [[ -e "$tmp/plugins/iceberg/.linked" ]] || { ln -s "$plugin"/*.jar "$tmp/plugins/iceberg/"; touch "$tmp/plugins/iceberg/.linked"; }
+        # pre-create the table: the sink's tasks race on SQLite when they auto-create it
+        java -cp "$plugin/*" "$here/CreateTable.java" "$(catalog_uri "$tmp/jvm$sfx" "jvm$sfx")" "file://$tmp/jvm$sfx/warehouse" bench.events
+        printf '%s\n' 'appender.out.type = Console' 'appender.out.name = OUT' 'appender.out.layout.type = PatternLayout' \
+          'appender.out.layout.pattern = [%d] %p %m (%c)%n' 'rootLogger.level = WARN' 'rootLogger.appenderRef.out.ref = OUT' \
+          'logger.iceberg.name = org.apache.iceberg' 'logger.iceberg.level = INFO' > "$tmp/log4j2.properties"
+        # shellcheck disable=SC2086
+        run jvm "jvm$sfx" "$tmp/jvm$sfx" java $JVM_HEAP -Dlog4j2.configurationFile="$tmp/log4j2.properties" -cp "$jvm/*" org.apache.kafka.connect.cli.ConnectStandalone
+        ;;
+    esac
+  done
+  if [[ -n "${CPU[connectd]:-}" && -n "${CPU[jvm]:-}" ]]; then
+    r=$(python3 -c "print('%.4f %.4f' % (${CPU[connectd]}/${CPU[jvm]}, ${RSS[connectd]}/${RSS[jvm]}))")
+    RATIOS+=("$r")
+    python3 -c "print('connectd / JVM: CPU per record %.2f, peak RSS %.2f' % tuple(map(float, '$r'.split())))"
+  fi
 done
-if [[ -n "${CPU[connectd]:-}" && -n "${CPU[jvm]:-}" ]]; then
-  python3 -c "print('connectd / JVM: CPU per record %.2f, peak RSS %.2f' % (${CPU[connectd]}/${CPU[jvm]}, ${RSS[connectd]}/${RSS[jvm]}))"
+if [[ "$REPEAT" -gt 1 ]]; then
+  python3 - "${CPUS[*]}" "${RSSS[*]}" "${RATIOS[*]:-}" <<'PY'
+import statistics, sys
+def per_kind(s):
+    d = {}
+    for kv in s.split():
+        k, v = kv.split("=")
+        d.setdefault(k, []).append(float(v))
+    return d
+cpu, rss = per_kind(sys.argv[1]), per_kind(sys.argv[2])
+for k in cpu:
+    print("median of %d %-10s %6.2f CPU-s per million  peak RSS %5d MiB" % (len(cpu[k]), k, statistics.median(cpu[k]), statistics.median(rss[k])))
+vals = sys.argv[3].split()
+pairs = [(float(vals[i]), float(vals[i + 1])) for i in range(0, len(vals) - 1, 2)]
+if pairs:
+    print("connectd / JVM, median of %d repetitions: CPU per record %.2f (%s), peak RSS %.2f" % (
+        len(pairs), statistics.median(p[0] for p in pairs), " ".join("%.2f" % p[0] for p in pairs), statistics.median(p[1] for p in pairs)))
+PY
 fi
