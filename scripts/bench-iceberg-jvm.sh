@@ -23,7 +23,7 @@
 # (a prebuilt connectd binary to measure instead of building this tree), WORKER_PROPS (extra worker property lines, e.g.
 # connectd.debug.pprof.enable=true; PROFILE=SECONDS then saves a CPU profile of connectd's first SECONDS after the POST
 # as connectd.cpu.pprof in the kept directory; the first connectd run only), RUN_TIMEOUT (900 s per worker), KEEP=1 (keep
-# the logs and tables), REPEAT (1: how many times each worker runs; the order alternates, WORKERS' order in odd
+# the logs and tables), REPEAT (3: how many times each worker runs; the order alternates, WORKERS' order in odd
 # repetitions and reversed in even ones, and a summary gives each worker's median and the median of the ratios per
 # repetition: on a virtual machine the first process to touch memory the guest has not used yet pays for the host to
 # back it, and one run moves the ratio by ~0.05).
@@ -34,7 +34,7 @@ cd "$(dirname "$0")/.."
 : "${KAFKA_BOOTSTRAP:?run through scripts/with-kafka.sh}"
 N="${N:-1000000}"; SIZE="${SIZE:-406}"; PARTITIONS="${PARTITIONS:-6}"; TASKS="${TASKS:-3}"; COMMIT_MS="${COMMIT_MS:-10000}"
 MODE="${MODE:-append}"; KEYS="${KEYS:-100000}"
-WORKERS="${WORKERS:-connectd jvm}"; REPEAT="${REPEAT:-1}"; CATALOG="${CATALOG:-sqlite}"; RUN_TIMEOUT="${RUN_TIMEOUT:-900}"; SINK_EXTRA="${SINK_EXTRA:-}"; JVM_HEAP="${JVM_HEAP:--Xms256m -Xmx2g}"
+WORKERS="${WORKERS:-connectd jvm}"; REPEAT="${REPEAT:-3}"; CATALOG="${CATALOG:-sqlite}"; RUN_TIMEOUT="${RUN_TIMEOUT:-900}"; SINK_EXTRA="${SINK_EXTRA:-}"; JVM_HEAP="${JVM_HEAP:--Xms256m -Xmx2g}"
 here="$(pwd)/scripts/bench-iceberg-jvm"
 tmp="$(mktemp -d)"; mkdir -p "$tmp/plugins"
 if [[ -n "${KEEP:-}" ]]; then
