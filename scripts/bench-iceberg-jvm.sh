@@ -4,7 +4,7 @@
 #   scripts/with-kafka.sh scripts/bench-iceberg-jvm.sh
 #
 # N flat schemaless JSON records of ~SIZE bytes (internal/benchtools/produce -json) in PARTITIONS partitions, produced
-# once. Each worker then runs a fresh sink connector (own consumer group, own SQLite JDBC catalog and file warehouse,
+# once. Each worker then runs a fresh sink connector (own consumer group, own JDBC catalog and file warehouse,
 # append mode, tasks.max=TASKS, iceberg.control.commit.interval-ms=COMMIT_MS) from the beginning of the topic. Time
 # runs from the connector POST until the table's current snapshot holds N records; CPU-seconds are the worker
 # process tree's utime+stime in that window; peak RSS is VmHWM. At the end DuckDB (scripts/iceberg-query.sh) counts
@@ -17,8 +17,8 @@
 # appends all N records, so its line is its append cost on the same records.
 #
 # Environment: MODE (append), KEYS (100000), N (1000000), SIZE (406), PARTITIONS (6), TASKS (3), COMMIT_MS (10000), WORKERS ("connectd jvm"),
-# CATALOG (sqlite: a SQLite JDBC catalog file per worker; postgres: a PostgreSQL server from Debian's package,
-# scripts/iceberg-postgres.sh, one database per worker: the JVM sink's commits fail with SQLITE_BUSY on SQLite),
+# CATALOG (postgres: a PostgreSQL server from Debian's package, scripts/iceberg-postgres.sh, one database per worker;
+# sqlite: a SQLite JDBC catalog file per worker, where the JVM sink's commits can fail with SQLITE_BUSY under load),
 # SINK_EXTRA (extra connector config as ,"key":"value" pairs, both workers), JVM_HEAP (-Xms256m -Xmx2g), CONNECTD_BIN
 # (a prebuilt connectd binary to measure instead of building this tree), WORKER_PROPS (extra worker property lines, e.g.
 # connectd.debug.pprof.enable=true; PROFILE=SECONDS then saves a CPU profile of connectd's first SECONDS after the POST
@@ -34,7 +34,7 @@ cd "$(dirname "$0")/.."
 : "${KAFKA_BOOTSTRAP:?run through scripts/with-kafka.sh}"
 N="${N:-1000000}"; SIZE="${SIZE:-406}"; PARTITIONS="${PARTITIONS:-6}"; TASKS="${TASKS:-3}"; COMMIT_MS="${COMMIT_MS:-10000}"
 MODE="${MODE:-append}"; KEYS="${KEYS:-100000}"
-WORKERS="${WORKERS:-connectd jvm}"; REPEAT="${REPEAT:-3}"; CATALOG="${CATALOG:-sqlite}"; RUN_TIMEOUT="${RUN_TIMEOUT:-900}"; SINK_EXTRA="${SINK_EXTRA:-}"; JVM_HEAP="${JVM_HEAP:--Xms256m -Xmx2g}"
+WORKERS="${WORKERS:-connectd jvm}"; REPEAT="${REPEAT:-3}"; CATALOG="${CATALOG:-postgres}"; RUN_TIMEOUT="${RUN_TIMEOUT:-900}"; SINK_EXTRA="${SINK_EXTRA:-}"; JVM_HEAP="${JVM_HEAP:--Xms256m -Xmx2g}"
 here="$(pwd)/scripts/bench-iceberg-jvm"
 tmp="$(mktemp -d)"; mkdir -p "$tmp/plugins"
 if [[ -n "${KEEP:-}" ]]; then
