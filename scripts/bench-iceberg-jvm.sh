@@ -194,6 +194,15 @@ print('%-22s %8.0f records/s  %6.2f CPU-s per million  peak RSS %5d MiB  snapsho
 }
 
 echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, load $(cut -d' ' -f1-3 /proc/loadavg); $MODE, N=$N JSON records of ~$SIZE B$([[ "$MODE" == upsert ]] && echo " over $KEYS keys"), $PARTITIONS partitions, tasks.max=$TASKS, commit interval ${COMMIT_MS} ms"
+if [[ " $WORKERS " == *" jvm "* ]]; then
+  jvm="$(testdata/distributed/jvm.sh fetch)" # JVM Connect 4.3.1 from Maven Central, cached after the first run
+  plugin="$(jvm_plugin)"
+  mkdir -p "$tmp/plugins/iceberg"
+  ln -s "$plugin"/*.jar "$tmp/plugins/iceberg/"
+  printf '%s\n' 'appender.out.type = Console' 'appender.out.name = OUT' 'appender.out.layout.type = PatternLayout' \
+    'appender.out.layout.pattern = [%d] %p %m (%c)%n' 'rootLogger.level = WARN' 'rootLogger.appenderRef.out.ref = OUT' \
+    'logger.iceberg.name = org.apache.iceberg' 'logger.iceberg.level = INFO' > "$tmp/log4j2.properties"
+fi
 order=($WORKERS)
 for rep in $(seq "$REPEAT"); do
   ws=("${order[@]}")
@@ -204,15 +213,9 @@ for rep in $(seq "$REPEAT"); do
     case "$w" in
       connectd) run connectd "connectd$sfx" "$tmp/connectd$sfx" "$tmp/bin/connectd" standalone ;;
       jvm)
-        jvm="$(testdata/distributed/jvm.sh fetch)" # JVM Connect 4.3.1 from Maven Central, cached after the first run
-        plugin="$(jvm_plugin)"
-        mkdir -p "$tmp/plugins/iceberg" "$tmp/jvm$sfx/warehouse"
-        [[ -e "$tmp/plugins/iceberg/.linked" ]] || { ln -s "$plugin"/*.jar "$tmp/plugins/iceberg/"; touch "$tmp/plugins/iceberg/.linked"; }
+        mkdir -p "$tmp/jvm$sfx/warehouse"
         # pre-create the table: the sink's tasks race on SQLite when they auto-create it
         java -cp "$plugin/*" "$here/CreateTable.java" "$(catalog_uri "$tmp/jvm$sfx" "jvm$sfx")" "file://$tmp/jvm$sfx/warehouse" bench.events
-        printf '%s\n' 'appender.out.type = Console' 'appender.out.name = OUT' 'appender.out.layout.type = PatternLayout' \
-          'appender.out.layout.pattern = [%d] %p %m (%c)%n' 'rootLogger.level = WARN' 'rootLogger.appenderRef.out.ref = OUT' \
-          'logger.iceberg.name = org.apache.iceberg' 'logger.iceberg.level = INFO' > "$tmp/log4j2.properties"
         # shellcheck disable=SC2086
         run jvm "jvm$sfx" "$tmp/jvm$sfx" java $JVM_HEAP -Dlog4j2.configurationFile="$tmp/log4j2.properties" -cp "$jvm/*" org.apache.kafka.connect.cli.ConnectStandalone
         ;;
