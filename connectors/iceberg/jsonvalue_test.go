@@ -577,15 +577,19 @@ func TestSpillCompacted(t *testing.T) {
 	require.Equal(t, 0, n, "the committed round's files are closed")
 }
 
-// BenchmarkJSONShapeAppend: one flat record of the Iceberg benchmark's shape (~406 B, 9 members:
-// longs, a double, strings) from its bytes into the builders of its columns.
-func BenchmarkJSONShapeAppend(b *testing.B) {
+// benchShapeRecord is one flat record of the Iceberg benchmark's shape (~406 B, 9 members: longs, a
+// double, strings) and its inferred struct type.
+func benchShapeRecord(b *testing.B) ([]byte, *ice.StructType) {
 	rec := []byte(`{"id":123456,"name":"customer-0123456","email":"customer-0123456@example.com","region":"eu-west",` +
 		`"amount":12345.67,"qty":7,"ts":"2026-01-02T10:17:36Z","version":3,"note":"` + strings.Repeat("abcdefghijklmnopqrstuvwxyz", 9) + `"}`)
-	conv := schemalessConverter(b)
-	sv, err := conv.ToConnectData("t", nil, rec)
+	sv, err := schemalessConverter(b).ToConnectData("t", nil, rec)
 	require.NoError(b, err)
-	st := newSchemaCache().forSchemaless(sv.Value.(map[string]any))
+	return rec, newSchemaCache().forSchemaless(sv.Value.(map[string]any))
+}
+
+// BenchmarkJSONShapeAppend: benchShapeRecord from its bytes into the builders of its columns.
+func BenchmarkJSONShapeAppend(b *testing.B) {
+	rec, st := benchShapeRecord(b)
 	sc := arrowSchemaOf(b, string(rec))
 	bld := array.NewRecordBuilder(memory.DefaultAllocator, sc)
 	defer bld.Release()
@@ -603,18 +607,13 @@ func BenchmarkJSONShapeAppend(b *testing.B) {
 	}
 }
 
-// BenchmarkSpoolWrite: rows of BenchmarkJSONShapeAppend's record from their bytes into a segment
+// BenchmarkSpoolWrite: rows of benchShapeRecord from their bytes into a segment
 // and its spool file, sealed at the end: the Put side of an append table. sys-ns/row is the
 // process's system CPU per row (mostly the kernel copying batches into the file's pages: cheap for
 // pages the system has cached before, dear on a virtual machine whose host backs guest memory on
 // first touch); spool-B/row is the file's size per row.
 func BenchmarkSpoolWrite(b *testing.B) {
-	rec := []byte(`{"id":123456,"name":"customer-0123456","email":"customer-0123456@example.com","region":"eu-west",` +
-		`"amount":12345.67,"qty":7,"ts":"2026-01-02T10:17:36Z","version":3,"note":"` + strings.Repeat("abcdefghijklmnopqrstuvwxyz", 9) + `"}`)
-	conv := schemalessConverter(b)
-	sv, err := conv.ToConnectData("t", nil, rec)
-	require.NoError(b, err)
-	st := newSchemaCache().forSchemaless(sv.Value.(map[string]any))
+	rec, st := benchShapeRecord(b)
 	s, err := newSegment(nil, b.TempDir(), TP{"t", 0}, 1, arrowSchemaOf(b, string(rec)))
 	require.NoError(b, err)
 	defer s.remove()
