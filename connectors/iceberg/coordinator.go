@@ -86,6 +86,9 @@ type roundHooks struct {
 	beforeTableCommit func(table string) error
 	// afterTableCommit returning an error replaces a successful commit's answer (as if it was lost).
 	afterTableCommit func(table string) error
+	// failTableCommit returning an error fails that table's commit without making it (a catalog
+	// outage, a lost compare-and-swap): the round fails and the other tables commit as usual.
+	failTableCommit func(table string) error
 }
 
 // coordinatorStats counts commit rounds.
@@ -423,9 +426,16 @@ func (c *coordinator) commitRound(ctx context.Context, tasks []*Task) (ok bool) 
 		go func(name string, recs []Rec, w *Writer) {
 			defer func() { <-sem; wg.Done() }()
 			props := map[string]string{SummaryCommitID: commitID, SummaryTaskID: c.cfg.Name}
-			cctx, cancel := context.WithTimeout(ctx, commitTimeout(c.cfg))
-			st, err := w.Commit(cctx, recs, offsets, props)
-			cancel()
+			var st CommitStats
+			var err error
+			if hooks != nil && hooks.failTableCommit != nil {
+				err = hooks.failTableCommit(name)
+			}
+			if err == nil {
+				cctx, cancel := context.WithTimeout(ctx, commitTimeout(c.cfg))
+				st, err = w.Commit(cctx, recs, offsets, props)
+				cancel()
+			}
 			if err == nil && hooks != nil && hooks.afterTableCommit != nil {
 				err = hooks.afterTableCommit(name)
 			}
