@@ -2,195 +2,360 @@ package iceberg
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"hash/fnv"
 	"math/rand"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
-	"sync"
+	"strings"
 	"testing"
-
-	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/connect"
 )
 
-// TestSpooledAppendCrashModel drives two spooled append tables (every record goes to both) with
-// random crash, failure and rebalance points, checked against a plain model: each good record is in
-// each table exactly once, and each bad one is reported. A life of the task ends when the process
-// "dies": before a table's commit (the next tables never commit), after the round committed but
+// TestSpooledAppendCrashModel drives two spooled append tables (every record goes to both) through
+// random operations with crash, failure and rebalance points, checked against a plain model: each
+// good record is in each table exactly once, and each bad one is reported. A life of the task ends
+// when the process "dies": before a table's commit (the next tables never commit), after a round but
 // before the group offset was taken, or mid-stream with rows in the spool. Within a life, a round
-// can fail because a table did not commit (the records go back to the task and are committed by
-// a later round) or after a table committed (the answer is lost: the next round must skip what
-// that table holds), and single partitions are revoked and assigned
-// again, re-read from the group offset while the others keep their spooled rows.
+// can fail because a table did not commit (the records go back to the task and a later round commits
+// them) or after a table committed (the answer is lost: the next round must skip what that table
+// holds), and single partitions are revoked and assigned again, re-read from the group offset while
+// the others keep their spooled rows. A failing seed is shrunk to a shortest list of operations.
 func TestSpooledAppendCrashModel(t *testing.T) {
-	seed := int64(11)
-	if s := os.Getenv("SPOOL_SEED"); s != "" {
-		seed, _ = strconv.ParseInt(s, 10, 64)
+	seeds := 4
+	if testing.Short() {
+		seeds = 1
 	}
-	t.Logf("seed %d (SPOOL_SEED)", seed)
-	rng := rand.New(rand.NewSource(seed))
-	tables := []string{"shop.events", "shop.audit"}
-	props, _ := sinkProps(t, map[string]string{KeyTables: tables[0] + "," + tables[1]})
+	if s := os.Getenv("SPOOL_CRASH_SEEDS"); s != "" {
+		seeds, _ = strconv.Atoi(s)
+	}
+	base := int64(1)
+	if s := os.Getenv("SPOOL_CRASH_SEED"); s != "" {
+		base, _ = strconv.ParseInt(s, 10, 64)
+	}
+	t.Logf("seeds %d.. (SPOOL_CRASH_SEED), %d of them (SPOOL_CRASH_SEEDS)", base, seeds)
+	for n := range seeds {
+		seed := base + int64(n)
+		ops := genSpoolOps(rand.New(rand.NewSource(seed)))
+		st, err := runSpoolModel(t, ops)
+		if err == nil {
+			t.Logf("seed %d: %s", seed, st)
+			continue
+		}
+		small := shrinkSpoolOps(ops, func(o []spoolOp) bool { _, err := runSpoolModel(t, o); return err != nil })
+		_, serr := runSpoolModel(t, small)
+		t.Fatalf("seed %d: %v\nops: %v\nshrunk to %d ops: %v\n%v", seed, err, ops, len(small), small, serr)
+	}
+}
+
+var spoolModelTables = []string{"shop.events", "shop.audit"}
+
+const spoolModelParts, spoolModelPerPart = 3, 400
+
+type spoolOpKind int
+
+const (
+	spoolPut       spoolOpKind = iota // the next n records of partition p
+	spoolRound                        // a commit round with the injected outcomes below
+	spoolPreCommit                    // the worker takes the task's offsets into the group
+	spoolRevoke                       // partition p leaves the task and comes back
+	spoolDie                          // the process dies here
+)
+
+type spoolOp struct {
+	kind spoolOpKind
+	p, n int
+	// a round's outcome per table: killed before its commit (and the later ones), its commit
+	// failing, or its commit made but the answer lost
+	kill, fail, lose map[string]bool
+}
+
+func (o spoolOp) String() string {
+	switch o.kind {
+	case spoolPut:
+		return fmt.Sprintf("put(p%d,%d)", o.p, o.n)
+	case spoolRound:
+		var b strings.Builder
+		b.WriteString("round(")
+		for _, name := range spoolModelTables {
+			switch {
+			case o.kill[name]:
+				b.WriteString(" kill:" + name)
+			case o.fail[name]:
+				b.WriteString(" fail:" + name)
+			case o.lose[name]:
+				b.WriteString(" lose:" + name)
+			}
+		}
+		b.WriteString(" )")
+		return b.String()
+	case spoolPreCommit:
+		return "precommit"
+	case spoolRevoke:
+		return fmt.Sprintf("revoke(p%d)", o.p)
+	default:
+		return "die"
+	}
+}
+
+func genSpoolOps(rng *rand.Rand) []spoolOp {
+	var ops []spoolOp
+	for range 220 {
+		switch r := rng.Intn(48); {
+		case r < 32 || r > 44:
+			ops = append(ops, spoolOp{kind: spoolPut, p: rng.Intn(spoolModelParts), n: rng.Intn(50) + 1})
+		case r < 38:
+			o := spoolOp{kind: spoolRound, kill: map[string]bool{}, fail: map[string]bool{}, lose: map[string]bool{}}
+			for _, name := range spoolModelTables {
+				switch rng.Intn(16) {
+				case 0:
+					o.kill[name] = true
+				case 1, 2:
+					o.fail[name] = true
+				case 3, 4:
+					o.lose[name] = true
+				}
+			}
+			ops = append(ops, o)
+			if rng.Intn(3) > 0 {
+				ops = append(ops, spoolOp{kind: spoolPreCommit})
+			}
+		case r < 42:
+			ops = append(ops, spoolOp{kind: spoolRevoke, p: rng.Intn(spoolModelParts)})
+		default:
+			ops = append(ops, spoolOp{kind: spoolDie})
+		}
+	}
+	return ops
+}
+
+// shrinkSpoolOps removes runs of operations, long ones first, for as long as the rest still fails.
+func shrinkSpoolOps(ops []spoolOp, fails func([]spoolOp) bool) []spoolOp {
+	for size := max(len(ops)/2, 1); ; size /= 2 {
+		for changed := true; changed; {
+			changed = false
+			for i := 0; i+size <= len(ops); {
+				c := slices.Delete(slices.Clone(ops), i, i+size)
+				if fails(c) {
+					ops, changed = c, true
+				} else {
+					i += size
+				}
+			}
+		}
+		if size == 1 {
+			return ops
+		}
+	}
+}
+
+// spoolModelBad: the records whose value does not fit the table's long column.
+func spoolModelBad(off int) bool { return off%37 == 5 }
+
+// runSpoolModel runs ops, then a last life that reads every partition to its end from the group
+// offset and commits, and compares the tables with the model.
+func runSpoolModel(t *testing.T, ops []spoolOp) (string, error) {
+	props, _ := sinkProps(t, map[string]string{KeyTables: strings.Join(spoolModelTables, ",")})
 	t.Setenv("TMPDIR", t.TempDir())
 	ctx := context.Background()
 
-	const parts, perPart = 3, 500
-	logs := make([][]*connect.SinkRecord, parts)
-	bad := map[string]bool{}
-	for p := 0; p < parts; p++ {
-		for off := 0; off < perPart; off++ {
-			id := fmt.Sprintf("%d-%d", p, off)
-			v := map[string]any{"id": id, "n": int64(off), "note": "x"}
-			if off > 0 && rng.Intn(60) == 0 {
-				v["n"] = "not a number" // does not fit the long column: reported, never written
-				bad[id] = true
+	logs := make([][]*connect.SinkRecord, spoolModelParts)
+	for p := range spoolModelParts {
+		for off := range spoolModelPerPart {
+			v := map[string]any{"id": fmt.Sprintf("%d-%d", p, off), "n": int64(off), "note": "x"}
+			if spoolModelBad(off) {
+				v["n"] = "not a number"
 			}
 			logs[p] = append(logs[p], &connect.SinkRecord{Topic: "ev", Partition: int32(p), Offset: int64(off), Value: v})
 		}
 	}
-	allTPs := func() []connect.TopicPartition {
-		var tps []connect.TopicPartition
-		for q := 0; q < parts; q++ {
-			tps = append(tps, connect.TopicPartition{Topic: "ev", Partition: int32(q)})
-		}
-		return tps
+	tp := func(p int) connect.TopicPartition { return connect.TopicPartition{Topic: "ev", Partition: int32(p)} }
+	var all []connect.TopicPartition
+	for p := range spoolModelParts {
+		all = append(all, tp(p))
 	}
-	group := make([]int64, parts) // the Connect group's committed offsets
+	group := make([]int64, spoolModelParts) // the Connect group's committed offsets
 	reported := map[string]bool{}
-	var crashes, lost, failed, revokes, spooledLives int
-	var hookMu sync.Mutex
-	// the commits of a round's tables run in parallel: each table draws from its own source, so
-	// that a seed replays the same run
-	tableRngs := map[string]*rand.Rand{}
-	tableRng := func(table string) *rand.Rand {
-		if tableRngs[table] == nil {
-			h := fnv.New64a()
-			h.Write([]byte(table))
-			tableRngs[table] = rand.New(rand.NewSource(seed ^ int64(h.Sum64())))
-		}
-		return tableRngs[table]
+	var task *Task
+	var dctx *dlqCtx
+	var pos []int64
+	spooled, lives := false, 0
+	start := func() error {
+		task, dctx = startDLQTask(t, props)
+		lives++
+		pos = append([]int64(nil), group...)
+		return task.Open(all)
 	}
-	for life := 0; ; life++ {
-		final := crashes >= 6
-		task, dctx := startDLQTask(t, props)
-		require.NoError(t, task.Open(allTPs()))
-		pos := append([]int64(nil), group...)
-		dead := false
-		if !final {
-			// the hooks run on the round's goroutines (tables commit in parallel)
-			task.coord.hooks.Store(&roundHooks{
-				beforeTableCommit: func(string) error {
-					hookMu.Lock()
-					defer hookMu.Unlock()
-					if rng.Intn(8) == 0 {
-						dead = true
-						return fmt.Errorf("killed before the table's commit")
-					}
-					return nil
-				},
-				failTableCommit: func(table string) error {
-					hookMu.Lock()
-					defer hookMu.Unlock()
-					if tableRng(table).Intn(6) == 0 {
-						failed++
-						return fmt.Errorf("injected: catalog unavailable")
-					}
-					return nil
-				},
-				afterTableCommit: func(table string) error {
-					hookMu.Lock()
-					defer hookMu.Unlock()
-					if tableRng(table).Intn(6) == 0 {
-						lost++
-						return fmt.Errorf("injected: the commit's answer was lost")
-					}
-					return nil
-				},
-			})
+	put := func(p, n int) error {
+		end := min(int64(spoolModelPerPart), pos[p]+int64(n))
+		if pos[p] >= end {
+			return nil
 		}
-		spooled := false
-		for !dead {
-			if final && done(pos, logs) {
-				require.True(t, task.coord.CommitNow(ctx), task.coord.stats().LastError)
-				break
-			}
-			p := rng.Intn(parts)
-			end := min(int64(perPart), pos[p]+int64(rng.Intn(50)+1))
-			if pos[p] < end {
-				require.NoError(t, task.Put(ctx, logs[p][pos[p]:end]))
-				pos[p] = end
-			}
-			if a := task.appendTables[tables[0]]; a != nil && a.usable {
-				spooled = true
-			}
-			switch r := rng.Intn(20); {
-			case r < 3:
-				ok := task.coord.CommitNow(ctx)
-				if dead {
-					break
-				}
-				if !ok {
-					continue // a failed round: the records are back in the task
-				}
-				if !final && rng.Intn(5) == 0 {
-					dead = true // killed after the tables committed, before the group commit
-					break
-				}
-				pc, err := task.PreCommit(ctx, nil)
-				require.NoError(t, err)
-				for tp, o := range pc {
-					require.GreaterOrEqual(t, o.Offset, group[tp.Partition], "the group offset went back")
-					group[tp.Partition] = o.Offset
-				}
-			case r == 3:
-				// one partition moves away and back: it is re-read from the group offset
-				tp := []connect.TopicPartition{{Topic: "ev", Partition: int32(p)}}
-				require.NoError(t, task.Close(tp))
-				require.NoError(t, task.Open(tp))
-				pos[p] = group[p]
-				revokes++
-			case r == 4 && !final:
-				dead = true // killed mid-stream with rows in the spool
-			}
+		if err := task.Put(ctx, logs[p][pos[p]:end]); err != nil {
+			return fmt.Errorf("put: %w", err)
 		}
-		if spooled {
-			spooledLives++
+		pos[p] = end
+		if a := task.appendTables[spoolModelTables[0]]; a != nil && a.usable {
+			spooled = true
 		}
+		return nil
+	}
+	precommit := func() error {
+		pc, err := task.PreCommit(ctx, nil)
+		if err != nil {
+			return err
+		}
+		for tp, o := range pc {
+			if o.Offset < group[tp.Partition] {
+				return fmt.Errorf("the group offset of %v went back: %d < %d", tp, o.Offset, group[tp.Partition])
+			}
+			group[tp.Partition] = o.Offset
+		}
+		return nil
+	}
+	die := func() {
 		dctx.mu.Lock()
 		for _, r := range dctx.reported {
 			reported[r.Value.(map[string]any)["id"].(string)] = true
 		}
 		dctx.mu.Unlock()
-		if !final {
-			crashes++
-			task.coord.crash()
-			continue
-		}
-		require.NoError(t, task.Stop())
-		break
+		task.coord.crash()
 	}
-	t.Logf("crashes=%d lost answers=%d failed commits=%d revokes=%d lives that spooled=%d", crashes, lost, failed, revokes, spooledLives)
-	require.Greater(t, spooledLives, 0, "the tables' rows never went through the spool")
+	if err := start(); err != nil {
+		return "", err
+	}
+	for _, o := range ops {
+		switch o.kind {
+		case spoolPut:
+			if err := put(o.p, o.n); err != nil {
+				return "", err
+			}
+		case spoolRound:
+			killed := false
+			// the hooks read only o (fixed before the run), so tables committing in parallel replay
+			task.coord.hooks.Store(&roundHooks{
+				beforeTableCommit: func(name string) error {
+					if o.kill[name] {
+						killed = true
+						return errors.New("killed before the table's commit")
+					}
+					return nil
+				},
+				failTableCommit: func(name string) error {
+					if o.fail[name] {
+						return errors.New("injected: catalog unavailable")
+					}
+					return nil
+				},
+				afterTableCommit: func(name string) error {
+					if o.lose[name] {
+						return errors.New("injected: the commit's answer was lost")
+					}
+					return nil
+				},
+			})
+			task.coord.CommitNow(ctx)
+			task.coord.hooks.Store(nil)
+			if killed {
+				die()
+				if err := start(); err != nil {
+					return "", err
+				}
+			}
+		case spoolPreCommit:
+			if err := precommit(); err != nil {
+				return "", err
+			}
+		case spoolRevoke:
+			if err := task.Close([]connect.TopicPartition{tp(o.p)}); err != nil {
+				return "", err
+			}
+			if err := task.Open([]connect.TopicPartition{tp(o.p)}); err != nil {
+				return "", err
+			}
+			pos[o.p] = group[o.p]
+		case spoolDie:
+			die()
+			if err := start(); err != nil {
+				return "", err
+			}
+		}
+	}
+	// the last life: everything to the end, committed
+	for p := range spoolModelParts {
+		if err := put(p, spoolModelPerPart); err != nil {
+			return "", err
+		}
+	}
+	if !task.coord.CommitNow(ctx) {
+		return "", fmt.Errorf("last round: %s", task.coord.stats().LastError)
+	}
+	if err := precommit(); err != nil {
+		return "", err
+	}
+	die() // collects the reports; the tables are complete
+	if !spooled {
+		return "", errors.New("the tables' rows never went through the spool")
+	}
 
 	var want []string
-	for p := 0; p < parts; p++ {
-		for off := 0; off < perPart; off++ {
-			if id := fmt.Sprintf("%d-%d", p, off); !bad[id] {
-				want = append(want, fmt.Sprintf("%s|%d", id, off))
+	for p := range spoolModelParts {
+		for off := range spoolModelPerPart {
+			if !spoolModelBad(off) {
+				want = append(want, fmt.Sprintf("%d-%d|%d", p, off, off))
 			}
 		}
 	}
 	sort.Strings(want)
-	for _, name := range tables {
+	for _, name := range spoolModelTables {
 		_, meta := loadTable(t, props, name)
 		got := duckRows(t, meta, "SELECT id, n FROM t")
 		sort.Strings(got)
-		require.Equal(t, want, got, "table %s", name)
+		if !slices.Equal(want, got) {
+			return "", fmt.Errorf("table %s: %s", name, rowsDiff(want, got))
+		}
 	}
-	for id := range bad {
-		require.True(t, reported[id], "bad record %s not reported", id)
+	for p := range spoolModelParts {
+		if group[p] != spoolModelPerPart {
+			return "", fmt.Errorf("group offset of partition %d: %d, want %d", p, group[p], spoolModelPerPart)
+		}
+		for off := range spoolModelPerPart {
+			if id := fmt.Sprintf("%d-%d", p, off); spoolModelBad(off) && !reported[id] {
+				return "", fmt.Errorf("bad record %s not reported", id)
+			}
+		}
 	}
+	return fmt.Sprintf("%d ops, %d lives", len(ops), lives), nil
+}
+
+// rowsDiff names the rows missing from got and the rows in it more often than in want.
+func rowsDiff(want, got []string) string {
+	count := map[string]int{}
+	for _, r := range want {
+		count[r]++
+	}
+	for _, r := range got {
+		count[r]--
+	}
+	var missing, extra []string
+	for r, c := range count {
+		switch {
+		case c > 0:
+			missing = append(missing, r)
+		case c < 0:
+			extra = append(extra, r)
+		}
+	}
+	sort.Strings(missing)
+	sort.Strings(extra)
+	short := func(s []string) string {
+		if len(s) > 8 {
+			return strings.Join(s[:8], " ") + fmt.Sprintf(" … (%d)", len(s))
+		}
+		return strings.Join(s, " ")
+	}
+	return fmt.Sprintf("%d rows, want %d; missing: %s; duplicated or unexpected: %s", len(got), len(want), short(missing), short(extra))
 }
