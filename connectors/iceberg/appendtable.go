@@ -34,6 +34,10 @@ type appendTable struct {
 	covered  map[*ice.StructType]error // record schemas checked: nil = fits, else why not
 	open     map[TP]*segment
 	shape    *jsonShape // the shape of the last JSON object spooled whole, for the next ones (jsonvalue.go)
+	// early says that the table's segments write their rows to data files as they fill (early.go),
+	// to the writer cur until the next round or schema change
+	early bool
+	cur   *earlyFiles
 }
 
 // appendEligible reports whether a table's configuration makes every record an appended row
@@ -128,7 +132,9 @@ func (t *Task) takeSchema(a *appendTable) bool {
 		t.sealSegment(s)
 		delete(a.open, tp)
 	}
+	a.endEarly()
 	a.usable, a.schemaID, a.asc = true, sc.ID, asc
+	a.early = earlyEligible(tbl)
 	a.covered = map[*ice.StructType]error{}
 	return true
 }
@@ -154,7 +160,7 @@ func (t *Task) spoolRow(name string, a *appendTable, tp TP, off int64, row Row) 
 	s := a.open[tp]
 	if s == nil {
 		var err error
-		if s, err = newSegment(&t.scratch, spoolDir(), tp, a.schemaID, a.asc); err != nil {
+		if s, err = t.newSegment(a, tp); err != nil {
 			return err
 		}
 		a.open[tp] = s
@@ -170,6 +176,32 @@ func (t *Task) spoolRow(name string, a *appendTable, tp TP, off int64, row Row) 
 		return err
 	}
 	return nil
+}
+
+// newSegment opens a segment of tp for the table's rows: into the interval's data files when the
+// table takes them early, else into a spool file of its own.
+func (t *Task) newSegment(a *appendTable, tp TP) (*segment, error) {
+	if !a.early {
+		return newSegment(&t.scratch, spoolDir(), tp, a.schemaID, a.asc)
+	}
+	if a.cur == nil {
+		offs, err := t.scratch.create(spoolDir(), "connectd-iceberg-*.offsets")
+		if err != nil {
+			return nil, err
+		}
+		a.cur = startEarly(a.w.Tbl, a.asc, a.w.Opts, offs, func(err error) { t.lost.CompareAndSwap(nil, &err) })
+	}
+	return newEarlySegment(a.cur, tp, a.schemaID, a.asc), nil
+}
+
+// endEarly ends the table's data file writer of the interval, if any: its last file is closed
+// while the round runs. Caller holds t.mu.
+func (a *appendTable) endEarly() {
+	if e := a.cur; e != nil {
+		a.cur = nil
+		e.end()
+		e.releaseUnused()
+	}
 }
 
 // removeSegments deletes the spool files of the segments among bufs (their rows are committed
@@ -204,6 +236,18 @@ func (t *Task) sealAll() {
 		for tp, s := range a.open {
 			t.sealSegment(s)
 			delete(a.open, tp)
+		}
+		a.endEarly()
+	}
+}
+
+// abortEarly stops the data file writers of the interval (the task stops; what they wrote is
+// orphaned). Caller holds t.mu.
+func (t *Task) abortEarly() {
+	for _, a := range t.appendTables {
+		if a.cur != nil {
+			a.cur.abort()
+			a.cur = nil
 		}
 	}
 }

@@ -53,6 +53,10 @@ type segment struct {
 	off     *array.Int64Builder
 	sealed  bool
 	err     error // a failed write: the round that plans the segment fails with it
+
+	// early, when set, takes the segment's batches into data files as they fill (early.go),
+	// instead of its spool file
+	early *earlyFiles
 }
 
 // spoolable reports whether rows of this Arrow schema can go through a segment: top-level
@@ -73,20 +77,36 @@ func newSegment(files *scratchFiles, dir string, tp TP, schemaID int, sc *arrow.
 	if err != nil {
 		return nil, err
 	}
+	s, full := newSegmentBuilder(tp, schemaID, sc)
+	s.path, s.f = f.Name(), f
+	s.bw = bufio.NewWriterSize(f, spoolIOBuffer)
+	s.w = ipc.NewWriter(s.bw, ipc.WithSchema(full))
+	return s, nil
+}
+
+// newEarlySegment returns a segment whose batches go to the data files of e.
+func newEarlySegment(e *earlyFiles, tp TP, schemaID int, sc *arrow.Schema) *segment {
+	s, _ := newSegmentBuilder(tp, schemaID, sc)
+	s.early = e
+	e.segs++
+	return s
+}
+
+// newSegmentBuilder returns a segment with its builders, and their schema (the table's columns
+// and offsetColumn).
+func newSegmentBuilder(tp TP, schemaID int, sc *arrow.Schema) (*segment, *arrow.Schema) {
 	fields := append(sc.Fields(), arrow.Field{Name: offsetColumn, Type: arrow.PrimitiveTypes.Int64})
 	full := arrow.NewSchema(fields, nil)
 	b := array.NewRecordBuilder(memory.DefaultAllocator, full)
 	b.Reserve(spoolBatchRows)
-	bw := bufio.NewWriterSize(f, spoolIOBuffer)
 	cols := make([]array.Builder, len(fields)-1)
 	for i := range cols {
 		cols[i] = b.Field(i)
 	}
 	return &segment{
-		tp: tp, schemaID: schemaID, schema: sc, path: f.Name(), f: f, bw: bw,
-		w: ipc.NewWriter(bw, ipc.WithSchema(full)), b: b, fields: fields[:len(cols)], cols: cols,
+		tp: tp, schemaID: schemaID, schema: sc, b: b, fields: fields[:len(cols)], cols: cols,
 		off: b.Field(len(fields) - 1).(*array.Int64Builder),
-	}, nil
+	}, full
 }
 
 // add appends one row. A value that does not fit its column is a data error: the row is kept
@@ -136,6 +156,19 @@ func (s *segment) flush(more bool) error {
 	}
 	rec := s.b.NewRecordBatch()
 	defer rec.Release()
+	s.reserve(more)
+	if s.early != nil {
+		return s.sendEarly(rec)
+	}
+	if err := s.w.Write(rec); err != nil {
+		s.err = fmt.Errorf("iceberg spool %s: %w", s.path, err)
+		return s.err
+	}
+	return nil
+}
+
+// reserve sizes the builders for the next batch when more rows follow.
+func (s *segment) reserve(more bool) {
 	if more {
 		// The next batch is much like this one: size its buffers now. Grown by doubling from empty,
 		// each string column is allocated and copied about twice over per batch.
@@ -146,9 +179,27 @@ func (s *segment) flush(more bool) error {
 			}
 		}
 	}
-	if err := s.w.Write(rec); err != nil {
-		s.err = fmt.Errorf("iceberg spool %s: %w", s.path, err)
-		return s.err
+}
+
+// sendEarly sends the good rows of a built batch to the segment's data file writer, a run of
+// rows between bad ones at a time.
+func (s *segment) sendEarly(rec arrow.RecordBatch) error {
+	offs := rec.Column(len(s.cols)).(*array.Int64).Int64Values()
+	cols := rec.Columns()[:len(s.cols)]
+	for i := 0; i < len(offs); {
+		if offs[i] == badRow {
+			i++
+			continue
+		}
+		j := i
+		for j < len(offs) && offs[j] != badRow {
+			j++
+		}
+		if err := s.early.add(s, sliceBatch(s.schema, cols, i, j), offs[i:j]); err != nil {
+			s.err = err
+			return err
+		}
+		i = j
 	}
 	return nil
 }
@@ -174,6 +225,9 @@ func (s *segment) seal() error {
 	s.sealed = true
 	defer s.b.Release()
 	err := s.flush(false)
+	if s.early != nil {
+		return err
+	}
 	if cerr := s.w.Close(); err == nil {
 		err = cerr
 	}
@@ -195,8 +249,14 @@ func (s *segment) seal() error {
 func (s *segment) remove() {
 	if !s.sealed {
 		s.sealed = true
-		s.w.Close()
+		if s.w != nil {
+			s.w.Close()
+		}
 		s.b.Release()
+	}
+	if s.early != nil {
+		s.early.segmentGone()
+		return
 	}
 	s.f.release(s.err != nil)
 }

@@ -255,13 +255,20 @@ func (w *Writer) Prepare(ctx context.Context, recs []Rec) (*Part, error) {
 	if len(live) == 0 && len(segs) == 0 {
 		return p, nil
 	}
+	segs, plans, err := planEarly(ctx, tbl, segs, committed)
+	if err != nil {
+		return p, err
+	}
+	for _, pl := range plans {
+		st.Skipped += pl.skipped
+	}
 
 	ids := w.idColumns()
 	delta := len(ids) > 0 && w.Opts.DeltaMode
 	for i := 0; i < len(live) && !delta && len(ids) > 0; i++ {
 		delta = live[i].Op != OpInsert
 	}
-	if len(ids) > 0 && len(segs) > 0 {
+	if len(ids) > 0 && len(segs)+len(plans) > 0 {
 		// the table gained identifier fields after its rows were spooled: plan them as records
 		for _, s := range segs {
 			rs, err := s.recs(committedFrom(committed, s.tp), &st.Skipped)
@@ -270,7 +277,14 @@ func (w *Writer) Prepare(ctx context.Context, recs []Rec) (*Part, error) {
 			}
 			live = append(live, rs...)
 		}
-		segs = nil
+		for _, pl := range plans {
+			rs, err := pl.recs(ctx)
+			if err != nil {
+				return p, err
+			}
+			live = append(live, rs...)
+		}
+		segs, plans = nil, nil
 	}
 	if w.Opts.CaseInsensitive {
 		// renamed to the table's columns below: as rows
@@ -316,7 +330,13 @@ func (w *Writer) Prepare(ctx context.Context, recs []Rec) (*Part, error) {
 		normalizeCase(tbl.Schema(), data)
 		normalizeCase(tbl.Schema(), dels)
 	}
-	if len(data) > 0 || len(segs) > 0 {
+	rewrites := 0
+	for _, pl := range plans {
+		p.Data = append(p.Data, pl.asIs...)
+		st.RowsWritten += pl.rows - pl.rewrites
+		rewrites += pl.rewrites
+	}
+	if len(data) > 0 || len(segs) > 0 || rewrites > 0 {
 		asc, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
 		if err != nil {
 			return p, err
@@ -333,13 +353,18 @@ func (w *Writer) Prepare(ctx context.Context, recs []Rec) (*Part, error) {
 		if len(segs) > 0 {
 			src = concatBatches(src, spooledBatches(asc, tbl.Schema().ID, segs, committed, &spooled, &st.Skipped))
 		}
+		for _, pl := range plans {
+			if len(pl.rewrite) > 0 {
+				src = concatBatches(src, pl.batches(ctx, asc, tbl.Schema().ID))
+			}
+		}
 		for df, err := range table.WriteRecords(ctx, tbl, asc, src, wopts...) {
 			if err != nil {
 				return p, fmt.Errorf("write data files: %w", err)
 			}
 			p.Data = append(p.Data, df)
 		}
-		st.RowsWritten = len(data) + spooled
+		st.RowsWritten += len(data) + spooled + rewrites
 	}
 	if len(dels) > 0 {
 		names, eqIDs, err := w.deleteColumns(ids)

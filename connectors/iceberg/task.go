@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	ice "github.com/apache/iceberg-go"
@@ -46,6 +47,9 @@ type Task struct {
 	appendTables map[string]*appendTable
 	spoolRows    int          // rows in spool segments not yet removed (buffered or in a round): on disk
 	scratch      scratchFiles // the spool and spill files no record is in any more, for the next ones
+	// lost is set when a data file writer of rows already put failed (early.go): those rows are
+	// only in Kafka now, so the task fails and its restart reads them again from the group offset
+	lost atomic.Pointer[error]
 }
 
 func (t *Task) Version() string { return Version }
@@ -108,6 +112,9 @@ func origin(r *connect.SinkRecord) (TP, int64) {
 func (t *Task) Put(ctx context.Context, records []*connect.SinkRecord) error {
 	if err := t.coord.fatalErr(); err != nil {
 		return err
+	}
+	if err := t.lost.Load(); err != nil {
+		return *err
 	}
 	t.mu.Lock()
 	if max := t.cfg.MaxBuffered; max > 0 && t.nbuf+t.inflight >= 2*max && t.coord.lastRoundFailed() {
@@ -625,6 +632,7 @@ func (t *Task) Stop() error {
 		s.close()
 	}
 	t.spill, t.spills = nil, nil
+	t.abortEarly()
 	t.mu.Unlock()
 	t.scratch.close()
 	return nil
