@@ -24,12 +24,17 @@ import (
 
 // earlyRowGroupRows bounds the rows of a Parquet row group in the data files written during the
 // interval, where the table sets no write.parquet.row-group-limit: each task's writer holds its
-// open row group in memory, encoded, until it is full.
-const earlyRowGroupRows = 256 << 10
+// open row group in memory, encoded, until it is full. (DuckDB writes row groups of 122,880 rows.)
+const earlyRowGroupRows = 32 << 10
 
-// earlyQueueBatches is how many segment batches wait for a task's data file writer: Put blocks
-// when the encoder falls behind rather than holding more rows in memory.
-const earlyQueueBatches = 2
+// earlyBatchRows is how many rows a segment builds before it sends them to its writer: while the
+// writer encodes a batch, the segment builds the next one, per task and partition.
+const earlyBatchRows = 4096
+
+// earlyQueueBatches is how many segment batches wait for a task's data file writer besides the one
+// iceberg-go's writer queues: none, Put hands a batch over when the writer takes it, rather than
+// holding more rows in memory when the encoder falls behind.
+const earlyQueueBatches = 0
 
 // earlyFiles is one task's data files of one unpartitioned append table, written from its
 // segments' batches while the commit interval runs (one of iceberg-go's rolling writers, as the
@@ -81,7 +86,7 @@ func startEarly(tbl *table.Table, asc *arrow.Schema, o TableOptions, offs scratc
 		tbl: tbl, asc: asc, in: make(chan arrow.RecordBatch, earlyQueueBatches), done: make(chan struct{}),
 		offs: offs, ow: bufio.NewWriterSize(offs, 64<<10), lost: lost,
 	}
-	opts := []table.WriteRecordOption{table.WithRecordBatchBufferSize(writerQueueBatches)}
+	opts := []table.WriteRecordOption{table.WithRecordBatchBufferSize(1)} // see earlyQueueBatches
 	if o.TargetFileSize > 0 {
 		opts = append(opts, table.WithTargetFileSize(o.TargetFileSize))
 	}

@@ -272,7 +272,7 @@ func (js *jsonShape) appendJSON(s *segment, b []byte, offset int64) (bool, error
 	}
 	s.rows++
 	s.off.Append(offset)
-	if s.off.Len() >= spoolBatchRows {
+	if s.off.Len() >= s.batchRows {
 		return true, s.flush(true)
 	}
 	return true, nil

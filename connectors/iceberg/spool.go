@@ -35,11 +35,12 @@ const badRow = -1
 // by batch into the table's data file writer (Writer.Prepare). Rows are in offset order, so the
 // rows below a table's committed offset are a prefix of the segment.
 type segment struct {
-	tp       TP
-	schemaID int           // table schema the rows were built for
-	schema   *arrow.Schema // the table's Arrow schema (field ids), without offsetColumn
-	rows     int           // rows written to the file and in the builder, bad ones included
-	bad      int
+	tp        TP
+	schemaID  int           // table schema the rows were built for
+	schema    *arrow.Schema // the table's Arrow schema (field ids), without offsetColumn
+	rows      int           // rows written to the file and in the builder, bad ones included
+	batchRows int           // rows built before they are sent on
+	bad       int
 
 	path    string
 	f       scratchFile // open from creation to remove: on Unix the file has no name, so a killed process leaves nothing
@@ -77,7 +78,7 @@ func newSegment(files *scratchFiles, dir string, tp TP, schemaID int, sc *arrow.
 	if err != nil {
 		return nil, err
 	}
-	s, full := newSegmentBuilder(tp, schemaID, sc)
+	s, full := newSegmentBuilder(tp, schemaID, sc, spoolBatchRows)
 	s.path, s.f = f.Name(), f
 	s.bw = bufio.NewWriterSize(f, spoolIOBuffer)
 	s.w = ipc.NewWriter(s.bw, ipc.WithSchema(full))
@@ -86,7 +87,7 @@ func newSegment(files *scratchFiles, dir string, tp TP, schemaID int, sc *arrow.
 
 // newEarlySegment returns a segment whose batches go to the data files of e.
 func newEarlySegment(e *earlyFiles, tp TP, schemaID int, sc *arrow.Schema) *segment {
-	s, _ := newSegmentBuilder(tp, schemaID, sc)
+	s, _ := newSegmentBuilder(tp, schemaID, sc, earlyBatchRows)
 	s.early = e
 	e.segs++
 	return s
@@ -94,17 +95,17 @@ func newEarlySegment(e *earlyFiles, tp TP, schemaID int, sc *arrow.Schema) *segm
 
 // newSegmentBuilder returns a segment with its builders, and their schema (the table's columns
 // and offsetColumn).
-func newSegmentBuilder(tp TP, schemaID int, sc *arrow.Schema) (*segment, *arrow.Schema) {
+func newSegmentBuilder(tp TP, schemaID int, sc *arrow.Schema, batchRows int) (*segment, *arrow.Schema) {
 	fields := append(sc.Fields(), arrow.Field{Name: offsetColumn, Type: arrow.PrimitiveTypes.Int64})
 	full := arrow.NewSchema(fields, nil)
 	b := array.NewRecordBuilder(memory.DefaultAllocator, full)
-	b.Reserve(spoolBatchRows)
+	b.Reserve(batchRows)
 	cols := make([]array.Builder, len(fields)-1)
 	for i := range cols {
 		cols[i] = b.Field(i)
 	}
 	return &segment{
-		tp: tp, schemaID: schemaID, schema: sc, b: b, fields: fields[:len(cols)], cols: cols,
+		tp: tp, schemaID: schemaID, schema: sc, batchRows: batchRows, b: b, fields: fields[:len(cols)], cols: cols,
 		off: b.Field(len(fields) - 1).(*array.Int64Builder),
 	}, full
 }
@@ -131,7 +132,7 @@ func (s *segment) add(row Row, offset int64) error {
 	} else {
 		s.off.Append(offset)
 	}
-	if s.off.Len() >= spoolBatchRows {
+	if s.off.Len() >= s.batchRows {
 		if err := s.flush(true); err != nil {
 			return err
 		}
@@ -172,7 +173,7 @@ func (s *segment) reserve(more bool) {
 	if more {
 		// The next batch is much like this one: size its buffers now. Grown by doubling from empty,
 		// each string column is allocated and copied about twice over per batch.
-		s.b.Reserve(spoolBatchRows)
+		s.b.Reserve(s.batchRows)
 		for i, c := range s.cols {
 			if bb := binaryBuilder(c); bb != nil {
 				bb.ReserveData(s.dataLen[i] + s.dataLen[i]/8)
