@@ -22,7 +22,8 @@
 # SINK_EXTRA (extra connector config as ,"key":"value" pairs, both workers), JVM_HEAP (-Xms256m -Xmx2g), CONNECTD_BIN
 # (a prebuilt connectd binary to measure instead of building this tree), WORKER_PROPS (extra worker property lines, e.g.
 # connectd.debug.pprof.enable=true; PROFILE=SECONDS then saves a CPU profile of connectd's first SECONDS after the POST
-# as connectd.cpu.pprof in the kept directory; the first connectd run only), RUN_TIMEOUT (900 s per worker), KEEP=1 (keep
+# as connectd.cpu.pprof in the kept directory, the first connectd run only; HEAP=SECONDS saves a heap profile of each
+# connectd run SECONDS after the POST as <run>.heap.pprof), RUN_TIMEOUT (900 s per worker), KEEP=1 (keep
 # the logs and tables), REPEAT (3: how many times each worker runs; the order alternates, WORKERS' order in odd
 # repetitions and reversed in even ones, and a summary gives each worker's median and the median of the ratios per
 # repetition: on a virtual machine the first process to touch memory the guest has not used yet pays for the host to
@@ -167,6 +168,9 @@ PROPS
   if [[ -n "${PROFILE:-}" && "$kind" == connectd && -z "${profiled:-}" ]]; then
     profiled=1
     curl -fs -o "$tmp/connectd.cpu.pprof" "http://127.0.0.1:$p/debug/pprof/profile?seconds=$PROFILE" &
+  fi
+  if [[ -n "${HEAP:-}" && "$kind" == connectd ]]; then
+    (sleep "$HEAP"; curl -fs -o "$tmp/$name.heap.pprof" "http://127.0.0.1:$p/debug/pprof/heap") &
   fi
   local deadline=$((SECONDS + RUN_TIMEOUT))
   until done_yet "$name" "$dir"; do
