@@ -187,22 +187,33 @@ func (s *segment) reserve(more bool) {
 func (s *segment) sendEarly(rec arrow.RecordBatch) error {
 	offs := rec.Column(len(s.cols)).(*array.Int64).Int64Values()
 	cols := rec.Columns()[:len(s.cols)]
-	for i := 0; i < len(offs); {
-		if offs[i] == badRow {
-			i++
-			continue
-		}
-		j := i
-		for j < len(offs) && offs[j] != badRow {
-			j++
-		}
+	for i, j := range goodRuns(offs, 0) {
 		if err := s.early.add(s, sliceBatch(s.schema, cols, i, j), offs[i:j]); err != nil {
 			s.err = err
 			return err
 		}
-		i = j
 	}
 	return nil
+}
+
+// goodRuns yields the runs [i, j) of rows from start on whose offsets are not badRow.
+func goodRuns(offs []int64, start int) iter.Seq2[int, int] {
+	return func(yield func(int, int) bool) {
+		for i := start; i < len(offs); {
+			if offs[i] == badRow {
+				i++
+				continue
+			}
+			j := i
+			for j < len(offs) && offs[j] != badRow {
+				j++
+			}
+			if !yield(i, j) {
+				return
+			}
+			i = j
+		}
+	}
 }
 
 // binaryBuilder is the variable-length part of a string or binary column's builder (nil for others).
@@ -304,15 +315,7 @@ func (s *segment) batches(asc *arrow.Schema, schemaID int, from int64, n, skippe
 					*skipped++
 				}
 			}
-			for i := start; i < len(offs); {
-				if offs[i] == badRow {
-					i++
-					continue
-				}
-				j := i
-				for j < len(offs) && offs[j] != badRow {
-					j++
-				}
+			for i, j := range goodRuns(offs, start) {
 				var out arrow.RecordBatch
 				if s.schemaID == schemaID {
 					out = sliceBatch(asc, cols, i, j)
@@ -329,7 +332,6 @@ func (s *segment) batches(asc *arrow.Schema, schemaID int, from int64, n, skippe
 				if !yield(out, nil) {
 					return errStop
 				}
-				i = j
 			}
 			return nil
 		})
