@@ -241,8 +241,8 @@ func (t *Task) sealAll() {
 	}
 }
 
-// abortEarly stops the data file writers of the interval (the task stops; what they wrote is
-// orphaned). Caller holds t.mu.
+// abortEarly ends the data file writers of the interval no round has taken (the task stops) and
+// removes their files. Caller holds t.mu.
 func (t *Task) abortEarly() {
 	for _, a := range t.appendTables {
 		if a.cur != nil {

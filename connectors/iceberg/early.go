@@ -229,14 +229,12 @@ func (e *earlyFiles) result(ctx context.Context) ([]ice.DataFile, error) {
 
 // earlyPlan is what a round takes of one writer's files.
 type earlyPlan struct {
-	e        *earlyFiles
-	asIs     []ice.DataFile // committed as they are
-	rewrite  []earlySpan    // files whose wanted rows are written again
-	drop     []int64        // per run: how many of its first rows are not wanted
-	rows     int            // rows taken, either way
-	skipped  int            // rows below the head's offsets
-	dropped  int            // rows of removed segments
-	rewrites int            // rows to write again
+	e       *earlyFiles
+	asIs    []ice.DataFile // committed as they are
+	rewrite []earlySpan    // files whose wanted rows are written again
+	drop    []int64        // per run: how many of its first rows are not wanted
+	rows    int            // rows taken, either way
+	skipped int            // rows below the head's offsets
 }
 
 // earlySpan is a data file and the index of its first row among the writer's rows.
@@ -256,7 +254,6 @@ func (e *earlyFiles) plan(ctx context.Context, tbl *table.Table, live map[*segme
 	for k, r := range e.runs {
 		if !live[r.seg] {
 			p.drop[k] = r.n
-			p.dropped += int(r.n)
 			continue
 		}
 		cut := committedFrom(committed, r.seg.tp)
@@ -293,7 +290,6 @@ func (e *earlyFiles) plan(ctx context.Context, tbl *table.Table, live map[*segme
 			p.asIs = append(p.asIs, f)
 		case kept > 0:
 			p.rewrite = append(p.rewrite, earlySpan{f, a})
-			p.rewrites += int(kept)
 		}
 		p.rows += int(kept)
 		at = b
@@ -405,7 +401,7 @@ func (p *earlyPlan) recs(ctx context.Context) ([]Rec, error) {
 		p.rewrite = append(p.rewrite, earlySpan{f, at})
 		at += f.Count()
 	}
-	p.asIs, p.rewrites = nil, p.rows
+	p.asIs = nil
 	var out []Rec
 	same := func(b arrow.RecordBatch) (arrow.RecordBatch, error) { return b, nil }
 	for r, err := range p.wanted(ctx, same) {

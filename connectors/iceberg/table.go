@@ -330,13 +330,13 @@ func (w *Writer) Prepare(ctx context.Context, recs []Rec) (*Part, error) {
 		normalizeCase(tbl.Schema(), data)
 		normalizeCase(tbl.Schema(), dels)
 	}
-	rewrites := 0
+	rewrite := false
 	for _, pl := range plans {
 		p.Data = append(p.Data, pl.asIs...)
-		st.RowsWritten += pl.rows - pl.rewrites
-		rewrites += pl.rewrites
+		st.RowsWritten += pl.rows
+		rewrite = rewrite || len(pl.rewrite) > 0
 	}
-	if len(data) > 0 || len(segs) > 0 || rewrites > 0 {
+	if len(data) > 0 || len(segs) > 0 || rewrite {
 		asc, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
 		if err != nil {
 			return p, err
@@ -364,7 +364,7 @@ func (w *Writer) Prepare(ctx context.Context, recs []Rec) (*Part, error) {
 			}
 			p.Data = append(p.Data, df)
 		}
-		st.RowsWritten += len(data) + spooled + rewrites
+		st.RowsWritten += len(data) + spooled
 	}
 	if len(dels) > 0 {
 		names, eqIDs, err := w.deleteColumns(ids)
