@@ -1,6 +1,7 @@
 package iceberg
 
 import (
+	"runtime"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/parquet/compress"
@@ -17,10 +18,14 @@ const pageWindow = 2 << 20
 // match can reach further back than the page itself: a window the size of the page compresses
 // alike, and each pooled encoder keeps 4 MiB of history instead of 16 MiB (two or more are alive
 // while a data file is written). Larger pages and everything else go to arrow-go's codec.
+//
+// Idle encoders are kept in a free list of at most one per processor rather than a sync.Pool: a
+// collection empties a sync.Pool, and each encoder made again allocates its history anew (a few
+// MiB), which made the encoders a large share of the write path's garbage.
 type pageZstd struct {
 	compress.Codec
-	mu    sync.Mutex
-	pools map[zstd.EncoderLevel]*sync.Pool
+	mu   sync.Mutex
+	idle map[zstd.EncoderLevel][]*zstd.Encoder
 }
 
 func init() {
@@ -28,23 +33,30 @@ func init() {
 	if err != nil {
 		return
 	}
-	compress.RegisterCodec(compress.Codecs.Zstd, &pageZstd{Codec: orig, pools: map[zstd.EncoderLevel]*sync.Pool{}})
+	compress.RegisterCodec(compress.Codecs.Zstd, &pageZstd{Codec: orig, idle: map[zstd.EncoderLevel][]*zstd.Encoder{}})
 }
 
-func (z *pageZstd) pool(level zstd.EncoderLevel) *sync.Pool {
+func (z *pageZstd) get(level zstd.EncoderLevel) *zstd.Encoder {
+	z.mu.Lock()
+	if l := z.idle[level]; len(l) > 0 {
+		enc := l[len(l)-1]
+		z.idle[level] = l[:len(l)-1]
+		z.mu.Unlock()
+		return enc
+	}
+	z.mu.Unlock()
+	// the options of arrow-go's own page encoders, plus the window
+	enc, _ := zstd.NewWriter(nil, zstd.WithZeroFrames(true), zstd.WithEncoderLevel(level),
+		zstd.WithEncoderConcurrency(1), zstd.WithAllLitEntropyCompression(true), zstd.WithWindowSize(pageWindow))
+	return enc
+}
+
+func (z *pageZstd) put(level zstd.EncoderLevel, enc *zstd.Encoder) {
 	z.mu.Lock()
 	defer z.mu.Unlock()
-	p := z.pools[level]
-	if p == nil {
-		p = &sync.Pool{New: func() any {
-			// the options of arrow-go's own page encoders, plus the window
-			enc, _ := zstd.NewWriter(nil, zstd.WithZeroFrames(true), zstd.WithEncoderLevel(level),
-				zstd.WithEncoderConcurrency(1), zstd.WithAllLitEntropyCompression(true), zstd.WithWindowSize(pageWindow))
-			return enc
-		}}
-		z.pools[level] = p
+	if l := z.idle[level]; len(l) < runtime.GOMAXPROCS(0) {
+		z.idle[level] = append(l, enc)
 	}
-	return p
 }
 
 // EncodeLevel maps the level as arrow-go does.
@@ -56,8 +68,7 @@ func (z *pageZstd) EncodeLevel(dst, src []byte, level int) []byte {
 	if level == compress.DefaultCompressionLevel {
 		lvl = zstd.SpeedDefault
 	}
-	p := z.pool(lvl)
-	enc := p.Get().(*zstd.Encoder)
-	defer p.Put(enc)
+	enc := z.get(lvl)
+	defer z.put(lvl, enc)
 	return enc.EncodeAll(src, dst[:0])
 }

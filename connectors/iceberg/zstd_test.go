@@ -3,6 +3,7 @@ package iceberg
 import (
 	"bytes"
 	"fmt"
+	"runtime"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/parquet/compress"
@@ -30,4 +31,21 @@ func TestPageZstd(t *testing.T) {
 			}
 		}
 	}
+}
+
+// An idle page encoder survives collections: made again, each would allocate its history (MiBs).
+func TestPageZstdKeepsEncodersAcrossGC(t *testing.T) {
+	c, err := compress.GetCodec(compress.Codecs.Zstd)
+	require.NoError(t, err)
+	z := c.(*pageZstd)
+	src := bytes.Repeat([]byte(`{"id":1,"name":"customer-0000001","region":"eu-west"}`), 20000) // ~1 MiB
+	dst := make([]byte, 0, len(src))
+	dst = z.EncodeLevel(dst, src, compress.DefaultCompressionLevel)
+	runtime.GC()
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	z.EncodeLevel(dst, src, compress.DefaultCompressionLevel)
+	runtime.ReadMemStats(&after)
+	require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(256<<10), "the idle encoder was kept")
 }
