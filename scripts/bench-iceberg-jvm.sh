@@ -28,6 +28,10 @@
 # repetitions and reversed in even ones, and a summary gives each worker's median and the median of the ratios per
 # repetition: on a virtual machine the first process to touch memory the guest has not used yet pays for the host to
 # back it, and one run moves the ratio by ~0.05).
+# The broker of scripts/kafka.sh sets group.initial.rebalance.delay.ms=0 for fast tests: then one task's consumer can
+# be assigned every partition for a heartbeat interval and read most of the topic before a rebalance hands half of it
+# to the other tasks, which read it again (a run at about twice the CPU). Run against the broker's default with
+# KAFKA_EXTRA_CONFIG=group.initial.rebalance.delay.ms=3000 before scripts/with-kafka.sh.
 # The JVM side copies JVM Connect 4.3.1 (testdata/distributed/jvm.sh) and the Apache Iceberg sink 1.10.1 with
 # its dependencies (bench-iceberg-jvm/pom.xml) from Maven Central into ~/.cache/connectd on first use.
 set -euo pipefail
