@@ -11,7 +11,26 @@ type JSONValue struct {
 	Topic   string
 	Headers Headers
 	Conv    Converter
+	// Members lists the object's members in the order of Bytes, as the converter's check found them
+	// (nil: not listed), so that a sink need not find them again; valid only until Put returns.
+	Members []JSONMember
 }
+
+// JSONMember is where one member of a JSONValue's object lies in its Bytes.
+type JSONMember struct {
+	Name, NameEnd   int32 // the name's string token: its opening quote and the index after its closing one
+	Value, ValueEnd int32 // the value: its first byte and the index after its last
+	Flags           JSONMemberFlags
+}
+
+// JSONMemberFlags tell what a JSONMember's bytes hold beyond what their first byte says.
+type JSONMemberFlags uint8
+
+const (
+	JSONNameEscaped   JSONMemberFlags = 1 << iota // the name's token has a backslash escape
+	JSONValueEscaped                              // the value is a string token with a backslash escape
+	JSONValueFraction                             // the value is a number with a fraction or an exponent
+)
 
 // Value converts the bytes as the converter would have. A sink may keep a copy of the bytes and call
 // Value after Put returned, from another goroutine: a JSONValueConverter's conversion must allow it.
@@ -23,7 +42,9 @@ func (v *JSONValue) Value() (any, error) {
 // JSONValueConverter is a Converter that can tell, without converting, whether a value is a JSON object
 // it converts to a schemaless map without error (JsonConverter with schemas.enable=false).
 type JSONValueConverter interface {
-	SchemalessJSONObject(value []byte) bool
+	// SchemalessJSONObject reports whether value is such an object, and appends its members to
+	// members when it is (none for a value of 2 GiB or more, whose offsets an int32 cannot hold).
+	SchemalessJSONObject(value []byte, members []JSONMember) ([]JSONMember, bool)
 }
 
 // JSONValueSink is a SinkTask that takes record values as *JSONValue (and converts them with Value where

@@ -47,10 +47,10 @@ func compileKeyShape(st *ice.StructType, o TableOptions) *keyShape {
 	return ks
 }
 
-// read returns the key (valid until the next read) and version of the (valid) JSON object b when
-// it is of the shape with non-null ids.
-func (ks *keyShape) read(b []byte) (key []byte, ver any, ok bool) {
-	if !ks.scan(b) {
+// read returns the key (valid until the next read) and version of the (valid) JSON object b, of the
+// listed members (nil: not listed), when it is of the shape with non-null ids.
+func (ks *keyShape) read(b []byte, members []connect.JSONMember) (key []byte, ver any, ok bool) {
+	if !ks.scan(b, members) {
 		return nil, nil, false
 	}
 	key = ks.key[:0]
@@ -113,7 +113,7 @@ func (t *Task) bufferJSON(r *connect.SinkRecord, jv *connect.JSONValue) bool {
 		return false
 	}
 	x := t.keys[name]
-	k, ver, ok := ks.read(jv.Bytes)
+	k, ver, ok := ks.read(jv.Bytes, jv.Members)
 	if !ok {
 		return false
 	}
@@ -311,7 +311,7 @@ func keyRows(recs []Rec, names []string, rows bool) error {
 			if err != nil {
 				return err
 			}
-			if ms.scan(b) {
+			if ms.scan(b, nil) {
 				row := make(Row, len(names))
 				for _, n := range names {
 					row[n] = ms.value(b, n)

@@ -111,12 +111,13 @@ func newMemberScan(st *ice.StructType) *memberScan {
 }
 
 // scan reports whether the (valid) JSON object b is of the shape, noting where each member's value
-// starts and ends.
-func (ms *memberScan) scan(b []byte) bool {
-	for i := range ms.pos {
-		ms.pos[i] = -1
+// starts and ends. With the members the converter listed (connect.JSONValue.Members), it reads them
+// instead of finding them in b.
+func (ms *memberScan) scan(b []byte, members []connect.JSONMember) bool {
+	ms.reset()
+	if members != nil {
+		return ms.scanListed(b, members)
 	}
-	clear(ms.seen)
 	n := 0
 	i := jsonWS(b, 0)
 	if i >= len(b) || b[i] != '{' {
@@ -136,21 +137,8 @@ func (ms *memberScan) scan(b []byte) bool {
 		i = jsonWS(b, ke)
 		i = jsonWS(b, i+1) // ':'
 		vk, ve := jsonMember(b, i)
-		switch {
-		case ve < 0:
+		if !ms.note(m, ok, vk, i, ve, &n) {
 			return false
-		case ok && ms.seen[m]:
-			return false // a repeated name: the map keeps the last, let the converter say which
-		case vk == kindAbsent: // null: not part of the shape
-			if ok {
-				ms.seen[m] = true
-			}
-		case !ok || vk != ms.kinds[m]:
-			return false
-		default:
-			ms.seen[m] = true
-			n++
-			ms.pos[m], ms.end[m] = i, ve
 		}
 		i = jsonWS(b, ve)
 		if i < len(b) && b[i] == ',' {
@@ -158,6 +146,56 @@ func (ms *memberScan) scan(b []byte) bool {
 		}
 	}
 	return n == len(ms.kinds)
+}
+
+// scanListed is scan over the listed members of b.
+func (ms *memberScan) scanListed(b []byte, members []connect.JSONMember) bool {
+	n := 0
+	for at := range members {
+		mb := &members[at]
+		m, ke := ms.orderedName(b, int(mb.Name), at)
+		ok := ke >= 0
+		if !ok {
+			if mb.Flags&connect.JSONNameEscaped != 0 {
+				return false
+			}
+			m, ok = ms.lookup(b[mb.Name+1:mb.NameEnd-1], at)
+		}
+		vk, ve := listedMember(b, mb)
+		if !ms.note(m, ok, vk, int(mb.Value), ve, &n) {
+			return false
+		}
+	}
+	return n == len(ms.kinds)
+}
+
+func (ms *memberScan) reset() {
+	for i := range ms.pos {
+		ms.pos[i] = -1
+	}
+	clear(ms.seen)
+}
+
+// note takes the member found at i..ve (of kind vk) as member m (ok: a member of the shape), counting
+// those of the shape in n; false: the object is not of the shape.
+func (ms *memberScan) note(m int, ok bool, vk jsonKind, i, ve int, n *int) bool {
+	switch {
+	case ve < 0:
+		return false
+	case ok && ms.seen[m]:
+		return false // a repeated name: the map keeps the last, let the converter say which
+	case vk == kindAbsent: // null: not part of the shape
+		if ok {
+			ms.seen[m] = true
+		}
+	case !ok || vk != ms.kinds[m]:
+		return false
+	default:
+		ms.seen[m] = true
+		*n++
+		ms.pos[m], ms.end[m] = i, ve
+	}
+	return true
 }
 
 // jsonShape is a record shape that a table covers, compiled against the table's Arrow columns: for
@@ -243,7 +281,7 @@ func (t *Task) routeJSON(r *connect.SinkRecord, jv *connect.JSONValue) (bool, er
 	if s == nil || s.schemaID != a.shape.schemaID {
 		return false, nil
 	}
-	ok, err := a.shape.appendJSON(s, jv.Bytes, off)
+	ok, err := a.shape.appendJSON(s, jv.Bytes, jv.Members, off)
 	if ok {
 		t.nbuf++
 		t.spoolRows++
@@ -264,10 +302,10 @@ func (t *Task) noteShape(a *appendTable, tp TP, st *ice.StructType) {
 	}
 }
 
-// appendJSON appends the (valid) JSON object b to segment s as one row when it is of the shape, else
-// appends nothing and reports false.
-func (js *jsonShape) appendJSON(s *segment, b []byte, offset int64) (bool, error) {
-	if !js.appendRow(s.cols, b) {
+// appendJSON appends the (valid) JSON object b, of the listed members (nil: not listed), to segment s
+// as one row when it is of the shape, else appends nothing and reports false.
+func (js *jsonShape) appendJSON(s *segment, b []byte, members []connect.JSONMember, offset int64) (bool, error) {
+	if !js.appendRow(s.cols, b, members) {
 		return false, nil
 	}
 	s.rows++
@@ -278,10 +316,10 @@ func (js *jsonShape) appendJSON(s *segment, b []byte, offset int64) (bool, error
 	return true, nil
 }
 
-// appendRow appends the (valid) JSON object b to the builders of the shape's columns when it is of
-// the shape, else appends nothing and reports false.
-func (js *jsonShape) appendRow(blds []array.Builder, b []byte) bool {
-	if !js.scan(b) {
+// appendRow appends the (valid) JSON object b, of the listed members (nil: not listed), to the builders
+// of the shape's columns when it is of the shape, else appends nothing and reports false.
+func (js *jsonShape) appendRow(blds []array.Builder, b []byte, members []connect.JSONMember) bool {
+	if !js.scan(b, members) {
 		return false
 	}
 	// second pass: append, every value already known to fit and where it ends
@@ -377,6 +415,31 @@ end:
 		return kindLong, j
 	}
 	return kindDouble, j
+}
+
+// listedMember is jsonMember for a member the converter listed.
+func listedMember(b []byte, mb *connect.JSONMember) (jsonKind, int) {
+	i, e := int(mb.Value), int(mb.ValueEnd)
+	switch b[i] {
+	case '"':
+		if mb.Flags&connect.JSONValueEscaped != 0 {
+			return kindAbsent, -1
+		}
+		return kindString, e
+	case 't', 'f':
+		return kindBool, e
+	case 'n':
+		return kindAbsent, e
+	case '{', '[':
+		return kindAbsent, -1
+	}
+	if mb.Flags&connect.JSONValueFraction != 0 {
+		return kindDouble, e
+	}
+	if digits := e - i; digits > 18 && (b[i] != '-' || digits > 19) {
+		return kindAbsent, -1
+	}
+	return kindLong, e
 }
 
 // jsonInt is the integral number at i (at most 18 digits, leading zeros allowed).

@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand"
-	"os"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -25,16 +23,13 @@ import (
 )
 
 // TestJSONValueModel: a task given unconverted JSON objects (connect.JSONValue, as the worker hands them
-// when the value converter is schemaless JsonConverter and no SMT runs) ends with the same table, the
-// same schema and the same records reported to the DLQ as a task given the converter's maps, over
-// records of one shape and of others: nulls, missing and new members (evolved at Put), numbers that do
-// not fit, repeated names, escapes, nested values, integers beyond 18 digits, a member named op.
+// when the value converter is schemaless JsonConverter and no SMT runs, their members listed or not)
+// ends with the same table, the same schema and the same records reported to the DLQ as a task given
+// the converter's maps, over records of one shape and of others: nulls, missing and new members
+// (evolved at Put), numbers that do not fit, repeated names, escapes, nested values, integers beyond
+// 18 digits, a member named op.
 func TestJSONValueModel(t *testing.T) {
-	seed := int64(11)
-	if s := os.Getenv("JSONVALUE_SEED"); s != "" {
-		seed, _ = strconv.ParseInt(s, 10, 64)
-	}
-	t.Logf("seed %d (JSONVALUE_SEED)", seed)
+	seed := modelSeed(t, "JSONVALUE_SEED", 11)
 	// append, and upsert tables keyed by id (50 keys shared by both partitions), ordered by Kafka
 	// order or by the member n as version
 	modes := []struct {
@@ -90,7 +85,11 @@ func jsonValueModel(t *testing.T, seed int64, keys int, extra map[string]string,
 			for off := pos[p]; off < end; off++ {
 				r := &connect.SinkRecord{Topic: "ev", Partition: int32(p), Offset: int64(off)}
 				if i == 0 {
-					r.Value = &connect.JSONValue{Bytes: logs[p][off], Topic: "ev", Conv: conv}
+					jv := &connect.JSONValue{Bytes: logs[p][off], Topic: "ev", Conv: conv}
+					if rng.Intn(2) == 0 { // listed, as the worker hands them, or found by the sink
+						jv.Members, _ = conv.SchemalessJSONObject(jv.Bytes, nil)
+					}
+					r.Value = jv
 				} else {
 					sv, err := conv.ToConnectData("ev", nil, logs[p][off])
 					require.NoError(t, err)
@@ -249,39 +248,47 @@ func FuzzJSONValueRow(f *testing.F) {
 	sc := arrowSchemaOf(f, `{"id":1,"n":1,"amount":1.5,"s":"x","ok":true}`)
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, data []byte) {
-		m, st, ok := convertedShape(t, conv, data)
+		m, st, members, ok := convertedShape(t, conv, data)
 		if !ok {
-			return
-		}
-		fast, err := newSegment(nil, dir, TP{"t", 0}, 1, sc)
-		require.NoError(t, err)
-		defer fast.remove()
-		js := compileShape(st, fast.schemaID, fast.fields)
-		if js == nil {
-			return
-		}
-		if ok, err := js.appendJSON(fast, data, 0); !ok || err != nil {
-			require.NoError(t, err)
 			return
 		}
 		slow, err := newSegment(nil, dir, TP{"t", 0}, 1, sc)
 		require.NoError(t, err)
 		defer slow.remove()
-		require.NoError(t, slow.add(m, 0), "appendJSON took %q, segment.add refused its map", data)
-		require.Equal(t, segmentRows(t, slow, sc), segmentRows(t, fast, sc), "%q", data)
+		js := compileShape(st, slow.schemaID, slow.fields)
+		if js == nil {
+			return
+		}
+		var want []Row
+		for _, listed := range [][]connect.JSONMember{nil, members} { // found in the bytes, and listed
+			fast, err := newSegment(nil, dir, TP{"t", 0}, 1, sc)
+			require.NoError(t, err)
+			defer fast.remove()
+			if ok, err := js.appendJSON(fast, data, listed, 0); !ok || err != nil {
+				require.NoError(t, err)
+				require.Nil(t, listed, "%q: taken as found in the bytes, refused as listed", data)
+				return
+			}
+			if want == nil {
+				require.NoError(t, slow.add(m, 0), "appendJSON took %q, segment.add refused its map", data)
+				want = segmentRows(t, slow, sc)
+			}
+			require.Equal(t, want, segmentRows(t, fast, sc), "%q (listed: %v)", data, listed != nil)
+		}
 	})
 }
 
-// convertedShape is the converter's map of a schemaless JSON object and its inferred struct type
-// (ok false: not such an object).
-func convertedShape(t *testing.T, conv *jsonconv.Converter, data []byte) (map[string]any, *ice.StructType, bool) {
-	if !conv.SchemalessJSONObject(data) {
-		return nil, nil, false
+// convertedShape is the converter's map of a schemaless JSON object, its inferred struct type and the
+// members the converter listed (ok false: not such an object).
+func convertedShape(t *testing.T, conv *jsonconv.Converter, data []byte) (map[string]any, *ice.StructType, []connect.JSONMember, bool) {
+	members, ok := conv.SchemalessJSONObject(data, []connect.JSONMember{})
+	if !ok {
+		return nil, nil, nil, false
 	}
 	sv, err := conv.ToConnectData("t", nil, data)
 	require.NoError(t, err)
 	m := sv.Value.(map[string]any)
-	return m, newSchemaCache().forSchemaless(m), true
+	return m, newSchemaCache().forSchemaless(m), members, true
 }
 
 // arrowSchemaOf is the table schema (with field ids) auto-created for a schemaless record.
@@ -318,7 +325,7 @@ func FuzzJSONKeyShape(f *testing.F) {
 	}
 	conv := schemalessConverter(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		m, st, ok := convertedShape(t, conv, data)
+		m, st, members, ok := convertedShape(t, conv, data)
 		if !ok {
 			return
 		}
@@ -330,13 +337,18 @@ func FuzzJSONKeyShape(f *testing.F) {
 			if ks == nil {
 				continue
 			}
-			k, ver, ok := ks.read(data)
+			kb, ver, ok := ks.read(data, nil)
+			k := string(kb) // kb is valid until the next read
+			lk, lver, lok := ks.read(data, members)
+			require.Equal(t, ok, lok, "%q: read found in the bytes and listed", data)
 			if !ok {
 				continue
 			}
+			require.Equal(t, k, string(lk), "%q", data)
+			require.Equal(t, ver, lver, "%q", data)
 			row, _, err := newSchemaCache().recordValue(nil, m)
 			require.NoError(t, err)
-			require.Equal(t, keyOf(row, o.IDColumns), string(k), "%q", data)
+			require.Equal(t, keyOf(row, o.IDColumns), k, "%q", data)
 			require.Equal(t, row[o.VersionColumn], ver, "%q", data)
 		}
 	})
@@ -358,7 +370,7 @@ func FuzzJSONRoundRows(f *testing.F) {
 	other := arrowSchemaOf(f, `{"id":1,"n":1,"amount":1.5,"s":"x","ok":true}`)
 	deletes := arrowSchemaOf(f, `{"id":1}`) // the equality-delete rows of a table keyed by id
 	f.Fuzz(func(t *testing.T, data []byte) {
-		m, st, ok := convertedShape(t, conv, data)
+		m, st, _, ok := convertedShape(t, conv, data)
 		if !ok {
 			return
 		}
@@ -587,23 +599,33 @@ func benchShapeRecord(b *testing.B) ([]byte, *ice.StructType) {
 	return rec, newSchemaCache().forSchemaless(sv.Value.(map[string]any))
 }
 
-// BenchmarkJSONShapeAppend: benchShapeRecord from its bytes into the builders of its columns.
+// BenchmarkJSONShapeAppend: benchShapeRecord from its bytes into the builders of its columns, its
+// members found in the bytes or listed by the converter's check (connect.JSONValue.Members).
 func BenchmarkJSONShapeAppend(b *testing.B) {
 	rec, st := benchShapeRecord(b)
-	sc := arrowSchemaOf(b, string(rec))
-	bld := array.NewRecordBuilder(memory.DefaultAllocator, sc)
-	defer bld.Release()
-	js := compileShape(st, 1, sc.Fields())
-	require.NotNil(b, js)
-	b.SetBytes(int64(len(rec)))
-	b.ReportAllocs()
-	for i := range b.N {
-		if !js.appendRow(bld.Fields(), rec) {
-			b.Fatal("not of the shape")
-		}
-		if i%spoolBatchRows == spoolBatchRows-1 {
-			bld.NewRecordBatch().Release()
-		}
+	listed, ok := schemalessConverter(b).SchemalessJSONObject(rec, nil)
+	require.True(b, ok)
+	for _, bc := range []struct {
+		name    string
+		members []connect.JSONMember
+	}{{"found", nil}, {"listed", listed}} {
+		b.Run(bc.name, func(b *testing.B) {
+			sc := arrowSchemaOf(b, string(rec))
+			bld := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+			defer bld.Release()
+			js := compileShape(st, 1, sc.Fields())
+			require.NotNil(b, js)
+			b.SetBytes(int64(len(rec)))
+			b.ReportAllocs()
+			for i := range b.N {
+				if !js.appendRow(bld.Fields(), rec, bc.members) {
+					b.Fatal("not of the shape")
+				}
+				if i%spoolBatchRows == spoolBatchRows-1 {
+					bld.NewRecordBatch().Release()
+				}
+			}
+		})
 	}
 }
 
@@ -624,7 +646,7 @@ func BenchmarkSpoolWrite(b *testing.B) {
 	b.SetBytes(int64(len(rec)))
 	b.ResetTimer()
 	for i := range b.N {
-		if ok, err := js.appendJSON(s, rec, int64(i)); !ok || err != nil {
+		if ok, err := js.appendJSON(s, rec, nil, int64(i)); !ok || err != nil {
 			b.Fatal("not appended", err)
 		}
 	}
@@ -633,4 +655,82 @@ func BenchmarkSpoolWrite(b *testing.B) {
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &r1)
 	b.ReportMetric(float64(r1.Stime.Nano()-r0.Stime.Nano())/float64(b.N), "sys-ns/row")
 	b.ReportMetric(float64(s.size)/float64(b.N), "spool-B/row")
+}
+
+// TestScanListedLikeFound: for random objects against random shapes, memberScan.scan over the members
+// the converter listed says what it says finding them in the bytes, with the same value bounds.
+func TestScanListedLikeFound(t *testing.T) {
+	seed := modelSeed(t, "JSONVALUE_SEED", 3)
+	rng := rand.New(rand.NewSource(seed))
+	conv := schemalessConverter(t)
+	names := []string{"id", "n", "s", "a\"b", "é", "long-member-name-of-forty-bytes-or-so-xx"}
+	values := []string{`1`, `-7`, `007`, `123456789012345678`, `-123456789012345678`, `1234567890123456789`,
+		`-1234567890123456789`, `1.5`, `-0.0`, `1e3`, `2E-2`, `"x"`, `""`, `"tab\t"`, `"é"`,
+		`"` + strings.Repeat("p", 70) + `"`, `true`, `false`, `null`, `{"a":1}`, `[1,"]"]`, `[]`}
+	kinds := []ice.Type{ice.PrimitiveTypes.Int64, ice.PrimitiveTypes.Float64, ice.PrimitiveTypes.String, ice.PrimitiveTypes.Bool}
+	ws := []string{"", "", " ", "\n\t "}
+	taken := 0
+	for iter := range 20000 {
+		st := &ice.StructType{}
+		for i, nm := range names {
+			if rng.Intn(2) == 0 {
+				st.FieldList = append(st.FieldList, ice.NestedField{ID: i + 1, Name: nm, Type: kinds[rng.Intn(len(kinds))]})
+			}
+		}
+		ms := newMemberScan(st)
+		// members of the shape with values of their kinds, mostly, else any
+		type member struct{ name, value string }
+		var mbs []member
+		if rng.Intn(2) == 0 {
+			for _, f := range st.FieldList {
+				v := values[rng.Intn(len(values))]
+				if rng.Intn(5) > 0 {
+					v = map[ice.Type][]string{
+						ice.PrimitiveTypes.Int64:   {`1`, `-7`, `007`, `123456789012345678`, `-123456789012345678`},
+						ice.PrimitiveTypes.Float64: {`1.5`, `-0.0`, `1e3`, `2E-2`},
+						ice.PrimitiveTypes.String:  {`"x"`, `""`, `"é"`, `"` + strings.Repeat("p", 70) + `"`},
+						ice.PrimitiveTypes.Bool:    {`true`, `false`},
+					}[f.Type][rng.Intn(2)]
+				}
+				mbs = append(mbs, member{f.Name, v})
+			}
+			if rng.Intn(3) == 0 {
+				mbs = append(mbs, member{names[rng.Intn(len(names))], values[rng.Intn(len(values))]})
+			}
+			if rng.Intn(2) == 0 {
+				rng.Shuffle(len(mbs), func(i, j int) { mbs[i], mbs[j] = mbs[j], mbs[i] })
+			}
+		} else {
+			for range rng.Intn(7) {
+				mbs = append(mbs, member{names[rng.Intn(len(names))], values[rng.Intn(len(values))]})
+			}
+		}
+		var b strings.Builder
+		b.WriteString(ws[rng.Intn(len(ws))] + "{")
+		for m, mb := range mbs {
+			if m > 0 {
+				b.WriteString(ws[rng.Intn(len(ws))] + ",")
+			}
+			fmt.Fprintf(&b, "%s%q%s:%s%s", ws[rng.Intn(len(ws))], mb.name, ws[rng.Intn(len(ws))], ws[rng.Intn(len(ws))], mb.value)
+		}
+		b.WriteString(ws[rng.Intn(len(ws))] + "}")
+		data := []byte(b.String())
+		listed, ok := conv.SchemalessJSONObject(data, []connect.JSONMember{})
+		require.True(t, ok, "seed %d, iteration %d: %q", seed, iter, data)
+		for range 2 { // the second time with the member order learnt
+			found := ms.scan(data, nil)
+			pos, end := slices.Clone(ms.pos), slices.Clone(ms.end)
+			require.Equal(t, found, ms.scan(data, listed), "seed %d, iteration %d: %q", seed, iter, data)
+			if found {
+				taken++
+				require.Equal(t, pos, ms.pos, "seed %d, iteration %d: %q", seed, iter, data)
+				for m, p := range pos {
+					if p >= 0 {
+						require.Equal(t, end[m], ms.end[m], "seed %d, iteration %d: %q", seed, iter, data)
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d of the scans took the object", taken)
 }

@@ -8,7 +8,6 @@ import (
 	"os"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -78,11 +77,7 @@ func TestScratchFilesReused(t *testing.T) {
 // each step every buffered record reads back as a value put for its key and each key's last one
 // as its last value; at the end the table holds each key's last value.
 func TestSpillFilesReusedModel(t *testing.T) {
-	seed := int64(5)
-	if s := os.Getenv("SPILL_SEED"); s != "" {
-		seed, _ = strconv.ParseInt(s, 10, 64)
-	}
-	t.Logf("seed %d (SPILL_SEED)", seed)
+	seed := modelSeed(t, "SPILL_SEED", 5)
 	rng := rand.New(rand.NewSource(seed))
 	conv := schemalessConverter(t)
 	ctx := context.Background()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -47,11 +46,7 @@ func (d *dlqCtx) Report(_ context.Context, r *connect.SinkRecord, _ error) error
 // table's offsets and are cut row by row), rows whose values do not fit (to the DLQ), and a new
 // column half way (schema evolution at Put). The table must hold every good record exactly once.
 func TestSpooledAppendModel(t *testing.T) {
-	seed := int64(7)
-	if s := os.Getenv("SPOOL_SEED"); s != "" {
-		seed, _ = strconv.ParseInt(s, 10, 64)
-	}
-	t.Logf("seed %d (SPOOL_SEED)", seed)
+	seed := modelSeed(t, "SPOOL_SEED", 7)
 	rng := rand.New(rand.NewSource(seed))
 	props, _ := sinkProps(t, map[string]string{
 		KeyTables:                              "shop.events",

@@ -77,7 +77,7 @@ func buildDataRecord(sc *arrow.Schema, fields []arrow.Field, schemaID int, recs 
 				if err != nil {
 					return nil, err
 				}
-				if js.appendRow(blds, jb) {
+				if js.appendRow(blds, jb, nil) {
 					continue
 				}
 			}

@@ -14,6 +14,7 @@ package jsonconv
 import (
 	"bytes"
 	"container/list"
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -178,13 +179,23 @@ func (c *Converter) ToConnectData(_ string, _ connect.Headers, value []byte) (co
 }
 
 // SchemalessJSONObject implements connect.JSONValueConverter: a JSON object that ToConnectData turns
-// into a map without error (with schemas disabled).
-func (c *Converter) SchemalessJSONObject(value []byte) bool {
+// into a map without error (a schemaless converter, a valid document whose first value is an object).
+// Its members are listed as the check goes, so that a sink reads the object without finding them again.
+func (c *Converter) SchemalessJSONObject(value []byte, members []connect.JSONMember) ([]connect.JSONMember, bool) {
 	if c.schemasEnabled || value == nil {
-		return false
+		return members, false
 	}
-	start, _, err := validate(value)
-	return err == nil && start >= 0 && value[start] == '{'
+	i := skipWS(value, 0)
+	if i == len(value) || value[i] != '{' {
+		return members, false
+	}
+	// the whole document as validate checks it: after an object, trailing bytes are not looked at
+	n := len(members)
+	out, _, err := validObject(value, i, 0, members, len(value) <= math.MaxInt32)
+	if err != nil {
+		return out[:n], false
+	}
+	return out, true
 }
 
 // sameSchemaEnvelope recognises {"schema":S,"payload":P} where S is byte for byte the schema of

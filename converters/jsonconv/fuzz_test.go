@@ -5,6 +5,10 @@ import (
 	"encoding/base64"
 	"reflect"
 	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/connectd/connectd/connect"
 )
 
 // FuzzJSONToConnect feeds arbitrary bytes to ToConnectData in both modes: it must never panic, and what
@@ -127,5 +131,55 @@ func FuzzSchemaless(f *testing.F) {
 				t.Fatalf("%q: got %#v, want %#v", data, got, want)
 			}
 		}
+	})
+}
+
+// FuzzSchemalessMembers: SchemalessJSONObject takes what validate takes as an object, and lists its
+// members where a plain walk over the validated document finds them; what it refuses leaves the list
+// as it was.
+func FuzzSchemalessMembers(f *testing.F) {
+	for _, s := range []string{
+		`{"a":1,"b":"x\"y","a":[1.5,null,true,{"c":"\u00e9"}],"d\n":-0.5e3, "e" : 00 }`, ` {"s":"` + "\xc3\xa9" + `"} tail`,
+		`{}`, `{"a":}`, `{"a":1,}`, `[1]`, `{"a":{"b":{"c":[]}}}`, `{"x":12345678901234567890,"y":-1E+2}`,
+	} {
+		f.Add([]byte(s))
+	}
+	c := &Converter{}
+	require.NoError(f, c.Configure(map[string]string{"schemas.enable": "false"}, false))
+	prefix := []connect.JSONMember{{Name: 7, NameEnd: 8, Value: 9, ValueEnd: 10}}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		start, _, err := validate(data)
+		isObject := err == nil && start >= 0 && data[start] == '{'
+		got, ok := c.SchemalessJSONObject(data, append([]connect.JSONMember(nil), prefix...))
+		require.Equal(t, isObject, ok, "%q", data)
+		require.Equal(t, prefix, got[:1], "%q", data)
+		if !ok {
+			require.Len(t, got, 1, "%q", data)
+			return
+		}
+		want := []connect.JSONMember{}
+		i := skipWS(data, start+1)
+		for data[i] != '}' {
+			ne, namePlain := scanString(data, i)
+			v := skipWS(data, skipWS(data, ne)+1)
+			m := connect.JSONMember{Name: int32(i), NameEnd: int32(ne), Value: int32(v), ValueEnd: int32(skip(data, v))}
+			if !namePlain {
+				m.Flags |= connect.JSONNameEscaped
+			}
+			if data[v] == '"' {
+				if _, plain := scanString(data, v); !plain {
+					m.Flags |= connect.JSONValueEscaped
+				}
+			} else if isNumber(data, v) {
+				if _, integral := numberToken(data, v); !integral {
+					m.Flags |= connect.JSONValueFraction
+				}
+			}
+			want = append(want, m)
+			if i = skipWS(data, int(m.ValueEnd)); data[i] == ',' {
+				i = skipWS(data, i+1)
+			}
+		}
+		require.Equal(t, want, got[1:], "%q", data)
 	})
 }

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connect/jvm"
 )
 
@@ -48,44 +50,8 @@ func validValue(b []byte, i, depth int) (int, error) {
 	}
 	switch c := b[i]; {
 	case c == '{':
-		if depth >= jvm.MaxNestingDepth {
-			return 0, fmt.Errorf("document nesting depth exceeds the maximum allowed (%d)", jvm.MaxNestingDepth)
-		}
-		i = skipWS(b, i+1)
-		if i < len(b) && b[i] == '}' {
-			return i + 1, nil
-		}
-		for {
-			if i >= len(b) {
-				return 0, fmt.Errorf("unexpected end-of-input within/between Object entries")
-			}
-			if b[i] != '"' {
-				return 0, fmt.Errorf("unexpected character %q at offset %d: was expecting double-quote to start field name", b[i], i)
-			}
-			e, err := validString(b, i)
-			if err != nil {
-				return 0, err
-			}
-			i = skipWS(b, e)
-			if i >= len(b) || b[i] != ':' {
-				return 0, fmt.Errorf("was expecting a colon to separate field name and value at offset %d", i)
-			}
-			i = skipWS(b, i+1)
-			if i, err = validValue(b, i, depth+1); err != nil {
-				return 0, err
-			}
-			i = skipWS(b, i)
-			if i >= len(b) {
-				return 0, fmt.Errorf("unexpected end-of-input within/between Object entries")
-			}
-			if b[i] == '}' {
-				return i + 1, nil
-			}
-			if b[i] != ',' {
-				return 0, fmt.Errorf("unexpected character %q at offset %d: was expecting comma to separate Object entries", b[i], i)
-			}
-			i = skipWS(b, i+1)
-		}
+		_, e, err := validObject(b, i, depth, nil, false)
+		return e, err
 	case c == '[':
 		if depth >= jvm.MaxNestingDepth {
 			return 0, fmt.Errorf("document nesting depth exceeds the maximum allowed (%d)", jvm.MaxNestingDepth)
@@ -112,7 +78,8 @@ func validValue(b []byte, i, depth int) (int, error) {
 			i = skipWS(b, i+1)
 		}
 	case c == '"':
-		return validString(b, i)
+		e, _, err := validString(b, i)
+		return e, err
 	case c == 't':
 		return validLiteral(b, i, "true")
 	case c == 'f':
@@ -120,9 +87,81 @@ func validValue(b []byte, i, depth int) (int, error) {
 	case c == 'n':
 		return validLiteral(b, i, "null")
 	case c == '-' || (c >= '0' && c <= '9'):
-		return validNumber(b, i)
+		e, _, err := validNumber(b, i)
+		return e, err
 	default:
 		return 0, fmt.Errorf("unexpected character %q at offset %d", c, i)
+	}
+}
+
+// validObject checks the object at i (at depth) and returns its end; with list, it appends to members
+// where each member lies (connect.JSONMember).
+func validObject(b []byte, i, depth int, members []connect.JSONMember, list bool) ([]connect.JSONMember, int, error) {
+	if depth >= jvm.MaxNestingDepth {
+		return members, 0, fmt.Errorf("document nesting depth exceeds the maximum allowed (%d)", jvm.MaxNestingDepth)
+	}
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return members, i + 1, nil
+	}
+	for {
+		if i >= len(b) {
+			return members, 0, fmt.Errorf("unexpected end-of-input within/between Object entries")
+		}
+		if b[i] != '"' {
+			return members, 0, fmt.Errorf("unexpected character %q at offset %d: was expecting double-quote to start field name", b[i], i)
+		}
+		name := i
+		e, nameEsc, err := validString(b, i)
+		if err != nil {
+			return members, 0, err
+		}
+		nameEnd := e
+		i = skipWS(b, e)
+		if i >= len(b) || b[i] != ':' {
+			return members, 0, fmt.Errorf("was expecting a colon to separate field name and value at offset %d", i)
+		}
+		i = skipWS(b, i+1)
+		v := i
+		if !list {
+			if i, err = validValue(b, i, depth+1); err != nil {
+				return members, 0, err
+			}
+		} else {
+			var flags connect.JSONMemberFlags
+			if nameEsc {
+				flags = connect.JSONNameEscaped
+			}
+			switch {
+			case i < len(b) && b[i] == '"':
+				var esc bool
+				if i, esc, err = validString(b, i); esc {
+					flags |= connect.JSONValueEscaped
+				}
+			case i < len(b) && (b[i] == '-' || (b[i] >= '0' && b[i] <= '9')):
+				var frac bool
+				if i, frac, err = validNumber(b, i); frac {
+					flags |= connect.JSONValueFraction
+				}
+			default:
+				i, err = validValue(b, i, depth+1)
+			}
+			if err != nil {
+				return members, 0, err
+			}
+			members = append(members, connect.JSONMember{Name: int32(name), NameEnd: int32(nameEnd), Value: int32(v), ValueEnd: int32(i), Flags: flags})
+		}
+		i = skipWS(b, i)
+		if i >= len(b) {
+			return members, 0, fmt.Errorf("unexpected end-of-input within/between Object entries")
+		}
+		if b[i] == '}' {
+			return members, i + 1, nil
+		}
+		if b[i] != ',' {
+			return members, 0, fmt.Errorf("unexpected character %q at offset %d: was expecting comma to separate Object entries", b[i], i)
+		}
+		i = skipWS(b, i+1)
 	}
 }
 
@@ -142,8 +181,9 @@ func validLiteral(b []byte, i int, lit string) (int, error) {
 	return e, nil
 }
 
-// validNumber accepts JSON numbers plus leading zeros (ALLOW_LEADING_ZEROS_FOR_NUMBERS).
-func validNumber(b []byte, i int) (int, error) {
+// validNumber accepts JSON numbers plus leading zeros (ALLOW_LEADING_ZEROS_FOR_NUMBERS); it returns the
+// number's end and whether it has a fraction or an exponent.
+func validNumber(b []byte, i int) (int, bool, error) {
 	start := i
 	if b[i] == '-' {
 		i++
@@ -153,19 +193,22 @@ func validNumber(b []byte, i int) (int, error) {
 		i++
 	}
 	if i == d {
-		return 0, fmt.Errorf("invalid numeric value: missing integer part at offset %d", start)
+		return 0, false, fmt.Errorf("invalid numeric value: missing integer part at offset %d", start)
 	}
+	frac := false
 	if i < len(b) && b[i] == '.' {
+		frac = true
 		i++
 		d = i
 		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
 			i++
 		}
 		if i == d {
-			return 0, fmt.Errorf("unexpected character in number at offset %d: decimal point not followed by a digit", i)
+			return 0, false, fmt.Errorf("unexpected character in number at offset %d: decimal point not followed by a digit", i)
 		}
 	}
 	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		frac = true
 		i++
 		if i < len(b) && (b[i] == '+' || b[i] == '-') {
 			i++
@@ -175,63 +218,67 @@ func validNumber(b []byte, i int) (int, error) {
 			i++
 		}
 		if i == d {
-			return 0, fmt.Errorf("unexpected character in number at offset %d: exponent indicator not followed by a digit", i)
+			return 0, false, fmt.Errorf("unexpected character in number at offset %d: exponent indicator not followed by a digit", i)
 		}
 	}
 	if i-start > 1000 {
-		return 0, fmt.Errorf("number value length (%d) exceeds the maximum allowed (1000)", i-start)
+		return 0, false, fmt.Errorf("number value length (%d) exceeds the maximum allowed (1000)", i-start)
 	}
-	return i, nil
+	return i, frac, nil
 }
 
-// validString checks a string token starting at the opening quote; it returns the index after the closing quote.
-func validString(b []byte, i int) (int, error) {
+// validString checks a string token starting at the opening quote; it returns the index after the closing
+// quote and whether the token has a backslash escape.
+func validString(b []byte, i int) (int, bool, error) {
 	i++
+	esc := false
 	for i < len(b) {
-		i = plainASCII(b, i)
-		for i < len(b) && plainByte[b[i]] {
-			i++
-		}
-		if i >= len(b) {
-			break
+		if i = plainASCII(b, i); i+8 > len(b) {
+			for i < len(b) && plainByte[b[i]] {
+				i++
+			}
+			if i >= len(b) {
+				break
+			}
 		}
 		c := b[i]
 		switch {
 		case c == '"':
-			return i + 1, nil
+			return i + 1, esc, nil
 		case c == '\\':
+			esc = true
 			if i+1 >= len(b) {
-				return 0, fmt.Errorf("unexpected end-of-input in string")
+				return 0, false, fmt.Errorf("unexpected end-of-input in string")
 			}
 			switch b[i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				i += 2
 			case 'u':
 				if i+6 > len(b) {
-					return 0, fmt.Errorf("unexpected end-of-input in character escape sequence")
+					return 0, false, fmt.Errorf("unexpected end-of-input in character escape sequence")
 				}
 				for _, h := range b[i+2 : i+6] {
 					if hexVal(h) < 0 {
-						return 0, fmt.Errorf("unexpected character %q: expected a hex-digit for character escape sequence", h)
+						return 0, false, fmt.Errorf("unexpected character %q: expected a hex-digit for character escape sequence", h)
 					}
 				}
 				i += 6
 			default:
-				return 0, fmt.Errorf("unrecognized character escape %q", b[i+1])
+				return 0, false, fmt.Errorf("unrecognized character escape %q", b[i+1])
 			}
 		case c < 0x20:
-			return 0, fmt.Errorf("illegal unquoted character ((CTRL-CHAR, code %d)): has to be escaped using backslash to be included in string value", c)
+			return 0, false, fmt.Errorf("illegal unquoted character ((CTRL-CHAR, code %d)): has to be escaped using backslash to be included in string value", c)
 		case c < 0x80:
 			i++
 		default:
 			r, n := utf8.DecodeRune(b[i:])
 			if r == utf8.RuneError && n <= 1 {
-				return 0, fmt.Errorf("invalid UTF-8 start byte 0x%02x", c)
+				return 0, false, fmt.Errorf("invalid UTF-8 start byte 0x%02x", c)
 			}
 			i += n
 		}
 	}
-	return 0, fmt.Errorf("unexpected end-of-input: was expecting closing quote for a string value")
+	return 0, false, fmt.Errorf("unexpected end-of-input: was expecting closing quote for a string value")
 }
 
 func hexVal(c byte) int {
@@ -480,7 +527,8 @@ var plainByte = func() (t [256]bool) {
 }()
 
 // plainASCII skips, 8 bytes at a time, the bytes from i that validString takes as they are: ASCII
-// from 0x20 on, other than '"' and '\\'.
+// from 0x20 on, other than '"' and '\\'. It stops at the first byte that is not such a byte, or where
+// fewer than 8 bytes are left.
 func plainASCII(b []byte, i int) int {
 	const (
 		ones   = 0x0101010101010101
@@ -493,9 +541,10 @@ func plainASCII(b []byte, i int) int {
 		w := binary.LittleEndian.Uint64(rest)
 		q, s := w^quote, w^bslash
 		// the high bit of a byte below 0x20, of a quote or a backslash (zero after the xor), of a byte
-		// not ASCII: (x - n*ones) &^ x sets it for a byte below n, and only above such a byte otherwise
-		if ((w-space)&^w|(q-ones)&^q|(s-ones)&^s|w)&highs != 0 {
-			break
+		// not ASCII: (x - n*ones) &^ x sets it for a byte below n, and only above such a byte otherwise,
+		// so the lowest bit set is the first byte to stop at
+		if m := ((w-space)&^w | (q-ones)&^q | (s-ones)&^s | w) & highs; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
 		}
 		i += 8
 	}

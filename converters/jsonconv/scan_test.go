@@ -41,15 +41,15 @@ func TestScanString(t *testing.T) {
 	}
 }
 
-// plainASCII stops at the first 8 bytes holding one that validString must look at, for every byte
-// value at every place, and for random text.
+// plainASCII stops at the first byte that validString must look at, or where fewer than 8 bytes are
+// left, for every byte value at every place, and for random text.
 func TestPlainASCII(t *testing.T) {
 	plain := func(c byte) bool { return c >= 0x20 && c < 0x80 && c != '"' && c != '\\' }
 	want := func(b []byte, i int) int {
 		for ; i+8 <= len(b); i += 8 {
-			for _, c := range b[i : i+8] {
+			for j, c := range b[i : i+8] {
 				if !plain(c) {
-					return i
+					return i + j
 				}
 			}
 		}

@@ -2,6 +2,8 @@ package worker
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -48,6 +50,7 @@ func TestJSONValues(t *testing.T) {
 	jv, ok := rec.Value.(*connect.JSONValue)
 	require.True(t, ok, "%T", rec.Value)
 	require.Equal(t, `{"a":1}`, string(jv.Bytes))
+	require.Equal(t, []connect.JSONMember{{Name: 1, NameEnd: 4, Value: 5, ValueEnd: 6}}, jv.Members)
 	v, err := jv.Value()
 	require.NoError(t, err)
 	require.Equal(t, map[string]any{"a": int64(1)}, v)
@@ -63,7 +66,8 @@ func TestJSONValues(t *testing.T) {
 
 	for _, st := range []*sinkTask{newTask(false, schemaless, nil), newTask(true, schemaless, transformChain{{alias: "x"}}), newTask(true, schemas, nil)} {
 		if st.jsonValues != nil {
-			require.False(t, st.jsonValues.SchemalessJSONObject([]byte(`{"a":1}`)))
+			_, ok := st.jsonValues.SchemalessJSONObject([]byte(`{"a":1}`), nil)
+			require.False(t, ok)
 		}
 	}
 	require.Nil(t, newTask(false, schemaless, nil).jsonValues)
@@ -71,4 +75,28 @@ func TestJSONValues(t *testing.T) {
 	rec, _, err = newTask(false, schemaless, nil).convert(ctx, msg(`{"a":1}`), new(connect.SinkRecord))
 	require.NoError(t, err)
 	require.Equal(t, map[string]any{"a": int64(1)}, rec.Value)
+}
+
+// TestJSONValueMembersKept: the members listed for each value of a batch stay those of its bytes
+// while the batch's later values are listed (the list they share grows as it goes).
+func TestJSONValueMembersKept(t *testing.T) {
+	conv := &jsonconv.Converter{}
+	require.NoError(t, conv.Configure(map[string]string{"schemas.enable": "false"}, false))
+	st := &sinkTask{task: &jsonValueTask{accepts: true}, keyConv: conv, valConv: conv}
+	st.errs, _ = newErrorHandler("c", 0, map[string]string{}, nil)
+	st.jsonValues = st.jsonValueConverter()
+	var recs []*connect.SinkRecord
+	for i := range 200 {
+		v := fmt.Sprintf(`{"id":%d,"s":"x%s"%s}`, i, strings.Repeat("y", i%7), strings.Repeat(`,"n":null`, i%5))
+		rec, skip, err := st.convert(context.Background(), &kgo.Record{Topic: "t", Offset: int64(i), Value: []byte(v)}, new(connect.SinkRecord))
+		require.NoError(t, err)
+		require.False(t, skip)
+		recs = append(recs, rec)
+	}
+	for _, rec := range recs {
+		jv := rec.Value.(*connect.JSONValue)
+		want, ok := conv.SchemalessJSONObject(jv.Bytes, nil)
+		require.True(t, ok)
+		require.Equal(t, want, jv.Members, "%s", jv.Bytes)
+	}
 }

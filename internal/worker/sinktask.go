@@ -81,7 +81,8 @@ type sinkTask struct {
 	timeoutReq    time.Duration
 	commitWanted  bool
 	recordsBuf    []connect.SinkRecord
-	jsonBuf       []connect.JSONValue // the values of recordsBuf left unconverted
+	jsonBuf       []connect.JSONValue  // the values of recordsBuf left unconverted
+	jsonMembers   []connect.JSONMember // the members of jsonBuf's objects
 	ptrBuf        []*connect.SinkRecord
 	activeTopics  map[string]bool
 	startedAt     time.Time

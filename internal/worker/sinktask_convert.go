@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"math"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -31,7 +32,7 @@ more:
 			break more
 		}
 	}
-	st.recordsBuf, st.jsonBuf = st.recordsBuf[:0], st.jsonBuf[:0]
+	st.recordsBuf, st.jsonBuf, st.jsonMembers = st.recordsBuf[:0], st.jsonBuf[:0], st.jsonMembers[:0]
 	for _, b := range bs {
 		if !st.assignment[b.tp] || b.epoch < st.seekEpoch[b.tp] {
 			continue // fetched before the partition's seek: it is fetched again from the new position
@@ -137,9 +138,8 @@ func (st *sinkTask) convert(ctx context.Context, m *kgo.Record, rec *connect.Sin
 		return nil, skip, err
 	}
 	rec.KeySchema, rec.Key = sv.Schema, sv.Value
-	if st.jsonValues != nil && st.jsonValues.SchemalessJSONObject(m.Value) {
-		st.jsonBuf = append(st.jsonBuf, connect.JSONValue{Bytes: m.Value, Topic: m.Topic, Headers: rec.Headers, Conv: st.valConv})
-		rec.Value = &st.jsonBuf[len(st.jsonBuf)-1]
+	if jv := st.jsonValue(m, rec.Headers); jv != nil {
+		rec.Value = jv
 	} else {
 		sv, skip, err = st.convertData(ctx, StageValueConverter, st.valConvClass, st.valConv, m, rec.Headers, m.Value)
 		if skip || err != nil {
@@ -161,6 +161,27 @@ func (st *sinkTask) convert(ctx context.Context, m *kgo.Record, rec *connect.Sin
 		rec = out
 	}
 	return rec, false, nil
+}
+
+// jsonValue is the value of m left unconverted for the task (connect.JSONValue), or nil when it is not a
+// schemaless JSON object or the task does not take such values. Its members are listed in jsonMembers,
+// which, like jsonBuf, is kept until the next batch.
+func (st *sinkTask) jsonValue(m *kgo.Record, hs connect.Headers) *connect.JSONValue {
+	if st.jsonValues == nil {
+		return nil
+	}
+	n := len(st.jsonMembers)
+	members, ok := st.jsonValues.SchemalessJSONObject(m.Value, st.jsonMembers)
+	if !ok {
+		return nil
+	}
+	st.jsonMembers = members
+	listed := members[n:len(members):len(members)] // capped: later appends never write into it
+	if len(m.Value) > math.MaxInt32 {
+		listed = nil // offsets an int32 cannot hold: none are listed
+	}
+	st.jsonBuf = append(st.jsonBuf, connect.JSONValue{Bytes: m.Value, Topic: m.Topic, Headers: hs, Conv: st.valConv, Members: listed})
+	return &st.jsonBuf[len(st.jsonBuf)-1]
 }
 
 func (st *sinkTask) convertHeaders(m *kgo.Record) (connect.Headers, error) {
