@@ -50,6 +50,7 @@ FUZZ_TARGETS := \
 	./converters/jsonconv:FuzzJSONToConnect \
 	./converters/jsonconv:FuzzJSONSameSchemaFastPath \
 	./converters/jsonconv:FuzzSchemaless \
+	./converters/jsonconv:FuzzSchemalessMembers \
 	./converters/header:FuzzSimpleHeaderToConnect \
 	./converters/avro:FuzzAvroToConnect \
 	./converters/avro:FuzzAvroSchemaToConnect \
