@@ -1,5 +1,7 @@
 package connect
 
+import "math"
+
 // JSONValue is a record value the runtime left unconverted: a schemaless JSON object that the value
 // converter checked would convert without error (JSONValueConverter), handed to a sink task that takes
 // such values (JSONValueSink) when no transformation runs. A sink that can read the object's members
@@ -15,6 +17,9 @@ type JSONValue struct {
 	// (nil: not listed), so that a sink need not find them again; valid only until Put returns.
 	Members []JSONMember
 }
+
+// MaxListedJSON is the longest value whose members are listed: JSONMember's offsets are int32s.
+const MaxListedJSON = math.MaxInt32
 
 // JSONMember is where one member of a JSONValue's object lies in its Bytes.
 type JSONMember struct {
@@ -43,7 +48,7 @@ func (v *JSONValue) Value() (any, error) {
 // it converts to a schemaless map without error (JsonConverter with schemas.enable=false).
 type JSONValueConverter interface {
 	// SchemalessJSONObject reports whether value is such an object, and appends its members to
-	// members when it is (none for a value of 2 GiB or more, whose offsets an int32 cannot hold).
+	// members when it is (none for a value longer than MaxListedJSON).
 	SchemalessJSONObject(value []byte, members []JSONMember) ([]JSONMember, bool)
 }
 

@@ -14,7 +14,6 @@ package jsonconv
 import (
 	"bytes"
 	"container/list"
-	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -191,7 +190,7 @@ func (c *Converter) SchemalessJSONObject(value []byte, members []connect.JSONMem
 	}
 	// the whole document as validate checks it: after an object, trailing bytes are not looked at
 	n := len(members)
-	out, _, err := validObject(value, i, 0, members, len(value) <= math.MaxInt32)
+	out, _, err := validObject(value, i, 0, members, len(value) <= connect.MaxListedJSON)
 	if err != nil {
 		return out[:n], false
 	}

@@ -2,7 +2,6 @@ package worker
 
 import (
 	"context"
-	"math"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -177,8 +176,8 @@ func (st *sinkTask) jsonValue(m *kgo.Record, hs connect.Headers) *connect.JSONVa
 	}
 	st.jsonMembers = members
 	listed := members[n:len(members):len(members)] // capped: later appends never write into it
-	if len(m.Value) > math.MaxInt32 {
-		listed = nil // offsets an int32 cannot hold: none are listed
+	if len(m.Value) > connect.MaxListedJSON {
+		listed = nil // the converter listed none
 	}
 	st.jsonBuf = append(st.jsonBuf, connect.JSONValue{Bytes: m.Value, Topic: m.Topic, Headers: hs, Conv: st.valConv, Members: listed})
 	return &st.jsonBuf[len(st.jsonBuf)-1]
