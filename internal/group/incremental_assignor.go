@@ -7,13 +7,14 @@ import (
 
 // The incremental cooperative assignor (KIP-415), a port of the JVM's IncrementalCooperativeAssignor.
 
-// orderedSet keeps insertion order and uniqueness (the JVM's LinkedHashSet).
-type cts struct {
+// connectorsAndTasks is a set of connectors and tasks that keeps insertion order (the JVM's ConnectorsAndTasks,
+// whose collections are LinkedHashSets).
+type connectorsAndTasks struct {
 	conns []string
 	tasks []TaskID
 }
 
-func (c *cts) hasConn(x string) bool {
+func (c *connectorsAndTasks) hasConn(x string) bool {
 	for _, y := range c.conns {
 		if y == x {
 			return true
@@ -21,7 +22,7 @@ func (c *cts) hasConn(x string) bool {
 	}
 	return false
 }
-func (c *cts) hasTask(x TaskID) bool {
+func (c *connectorsAndTasks) hasTask(x TaskID) bool {
 	for _, y := range c.tasks {
 		if y == x {
 			return true
@@ -29,17 +30,17 @@ func (c *cts) hasTask(x TaskID) bool {
 	}
 	return false
 }
-func (c *cts) addConn(x string) {
+func (c *connectorsAndTasks) addConn(x string) {
 	if !c.hasConn(x) {
 		c.conns = append(c.conns, x)
 	}
 }
-func (c *cts) addTask(x TaskID) {
+func (c *connectorsAndTasks) addTask(x TaskID) {
 	if !c.hasTask(x) {
 		c.tasks = append(c.tasks, x)
 	}
 }
-func (c *cts) addAll(o cts) {
+func (c *connectorsAndTasks) addAll(o connectorsAndTasks) {
 	for _, x := range o.conns {
 		c.addConn(x)
 	}
@@ -47,7 +48,7 @@ func (c *cts) addAll(o cts) {
 		c.addTask(x)
 	}
 }
-func (c *cts) removeAll(o cts) {
+func (c *connectorsAndTasks) removeAll(o connectorsAndTasks) {
 	rc := map[string]bool{}
 	for _, x := range o.conns {
 		rc[x] = true
@@ -70,15 +71,15 @@ func (c *cts) removeAll(o cts) {
 	}
 	c.conns, c.tasks = nc, nt
 }
-func (c cts) empty() bool { return len(c.conns) == 0 && len(c.tasks) == 0 }
-func (c cts) clone() cts {
-	return cts{append([]string(nil), c.conns...), append([]TaskID(nil), c.tasks...)}
+func (c connectorsAndTasks) empty() bool { return len(c.conns) == 0 && len(c.tasks) == 0 }
+func (c connectorsAndTasks) clone() connectorsAndTasks {
+	return connectorsAndTasks{append([]string(nil), c.conns...), append([]TaskID(nil), c.tasks...)}
 }
-func (c cts) public() ConnectorsAndTasks {
+func (c connectorsAndTasks) public() ConnectorsAndTasks {
 	return ConnectorsAndTasks{Connectors: append([]string(nil), c.conns...), Tasks: append([]TaskID(nil), c.tasks...)}
 }
-func fromPublic(p ConnectorsAndTasks) cts {
-	var c cts
+func fromPublic(p ConnectorsAndTasks) connectorsAndTasks {
+	var c connectorsAndTasks
 	for _, x := range p.Connectors {
 		c.addConn(x)
 	}
@@ -89,18 +90,18 @@ func fromPublic(p ConnectorsAndTasks) cts {
 }
 
 // diff returns base minus every sub, sorted (the JVM uses TreeSets here).
-func diff(base cts, subs ...cts) cts {
+func diff(base connectorsAndTasks, subs ...connectorsAndTasks) connectorsAndTasks {
 	out := base.clone()
 	for _, s := range subs {
 		out.removeAll(s)
 	}
 	p := out.public().Sorted()
-	return cts{p.Connectors, p.Tasks}
+	return connectorsAndTasks{p.Connectors, p.Tasks}
 }
 
 type workerLoad struct {
 	worker string
-	cts
+	connectorsAndTasks
 }
 
 // IncrementalAssignor is the leader-side state of incremental cooperative rebalancing. Not safe for concurrent
@@ -109,8 +110,8 @@ type IncrementalAssignor struct {
 	MaxDelay time.Duration
 	Now      func() time.Time
 
-	previousAssignment       cts
-	previousRevocation       cts
+	previousAssignment       connectorsAndTasks
+	previousRevocation       connectorsAndTasks
 	revokedInPrevious        bool
 	candidateWorkers         []string
 	scheduledRebalance       time.Time
@@ -151,23 +152,23 @@ func (a *IncrementalAssignor) backoff(attempts int) time.Duration {
 // successfully (-1 if none), gen the current one; members maps member id to its reported current assignment.
 func (a *IncrementalAssignor) Assign(snap ConfigSnapshot, lastCompletedGen, gen int32, members map[string]ConnectorsAndTasks) *Result {
 	if a.previousGenerationID != lastCompletedGen {
-		a.previousAssignment = cts{}
+		a.previousAssignment = connectorsAndTasks{}
 	}
 	memberIDs := make([]string, 0, len(members))
 	for m := range members {
 		memberIDs = append(memberIDs, m)
 	}
 	sort.Strings(memberIDs)
-	memberCts := map[string]cts{}
+	memberCts := map[string]connectorsAndTasks{}
 	for _, m := range memberIDs {
 		memberCts[m] = fromPublic(members[m])
 	}
 
-	var configured cts
+	var configured connectorsAndTasks
 	configured.conns = snap.Connectors()
 	configured.tasks = snap.Tasks()
 
-	var active cts
+	var active connectorsAndTasks
 	for _, m := range memberIDs {
 		active.addAll(memberCts[m])
 	}
@@ -183,7 +184,7 @@ func (a *IncrementalAssignor) Assign(snap ConfigSnapshot, lastCompletedGen, gen 
 		if stillActive {
 			a.previousAssignment = active.clone()
 		}
-		a.previousRevocation = cts{}
+		a.previousRevocation = connectorsAndTasks{}
 	}
 
 	deleted := diff(a.previousAssignment, configured)
@@ -191,14 +192,14 @@ func (a *IncrementalAssignor) Assign(snap ConfigSnapshot, lastCompletedGen, gen 
 	lost := diff(a.previousAssignment, active, deleted)
 	created := diff(configured, a.previousAssignment, active)
 
-	toRevoke := map[string]*cts{}
-	addRevoke := func(m map[string]cts) {
+	toRevoke := map[string]*connectorsAndTasks{}
+	addRevoke := func(m map[string]connectorsAndTasks) {
 		for w, c := range m {
 			if c.empty() {
 				continue
 			}
 			if toRevoke[w] == nil {
-				toRevoke[w] = &cts{}
+				toRevoke[w] = &connectorsAndTasks{}
 			}
 			toRevoke[w].addAll(c)
 		}
@@ -209,7 +210,7 @@ func (a *IncrementalAssignor) Assign(snap ConfigSnapshot, lastCompletedGen, gen 
 	addRevoke(duplicatedToRevoke)
 
 	// current assignment without deleted work (for the incremental diff), next = what will run after the round
-	current := map[string]cts{}
+	current := map[string]connectorsAndTasks{}
 	for _, m := range memberIDs {
 		c := memberCts[m].clone()
 		c.removeAll(deleted)
@@ -217,13 +218,13 @@ func (a *IncrementalAssignor) Assign(snap ConfigSnapshot, lastCompletedGen, gen 
 	}
 	next := make([]*workerLoad, 0, len(memberIDs))
 	for _, m := range memberIDs {
-		wl := &workerLoad{worker: m, cts: memberCts[m].clone()}
+		wl := &workerLoad{worker: m, connectorsAndTasks: memberCts[m].clone()}
 		wl.removeAll(deletedToRevoke[m])
 		wl.removeAll(duplicatedToRevoke[m])
 		next = append(next, wl)
 	}
 
-	var lostToReassign cts
+	var lostToReassign connectorsAndTasks
 	a.handleLost(lost, &lostToReassign, next)
 
 	if a.delay == 0 {
@@ -250,26 +251,26 @@ func (a *IncrementalAssignor) Assign(snap ConfigSnapshot, lastCompletedGen, gen 
 		a.revokedInPrevious = false
 	}
 
-	var toAssign cts
+	var toAssign connectorsAndTasks
 	toAssign.addAll(created)
 	toAssign.addAll(lostToReassign)
 	assignConnectors(next, toAssign.conns)
 	assignTasks(next, toAssign.tasks)
 
 	res := &Result{Assignments: map[string]MemberAssignment{}, All: map[string]ConnectorsAndTasks{}, Delay: a.delay}
-	var prev cts
+	var prev connectorsAndTasks
 	for _, wl := range next {
-		incr := wl.cts.clone()
+		incr := wl.connectorsAndTasks.clone()
 		incr.removeAll(current[wl.worker])
 		ma := MemberAssignment{Assigned: incr.public()}
-		all := wl.cts.clone()
+		all := wl.connectorsAndTasks.clone()
 		if r := toRevoke[wl.worker]; r != nil {
 			ma.Revoked = r.public()
 			all.removeAll(*r)
 		}
 		res.Assignments[wl.worker] = ma
 		res.All[wl.worker] = all.public()
-		prev.addAll(wl.cts)
+		prev.addAll(wl.connectorsAndTasks)
 	}
 	// previous assignment: next minus revoked, plus lost (still accounted for while the delay runs)
 	for _, r := range toRevoke {
@@ -286,7 +287,7 @@ func (a *IncrementalAssignor) Assign(snap ConfigSnapshot, lastCompletedGen, gen 
 	return res
 }
 
-func (a *IncrementalAssignor) handleLost(lost cts, toReassign *cts, loads []*workerLoad) {
+func (a *IncrementalAssignor) handleLost(lost connectorsAndTasks, toReassign *connectorsAndTasks, loads []*workerLoad) {
 	if lost.empty() && !a.revokedInPrevious {
 		a.resetDelay()
 		return
@@ -361,7 +362,7 @@ func (a *IncrementalAssignor) resetDelay() {
 	a.delay = 0
 }
 
-func duplicatedAssignments(ids []string, m map[string]cts) cts {
+func duplicatedAssignments(ids []string, m map[string]connectorsAndTasks) connectorsAndTasks {
 	cc := map[string]int{}
 	tc := map[TaskID]int{}
 	for _, id := range ids {
@@ -372,7 +373,7 @@ func duplicatedAssignments(ids []string, m map[string]cts) cts {
 			tc[t]++
 		}
 	}
-	var out cts
+	var out connectorsAndTasks
 	for c, n := range cc {
 		if n > 1 {
 			out.addConn(c)
@@ -386,10 +387,10 @@ func duplicatedAssignments(ids []string, m map[string]cts) cts {
 	return diff(out)
 }
 
-func intersection(set cts, ids []string, m map[string]cts) map[string]cts {
-	out := map[string]cts{}
+func intersection(set connectorsAndTasks, ids []string, m map[string]connectorsAndTasks) map[string]connectorsAndTasks {
+	out := map[string]connectorsAndTasks{}
 	for _, id := range ids {
-		var c cts
+		var c connectorsAndTasks
 		for _, x := range m[id].conns {
 			if set.hasConn(x) {
 				c.addConn(x)
@@ -405,13 +406,13 @@ func intersection(set cts, ids []string, m map[string]cts) map[string]cts {
 	return out
 }
 
-func removeLoads(loads []*workerLoad, rm map[string]cts) {
+func removeLoads(loads []*workerLoad, rm map[string]connectorsAndTasks) {
 	for _, wl := range loads {
 		wl.removeAll(rm[wl.worker])
 	}
 }
 
-func performLoadBalancingRevocations(configured cts, loads []*workerLoad) map[string]cts {
+func performLoadBalancingRevocations(configured connectorsAndTasks, loads []*workerLoad) map[string]connectorsAndTasks {
 	allEmpty := true
 	for _, wl := range loads {
 		allEmpty = allEmpty && wl.empty()
@@ -419,7 +420,7 @@ func performLoadBalancingRevocations(configured cts, loads []*workerLoad) map[st
 	if allEmpty || configured.empty() {
 		return nil
 	}
-	out := map[string]cts{}
+	out := map[string]connectorsAndTasks{}
 	connRev := lbRevocations(len(configured.conns), loads, func(w *workerLoad) int { return len(w.conns) })
 	for w, n := range connRev {
 		c := out[w]
