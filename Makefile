@@ -47,6 +47,7 @@ FUZZTIME ?= 30s
 REST_FUZZTIME ?= $(FUZZTIME)
 FUZZ_TARGETS := \
 	./connect/jvm:FuzzParseJSON \
+	./connect/values:FuzzParseText \
 	./converters/jsonconv:FuzzJSONToConnect \
 	./converters/jsonconv:FuzzJSONSameSchemaFastPath \
 	./converters/jsonconv:FuzzSchemaless \
