@@ -61,6 +61,7 @@ FUZZ_TARGETS := \
 	./connectors/iceberg:FuzzJSONRoundRows \
 	./connectors/iceberg/apacheevents:FuzzDecode \
 	./connectors/clickhouse:FuzzSourcePositions \
+	./connectors/clickhouse/chtype:FuzzParse \
 	./internal/configprovider:FuzzTransform
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
