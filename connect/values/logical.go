@@ -131,23 +131,32 @@ func DecimalToBytes(d Decimal) []byte {
 	return m
 }
 
-// DecimalToFixed is v as the big-endian two's complement of exactly size bytes (an Avro fixed), failing
-// when it does not fit.
-func DecimalToFixed(v *big.Int, size int) ([]byte, error) {
+// DecimalToFixed is d's unscaled value as the big-endian two's complement of exactly size bytes (an Avro
+// fixed, as Java writes a decimal's), failing when it does not fit.
+func DecimalToFixed(d Decimal, size int) ([]byte, error) {
+	b, err := SignExtend(DecimalToBytes(d), size)
+	if err != nil {
+		return nil, fmt.Errorf("decimal %v does not fit %d bytes", d.Unscaled, size)
+	}
+	return b, nil
+}
+
+// SignExtend widens a big-endian two's complement value to size bytes; b is returned as it is when it has
+// size bytes, and a longer b is an error.
+func SignExtend(b []byte, size int) ([]byte, error) {
+	if len(b) == size {
+		return b, nil
+	}
+	if len(b) > size {
+		return nil, fmt.Errorf("%d bytes do not fit %d", len(b), size)
+	}
 	out := make([]byte, size)
-	if v.Sign() >= 0 {
-		if v.BitLen() > 8*size-1 {
-			return nil, fmt.Errorf("decimal %v does not fit %d bytes", v, size)
+	if len(b) > 0 && b[0]&0x80 != 0 {
+		for i := range out[:size-len(b)] {
+			out[i] = 0xff
 		}
-		v.FillBytes(out)
-		return out, nil
 	}
-	m := new(big.Int).Lsh(big.NewInt(1), uint(8*size)) // 2^(8*size) + v
-	m.Add(m, v)
-	if m.BitLen() != 8*size { // v < -2^(8*size-1)
-		return nil, fmt.Errorf("decimal %v does not fit %d bytes", v, size)
-	}
-	m.FillBytes(out)
+	copy(out[size-len(b):], b)
 	return out, nil
 }
 

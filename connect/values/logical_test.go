@@ -42,7 +42,7 @@ func TestDecimalToFixed(t *testing.T) {
 		{32768, 2, nil, "decimal 32768 does not fit 2 bytes"},
 		{-32769, 2, nil, "decimal -32769 does not fit 2 bytes"},
 	} {
-		got, err := DecimalToFixed(big.NewInt(c.v), c.size)
+		got, err := DecimalToFixed(Decimal{Unscaled: big.NewInt(c.v)}, c.size)
 		if errText(err) != c.err || !bytes.Equal(got, c.want) {
 			t.Errorf("DecimalToFixed(%d, %d) = %x, %q; want %x, %q", c.v, c.size, got, errText(err), c.want, c.err)
 		}
@@ -105,5 +105,25 @@ func TestDateTimeWire(t *testing.T) {
 	}
 	if got := TimestampFromMillis(-1); got.Location() != time.UTC || got.UnixMilli() != -1 {
 		t.Errorf("TimestampFromMillis = %v", got)
+	}
+}
+
+func TestSignExtend(t *testing.T) {
+	for _, c := range []struct {
+		in   []byte
+		size int
+		want []byte
+		err  string
+	}{
+		{[]byte{0x01}, 3, []byte{0, 0, 1}, ""},
+		{[]byte{0x80}, 3, []byte{0xff, 0xff, 0x80}, ""},
+		{[]byte{}, 2, []byte{0, 0}, ""},
+		{[]byte{1, 2}, 2, []byte{1, 2}, ""},
+		{[]byte{1, 2, 3}, 2, nil, "3 bytes do not fit 2"},
+	} {
+		got, err := SignExtend(c.in, c.size)
+		if errText(err) != c.err || !bytes.Equal(got, c.want) {
+			t.Errorf("SignExtend(%x, %d) = %x, %q; want %x, %q", c.in, c.size, got, errText(err), c.want, c.err)
+		}
 	}
 }

@@ -14,7 +14,6 @@ import (
 	"sync"
 
 	"github.com/connectd/connectd/connect"
-
 	"github.com/connectd/connectd/connect/avrotype"
 )
 

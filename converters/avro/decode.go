@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/connectd/connectd/connect"
-
 	"github.com/connectd/connectd/connect/avrotype"
 )
 

@@ -8,8 +8,8 @@ import (
 	"github.com/linkedin/goavro/v2"
 
 	"github.com/connectd/connectd/connect"
-
 	"github.com/connectd/connectd/connect/avrotype"
+	"github.com/connectd/connectd/connect/values"
 )
 
 // writer encodes Connect values with one Avro schema: goavro does the binary encoding from a copy of
@@ -193,8 +193,8 @@ func toNative(s *connect.Schema, n *node, v any) (any, error) {
 		}
 	case avrotype.Fixed:
 		if x, ok := v.([]byte); ok {
-			if s.Name == connect.DecimalName {
-				x = padToFixedSize(x, n.size)
+			if s.Name == connect.DecimalName && len(x) < n.size {
+				x, _ = values.SignExtend(x, n.size)
 			}
 			if len(x) != n.size {
 				return nil, connect.DataErrorf("fixed %s needs %d bytes, got %d", n.fullName, n.size, len(x))
@@ -347,23 +347,6 @@ func unionNative(s *connect.Schema, n *node, v any) (any, error) {
 		firstErr = connect.DataErrorf("no union branch for %T", v)
 	}
 	return nil, firstErr
-}
-
-// padToFixedSize sign-extends a two's-complement big-endian value to size bytes.
-func padToFixedSize(b []byte, size int) []byte {
-	if len(b) >= size {
-		return b
-	}
-	out := make([]byte, size)
-	fill := byte(0)
-	if len(b) > 0 && b[0]&0x80 != 0 {
-		fill = 0xff
-	}
-	for i := 0; i < size-len(b); i++ {
-		out[i] = fill
-	}
-	copy(out[size-len(b):], b)
-	return out
 }
 
 // jsonToNative converts a JSON field default to goavro's native form.

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/connectd/connectd/connect"
-
 	"github.com/connectd/connectd/connect/avrotype"
 )
 

@@ -228,7 +228,7 @@ func toAvroPartition(v any, t iceberg.Type) (any, error) {
 		if d.Scale != t.Scale() {
 			return nil, fmt.Errorf("decimal of scale %d for type %v", d.Scale, t)
 		}
-		return values.DecimalToFixed(d.Val.BigInt(), decimalRequiredBytes(t.Precision())) // as Java writes a decimal's fixed
+		return values.DecimalToFixed(values.Decimal{Unscaled: d.Val.BigInt()}, decimalRequiredBytes(t.Precision()))
 	}
 	return bad()
 }
