@@ -126,12 +126,13 @@ func toAvroPartition(v any, t iceberg.Type) (any, error) {
 		if b, ok := v.(bool); ok {
 			return b, nil
 		}
-	case iceberg.Int32Type:
-		if i, ok := values.Integer(v); ok && i >= math.MinInt32 && i <= math.MaxInt32 {
+	case iceberg.Int32Type, iceberg.DateType:
+		if i, ok := partitionLong(v, t); ok && i >= math.MinInt32 && i <= math.MaxInt32 {
 			return int32(i), nil
 		}
-	case iceberg.Int64Type:
-		if i, ok := values.Integer(v); ok {
+	case iceberg.Int64Type, iceberg.TimeType, iceberg.TimestampType, iceberg.TimestampTzType,
+		iceberg.TimestampNsType, iceberg.TimestampTzNsType:
+		if i, ok := partitionLong(v, t); ok {
 			return i, nil
 		}
 	case iceberg.Float32Type:
@@ -147,46 +148,6 @@ func toAvroPartition(v any, t iceberg.Type) (any, error) {
 			return f, nil
 		case float32:
 			return float64(f), nil
-		}
-	case iceberg.DateType:
-		switch d := v.(type) {
-		case iceberg.Date:
-			return int32(d), nil
-		case time.Time:
-			return int32(d.UTC().Unix() / 86400), nil // a date's midnight; floor below for earlier times
-		}
-		if i, ok := values.Integer(v); ok && i >= math.MinInt32 && i <= math.MaxInt32 {
-			return int32(i), nil
-		}
-	case iceberg.TimeType:
-		switch d := v.(type) {
-		case iceberg.Time:
-			return int64(d), nil
-		case time.Duration:
-			return d.Microseconds(), nil
-		}
-		if i, ok := values.Integer(v); ok {
-			return i, nil
-		}
-	case iceberg.TimestampType, iceberg.TimestampTzType:
-		switch d := v.(type) {
-		case iceberg.Timestamp:
-			return int64(d), nil
-		case time.Time:
-			return d.UnixMicro(), nil
-		}
-		if i, ok := values.Integer(v); ok {
-			return i, nil
-		}
-	case iceberg.TimestampNsType, iceberg.TimestampTzNsType:
-		switch d := v.(type) {
-		case iceberg.TimestampNano:
-			return int64(d), nil
-		case time.Time:
-			return d.UnixNano(), nil
-		}
-		if i, ok := values.Integer(v); ok {
-			return i, nil
 		}
 	case iceberg.StringType:
 		if s, ok := v.(string); ok {
@@ -231,6 +192,42 @@ func toAvroPartition(v any, t iceberg.Type) (any, error) {
 		return values.DecimalToFixed(values.Decimal{Unscaled: d.Val.BigInt()}, decimalRequiredBytes(t.Precision()))
 	}
 	return bad()
+}
+
+// partitionLong is an integer, date, time or timestamp partition value as the number Avro writes: iceberg-go's
+// value of the type, a Go time (a time.Duration for a time of day), or a plain integer.
+func partitionLong(v any, t iceberg.Type) (int64, bool) {
+	switch t.(type) {
+	case iceberg.DateType:
+		switch d := v.(type) {
+		case iceberg.Date:
+			return int64(d), true
+		case time.Time:
+			return d.UTC().Unix() / 86400, true // a date's midnight; floor below for earlier times
+		}
+	case iceberg.TimeType:
+		switch d := v.(type) {
+		case iceberg.Time:
+			return int64(d), true
+		case time.Duration:
+			return d.Microseconds(), true
+		}
+	case iceberg.TimestampType, iceberg.TimestampTzType:
+		switch d := v.(type) {
+		case iceberg.Timestamp:
+			return int64(d), true
+		case time.Time:
+			return d.UnixMicro(), true
+		}
+	case iceberg.TimestampNsType, iceberg.TimestampTzNsType:
+		switch d := v.(type) {
+		case iceberg.TimestampNano:
+			return int64(d), true
+		case time.Time:
+			return d.UnixNano(), true
+		}
+	}
+	return values.Integer(v)
 }
 
 // decimalFromBytes reads a big-endian two's complement unscaled value.
