@@ -47,6 +47,7 @@ FUZZTIME ?= 30s
 REST_FUZZTIME ?= $(FUZZTIME)
 FUZZ_TARGETS := \
 	./connect/jvm:FuzzParseJSON \
+	./connect/values:FuzzParseText \
 	./converters/jsonconv:FuzzJSONToConnect \
 	./converters/jsonconv:FuzzJSONSameSchemaFastPath \
 	./converters/jsonconv:FuzzSchemaless \
@@ -60,6 +61,7 @@ FUZZ_TARGETS := \
 	./connectors/iceberg:FuzzJSONRoundRows \
 	./connectors/iceberg/apacheevents:FuzzDecode \
 	./connectors/clickhouse:FuzzSourcePositions \
+	./connectors/clickhouse/chtype:FuzzParse \
 	./internal/configprovider:FuzzTransform
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

@@ -2,10 +2,10 @@ package connect
 
 import (
 	"fmt"
-	"math/big"
 	"strconv"
-	"strings"
 	"time"
+
+	"github.com/connectd/connectd/connect/values"
 )
 
 // Logical type names, identical to the JVM's.
@@ -18,90 +18,13 @@ const (
 )
 
 // Decimal is an arbitrary-precision decimal: Unscaled × 10^-Scale, like java.math.BigDecimal.
-type Decimal struct {
-	Unscaled *big.Int
-	Scale    int32
-}
+type Decimal = values.Decimal
 
 // NewDecimal builds a Decimal from an unscaled int64.
-func NewDecimal(unscaled int64, scale int32) Decimal {
-	return Decimal{Unscaled: big.NewInt(unscaled), Scale: scale}
-}
+func NewDecimal(unscaled int64, scale int32) Decimal { return values.NewDecimal(unscaled, scale) }
 
 // ParseDecimal parses a plain or exponent decimal string ("12.340", "-1E+3") keeping its scale.
-func ParseDecimal(s string) (Decimal, error) {
-	s = strings.TrimSpace(s)
-	exp := int64(0)
-	if i := strings.IndexAny(s, "eE"); i >= 0 {
-		e, err := strconv.ParseInt(s[i+1:], 10, 32)
-		if err != nil {
-			return Decimal{}, fmt.Errorf("invalid decimal %q", s)
-		}
-		exp, s = e, s[:i]
-	}
-	scale := int64(0)
-	if i := strings.IndexByte(s, '.'); i >= 0 {
-		scale = int64(len(s) - i - 1)
-		s = s[:i] + s[i+1:]
-	}
-	u, ok := new(big.Int).SetString(s, 10)
-	if !ok {
-		return Decimal{}, fmt.Errorf("invalid decimal %q", s)
-	}
-	return Decimal{Unscaled: u, Scale: int32(scale - exp)}, nil
-}
-
-// String renders like BigDecimal.toPlainString.
-func (d Decimal) String() string {
-	if d.Unscaled == nil {
-		return "0"
-	}
-	if d.Scale <= 0 {
-		return new(big.Int).Mul(d.Unscaled, pow10(-d.Scale)).String()
-	}
-	neg := d.Unscaled.Sign() < 0
-	digits := new(big.Int).Abs(d.Unscaled).String()
-	for len(digits) <= int(d.Scale) {
-		digits = "0" + digits
-	}
-	p := len(digits) - int(d.Scale)
-	out := digits[:p] + "." + digits[p:]
-	if neg {
-		out = "-" + out
-	}
-	return out
-}
-
-// Rescale returns d with the given scale, failing if digits would be lost.
-func (d Decimal) Rescale(scale int32) (Decimal, error) {
-	if d.Scale == scale {
-		return d, nil
-	}
-	if scale > d.Scale {
-		return Decimal{Unscaled: new(big.Int).Mul(d.Unscaled, pow10(scale-d.Scale)), Scale: scale}, nil
-	}
-	q, r := new(big.Int).QuoRem(d.Unscaled, pow10(d.Scale-scale), new(big.Int))
-	if r.Sign() != 0 {
-		return Decimal{}, fmt.Errorf("decimal %s cannot be rescaled to scale %d without rounding", d, scale)
-	}
-	return Decimal{Unscaled: q, Scale: scale}, nil
-}
-
-// Float64 is a lossy conversion.
-func (d Decimal) Float64() float64 {
-	f, _ := new(big.Rat).SetFrac(d.Unscaled, pow10(d.Scale)).Float64()
-	if d.Scale < 0 {
-		f, _ = new(big.Rat).SetInt(new(big.Int).Mul(d.Unscaled, pow10(-d.Scale))).Float64()
-	}
-	return f
-}
-
-func pow10(n int32) *big.Int {
-	if n < 0 {
-		n = -n
-	}
-	return new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(n)), nil)
-}
+func ParseDecimal(s string) (Decimal, error) { return values.ParseDecimal(s) }
 
 // DecimalBuilder starts a BYTES schema of the Decimal logical type.
 func DecimalBuilder(scale int32) *SchemaBuilder {
@@ -125,37 +48,10 @@ func DecimalScale(s *Schema) (int32, error) {
 }
 
 // DecimalFromBytes decodes the big-endian two's-complement unscaled value, as the JVM's Decimal.toLogical.
-func DecimalFromBytes(b []byte, scale int32) Decimal {
-	u := new(big.Int).SetBytes(b)
-	if len(b) > 0 && b[0]&0x80 != 0 {
-		u.Sub(u, new(big.Int).Lsh(big.NewInt(1), uint(len(b))*8))
-	}
-	return Decimal{Unscaled: u, Scale: scale}
-}
+func DecimalFromBytes(b []byte, scale int32) Decimal { return values.DecimalFromBytes(b, scale) }
 
 // DecimalToBytes encodes the unscaled value as minimal big-endian two's complement (BigInteger.toByteArray).
-func DecimalToBytes(d Decimal) []byte {
-	u := d.Unscaled
-	if u == nil {
-		return []byte{0}
-	}
-	if u.Sign() >= 0 {
-		b := u.Bytes()
-		if len(b) == 0 || b[0]&0x80 != 0 {
-			b = append([]byte{0}, b...)
-		}
-		return b
-	}
-	// Negative: invert the bytes of (-u-1), adding a 0xff sign byte when its top bit is clear.
-	m := new(big.Int).Sub(new(big.Int).Neg(u), big.NewInt(1)).Bytes()
-	if len(m) == 0 || m[0]&0x80 != 0 {
-		m = append([]byte{0}, m...)
-	}
-	for i := range m {
-		m[i] = ^m[i]
-	}
-	return m
-}
+func DecimalToBytes(d Decimal) []byte { return values.DecimalToBytes(d) }
 
 // DateBuilder, TimeBuilder, TimestampBuilder start the JVM's logical date/time schemas.
 func DateBuilder() *SchemaBuilder      { return Int32Builder().Name(DateName).Version(1) }
@@ -171,31 +67,17 @@ var (
 	OptionalTimestampSchema = TimestampBuilder().Optional().MustBuild()
 )
 
-const msPerDay = 24 * 60 * 60 * 1000
-
 // DateFromDays converts days since the epoch (the Date wire value) to time.Time.
-func DateFromDays(days int32) time.Time { return time.UnixMilli(int64(days) * msPerDay).UTC() }
+func DateFromDays(days int32) time.Time { return values.DateFromDays(days) }
 
 // DateToDays converts a time.Time that must be midnight UTC.
-func DateToDays(t time.Time) (int32, error) {
-	ms := t.UnixMilli()
-	if ms%msPerDay != 0 {
-		return 0, fmt.Errorf("kafka connect Date type should not have any time fields set to non-zero values")
-	}
-	return int32(ms / msPerDay), nil
-}
+func DateToDays(t time.Time) (int32, error) { return values.DateToDays(t) }
 
 // TimeFromMillis converts milliseconds since midnight (the Time wire value) to time.Time on 1970-01-01.
-func TimeFromMillis(ms int32) time.Time { return time.UnixMilli(int64(ms)).UTC() }
+func TimeFromMillis(ms int32) time.Time { return values.TimeFromMillis(ms) }
 
 // TimeToMillis converts a time.Time that must be on 1970-01-01 UTC.
-func TimeToMillis(t time.Time) (int32, error) {
-	ms := t.UnixMilli()
-	if ms < 0 || ms >= msPerDay {
-		return 0, fmt.Errorf("kafka connect Time type should not have any date fields set to non-zero values")
-	}
-	return int32(ms), nil
-}
+func TimeToMillis(t time.Time) (int32, error) { return values.TimeToMillis(t) }
 
 // LogicalName returns the schema's logical type name if it is one of the JVM's four, else "".
 func LogicalName(s *Schema) string {

@@ -11,6 +11,7 @@ import (
 	"github.com/ClickHouse/ch-go/proto"
 	"github.com/google/uuid"
 
+	"github.com/connectd/connectd/connect/values"
 	"github.com/connectd/connectd/connectors/clickhouse/chtype"
 )
 
@@ -100,13 +101,13 @@ func newColumn(typ string) (column, error) {
 		}), nil
 	case "Float32":
 		return newLeaf[float32, proto.ColFloat32](t, func(v any) (float32, error) {
-			f, err := toFloat64(v)
+			f, err := values.ToDouble(v)
 			return float32(f), err
 		}), nil
 	case "Float64":
-		return newLeaf[float64, proto.ColFloat64](t, toFloat64), nil
+		return newLeaf[float64, proto.ColFloat64](t, values.ToDouble), nil
 	case "Bool":
-		return newLeaf[bool, proto.ColBool](t, toBool), nil
+		return newLeaf[bool, proto.ColBool](t, values.ToBoolean), nil
 	case "String":
 		return &strCol{typ: t}, nil
 	case "FixedString":
@@ -119,7 +120,7 @@ func newColumn(typ string) (column, error) {
 		return newLeaf[uuid.UUID, proto.ColUUID](t, toUUID), nil
 	case "Date":
 		return newLeaf[uint16, proto.ColUInt16](t, func(v any) (uint16, error) {
-			d, err := toDays(v)
+			d, err := values.ToDate(v)
 			if err != nil {
 				return 0, err
 			}
@@ -130,7 +131,7 @@ func newColumn(typ string) (column, error) {
 		}), nil
 	case "Date32":
 		return newLeaf[int32, proto.ColInt32](t, func(v any) (int32, error) {
-			d, err := toDays(v)
+			d, err := values.ToDate(v)
 			return int32(d), err
 		}), nil
 	case "DateTime":
@@ -142,7 +143,7 @@ func newColumn(typ string) (column, error) {
 			var s int64
 			switch v.(type) {
 			case string, time.Time:
-				tm, err := toTime(v, loc)
+				tm, err := values.ToTimestamp(v, loc)
 				if err != nil {
 					return 0, err
 				}
@@ -175,7 +176,7 @@ func newColumn(typ string) (column, error) {
 		return newLeaf[int64, proto.ColInt64](t, func(v any) (int64, error) {
 			switch v.(type) {
 			case string, time.Time:
-				tm, err := toTime(v, loc)
+				tm, err := values.ToTimestamp(v, loc)
 				if err != nil {
 					return 0, err
 				}

@@ -9,71 +9,27 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connect/values"
 )
 
 // Value coercions from Connect values (see connect/doc.go) and schemaless JSON values to ClickHouse
 // column values. Every function returns an error instead of truncating or wrapping silently, so an
 // unmappable record goes to the error handler rather than corrupting a row.
 
+// toInt64 is values.ToLong, with a boolean as 0 or 1 (the official sink writes booleans to integer
+// columns).
 func toInt64(v any) (int64, error) {
-	switch x := v.(type) {
-	case int64:
-		return x, nil
-	case int32:
-		return int64(x), nil
-	case int:
-		return int64(x), nil
-	case int16:
-		return int64(x), nil
-	case int8:
-		return int64(x), nil
-	case uint8:
-		return int64(x), nil
-	case uint16:
-		return int64(x), nil
-	case uint32:
-		return int64(x), nil
-	case uint64:
-		if x > math.MaxInt64 {
-			return 0, fmt.Errorf("%d overflows Int64", x)
-		}
-		return int64(x), nil
-	case uint:
-		return toInt64(uint64(x))
-	case float64:
-		if x != math.Trunc(x) || x < -9.223372036854775808e18 || x >= 9.223372036854775808e18 {
-			return 0, fmt.Errorf("%v is not an integer", x)
-		}
-		return int64(x), nil
-	case float32:
-		return toInt64(float64(x))
-	case bool:
-		if x {
+	if b, ok := v.(bool); ok {
+		if b {
 			return 1, nil
 		}
 		return 0, nil
-	case json.Number:
-		return strconv.ParseInt(string(x), 10, 64)
-	case string:
-		n, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("cannot parse %q as an integer", x)
-		}
-		return n, nil
-	case connect.Decimal:
-		if x.Scale == 0 && x.Unscaled != nil && x.Unscaled.IsInt64() {
-			return x.Unscaled.Int64(), nil
-		}
-		return 0, fmt.Errorf("decimal %s is not an Int64", x)
-	case time.Time:
-		return x.UnixMilli(), nil
 	}
-	return 0, fmt.Errorf("cannot convert %T to an integer", v)
+	return values.ToLong(v)
 }
 
 func toUint64(v any) (uint64, error) {
@@ -128,69 +84,17 @@ func uintIn(v any, max uint64, typ string) (uint64, error) {
 	return n, nil
 }
 
-func toFloat64(v any) (float64, error) {
-	switch x := v.(type) {
-	case float64:
-		return x, nil
-	case float32:
-		return float64(x), nil
-	case json.Number:
-		return x.Float64()
-	case string:
-		f, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
-		if err != nil {
-			return 0, fmt.Errorf("cannot parse %q as a float", x)
-		}
-		return f, nil
-	case connect.Decimal:
-		return x.Float64(), nil
-	case uint64:
-		return float64(x), nil
-	}
-	n, err := toInt64(v)
-	if err != nil {
-		return 0, fmt.Errorf("cannot convert %T to a float", v)
-	}
-	return float64(n), nil
-}
-
-func toBool(v any) (bool, error) {
-	switch x := v.(type) {
-	case bool:
-		return x, nil
-	case string:
-		b, err := strconv.ParseBool(strings.TrimSpace(x))
-		if err != nil {
-			return false, fmt.Errorf("cannot parse %q as a boolean", x)
-		}
-		return b, nil
-	}
-	n, err := toInt64(v)
-	if err != nil || (n != 0 && n != 1) {
-		return false, fmt.Errorf("cannot convert %v (%T) to a boolean", v, v)
-	}
-	return n == 1, nil
-}
-
 // toStringBytes renders a value for a String column: strings and bytes as is, scalars in their plain
 // text form, and structured values (maps, arrays, structs) as JSON, as the official sink does for JSON
 // strings.
 func toStringBytes(v any) ([]byte, error) {
+	if b, ok := v.([]byte); ok {
+		return b, nil
+	}
+	if b, ok := values.AppendString(nil, v); ok {
+		return b, nil
+	}
 	switch x := v.(type) {
-	case string:
-		return []byte(x), nil
-	case []byte:
-		return x, nil
-	case bool, int8, int16, int32, int64, int, uint8, uint16, uint32, uint64, json.Number:
-		return []byte(fmt.Sprint(x)), nil
-	case float64:
-		return []byte(strconv.FormatFloat(x, 'g', -1, 64)), nil
-	case float32:
-		return []byte(strconv.FormatFloat(float64(x), 'g', -1, 32)), nil
-	case connect.Decimal:
-		return []byte(x.String()), nil
-	case time.Time:
-		return []byte(x.UTC().Format(time.RFC3339Nano)), nil
 	case *connect.Struct, map[string]any, map[any]any, []any:
 		return json.Marshal(jsonable(x))
 	}
@@ -231,75 +135,14 @@ func jsonable(v any) any {
 	return v
 }
 
-var timeLayouts = []string{
-	time.RFC3339Nano,
-	"2006-01-02 15:04:05.999999999Z07:00",
-	"2006-01-02T15:04:05.999999999",
-	"2006-01-02 15:04:05.999999999",
-	"2006-01-02",
-}
-
-// toTime converts a Connect Date/Timestamp (time.Time), epoch numbers (unit = seconds per unit,
-// e.g. 1 for seconds, 1e-3 for milliseconds) and ISO strings to a time.
-func toTime(v any, loc *time.Location) (time.Time, error) {
-	switch x := v.(type) {
-	case time.Time:
-		return x, nil
-	case string:
-		s := strings.TrimSpace(x)
-		for _, l := range timeLayouts {
-			if t, err := time.ParseInLocation(l, s, loc); err == nil {
-				return t, nil
-			}
-		}
-		return time.Time{}, fmt.Errorf("cannot parse %q as a date/time", x)
-	}
-	return time.Time{}, fmt.Errorf("cannot convert %T to a date/time", v)
-}
-
 // toDecimal converts to an unscaled integer at the given scale; fractional digits beyond the scale are
 // an error (ClickHouse would truncate them).
 func toDecimal(v any, scale int) (*big.Int, error) {
-	var d connect.Decimal
-	switch x := v.(type) {
-	case connect.Decimal:
-		d = x
-	case string:
-		p, err := connect.ParseDecimal(x)
-		if err != nil {
-			return nil, err
-		}
-		d = p
-	case json.Number:
-		p, err := connect.ParseDecimal(string(x))
-		if err != nil {
-			return nil, err
-		}
-		d = p
-	case float64, float32:
-		f, _ := toFloat64(x)
-		p, err := connect.ParseDecimal(strconv.FormatFloat(f, 'f', -1, 64))
-		if err != nil {
-			return nil, err
-		}
-		d = p
-	case []byte:
-		return nil, fmt.Errorf("decimal bytes need a Decimal schema")
-	default:
-		n, err := toInt64(v)
-		if err != nil {
-			return nil, err
-		}
-		d = connect.NewDecimal(n, 0)
-	}
-	if d.Unscaled == nil {
-		return new(big.Int), nil
-	}
-	r, err := d.Rescale(int32(scale))
+	d, err := values.ToDecimal(v, int32(scale))
 	if err != nil {
-		return nil, fmt.Errorf("decimal %s does not fit scale %d: %v", d, scale, err)
+		return nil, err
 	}
-	return r.Unscaled, nil
+	return d.Unscaled, nil
 }
 
 func toIP(v any) (netip.Addr, error) {
@@ -410,22 +253,6 @@ func toUUID(v any) (uuid.UUID, error) {
 		return uuid.UUID(x), nil
 	}
 	return uuid.UUID{}, fmt.Errorf("cannot convert %T to a UUID", v)
-}
-
-// toDays converts a Connect Date (time.Time), epoch days (int32, as the official sink) or a date string.
-func toDays(v any) (int64, error) {
-	switch x := v.(type) {
-	case time.Time:
-		y, m, d := x.Date()
-		return time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix() / 86400, nil
-	case string:
-		t, err := toTime(x, time.UTC)
-		if err != nil {
-			return 0, err
-		}
-		return toDays(t)
-	}
-	return toInt64(v)
 }
 
 // bigWords converts an integer value to n little-endian 64-bit two's-complement words.

@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connect/avrotype"
 )
 
 // ClassName is the JVM class name the converter is registered under.
@@ -255,7 +256,7 @@ func (c *Converter) compiledFor(topic string, id int32) (*compiled, error) {
 	if err != nil {
 		return nil, c.deserErr(topic, err)
 	}
-	if ps.node.kind == kBytes {
+	if ps.node.kind == avrotype.Bytes {
 		// Confluent's serializers write a top-level bytes schema as the raw bytes, without the Avro length.
 		cp.dec = rawBytesDecoder(cp.schema)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connect/avrotype"
 )
 
 // The decoder reads Avro binary straight into Connect values, driven by the compiled schema: no
@@ -119,18 +120,18 @@ func minSize(n *node) int {
 	n.hasMinSet = true
 	n.minSize = 1
 	switch n.kind {
-	case kNull:
+	case avrotype.Null:
 		n.minSize = 0
-	case kFloat:
+	case avrotype.Float:
 		n.minSize = 4
-	case kDouble:
+	case avrotype.Double:
 		n.minSize = 8
-	case kFixed:
+	case avrotype.Fixed:
 		n.minSize = n.size
 		if n.minSize > 1 {
 			n.minSize = 1 // counts are bounded by bytes, 1 is enough and avoids overflow concerns
 		}
-	case kRecord:
+	case avrotype.Record:
 		n.minSize = 0
 		for _, f := range n.fields {
 			if minSize(f.typ) > 0 {
@@ -264,7 +265,7 @@ func decDecimal(n *node, scale int32) decodeFn {
 	return func(r *reader) (any, error) {
 		var b []byte
 		var err error
-		if n.kind == kFixed {
+		if n.kind == avrotype.Fixed {
 			b, err = readFixed(r, n.size)
 		} else {
 			b, err = r.bytesRef()

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connect/avrotype"
 )
 
 // jsonToConnect converts a JSON default (Avro field default or connect.default) to a Connect value of s.
@@ -24,7 +25,7 @@ func jsonToConnect(s *connect.Schema, n *node, v any) (any, error) {
 		return x, nil
 	}
 	switch n.kind {
-	case kInt:
+	case avrotype.Int:
 		x, err := num()
 		if err != nil {
 			return nil, err
@@ -48,7 +49,7 @@ func jsonToConnect(s *connect.Schema, n *node, v any) (any, error) {
 			return int32(i), nil
 		}
 		return nil, fmt.Errorf("bad int default")
-	case kLong:
+	case avrotype.Long:
 		x, err := num()
 		if err != nil {
 			return nil, err
@@ -61,32 +62,32 @@ func jsonToConnect(s *connect.Schema, n *node, v any) (any, error) {
 			return time.UnixMilli(i).UTC(), nil
 		}
 		return i, nil
-	case kFloat:
+	case avrotype.Float:
 		x, err := num()
 		if err != nil {
 			return nil, err
 		}
 		f, err := x.Float64()
 		return float32(f), err
-	case kDouble:
+	case avrotype.Double:
 		x, err := num()
 		if err != nil {
 			return nil, err
 		}
 		return x.Float64()
-	case kBoolean:
+	case avrotype.Boolean:
 		b, ok := v.(bool)
 		if !ok {
 			return nil, fmt.Errorf("expected boolean")
 		}
 		return b, nil
-	case kString, kEnum:
+	case avrotype.String, avrotype.Enum:
 		str, ok := v.(string)
 		if !ok {
 			return nil, fmt.Errorf("expected string")
 		}
 		return str, nil
-	case kBytes, kFixed:
+	case avrotype.Bytes, avrotype.Fixed:
 		str, ok := v.(string)
 		if !ok {
 			return nil, fmt.Errorf("expected string for bytes")
@@ -103,7 +104,7 @@ func jsonToConnect(s *connect.Schema, n *node, v any) (any, error) {
 			return connect.DecimalFromBytes(b, scale), nil
 		}
 		return b, nil
-	case kArray:
+	case avrotype.Array:
 		arr, ok := v.([]any)
 		if !ok || s.Type != connect.TypeArray {
 			return nil, fmt.Errorf("invalid JSON for array default value")
@@ -117,7 +118,7 @@ func jsonToConnect(s *connect.Schema, n *node, v any) (any, error) {
 			out[i] = x
 		}
 		return out, nil
-	case kMap:
+	case avrotype.Map:
 		m, ok := v.(map[string]any)
 		if !ok {
 			return nil, fmt.Errorf("invalid JSON for map default value")
@@ -131,7 +132,7 @@ func jsonToConnect(s *connect.Schema, n *node, v any) (any, error) {
 			out[k] = x
 		}
 		return out, nil
-	case kRecord:
+	case avrotype.Record:
 		m, ok := v.(map[string]any)
 		if !ok || s.Type != connect.TypeStruct {
 			return nil, fmt.Errorf("invalid JSON for record default value")
@@ -149,9 +150,9 @@ func jsonToConnect(s *connect.Schema, n *node, v any) (any, error) {
 			st.PutIndex(i, x)
 		}
 		return st, nil
-	case kUnion:
+	case avrotype.Union:
 		first := n.branches[0]
-		if first.kind == kNull {
+		if first.kind == avrotype.Null {
 			return nil, nil
 		}
 		if s.Type == connect.TypeStruct && s.Name == avroTypeUnion {

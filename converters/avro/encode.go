@@ -8,6 +8,8 @@ import (
 	"github.com/linkedin/goavro/v2"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connect/avrotype"
+	"github.com/connectd/connectd/connect/values"
 )
 
 // writer encodes Connect values with one Avro schema: goavro does the binary encoding from a copy of
@@ -93,7 +95,7 @@ func stripForCodec(v any, schemaPos bool) any {
 }
 
 func (w *writer) encode(prefix []byte, s *connect.Schema, v any) ([]byte, error) {
-	if w.node.kind == kBytes {
+	if w.node.kind == avrotype.Bytes {
 		// Confluent's serializers write a top-level bytes schema as the raw bytes, without the Avro length.
 		x, err := toAvroLogical(s, v)
 		if err != nil {
@@ -118,7 +120,7 @@ func (w *writer) encode(prefix []byte, s *connect.Schema, v any) ([]byte, error)
 
 // toNative converts a Connect value of schema s to goavro's native form for Avro schema n.
 func toNative(s *connect.Schema, n *node, v any) (any, error) {
-	if n.kind == kUnion {
+	if n.kind == avrotype.Union {
 		return unionNative(s, n, v)
 	}
 	if v == nil && s != nil && s.Default != nil {
@@ -136,11 +138,11 @@ func toNative(s *connect.Schema, n *node, v any) (any, error) {
 	}
 	bad := func() error { return connect.DataErrorf("Invalid type for %s: %T", s.Type, v) }
 	switch n.kind {
-	case kBoolean:
+	case avrotype.Boolean:
 		if b, ok := v.(bool); ok {
 			return b, nil
 		}
-	case kInt:
+	case avrotype.Int:
 		switch x := v.(type) {
 		case int8:
 			return int32(x), nil
@@ -149,7 +151,7 @@ func toNative(s *connect.Schema, n *node, v any) (any, error) {
 		case int32:
 			return x, nil
 		}
-	case kLong:
+	case avrotype.Long:
 		switch x := v.(type) {
 		case int8:
 			return int64(x), nil
@@ -160,23 +162,23 @@ func toNative(s *connect.Schema, n *node, v any) (any, error) {
 		case int64:
 			return x, nil
 		}
-	case kFloat:
+	case avrotype.Float:
 		switch x := v.(type) {
 		case float32:
 			return x, nil
 		}
-	case kDouble:
+	case avrotype.Double:
 		switch x := v.(type) {
 		case float32:
 			return float64(x), nil
 		case float64:
 			return x, nil
 		}
-	case kString:
+	case avrotype.String:
 		if x, ok := v.(string); ok {
 			return x, nil
 		}
-	case kEnum:
+	case avrotype.Enum:
 		if x, ok := v.(string); ok {
 			for _, sym := range n.symbols {
 				if sym == x {
@@ -185,21 +187,21 @@ func toNative(s *connect.Schema, n *node, v any) (any, error) {
 			}
 			return nil, connect.DataErrorf("%q is not a symbol of enum %s", x, n.fullName)
 		}
-	case kBytes:
+	case avrotype.Bytes:
 		if x, ok := v.([]byte); ok {
 			return x, nil
 		}
-	case kFixed:
+	case avrotype.Fixed:
 		if x, ok := v.([]byte); ok {
-			if s.Name == connect.DecimalName {
-				x = padToFixedSize(x, n.size)
+			if s.Name == connect.DecimalName && len(x) < n.size {
+				x, _ = values.SignExtend(x, n.size)
 			}
 			if len(x) != n.size {
 				return nil, connect.DataErrorf("fixed %s needs %d bytes, got %d", n.fullName, n.size, len(x))
 			}
 			return x, nil
 		}
-	case kArray:
+	case avrotype.Array:
 		arr, ok := v.([]any)
 		if !ok {
 			if s.Type == connect.TypeMap && isMapEntry(n.items) {
@@ -216,7 +218,7 @@ func toNative(s *connect.Schema, n *node, v any) (any, error) {
 			out[i] = x
 		}
 		return out, nil
-	case kMap:
+	case avrotype.Map:
 		out := map[string]any{}
 		for _, e := range mapEntries(v) {
 			k, ok := e.k.(string)
@@ -237,7 +239,7 @@ func toNative(s *connect.Schema, n *node, v any) (any, error) {
 			}
 		}
 		return out, nil
-	case kRecord:
+	case avrotype.Record:
 		st, ok := v.(*connect.Struct)
 		if !ok {
 			return nil, bad()
@@ -299,7 +301,7 @@ func unionNative(s *connect.Schema, n *node, v any) (any, error) {
 	}
 	if v == nil {
 		for _, b := range n.branches {
-			if b.kind == kNull {
+			if b.kind == avrotype.Null {
 				return nil, nil
 			}
 		}
@@ -316,7 +318,7 @@ func unionNative(s *connect.Schema, n *node, v any) (any, error) {
 				continue
 			}
 			for _, b := range n.branches {
-				if b.kind != kNull && unionMemberFieldName(b) == f.Name {
+				if b.kind != avrotype.Null && unionMemberFieldName(b) == f.Name {
 					x, err := toNative(f.Schema, b, fv)
 					if err != nil {
 						return nil, err
@@ -330,7 +332,7 @@ func unionNative(s *connect.Schema, n *node, v any) (any, error) {
 	// An optional Connect schema: the first non-null branch that accepts the value.
 	var firstErr error
 	for _, b := range n.branches {
-		if b.kind == kNull {
+		if b.kind == avrotype.Null {
 			continue
 		}
 		x, err := toNative(s, b, v)
@@ -347,31 +349,14 @@ func unionNative(s *connect.Schema, n *node, v any) (any, error) {
 	return nil, firstErr
 }
 
-// padToFixedSize sign-extends a two's-complement big-endian value to size bytes.
-func padToFixedSize(b []byte, size int) []byte {
-	if len(b) >= size {
-		return b
-	}
-	out := make([]byte, size)
-	fill := byte(0)
-	if len(b) > 0 && b[0]&0x80 != 0 {
-		fill = 0xff
-	}
-	for i := 0; i < size-len(b); i++ {
-		out[i] = fill
-	}
-	copy(out[size-len(b):], b)
-	return out
-}
-
 // jsonToNative converts a JSON field default to goavro's native form.
 func jsonToNative(n *node, v any) (any, error) {
 	switch n.kind {
-	case kNull:
+	case avrotype.Null:
 		return nil, nil
-	case kUnion:
+	case avrotype.Union:
 		first := n.branches[0]
-		if first.kind == kNull {
+		if first.kind == avrotype.Null {
 			return nil, nil
 		}
 		x, err := jsonToNative(first, v)
@@ -379,25 +364,25 @@ func jsonToNative(n *node, v any) (any, error) {
 			return nil, err
 		}
 		return goavro.Union(first.typeName(), x), nil
-	case kInt, kLong, kFloat, kDouble:
+	case avrotype.Int, avrotype.Long, avrotype.Float, avrotype.Double:
 		num, ok := v.(json.Number)
 		if !ok {
 			return nil, fmt.Errorf("expected a number")
 		}
 		switch n.kind {
-		case kInt:
+		case avrotype.Int:
 			i, err := num.Int64()
 			return int32(i), err
-		case kLong:
+		case avrotype.Long:
 			return num.Int64()
-		case kFloat:
+		case avrotype.Float:
 			f, err := num.Float64()
 			return float32(f), err
 		}
 		return num.Float64()
-	case kBoolean, kString, kEnum:
+	case avrotype.Boolean, avrotype.String, avrotype.Enum:
 		return v, nil
-	case kBytes, kFixed:
+	case avrotype.Bytes, avrotype.Fixed:
 		s, ok := v.(string)
 		if !ok {
 			return nil, fmt.Errorf("expected a string")
@@ -407,7 +392,7 @@ func jsonToNative(n *node, v any) (any, error) {
 			b = append(b, byte(r))
 		}
 		return b, nil
-	case kArray:
+	case avrotype.Array:
 		arr, _ := v.([]any)
 		out := make([]any, len(arr))
 		for i, e := range arr {
@@ -418,7 +403,7 @@ func jsonToNative(n *node, v any) (any, error) {
 			out[i] = x
 		}
 		return out, nil
-	case kMap:
+	case avrotype.Map:
 		m, _ := v.(map[string]any)
 		out := make(map[string]any, len(m))
 		for k, e := range m {
@@ -429,7 +414,7 @@ func jsonToNative(n *node, v any) (any, error) {
 			out[k] = x
 		}
 		return out, nil
-	case kRecord:
+	case avrotype.Record:
 		m, _ := v.(map[string]any)
 		out := make(map[string]any, len(n.fields))
 		for _, f := range n.fields {

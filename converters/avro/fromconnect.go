@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connect/avrotype"
 )
 
 // ojson is a JSON object that keeps its key order (Avro Java writes type, name, namespace, doc,
@@ -91,7 +92,7 @@ type cacheEntry struct {
 
 func (c *fromCtx) nameOrDefault(name string) (ns, simple string) {
 	if name != "" {
-		ns, simple = splitFull(name)
+		ns, simple = avrotype.SplitName(name)
 		return ns, simple
 	}
 	c.nameIndex++

@@ -4,31 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/connectd/connectd/connect/avrotype"
 )
 
 // kind is an Avro schema type.
-type kind uint8
-
-const (
-	kNull kind = iota
-	kBoolean
-	kInt
-	kLong
-	kFloat
-	kDouble
-	kBytes
-	kString
-	kRecord
-	kEnum
-	kArray
-	kMap
-	kUnion
-	kFixed
-)
-
-var kindNames = [...]string{"null", "boolean", "int", "long", "float", "double", "bytes", "string", "record", "enum", "array", "map", "union", "fixed"}
-
-func (k kind) String() string { return kindNames[k] }
+type kind = avrotype.Kind
 
 // node is a parsed Avro schema. Named types referenced by name point at the same node (recursive
 // schemas therefore form cycles).
@@ -61,9 +42,6 @@ type field struct {
 	hasDef bool
 	props  map[string]any
 }
-
-var primitiveKinds = map[string]kind{"null": kNull, "boolean": kBoolean, "int": kInt, "long": kLong,
-	"float": kFloat, "double": kDouble, "bytes": kBytes, "string": kString}
 
 var reservedSchemaAttrs = map[string]bool{"type": true, "name": true, "namespace": true, "doc": true,
 	"fields": true, "items": true, "values": true, "symbols": true, "size": true, "aliases": true, "default": true}
@@ -132,20 +110,6 @@ type parser struct {
 	depth int
 }
 
-func fullName(name, ns string) string {
-	if strings.Contains(name, ".") || ns == "" {
-		return name
-	}
-	return ns + "." + name
-}
-
-func splitFull(full string) (ns, name string) {
-	if i := strings.LastIndexByte(full, '.'); i >= 0 {
-		return full[:i], full[i+1:]
-	}
-	return "", full
-}
-
 func (p *parser) parse(v any, ns string) (*node, error) {
 	p.depth++
 	defer func() { p.depth-- }()
@@ -154,10 +118,10 @@ func (p *parser) parse(v any, ns string) (*node, error) {
 	}
 	switch x := v.(type) {
 	case string:
-		if k, ok := primitiveKinds[x]; ok {
+		if k, ok := avrotype.Primitive(x); ok {
 			return &node{kind: k}, nil
 		}
-		if n, ok := p.named[fullName(x, ns)]; ok {
+		if n, ok := p.named[avrotype.FullName(x, ns)]; ok {
 			return n, nil
 		}
 		if n, ok := p.named[x]; ok {
@@ -165,13 +129,13 @@ func (p *parser) parse(v any, ns string) (*node, error) {
 		}
 		return nil, fmt.Errorf("undefined Avro type name %q", x)
 	case []any:
-		u := &node{kind: kUnion}
+		u := &node{kind: avrotype.Union}
 		for _, b := range x {
 			bn, err := p.parse(b, ns)
 			if err != nil {
 				return nil, err
 			}
-			if bn.kind == kUnion {
+			if bn.kind == avrotype.Union {
 				return nil, fmt.Errorf("avro unions may not immediately contain other unions")
 			}
 			u.branches = append(u.branches, bn)
@@ -199,22 +163,22 @@ func (p *parser) parseObject(m map[string]any, ns string) (*node, error) {
 		return p.parse(t, ns)
 	}
 	n := &node{}
-	if k, ok := primitiveKinds[ts]; ok {
+	if k, ok := avrotype.Primitive(ts); ok {
 		n.kind = k
 	} else {
 		switch ts {
 		case "record", "error":
-			n.kind = kRecord
+			n.kind = avrotype.Record
 		case "enum":
-			n.kind = kEnum
+			n.kind = avrotype.Enum
 		case "array":
-			n.kind = kArray
+			n.kind = avrotype.Array
 		case "map":
-			n.kind = kMap
+			n.kind = avrotype.Map
 		case "fixed":
-			n.kind = kFixed
+			n.kind = avrotype.Fixed
 		default:
-			if ref, ok := p.named[fullName(ts, ns)]; ok {
+			if ref, ok := p.named[avrotype.FullName(ts, ns)]; ok {
 				return ref, nil
 			}
 			if ref, ok := p.named[ts]; ok {
@@ -234,7 +198,7 @@ func (p *parser) parseObject(m map[string]any, ns string) (*node, error) {
 	}
 	n.logical, _ = stringAttr(m, "logicalType")
 	n.doc, _ = stringAttr(m, "doc")
-	if n.kind == kRecord || n.kind == kEnum || n.kind == kFixed {
+	if n.kind == avrotype.Record || n.kind == avrotype.Enum || n.kind == avrotype.Fixed {
 		name, ok := stringAttr(m, "name")
 		if !ok || name == "" {
 			return nil, fmt.Errorf("avro %s schema without name", ts)
@@ -242,8 +206,8 @@ func (p *parser) parseObject(m map[string]any, ns string) (*node, error) {
 		if nsAttr, ok := stringAttr(m, "namespace"); ok {
 			ns = nsAttr
 		}
-		n.fullName = fullName(name, ns)
-		n.namespace, n.name = splitFull(n.fullName)
+		n.fullName = avrotype.FullName(name, ns)
+		n.namespace, n.name = avrotype.SplitName(n.fullName)
 		if _, dup := p.named[n.fullName]; dup {
 			return nil, fmt.Errorf("avro type %q redefined", n.fullName)
 		}
@@ -251,7 +215,7 @@ func (p *parser) parseObject(m map[string]any, ns string) (*node, error) {
 		ns = n.namespace
 	}
 	switch n.kind {
-	case kRecord:
+	case avrotype.Record:
 		fs, ok := m["fields"].([]any)
 		if !ok {
 			return nil, fmt.Errorf("avro record %s without fields", n.fullName)
@@ -291,7 +255,7 @@ func (p *parser) parseObject(m map[string]any, ns string) (*node, error) {
 			n.fieldIdx[f.name] = len(n.fields)
 			n.fields = append(n.fields, f)
 		}
-	case kEnum:
+	case avrotype.Enum:
 		ss, ok := m["symbols"].([]any)
 		if !ok {
 			return nil, fmt.Errorf("avro enum %s without symbols", n.fullName)
@@ -306,7 +270,7 @@ func (p *parser) parseObject(m map[string]any, ns string) (*node, error) {
 		if d, ok := stringAttr(m, "default"); ok {
 			n.enumDef = &d
 		}
-	case kArray:
+	case avrotype.Array:
 		it, ok := m["items"]
 		if !ok {
 			return nil, fmt.Errorf("avro array without items")
@@ -315,7 +279,7 @@ func (p *parser) parseObject(m map[string]any, ns string) (*node, error) {
 		if n.items, err = p.parse(it, ns); err != nil {
 			return nil, err
 		}
-	case kMap:
+	case avrotype.Map:
 		vs, ok := m["values"]
 		if !ok {
 			return nil, fmt.Errorf("avro map without values")
@@ -324,7 +288,7 @@ func (p *parser) parseObject(m map[string]any, ns string) (*node, error) {
 		if n.values, err = p.parse(vs, ns); err != nil {
 			return nil, err
 		}
-	case kFixed:
+	case avrotype.Fixed:
 		sz, ok := m["size"].(json.Number)
 		if !ok {
 			return nil, fmt.Errorf("avro fixed %s without size", n.fullName)
@@ -342,7 +306,7 @@ func (p *parser) parseObject(m map[string]any, ns string) (*node, error) {
 // types, the type name otherwise.
 func (n *node) typeName() string {
 	switch n.kind {
-	case kRecord, kEnum, kFixed:
+	case avrotype.Record, avrotype.Enum, avrotype.Fixed:
 		return n.fullName
 	}
 	return n.kind.String()

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connect/avrotype"
 )
 
 // Names and properties, identical to Confluent's AvroData.
@@ -67,10 +68,10 @@ func (c *conv) convert(n *node, forceOptional bool, fieldDefault any, hasFieldDe
 	var mk func(s *connect.Schema) (decodeFn, error)
 	logical := n.logical
 	switch n.kind {
-	case kBoolean:
+	case avrotype.Boolean:
 		b = connect.BoolBuilder()
 		mk = func(*connect.Schema) (decodeFn, error) { return decBool, nil }
-	case kBytes, kFixed:
+	case avrotype.Bytes, avrotype.Fixed:
 		if strings.EqualFold(logical, logicalDecimal) {
 			scale := 0
 			if v, ok := n.propInt("scale"); ok {
@@ -92,22 +93,22 @@ func (c *conv) convert(n *node, forceOptional bool, fieldDefault any, hasFieldDe
 		} else {
 			b = connect.BytesBuilder()
 			mk = func(*connect.Schema) (decodeFn, error) {
-				if n.kind == kFixed {
+				if n.kind == avrotype.Fixed {
 					return decFixed(n.size), nil
 				}
 				return decBytes, nil
 			}
 		}
-		if n.kind == kFixed {
+		if n.kind == avrotype.Fixed {
 			b.Parameter(fixedSizeParam, strconv.Itoa(n.size))
 		}
-	case kDouble:
+	case avrotype.Double:
 		b = connect.Float64Builder()
 		mk = func(*connect.Schema) (decodeFn, error) { return decDouble, nil }
-	case kFloat:
+	case avrotype.Float:
 		b = connect.Float32Builder()
 		mk = func(*connect.Schema) (decodeFn, error) { return decFloat, nil }
-	case kInt:
+	case avrotype.Int:
 		ct, hasCT := n.props[connectTypeProp].(string)
 		_, hasCTAny := n.props[connectTypeProp]
 		switch {
@@ -138,7 +139,7 @@ func (c *conv) convert(n *node, forceOptional bool, fieldDefault any, hasFieldDe
 				return nil, connect.DataErrorf("Connect type annotation for Avro int field is null")
 			}
 		}
-	case kLong:
+	case avrotype.Long:
 		if strings.EqualFold(logical, logicalTimestampMillis) {
 			b = connect.TimestampBuilder()
 			mk = func(*connect.Schema) (decodeFn, error) { return decTimestamp, nil }
@@ -146,10 +147,10 @@ func (c *conv) convert(n *node, forceOptional bool, fieldDefault any, hasFieldDe
 			b = connect.Int64Builder()
 			mk = func(*connect.Schema) (decodeFn, error) { return decLong, nil }
 		}
-	case kString:
+	case avrotype.String:
 		b = connect.StringBuilder()
 		mk = func(*connect.Schema) (decodeFn, error) { return decString, nil }
-	case kArray:
+	case avrotype.Array:
 		el := n.items
 		if isMapEntry(el) {
 			if len(el.fields) != 2 || !hasField(el, keyField) || !hasField(el, valueField) {
@@ -176,14 +177,14 @@ func (c *conv) convert(n *node, forceOptional bool, fieldDefault any, hasFieldDe
 			b = connect.ArrayBuilder(ec.schema)
 			mk = func(*connect.Schema) (decodeFn, error) { return decArray(ec.dec, minSize(el)), nil }
 		}
-	case kMap:
+	case avrotype.Map:
 		vc, err := c.convert(n.values, false, nil, false, nil)
 		if err != nil {
 			return nil, err
 		}
 		b = connect.MapBuilder(connect.StringSchema, vc.schema)
 		mk = func(*connect.Schema) (decodeFn, error) { return decMap(vc.dec, minSize(n.values)), nil }
-	case kRecord:
+	case avrotype.Record:
 		if c.inProgress[n] {
 			return nil, connect.DataErrorf("recursive Avro schema %s is not supported", n.fullName)
 		}
@@ -217,7 +218,7 @@ func (c *conv) convert(n *node, forceOptional bool, fieldDefault any, hasFieldDe
 			decs[i] = fc.dec
 		}
 		mk = func(s *connect.Schema) (decodeFn, error) { return decRecord(s, decs), nil }
-	case kEnum:
+	case avrotype.Enum:
 		b = connect.StringBuilder()
 		if n.doc != "" {
 			b.Parameter(avroEnumDocPrefix+n.name, n.doc)
@@ -230,13 +231,13 @@ func (c *conv) convert(n *node, forceOptional bool, fieldDefault any, hasFieldDe
 			b.Parameter(avroTypeEnum+"."+s, s)
 		}
 		mk = func(*connect.Schema) (decodeFn, error) { return decEnum(n.symbols), nil }
-	case kUnion:
+	case avrotype.Union:
 		if len(n.branches) == 1 {
 			return c.convert(n.branches[0], false, nil, false, nil)
 		}
 		if len(n.branches) == 2 {
 			for i, m := range n.branches {
-				if m.kind == kNull {
+				if m.kind == avrotype.Null {
 					other := n.branches[1-i]
 					oc, err := c.convert(other, true, nil, false, nil)
 					if err != nil {
@@ -252,7 +253,7 @@ func (c *conv) convert(n *node, forceOptional bool, fieldDefault any, hasFieldDe
 		branchDec := make([]decodeFn, len(n.branches))
 		fi := 0
 		for i, m := range n.branches {
-			if m.kind == kNull {
+			if m.kind == avrotype.Null {
 				b.Optional()
 				branchField[i] = -1
 				continue
@@ -272,7 +273,7 @@ func (c *conv) convert(n *node, forceOptional bool, fieldDefault any, hasFieldDe
 			fi++
 		}
 		mk = func(s *connect.Schema) (decodeFn, error) { return decUnion(s, branchField, branchDec), nil }
-	case kNull:
+	case avrotype.Null:
 		return nil, connect.DataErrorf("Standalone null schemas are not supported by this converter")
 	default:
 		return nil, connect.DataErrorf("Couldn't translate unsupported schema type %s.", n.kind)
@@ -337,9 +338,9 @@ func (c *conv) convert(n *node, forceOptional bool, fieldDefault any, hasFieldDe
 			return nil, connect.DataErrorf("Invalid schema name: %v", cn)
 		}
 		name = s
-	} else if n.kind == kRecord || n.kind == kEnum {
+	} else if n.kind == avrotype.Record || n.kind == avrotype.Enum {
 		name = n.fullName
-	} else if n.kind == kFixed && !strings.EqualFold(logical, logicalDecimal) {
+	} else if n.kind == avrotype.Fixed && !strings.EqualFold(logical, logicalDecimal) {
 		name = n.fullName
 	}
 	if name != "" && !strings.HasPrefix(name, defaultSchemaFullName) {
@@ -380,7 +381,7 @@ type jsonNull struct{}
 func hasField(n *node, name string) bool { _, ok := n.fieldIdx[name]; return ok }
 
 func isMapEntry(n *node) bool {
-	if n.kind != kRecord {
+	if n.kind != avrotype.Record {
 		return false
 	}
 	if n.namespace == avroNamespace && n.name == mapEntryTypeName {
@@ -392,7 +393,7 @@ func isMapEntry(n *node) bool {
 
 func unionMemberFieldName(n *node) string {
 	switch n.kind {
-	case kRecord, kEnum, kFixed:
+	case avrotype.Record, avrotype.Enum, avrotype.Fixed:
 		return n.name
 	}
 	return n.kind.String()

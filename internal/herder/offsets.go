@@ -4,13 +4,11 @@ package herder
 // herder: both keep sink offsets in the connector's consumer group and differ only in where the config comes from.
 
 import (
-	"errors"
 	"fmt"
 	"sort"
-	"strconv"
-	"strings"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connect/values"
 	"github.com/connectd/connectd/internal/worker"
 )
 
@@ -67,7 +65,7 @@ func AlterSinkOffsets(w *worker.Worker, name string, config map[string]string, b
 		if o.Partition == nil || !tok || topic == "" {
 			return "", BadRequest("Kafka topic names must be valid strings and may not be null")
 		}
-		part, perr := toInt64(o.Partition["kafka_partition"])
+		part, perr := values.ToLong(o.Partition["kafka_partition"])
 		if perr != nil {
 			return "", BadRequest("Failed to parse the following Kafka partition value in the provided offsets: '%v'. Partition values for sink connectors need to be integers.", o.Partition["kafka_partition"])
 		}
@@ -76,7 +74,7 @@ func AlterSinkOffsets(w *worker.Worker, name string, config map[string]string, b
 			offsets[tp] = nil
 			continue
 		}
-		off, oerr := toInt64(o.Offset["kafka_offset"])
+		off, oerr := values.ToLong(o.Offset["kafka_offset"])
 		if oerr != nil {
 			return "", BadRequest("Failed to parse the following Kafka offset value in the provided offsets: '%v'. Offset values for sink connectors need to be integers.", o.Offset["kafka_offset"])
 		}
@@ -132,23 +130,4 @@ func newConnector(w *worker.Worker, config map[string]string) connect.SinkConnec
 		return nil
 	}
 	return c
-}
-
-func toInt64(v any) (int64, error) {
-	switch x := v.(type) {
-	case float64:
-		if x != float64(int64(x)) {
-			return 0, errors.New("not an integer")
-		}
-		return int64(x), nil
-	case int64:
-		return x, nil
-	case int32:
-		return int64(x), nil
-	case int:
-		return int64(x), nil
-	case string:
-		return strconv.ParseInt(strings.TrimSpace(x), 10, 64)
-	}
-	return 0, errors.New("not a number")
 }

@@ -11,6 +11,7 @@ import (
 	ice "github.com/apache/iceberg-go"
 	"github.com/google/uuid"
 
+	"github.com/connectd/connectd/connectors/clickhouse/chtype"
 	"github.com/connectd/connectd/connectors/iceberg"
 )
 
@@ -58,41 +59,9 @@ func (k kind) String() string {
 // nullText is the canonical text of NULL; no canonical value contains a NUL byte followed by this.
 const nullText = "\x00NULL"
 
-// chType is a parsed ClickHouse column type.
-type chType struct {
-	full     string // as system.columns reports it
-	base     string // without LowCardinality/Nullable, e.g. DateTime64(3, 'UTC')
-	name     string // base type name, e.g. DateTime64
-	args     []string
-	nullable bool
-}
-
-func parseCHType(t string) chType {
-	ct := chType{full: t, base: strings.TrimSpace(t)}
-	for {
-		switch {
-		case strings.HasPrefix(ct.base, "LowCardinality(") && strings.HasSuffix(ct.base, ")"):
-			ct.base = strings.TrimSpace(ct.base[len("LowCardinality(") : len(ct.base)-1])
-			continue
-		case strings.HasPrefix(ct.base, "Nullable(") && strings.HasSuffix(ct.base, ")"):
-			ct.base = strings.TrimSpace(ct.base[len("Nullable(") : len(ct.base)-1])
-			ct.nullable = true
-			continue
-		}
-		break
-	}
-	ct.name = ct.base
-	if i := strings.IndexByte(ct.base, '('); i >= 0 && strings.HasSuffix(ct.base, ")") {
-		ct.name = ct.base[:i]
-		for _, a := range strings.Split(ct.base[i+1:len(ct.base)-1], ",") {
-			ct.args = append(ct.args, strings.TrimSpace(a))
-		}
-	}
-	return ct
-}
-
-func (c chType) isInt() bool {
-	return strings.HasPrefix(c.name, "Int") || strings.HasPrefix(c.name, "UInt")
+// isIntType reports whether a ClickHouse type name is one of the integer types.
+func isIntType(name string) bool {
+	return strings.HasPrefix(name, "Int") || strings.HasPrefix(name, "UInt")
 }
 
 // mapping is how one column is compared.
@@ -105,14 +74,15 @@ type mapping struct {
 	Skipped string `json:"skipped,omitempty"`
 
 	kind  kind
-	scale int32 // decimal
-	ch    chType
-	expr  string // ClickHouse SQL yielding the canonical text (or close to it, finished by fromClickHouse)
+	scale int32       // decimal
+	ch    chtype.Type // the wrappers looked through; a type it cannot read keeps its text as its name
+	expr  string      // ClickHouse SQL yielding the canonical text (or close to it, finished by fromClickHouse)
 }
 
 // newMapping decides the kind of a column and the ClickHouse expression that reads it.
 func newMapping(name string, it ice.Type, chTypeText string) mapping {
-	m := mapping{Name: name, IcebergType: it.String(), ClickHouseType: chTypeText, ch: parseCHType(chTypeText)}
+	m := mapping{Name: name, IcebergType: it.String(), ClickHouseType: chTypeText}
+	m.ch, _ = chtype.Parse(chTypeText)
 	col := quoteIdent(name)
 	ct := m.ch
 	fail := func() mapping {
@@ -121,22 +91,22 @@ func newMapping(name string, it ice.Type, chTypeText string) mapping {
 	}
 	switch t := it.(type) {
 	case ice.BooleanType:
-		if ct.name != "Bool" && !ct.isInt() {
+		if ct.Name != "Bool" && !isIntType(ct.Name) {
 			return fail()
 		}
 		m.kind, m.expr = kindBool, "if("+col+" != 0, 'true', 'false')"
 	case ice.Int32Type, ice.Int64Type:
 		switch {
-		case ct.isInt():
+		case isIntType(ct.Name):
 			m.expr = "toString(" + col + ")"
-		case ct.name == "Bool":
+		case ct.Name == "Bool":
 			m.expr = "toString(toUInt8(" + col + "))"
 		default:
 			return fail()
 		}
 		m.kind = kindInt
 	case ice.Float32Type, ice.Float64Type:
-		if ct.name != "Float32" && ct.name != "Float64" {
+		if ct.Name != "Float32" && ct.Name != "Float64" {
 			return fail()
 		}
 		m.kind, m.expr = kindFloat64, "toString("+col+")"
@@ -144,17 +114,17 @@ func newMapping(name string, it ice.Type, chTypeText string) mapping {
 			m.kind = kindFloat32
 		}
 	case ice.DecimalType:
-		if !strings.HasPrefix(ct.name, "Decimal") {
+		if !strings.HasPrefix(ct.Name, "Decimal") {
 			return fail()
 		}
 		m.kind, m.scale, m.expr = kindDecimal, int32(t.Scale()), "toString("+col+")"
 	case ice.DateType:
-		if ct.name != "Date" && ct.name != "Date32" {
+		if ct.Name != "Date" && ct.Name != "Date32" {
 			return fail()
 		}
 		m.kind, m.expr = kindDate, "toString(toInt32("+col+"))"
 	case ice.TimestampType, ice.TimestampTzType:
-		switch ct.name {
+		switch ct.Name {
 		case "DateTime64":
 			m.expr = "toString(toUnixTimestamp64Micro(" + col + "))"
 		case "DateTime":
@@ -164,19 +134,19 @@ func newMapping(name string, it ice.Type, chTypeText string) mapping {
 		}
 		m.kind = kindTimestamp
 	case ice.StringType:
-		switch ct.name {
+		switch ct.Name {
 		case "String", "FixedString", "Enum8", "Enum16", "Enum", "UUID":
 		default:
 			return fail()
 		}
 		m.kind, m.expr = kindString, "toString("+col+")"
 	case ice.UUIDType:
-		if ct.name != "UUID" && ct.name != "String" && ct.name != "FixedString" {
+		if ct.Name != "UUID" && ct.Name != "String" && ct.Name != "FixedString" {
 			return fail()
 		}
 		m.kind, m.expr = kindUUID, "toString("+col+")"
 	case ice.BinaryType, ice.FixedType:
-		if ct.name != "String" && ct.name != "FixedString" {
+		if ct.Name != "String" && ct.Name != "FixedString" {
 			return fail()
 		}
 		m.kind, m.expr = kindBinary, "hex("+col+")"
@@ -184,7 +154,7 @@ func newMapping(name string, it ice.Type, chTypeText string) mapping {
 		return fail()
 	}
 	m.Kind = m.kind.String()
-	if ct.nullable {
+	if ct.Nullable {
 		m.expr = "if(isNull(" + col + "), NULL, " + m.expr + ")"
 	}
 	return m
@@ -193,7 +163,7 @@ func newMapping(name string, it ice.Type, chTypeText string) mapping {
 // fromIceberg is the canonical text of an Iceberg value (as iceberg.LiveRows yields it).
 func (m mapping) fromIceberg(v any) (string, error) {
 	if v == nil {
-		if m.ch.nullable {
+		if m.ch.Nullable {
 			return nullText, nil
 		}
 		return m.zero(), nil
@@ -275,7 +245,7 @@ func (m mapping) fromClickHouse(s string, null bool) (string, error) {
 		}
 		return decimalText(r, m.scale), nil
 	case kindString:
-		if m.ch.name == "FixedString" {
+		if m.ch.Name == "FixedString" {
 			return strings.TrimRight(s, "\x00"), nil
 		}
 	case kindUUID:

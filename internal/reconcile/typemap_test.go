@@ -119,6 +119,33 @@ func TestTypeMappingRefusesUnmapped(t *testing.T) {
 	}
 }
 
+// TestTypeMappingNestedAndQuotedTypes: wrapped, nested and quoted ClickHouse types map by their base type's
+// name, and a Nullable wrapper reads NULL as NULL.
+func TestTypeMappingNestedAndQuotedTypes(t *testing.T) {
+	for _, c := range []struct {
+		ice      ice.Type
+		ch       string
+		kind     kind
+		nullable bool
+	}{
+		{ice.TimestampTzType{}, "Nullable(DateTime64(3, 'UTC'))", kindTimestamp, true},
+		{ice.TimestampType{}, "DateTime('Asia/Tokyo')", kindTimestamp, false},
+		{ice.StringType{}, "Enum8('a,b' = 1, 'c(' = 2)", kindString, false},
+		{ice.StringType{}, "LowCardinality(Nullable(String))", kindString, true},
+		{ice.DecimalTypeOf(18, 4), "Nullable(Decimal(18, 4))", kindDecimal, true},
+	} {
+		m := newMapping("c", c.ice, c.ch)
+		require.Empty(t, m.Skipped, c.ch)
+		require.Equal(t, c.kind, m.kind, c.ch)
+		require.Equal(t, c.nullable, m.ch.Nullable, c.ch)
+		require.Equal(t, c.nullable, strings.HasPrefix(m.expr, "if(isNull("), c.ch)
+	}
+	m := newMapping("c", ice.StringType{}, "Tuple(a String, b Array(Decimal(18, 4)))")
+	require.Equal(t, "Tuple", m.ch.Name)
+	require.Equal(t, []string{"a String", "b Array(Decimal(18, 4))"}, m.ch.Args)
+	require.NotEmpty(t, m.Skipped)
+}
+
 // TestCDCVersionDecoding: the Iceberg sink's stored source positions against the ClickHouse sink's numbers.
 func TestCDCVersionDecoding(t *testing.T) {
 	for in, want := range map[string]string{"041010": "1010", "010": "0", "2099999999999999999999": "99999999999999999999", "0242.03758.010": "0242.03758.010", "": ""} {

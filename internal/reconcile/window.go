@@ -36,7 +36,7 @@ func (p *pair) newWindowFilter(w Window) (*windowFilter, error) {
 		f.numeric, x = true, "toInt32("+col+")"
 	case kindTimestamp:
 		f.numeric = true
-		if m.ch.name == "DateTime64" {
+		if m.ch.Name == "DateTime64" {
 			x = "toUnixTimestamp64Micro(" + col + ")"
 		} else {
 			x = "toInt64(toUnixTimestamp(" + col + ")) * 1000000"

@@ -9,6 +9,36 @@ import (
 	"strings"
 )
 
+// Type is a column type as system.columns reports it, its Nullable and LowCardinality wrappers looked
+// through.
+type Type struct {
+	Full     string   // as given
+	Base     string   // without the wrappers, e.g. DateTime64(3, 'UTC')
+	Name     string   // the base type's name, e.g. DateTime64
+	Args     []string // the base type's top-level arguments, e.g. 3 and 'UTC'
+	Nullable bool
+}
+
+// Parse reads a column type. A type with an unbalanced argument list is an error; its Base and Name are
+// then the text after the wrappers.
+func Parse(t string) (Type, error) {
+	ct := Type{Full: t, Base: strings.TrimSpace(t)}
+	for {
+		name, args, err := Split(ct.Base)
+		if err != nil {
+			ct.Name = ct.Base
+			return ct, err
+		}
+		if (name == "Nullable" || name == "LowCardinality") && len(args) == 1 {
+			ct.Base = args[0]
+			ct.Nullable = ct.Nullable || name == "Nullable"
+			continue
+		}
+		ct.Name, ct.Args = name, args
+		return ct, nil
+	}
+}
+
 // Split splits "Name(a, b)" into Name and its top-level arguments, honouring nesting and quotes.
 func Split(t string) (string, []string, error) {
 	i := strings.IndexByte(t, '(')

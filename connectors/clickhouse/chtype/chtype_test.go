@@ -28,6 +28,38 @@ func TestSplit(t *testing.T) {
 	require.EqualError(t, err, `bad type "Array(Int32"`)
 }
 
+// TestParse: the wrappers are looked through and the arguments of nested and quoted types are split at
+// their top level only.
+func TestParse(t *testing.T) {
+	for _, c := range []struct {
+		in       string
+		base     string
+		name     string
+		args     []string
+		nullable bool
+	}{
+		{"String", "String", "String", nil, false},
+		{"Tuple(a String, b Array(Decimal(18, 4)))", "Tuple(a String, b Array(Decimal(18, 4)))", "Tuple",
+			[]string{"a String", "b Array(Decimal(18, 4))"}, false},
+		{"Nullable(DateTime64(3, 'UTC'))", "DateTime64(3, 'UTC')", "DateTime64", []string{"3", "'UTC'"}, true},
+		{"Enum8('a,b' = 1)", "Enum8('a,b' = 1)", "Enum8", []string{"'a,b' = 1"}, false},
+		{"LowCardinality(Nullable(String))", "String", "String", nil, true},
+		{" Nullable(Decimal(38, 10)) ", "Decimal(38, 10)", "Decimal", []string{"38", "10"}, true},
+		{"Map(LowCardinality(String), Nullable(Int64))", "Map(LowCardinality(String), Nullable(Int64))", "Map",
+			[]string{"LowCardinality(String)", "Nullable(Int64)"}, false},
+		{"Enum16('it''s, (x)' = -1, 'b' = 2)", "Enum16('it''s, (x)' = -1, 'b' = 2)", "Enum16",
+			[]string{"'it''s, (x)' = -1", "'b' = 2"}, false},
+		{"DateTime('Asia/Tokyo')", "DateTime('Asia/Tokyo')", "DateTime", []string{"'Asia/Tokyo'"}, false},
+	} {
+		got, err := Parse(c.in)
+		require.NoError(t, err, c.in)
+		require.Equal(t, Type{Full: c.in, Base: c.base, Name: c.name, Args: c.args, Nullable: c.nullable}, got, c.in)
+	}
+	got, err := Parse("Nullable(Array(Int32)")
+	require.EqualError(t, err, `bad type "Array(Int32"`)
+	require.Equal(t, Type{Full: "Nullable(Array(Int32)", Base: "Array(Int32", Name: "Array(Int32", Nullable: true}, got)
+}
+
 func TestTupleElem(t *testing.T) {
 	for in, want := range map[string][2]string{
 		"a Int32":                      {"a", "Int32"},
@@ -71,5 +103,28 @@ func FuzzSplit(f *testing.F) {
 			}
 		}
 		_, _ = Enum(args)
+	})
+}
+
+// FuzzParse: any input gives a type or an error, never a panic; the base is a piece of the input and the
+// arguments are pieces of the base.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"Nullable(DateTime64(3, 'UTC'))", "LowCardinality(Nullable(String))", "Tuple(a String, b Array(Decimal(18, 4)))",
+		"Enum8('a,b' = 1)", "Nullable(", "Nullable()", "LowCardinality(Nullable(Nullable(X)))"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ct, err := Parse(s)
+		if !strings.Contains(s, ct.Base) {
+			t.Fatalf("base %q is not part of %q", ct.Base, s)
+		}
+		if err != nil {
+			return
+		}
+		for _, a := range ct.Args {
+			if !strings.Contains(ct.Base, a) {
+				t.Fatalf("argument %q is not part of %q", a, ct.Base)
+			}
+		}
 	})
 }

@@ -3,39 +3,13 @@ package apacheevents
 import (
 	"bytes"
 	"strconv"
-	"strings"
 	"unicode/utf8"
+
+	"github.com/connectd/connectd/connect/avrotype"
 )
 
-// kind is an Avro type.
-type kind uint8
-
-const (
-	kNull kind = iota
-	kBoolean
-	kInt
-	kLong
-	kFloat
-	kDouble
-	kBytes
-	kString
-	kRecord
-	kEnum
-	kArray
-	kMap
-	kUnion
-	kFixed
-)
-
-var primitiveNames = map[string]kind{
-	"null": kNull, "boolean": kBoolean, "int": kInt, "long": kLong, "float": kFloat, "double": kDouble,
-	"bytes": kBytes, "string": kString,
-}
-
-var kindNames = [...]string{"null", "boolean", "int", "long", "float", "double", "bytes", "string", "record",
-	"enum", "array", "map", "union", "fixed"}
-
-func (k kind) String() string { return kindNames[k] }
+// kind is an Avro schema type.
+type kind = avrotype.Kind
 
 // prop is a schema property other than the ones Avro defines ("logicalType", "field-id", "element-id" ...);
 // a slice, not a map, because Java writes them in insertion order.
@@ -109,24 +83,16 @@ func (n *node) fieldByID(id int) int {
 
 // optionOf returns the non-null branch of a union with null, or n itself when n is not such a union.
 func (n *node) optionOf() (*node, bool) {
-	if n.kind != kUnion || len(n.branches) != 2 {
+	if n.kind != avrotype.Union || len(n.branches) != 2 {
 		return n, false
 	}
-	if n.branches[0].kind == kNull {
+	if n.branches[0].kind == avrotype.Null {
 		return n.branches[1], true
 	}
-	if n.branches[1].kind == kNull {
+	if n.branches[1].kind == avrotype.Null {
 		return n.branches[0], true
 	}
 	return n, false
-}
-
-// splitName splits an Avro full name into namespace and simple name.
-func splitName(full string) (namespace, name string) {
-	if i := strings.LastIndexByte(full, '.'); i >= 0 {
-		return full[:i], full[i+1:]
-	}
-	return "", full
 }
 
 // schemaJSON writes n as Java's Avro Schema.toString() does: named types are defined where they first occur
@@ -146,7 +112,7 @@ type jsonWriter struct {
 
 func (w *jsonWriter) schema(n *node) {
 	switch n.kind {
-	case kRecord, kEnum, kFixed:
+	case avrotype.Record, avrotype.Enum, avrotype.Fixed:
 		full := n.fullName()
 		if w.names[full] {
 			w.str(w.qualified(n))
@@ -166,7 +132,7 @@ func (w *jsonWriter) schema(n *node) {
 			w.b.WriteString(`,"namespace":""`)
 		}
 		switch n.kind {
-		case kRecord:
+		case avrotype.Record:
 			saved := w.space
 			w.space = n.namespace
 			if n.doc != "" {
@@ -185,7 +151,7 @@ func (w *jsonWriter) schema(n *node) {
 			w.b.WriteByte('}')
 			w.space = saved
 			return
-		case kEnum:
+		case avrotype.Enum:
 			w.b.WriteString(`,"symbols":[`)
 			for i, s := range n.symbols {
 				if i > 0 {
@@ -194,15 +160,15 @@ func (w *jsonWriter) schema(n *node) {
 				w.str(s)
 			}
 			w.b.WriteByte(']')
-		case kFixed:
+		case avrotype.Fixed:
 			w.b.WriteString(`,"size":`)
 			w.b.WriteString(strconv.Itoa(n.size))
 		}
 		w.props(n.props)
 		w.b.WriteByte('}')
-	case kArray, kMap:
+	case avrotype.Array, avrotype.Map:
 		w.b.WriteString(`{"type":`)
-		if n.kind == kArray {
+		if n.kind == avrotype.Array {
 			w.b.WriteString(`"array","items":`)
 		} else {
 			w.b.WriteString(`"map","values":`)
@@ -210,7 +176,7 @@ func (w *jsonWriter) schema(n *node) {
 		w.schema(n.items)
 		w.props(n.props)
 		w.b.WriteByte('}')
-	case kUnion:
+	case avrotype.Union:
 		w.b.WriteByte('[')
 		for i, b := range n.branches {
 			if i > 0 {
@@ -235,7 +201,7 @@ func (w *jsonWriter) schema(n *node) {
 // primitive type.
 func (w *jsonWriter) qualified(n *node) string {
 	if n.namespace != "" && n.namespace == w.space {
-		if _, prim := primitiveNames[n.name]; !prim {
+		if _, prim := avrotype.Primitive(n.name); !prim {
 			return n.name
 		}
 	}

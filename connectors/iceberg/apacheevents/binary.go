@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/connectd/connectd/connect/avrotype"
 )
 
 // record is a decoded (or to be encoded) Avro record: the values in the order of its schema's fields.
@@ -131,43 +133,43 @@ func (r *reader) value(n *node, depth int) (any, error) {
 		return nil, errors.New("more values than the input can hold")
 	}
 	switch n.kind {
-	case kNull:
+	case avrotype.Null:
 		return nil, nil
-	case kBoolean:
+	case avrotype.Boolean:
 		b, err := r.fixed(1)
 		if err != nil {
 			return nil, err
 		}
 		return b[0] != 0, nil
-	case kInt:
+	case avrotype.Int:
 		return r.int()
-	case kLong:
+	case avrotype.Long:
 		return r.long()
-	case kFloat:
+	case avrotype.Float:
 		b, err := r.fixed(4)
 		if err != nil {
 			return nil, err
 		}
 		return math.Float32frombits(binary.LittleEndian.Uint32(b)), nil
-	case kDouble:
+	case avrotype.Double:
 		b, err := r.fixed(8)
 		if err != nil {
 			return nil, err
 		}
 		return math.Float64frombits(binary.LittleEndian.Uint64(b)), nil
-	case kBytes:
+	case avrotype.Bytes:
 		b, err := r.bytes()
 		return bytes.Clone(b), err
-	case kString:
+	case avrotype.String:
 		b, err := r.bytes()
 		if err != nil {
 			return nil, err
 		}
 		return string(b), nil
-	case kFixed:
+	case avrotype.Fixed:
 		b, err := r.fixed(n.size)
 		return bytes.Clone(b), err
-	case kEnum:
+	case avrotype.Enum:
 		i, err := r.int()
 		if err != nil {
 			return nil, err
@@ -176,7 +178,7 @@ func (r *reader) value(n *node, depth int) (any, error) {
 			return nil, fmt.Errorf("enum %s: index %d out of range", n.fullName(), i)
 		}
 		return n.symbols[i], nil
-	case kUnion:
+	case avrotype.Union:
 		i, err := r.int()
 		if err != nil {
 			return nil, err
@@ -185,7 +187,7 @@ func (r *reader) value(n *node, depth int) (any, error) {
 			return nil, fmt.Errorf("union index %d out of range", i)
 		}
 		return r.value(n.branches[i], depth+1)
-	case kRecord:
+	case avrotype.Record:
 		rec := &record{n: n, vals: make([]any, len(n.fields))}
 		for i, f := range n.fields {
 			v, err := r.value(f.typ, depth+1)
@@ -195,7 +197,7 @@ func (r *reader) value(n *node, depth int) (any, error) {
 			rec.vals[i] = v
 		}
 		return rec, nil
-	case kArray:
+	case avrotype.Array:
 		var out []any
 		for {
 			c, err := r.blockCount()
@@ -219,7 +221,7 @@ func (r *reader) value(n *node, depth int) (any, error) {
 				out = append(out, v)
 			}
 		}
-	case kMap:
+	case avrotype.Map:
 		out := map[string]any{}
 		for {
 			c, err := r.blockCount()
@@ -259,12 +261,12 @@ func (w *writer) bytes(b []byte) {
 
 func (w *writer) value(n *node, v any) error {
 	switch n.kind {
-	case kNull:
+	case avrotype.Null:
 		if v != nil {
 			return fmt.Errorf("null: got %T", v)
 		}
 		return nil
-	case kBoolean:
+	case avrotype.Boolean:
 		b, ok := v.(bool)
 		if !ok {
 			return fmt.Errorf("boolean: got %T", v)
@@ -274,58 +276,58 @@ func (w *writer) value(n *node, v any) error {
 		} else {
 			w.b = append(w.b, 0)
 		}
-	case kInt:
+	case avrotype.Int:
 		i, ok := v.(int32)
 		if !ok {
 			return fmt.Errorf("int: got %T", v)
 		}
 		w.long(int64(i))
-	case kLong:
+	case avrotype.Long:
 		i, ok := v.(int64)
 		if !ok {
 			return fmt.Errorf("long: got %T", v)
 		}
 		w.long(i)
-	case kFloat:
+	case avrotype.Float:
 		f, ok := v.(float32)
 		if !ok {
 			return fmt.Errorf("float: got %T", v)
 		}
 		w.b = binary.LittleEndian.AppendUint32(w.b, math.Float32bits(f))
-	case kDouble:
+	case avrotype.Double:
 		f, ok := v.(float64)
 		if !ok {
 			return fmt.Errorf("double: got %T", v)
 		}
 		w.b = binary.LittleEndian.AppendUint64(w.b, math.Float64bits(f))
-	case kBytes:
+	case avrotype.Bytes:
 		b, ok := v.([]byte)
 		if !ok {
 			return fmt.Errorf("bytes: got %T", v)
 		}
 		w.bytes(b)
-	case kString:
+	case avrotype.String:
 		s, ok := v.(string)
 		if !ok {
 			return fmt.Errorf("string: got %T", v)
 		}
 		w.long(int64(len(s)))
 		w.b = append(w.b, s...)
-	case kFixed:
+	case avrotype.Fixed:
 		b, ok := v.([]byte)
 		if !ok || len(b) != n.size {
 			return fmt.Errorf("fixed %s: got %T of %d bytes, want %d", n.fullName(), v, len(b), n.size)
 		}
 		w.b = append(w.b, b...)
-	case kUnion:
+	case avrotype.Union:
 		for i, br := range n.branches {
-			if (v == nil) == (br.kind == kNull) {
+			if (v == nil) == (br.kind == avrotype.Null) {
 				w.long(int64(i))
 				return w.value(br, v)
 			}
 		}
 		return fmt.Errorf("union: no branch for %T", v)
-	case kRecord:
+	case avrotype.Record:
 		rec, ok := v.(*record)
 		if !ok || len(rec.vals) != len(n.fields) {
 			return fmt.Errorf("record %s: got %T", n.fullName(), v)
@@ -335,7 +337,7 @@ func (w *writer) value(n *node, v any) error {
 				return fmt.Errorf("%s.%s: %w", n.name, f.name, err)
 			}
 		}
-	case kArray:
+	case avrotype.Array:
 		items, ok := v.([]any)
 		if !ok {
 			return fmt.Errorf("array: got %T", v)

@@ -12,6 +12,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/iceberg-go"
 	"github.com/google/uuid"
+
+	"github.com/connectd/connectd/connect/values"
 )
 
 // dataFileValue is the GenericDataFile (or GenericDeleteFile) record n of f, as BaseFile.get writes it.
@@ -124,12 +126,13 @@ func toAvroPartition(v any, t iceberg.Type) (any, error) {
 		if b, ok := v.(bool); ok {
 			return b, nil
 		}
-	case iceberg.Int32Type:
-		if i, ok := toInt64(v); ok && i >= math.MinInt32 && i <= math.MaxInt32 {
+	case iceberg.Int32Type, iceberg.DateType:
+		if i, ok := partitionLong(v, t); ok && i >= math.MinInt32 && i <= math.MaxInt32 {
 			return int32(i), nil
 		}
-	case iceberg.Int64Type:
-		if i, ok := toInt64(v); ok {
+	case iceberg.Int64Type, iceberg.TimeType, iceberg.TimestampType, iceberg.TimestampTzType,
+		iceberg.TimestampNsType, iceberg.TimestampTzNsType:
+		if i, ok := partitionLong(v, t); ok {
 			return i, nil
 		}
 	case iceberg.Float32Type:
@@ -145,46 +148,6 @@ func toAvroPartition(v any, t iceberg.Type) (any, error) {
 			return f, nil
 		case float32:
 			return float64(f), nil
-		}
-	case iceberg.DateType:
-		switch d := v.(type) {
-		case iceberg.Date:
-			return int32(d), nil
-		case time.Time:
-			return int32(d.UTC().Unix() / 86400), nil // a date's midnight; floor below for earlier times
-		}
-		if i, ok := toInt64(v); ok && i >= math.MinInt32 && i <= math.MaxInt32 {
-			return int32(i), nil
-		}
-	case iceberg.TimeType:
-		switch d := v.(type) {
-		case iceberg.Time:
-			return int64(d), nil
-		case time.Duration:
-			return d.Microseconds(), nil
-		}
-		if i, ok := toInt64(v); ok {
-			return i, nil
-		}
-	case iceberg.TimestampType, iceberg.TimestampTzType:
-		switch d := v.(type) {
-		case iceberg.Timestamp:
-			return int64(d), nil
-		case time.Time:
-			return d.UnixMicro(), nil
-		}
-		if i, ok := toInt64(v); ok {
-			return i, nil
-		}
-	case iceberg.TimestampNsType, iceberg.TimestampTzNsType:
-		switch d := v.(type) {
-		case iceberg.TimestampNano:
-			return int64(d), nil
-		case time.Time:
-			return d.UnixNano(), nil
-		}
-		if i, ok := toInt64(v); ok {
-			return i, nil
 		}
 	case iceberg.StringType:
 		if s, ok := v.(string); ok {
@@ -226,61 +189,49 @@ func toAvroPartition(v any, t iceberg.Type) (any, error) {
 		if d.Scale != t.Scale() {
 			return nil, fmt.Errorf("decimal of scale %d for type %v", d.Scale, t)
 		}
-		return decimalBytes(d.Val.BigInt(), decimalRequiredBytes(t.Precision()))
+		return values.DecimalToFixed(values.Decimal{Unscaled: d.Val.BigInt()}, decimalRequiredBytes(t.Precision()))
 	}
 	return bad()
 }
 
-func toInt64(v any) (int64, bool) {
-	switch i := v.(type) {
-	case int:
-		return int64(i), true
-	case int8:
-		return int64(i), true
-	case int16:
-		return int64(i), true
-	case int32:
-		return int64(i), true
-	case int64:
-		return i, true
-	case uint8:
-		return int64(i), true
-	case uint16:
-		return int64(i), true
-	case uint32:
-		return int64(i), true
-	}
-	return 0, false
-}
-
-// decimalBytes is the big-endian two's complement of v in size bytes, as Java writes a decimal's fixed.
-func decimalBytes(v *big.Int, size int) ([]byte, error) {
-	out := make([]byte, size)
-	if v.Sign() >= 0 {
-		if v.BitLen() > 8*size-1 {
-			return nil, fmt.Errorf("decimal %v does not fit %d bytes", v, size)
+// partitionLong is an integer, date, time or timestamp partition value as the number Avro writes: iceberg-go's
+// value of the type, a Go time (a time.Duration for a time of day), or a plain integer.
+func partitionLong(v any, t iceberg.Type) (int64, bool) {
+	switch t.(type) {
+	case iceberg.DateType:
+		switch d := v.(type) {
+		case iceberg.Date:
+			return int64(d), true
+		case time.Time:
+			return d.UTC().Unix() / 86400, true // a date's midnight; floor below for earlier times
 		}
-		v.FillBytes(out)
-		return out, nil
+	case iceberg.TimeType:
+		switch d := v.(type) {
+		case iceberg.Time:
+			return int64(d), true
+		case time.Duration:
+			return d.Microseconds(), true
+		}
+	case iceberg.TimestampType, iceberg.TimestampTzType:
+		switch d := v.(type) {
+		case iceberg.Timestamp:
+			return int64(d), true
+		case time.Time:
+			return d.UnixMicro(), true
+		}
+	case iceberg.TimestampNsType, iceberg.TimestampTzNsType:
+		switch d := v.(type) {
+		case iceberg.TimestampNano:
+			return int64(d), true
+		case time.Time:
+			return d.UnixNano(), true
+		}
 	}
-	// two's complement: 2^(8*size) + v
-	m := new(big.Int).Lsh(big.NewInt(1), uint(8*size))
-	m.Add(m, v)
-	if m.BitLen() != 8*size { // v < -2^(8*size-1)
-		return nil, fmt.Errorf("decimal %v does not fit %d bytes", v, size)
-	}
-	m.FillBytes(out)
-	return out, nil
+	return values.Integer(v)
 }
 
 // decimalFromBytes reads a big-endian two's complement unscaled value.
-func decimalFromBytes(b []byte) *big.Int {
-	v := new(big.Int).SetBytes(b)
-	if len(b) > 0 && b[0]&0x80 != 0 {
-		v.Sub(v, new(big.Int).Lsh(big.NewInt(1), uint(8*len(b))))
-	}
-	return v
-}
+func decimalFromBytes(b []byte) *big.Int { return values.DecimalFromBytes(b, 0).Unscaled }
 
 // Files converts the files of a decoded DataWritten event to iceberg-go DataFiles of spec (whose id must be
 // the files' spec_id) and schema sc, which give the partition values their iceberg-go types: string, bool,

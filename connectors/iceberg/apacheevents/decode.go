@@ -8,6 +8,8 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/google/uuid"
+
+	"github.com/connectd/connectd/connect/avrotype"
 )
 
 // Decode reads an event as Java's AvroUtil.decode does: by the writer's schema embedded in b, with fields
@@ -25,7 +27,7 @@ func Decode(b []byte) (*Event, error) {
 	if err != nil {
 		return nil, fmt.Errorf("apacheevents: decode: writer schema: %w", err)
 	}
-	if sch.kind != kRecord {
+	if sch.kind != avrotype.Record {
 		return nil, fmt.Errorf("apacheevents: decode: writer schema is a %v, not a record", sch.kind)
 	}
 	r := newReader(b[len(magic)+n:])
@@ -124,7 +126,7 @@ func partitionTypeOf(payload *record) (iceberg.StructType, error) {
 			continue
 		}
 		arr, _ := payload.n.fields[i].typ.optionOf()
-		if arr.kind != kArray || arr.items.kind != kRecord {
+		if arr.kind != avrotype.Array || arr.items.kind != avrotype.Record {
 			return iceberg.StructType{}, fmt.Errorf("%s is not a list of records", payload.n.fields[i].name)
 		}
 		j := arr.items.fieldByID(idPartition)
@@ -132,13 +134,13 @@ func partitionTypeOf(payload *record) (iceberg.StructType, error) {
 			return iceberg.StructType{}, nil // written without partitions
 		}
 		part := arr.items.fields[j].typ
-		if part.kind != kRecord {
+		if part.kind != avrotype.Record {
 			return iceberg.StructType{}, fmt.Errorf("partition is a %v, not a record", part.kind)
 		}
 		st := iceberg.StructType{FieldList: make([]iceberg.NestedField, 0, len(part.fields))}
 		for _, f := range part.fields {
 			typ, optional := f.typ.optionOf()
-			if f.typ.kind == kNull {
+			if f.typ.kind == avrotype.Null {
 				optional = true
 			}
 			it, err := icebergType(typ)
@@ -161,16 +163,16 @@ func icebergType(n *node) (iceberg.Type, error) {
 	l := n.logical()
 	utc, _ := n.prop("adjust-to-utc").(bool)
 	switch n.kind {
-	case kNull:
+	case avrotype.Null:
 		return iceberg.UnknownType{}, nil
-	case kBoolean:
+	case avrotype.Boolean:
 		return iceberg.PrimitiveTypes.Bool, nil
-	case kInt:
+	case avrotype.Int:
 		if l == "date" {
 			return iceberg.PrimitiveTypes.Date, nil
 		}
 		return iceberg.PrimitiveTypes.Int32, nil
-	case kLong:
+	case avrotype.Long:
 		switch {
 		case l == "time-micros":
 			return iceberg.PrimitiveTypes.Time, nil
@@ -184,13 +186,13 @@ func icebergType(n *node) (iceberg.Type, error) {
 			return iceberg.PrimitiveTypes.TimestampNs, nil
 		}
 		return iceberg.PrimitiveTypes.Int64, nil
-	case kFloat:
+	case avrotype.Float:
 		return iceberg.PrimitiveTypes.Float32, nil
-	case kDouble:
+	case avrotype.Double:
 		return iceberg.PrimitiveTypes.Float64, nil
-	case kString:
+	case avrotype.String:
 		return iceberg.PrimitiveTypes.String, nil
-	case kBytes, kFixed:
+	case avrotype.Bytes, avrotype.Fixed:
 		if l == "decimal" {
 			p, _ := n.prop("precision").(int)
 			s, _ := n.prop("scale").(int)
@@ -199,7 +201,7 @@ func icebergType(n *node) (iceberg.Type, error) {
 			}
 			return iceberg.DecimalTypeOf(p, s), nil
 		}
-		if n.kind == kBytes {
+		if n.kind == avrotype.Bytes {
 			return iceberg.PrimitiveTypes.Binary, nil
 		}
 		if l == "uuid" && n.size == 16 {

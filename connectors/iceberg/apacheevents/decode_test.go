@@ -9,6 +9,8 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+
+	"github.com/connectd/connectd/connect/avrotype"
 )
 
 func TestNotEvent(t *testing.T) {
@@ -60,11 +62,11 @@ func TestWriterSchema(t *testing.T) {
 	pt := ordersSpec.PartitionType(ordersSchema)
 	sch, err := eventSchema(DataWritten, pt)
 	require.NoError(t, err)
-	unknown := fld(99_999, "from_the_future", true, recordNode("x.Future", fld(1, "a", false, primitive(kString))))
+	unknown := fld(99_999, "from_the_future", true, recordNode("x.Future", fld(1, "a", false, primitive(avrotype.String))))
 	sch.fields = append([]*field{unknown}, sch.fields...)
 	sch.fields[0], sch.fields[3] = sch.fields[3], sch.fields[0]
 	payload := sch.fields[sch.fieldByID(idEventPayload)].typ
-	payload.fields = append(payload.fields, fld(99_998, "more", false, primitive(kLong)))
+	payload.fields = append(payload.fields, fld(99_998, "more", false, primitive(avrotype.Long)))
 	payload.fields[0], payload.fields[1] = payload.fields[1], payload.fields[0]
 	arr, _ := payload.fields[payload.fieldByID(idDataWrittenData)].typ.optionOf()
 	file := arr.items

@@ -15,6 +15,8 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+
+	"github.com/connectd/connectd/connect/avrotype"
 )
 
 // javaCheck decodes events with the Apache sink's own classes (Check.java) and returns what Dump prints of
@@ -159,7 +161,7 @@ func TestJavaDecodesGo(t *testing.T) {
 func withUnknownField(t *testing.T) []byte {
 	sch, err := eventSchema(StartCommit, nil)
 	require.NoError(t, err)
-	sch.fields = append(sch.fields, fld(10_590, "connectd_ext", true, primitive(kBytes)))
+	sch.fields = append(sch.fields, fld(10_590, "connectd_ext", true, primitive(avrotype.Bytes)))
 	id := uuid.New()
 	payload := newRecord(sch.fields[sch.fieldByID(idEventPayload)].typ, map[int]any{idStartCommitCommit: id[:]})
 	b, err := appendJavaUTF(append([]byte(nil), magic...), schemaJSON(sch))

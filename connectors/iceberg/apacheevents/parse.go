@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/connectd/connectd/connect/avrotype"
 )
 
 // maxSchemaDepth bounds the nesting of a parsed writer schema; the events nest about ten levels.
@@ -39,18 +41,18 @@ func (p *parser) parse(v any, space string, depth int) (*node, error) {
 	}
 	switch s := v.(type) {
 	case string:
-		if k, ok := primitiveNames[s]; ok {
+		if k, ok := avrotype.Primitive(s); ok {
 			return &node{kind: k}, nil
 		}
 		return p.lookup(s, space)
 	case []any:
-		n := &node{kind: kUnion, branches: make([]*node, 0, len(s))}
+		n := &node{kind: avrotype.Union, branches: make([]*node, 0, len(s))}
 		for _, b := range s {
 			bn, err := p.parse(b, space, depth+1)
 			if err != nil {
 				return nil, err
 			}
-			if bn.kind == kUnion {
+			if bn.kind == avrotype.Union {
 				return nil, fmt.Errorf("union inside a union")
 			}
 			n.branches = append(n.branches, bn)
@@ -85,7 +87,7 @@ func (p *parser) parseObject(o map[string]any, space string, depth int) (*node, 
 	}
 	n := &node{props: otherProps(o, "type", "name", "namespace", "doc", "fields", "items", "values", "symbols",
 		"size", "aliases", "default")}
-	if k, ok := primitiveNames[ts]; ok {
+	if k, ok := avrotype.Primitive(ts); ok {
 		n.kind = k
 		return n, nil
 	}
@@ -97,7 +99,7 @@ func (p *parser) parseObject(o map[string]any, space string, depth int) (*node, 
 	}
 	switch ts {
 	case "record", "error":
-		n.kind = kRecord
+		n.kind = avrotype.Record
 		fs, ok := o["fields"].([]any)
 		if !ok {
 			return nil, fmt.Errorf("schema: record %s without fields", n.fullName())
@@ -127,7 +129,7 @@ func (p *parser) parseObject(o map[string]any, space string, depth int) (*node, 
 			n.fields = append(n.fields, f)
 		}
 	case "enum":
-		n.kind = kEnum
+		n.kind = avrotype.Enum
 		ss, ok := o["symbols"].([]any)
 		if !ok {
 			return nil, fmt.Errorf("schema: enum %s without symbols", n.fullName())
@@ -140,17 +142,17 @@ func (p *parser) parseObject(o map[string]any, space string, depth int) (*node, 
 			n.symbols = append(n.symbols, str)
 		}
 	case "fixed":
-		n.kind = kFixed
+		n.kind = avrotype.Fixed
 		size, ok := intProp(o["size"])
 		if !ok || size < 0 {
 			return nil, fmt.Errorf("schema: fixed %s without a valid size", n.fullName())
 		}
 		n.size = size
 	case "array", "map":
-		n.kind = kArray
+		n.kind = avrotype.Array
 		key := "items"
 		if ts == "map" {
-			n.kind, key = kMap, "values"
+			n.kind, key = avrotype.Map, "values"
 		}
 		iv, ok := o[key]
 		if !ok {
@@ -181,7 +183,7 @@ func (p *parser) define(n *node, o map[string]any, space string) error {
 	if ns, ok := o["namespace"].(string); ok {
 		space = ns
 	}
-	n.namespace, n.name = splitName(name)
+	n.namespace, n.name = avrotype.SplitName(name)
 	if !strings.Contains(name, ".") {
 		n.namespace = space
 	}

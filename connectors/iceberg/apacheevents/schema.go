@@ -9,6 +9,8 @@ import (
 	"unicode/utf16"
 
 	"github.com/apache/iceberg-go"
+
+	"github.com/connectd/connectd/connect/avrotype"
 )
 
 // The Avro full names of the records: the Java reader instantiates these classes by name.
@@ -81,7 +83,7 @@ var commitIDField = map[PayloadType]int{
 
 // named returns a named type's node for a full name.
 func named(k kind, full string) *node {
-	ns, name := splitName(full)
+	ns, name := avrotype.SplitName(full)
 	return &node{kind: k, name: name, namespace: ns}
 }
 
@@ -89,14 +91,14 @@ func primitive(k kind, props ...prop) *node { return &node{kind: k, props: props
 
 // The schemas of Iceberg's TypeToSchema for the primitive types.
 func uuidNode() *node {
-	n := named(kFixed, "uuid_fixed")
+	n := named(avrotype.Fixed, "uuid_fixed")
 	n.size = 16
 	n.props = []prop{{"logicalType", "uuid"}}
 	return n
 }
 
 func timestampNode(utc bool) *node {
-	return primitive(kLong, prop{"logicalType", "timestamp-micros"}, prop{"adjust-to-utc", utc})
+	return primitive(avrotype.Long, prop{"logicalType", "timestamp-micros"}, prop{"adjust-to-utc", utc})
 }
 
 // fld is a record field as TypeToSchema makes it: optional fields are unions with null first and a null
@@ -111,10 +113,10 @@ func fld(id int, name string, optional bool, typ *node) *field {
 }
 
 func toOption(n *node) *node {
-	if n.kind == kNull || n.kind == kUnion {
+	if n.kind == avrotype.Null || n.kind == avrotype.Union {
 		return n
 	}
-	return &node{kind: kUnion, branches: []*node{{kind: kNull}, n}}
+	return &node{kind: avrotype.Union, branches: []*node{{kind: avrotype.Null}, n}}
 }
 
 func withDoc(f *field, doc string) *field {
@@ -123,28 +125,28 @@ func withDoc(f *field, doc string) *field {
 }
 
 func recordNode(full string, fields ...*field) *node {
-	n := named(kRecord, full)
+	n := named(avrotype.Record, full)
 	n.fields = fields
 	return n
 }
 
 func list(elementID int, items *node) *node {
-	return &node{kind: kArray, items: items, props: []prop{{"element-id", elementID}}}
+	return &node{kind: avrotype.Array, items: items, props: []prop{{"element-id", elementID}}}
 }
 
 // intMap is AvroSchemaUtil.createMap for a map with int keys: an array of key/value records.
 func intMap(keyID, valueID int, value *node) *node {
 	kv := recordNode("k"+strconv.Itoa(keyID)+"_v"+strconv.Itoa(valueID),
-		&field{name: "key", typ: primitive(kInt), id: keyID, props: []prop{{"field-id", keyID}}},
+		&field{name: "key", typ: primitive(avrotype.Int), id: keyID, props: []prop{{"field-id", keyID}}},
 		&field{name: "value", typ: value, id: valueID, props: []prop{{"field-id", valueID}}})
-	return &node{kind: kArray, items: kv, props: []prop{{"logicalType", "map"}}}
+	return &node{kind: avrotype.Array, items: kv, props: []prop{{"logicalType", "map"}}}
 }
 
 func tableRefNode() *node {
 	return recordNode(nameTableRef,
-		fld(idTableCatalog, "catalog", false, primitive(kString)),
-		fld(idTableNamespace, "namespace", false, list(idTableNsElement, primitive(kString))),
-		fld(idTableName, "name", false, primitive(kString)))
+		fld(idTableCatalog, "catalog", false, primitive(avrotype.String)),
+		fld(idTableNamespace, "namespace", false, list(idTableNsElement, primitive(avrotype.String))),
+		fld(idTableName, "name", false, primitive(avrotype.String)))
 }
 
 // eventSchema is the schema Java's Event constructor makes for the payload (AvroUtil.convert of the event
@@ -156,9 +158,9 @@ func eventSchema(t PayloadType, partitionType *iceberg.StructType) (*node, error
 	}
 	return recordNode(nameEvent,
 		fld(idEventID, "id", false, uuidNode()),
-		fld(idEventType, "type", false, primitive(kInt)),
+		fld(idEventType, "type", false, primitive(avrotype.Int)),
 		fld(idEventTimestamp, "timestamp", false, timestampNode(true)),
-		fld(idEventGroupID, "group_id", false, primitive(kString)),
+		fld(idEventGroupID, "group_id", false, primitive(avrotype.String)),
 		fld(idEventPayload, "payload", false, payload)), nil
 }
 
@@ -184,15 +186,15 @@ func payloadSchema(t PayloadType, partitionType *iceberg.StructType) (*node, err
 		), nil
 	case DataComplete:
 		tpo := recordNode(nameTPO,
-			fld(idTPOTopic, "topic", false, primitive(kString)),
-			fld(idTPOPartition, "partition", false, primitive(kInt)),
-			fld(idTPOOffset, "offset", true, primitive(kLong)),
+			fld(idTPOTopic, "topic", false, primitive(avrotype.String)),
+			fld(idTPOPartition, "partition", false, primitive(avrotype.Int)),
+			fld(idTPOOffset, "offset", true, primitive(avrotype.Long)),
 			fld(idTPOTimestamp, "timestamp", true, timestampNode(true)))
 		return recordNode(name, commit, fld(idDataCompleteAssigns, "assignments", true, list(idDataCompleteElement, tpo))), nil
 	case CommitToTable:
 		return recordNode(name, commit,
 			fld(idCommitToTableTable, "table_reference", false, tableRefNode()),
-			fld(idCommitToTableSnapshot, "snapshot_id", true, primitive(kLong)),
+			fld(idCommitToTableSnapshot, "snapshot_id", true, primitive(avrotype.Long)),
 			fld(idCommitToTableValid, "valid_through_ts", true, timestampNode(true))), nil
 	default: // CommitComplete
 		return recordNode(name, commit, fld(idCommitCompleteValid, "valid_through_ts", true, timestampNode(true))), nil
@@ -230,11 +232,11 @@ func dataFileFields(partitionType *iceberg.StructType) ([]*field, error) {
 	if err != nil {
 		return nil, err
 	}
-	long, integer := func() *node { return primitive(kLong) }, func() *node { return primitive(kInt) }
+	long, integer := func() *node { return primitive(avrotype.Long) }, func() *node { return primitive(avrotype.Int) }
 	return []*field{
 		withDoc(fld(idContent, "content", true, integer()), "Contents of the file: 0=data, 1=position deletes, 2=equality deletes"),
-		withDoc(fld(idFilePath, "file_path", false, primitive(kString)), "Location URI with FS scheme"),
-		withDoc(fld(idFileFormat, "file_format", false, primitive(kString)), "File format name: avro, orc, or parquet"),
+		withDoc(fld(idFilePath, "file_path", false, primitive(avrotype.String)), "Location URI with FS scheme"),
+		withDoc(fld(idFileFormat, "file_format", false, primitive(avrotype.String)), "File format name: avro, orc, or parquet"),
 		withDoc(fld(idSpecID, "spec_id", true, integer()), "Partition spec ID"),
 		withDoc(fld(idPartition, "partition", false, part), "Partition data tuple, schema based on the partition spec"),
 		withDoc(fld(idRecordCount, "record_count", false, long()), "Number of records in the file"),
@@ -243,14 +245,14 @@ func dataFileFields(partitionType *iceberg.StructType) ([]*field, error) {
 		withDoc(fld(idValueCounts, "value_counts", true, intMap(119, 120, long())), "Map of column id to total count, including null and NaN"),
 		withDoc(fld(idNullCounts, "null_value_counts", true, intMap(121, 122, long())), "Map of column id to null value count"),
 		withDoc(fld(idNaNCounts, "nan_value_counts", true, intMap(138, 139, long())), "Map of column id to number of NaN values in the column"),
-		withDoc(fld(idLowerBounds, "lower_bounds", true, intMap(126, 127, primitive(kBytes))), "Map of column id to lower bound"),
-		withDoc(fld(idUpperBounds, "upper_bounds", true, intMap(129, 130, primitive(kBytes))), "Map of column id to upper bound"),
-		withDoc(fld(idKeyMetadata, "key_metadata", true, primitive(kBytes)), "Encryption key metadata blob"),
+		withDoc(fld(idLowerBounds, "lower_bounds", true, intMap(126, 127, primitive(avrotype.Bytes))), "Map of column id to lower bound"),
+		withDoc(fld(idUpperBounds, "upper_bounds", true, intMap(129, 130, primitive(avrotype.Bytes))), "Map of column id to upper bound"),
+		withDoc(fld(idKeyMetadata, "key_metadata", true, primitive(avrotype.Bytes)), "Encryption key metadata blob"),
 		withDoc(fld(idSplitOffsets, "split_offsets", true, list(133, long())), "Splittable offsets"),
 		withDoc(fld(idEqualityIDs, "equality_ids", true, list(136, integer())), "Equality comparison field IDs"),
 		withDoc(fld(idSortOrderID, "sort_order_id", true, integer()), "Sort order ID"),
 		withDoc(fld(idFirstRowID, "first_row_id", true, long()), "The first row ID assigned to the first row in the data file"),
-		withDoc(fld(idReferencedFile, "referenced_data_file", true, primitive(kString)), "Fully qualified location (URI with FS scheme) of a data file that all deletes reference"),
+		withDoc(fld(idReferencedFile, "referenced_data_file", true, primitive(avrotype.String)), "Fully qualified location (URI with FS scheme) of a data file that all deletes reference"),
 		withDoc(fld(idContentOffset, "content_offset", true, long()), "The offset in the file where the content starts"),
 		withDoc(fld(idContentSize, "content_size_in_bytes", true, long()), "The length of referenced content stored in the file"),
 	}, nil
@@ -285,41 +287,41 @@ func partitionNode(pt *iceberg.StructType) (*node, error) {
 func primitiveSchema(t iceberg.Type) (*node, error) {
 	switch t := t.(type) {
 	case iceberg.UnknownType:
-		return primitive(kNull), nil
+		return primitive(avrotype.Null), nil
 	case iceberg.BooleanType:
-		return primitive(kBoolean), nil
+		return primitive(avrotype.Boolean), nil
 	case iceberg.Int32Type:
-		return primitive(kInt), nil
+		return primitive(avrotype.Int), nil
 	case iceberg.Int64Type:
-		return primitive(kLong), nil
+		return primitive(avrotype.Long), nil
 	case iceberg.Float32Type:
-		return primitive(kFloat), nil
+		return primitive(avrotype.Float), nil
 	case iceberg.Float64Type:
-		return primitive(kDouble), nil
+		return primitive(avrotype.Double), nil
 	case iceberg.DateType:
-		return primitive(kInt, prop{"logicalType", "date"}), nil
+		return primitive(avrotype.Int, prop{"logicalType", "date"}), nil
 	case iceberg.TimeType:
-		return primitive(kLong, prop{"logicalType", "time-micros"}), nil
+		return primitive(avrotype.Long, prop{"logicalType", "time-micros"}), nil
 	case iceberg.TimestampType:
 		return timestampNode(false), nil
 	case iceberg.TimestampTzType:
 		return timestampNode(true), nil
 	case iceberg.TimestampNsType:
-		return primitive(kLong, prop{"logicalType", "timestamp-nanos"}, prop{"adjust-to-utc", false}), nil
+		return primitive(avrotype.Long, prop{"logicalType", "timestamp-nanos"}, prop{"adjust-to-utc", false}), nil
 	case iceberg.TimestampTzNsType:
-		return primitive(kLong, prop{"logicalType", "timestamp-nanos"}, prop{"adjust-to-utc", true}), nil
+		return primitive(avrotype.Long, prop{"logicalType", "timestamp-nanos"}, prop{"adjust-to-utc", true}), nil
 	case iceberg.StringType:
-		return primitive(kString), nil
+		return primitive(avrotype.String), nil
 	case iceberg.UUIDType:
 		return uuidNode(), nil
 	case iceberg.FixedType:
-		n := named(kFixed, "fixed_"+strconv.Itoa(t.Len()))
+		n := named(avrotype.Fixed, "fixed_"+strconv.Itoa(t.Len()))
 		n.size = t.Len()
 		return n, nil
 	case iceberg.BinaryType:
-		return primitive(kBytes), nil
+		return primitive(avrotype.Bytes), nil
 	case iceberg.DecimalType:
-		n := named(kFixed, "decimal_"+strconv.Itoa(t.Precision())+"_"+strconv.Itoa(t.Scale()))
+		n := named(avrotype.Fixed, "decimal_"+strconv.Itoa(t.Precision())+"_"+strconv.Itoa(t.Scale()))
 		n.size = decimalRequiredBytes(t.Precision())
 		n.props = []prop{{"logicalType", "decimal"}, {"precision", t.Precision()}, {"scale", t.Scale()}}
 		return n, nil

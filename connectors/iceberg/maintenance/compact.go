@@ -12,6 +12,8 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/connectd/connectd/connectors/iceberg/conflict"
 )
 
 // SummaryMaintenance is the snapshot summary property naming the maintenance action that wrote
@@ -305,8 +307,7 @@ func (r *Rewrite) Commit(ctx context.Context) (CompactResult, error) {
 			return r.result, r.Abort()
 		case errors.As(err, &nc):
 			return r.result, errors.Join(fmt.Errorf("committing compaction of %s: %w", name(r.ident), nc.err), r.Abort())
-		case errors.Is(err, table.ErrCommitFailed), errors.Is(err, table.ErrConflictingDeleteFiles),
-			strings.Contains(err.Error(), "requirement failed"):
+		case errors.Is(err, conflict.ErrHeadMoved), errors.Is(err, table.ErrConflictingDeleteFiles):
 			continue // another commit won the race: re-validate against the new head
 		default:
 			// The catalog may or may not have taken the commit: the new files stay (orphan
@@ -367,7 +368,7 @@ func (r *Rewrite) commitOnce(ctx context.Context) (int64, error) {
 	}
 	ntbl, err := tx.Commit(ctx)
 	if err != nil {
-		return 0, err
+		return 0, conflict.Of(err)
 	}
 	if s := branchHead(ntbl, r.opts.Branch); s != nil {
 		return s.SnapshotID, nil

@@ -5,11 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"strings"
 	"time"
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/connectd/connectd/connectors/iceberg/conflict"
 )
 
 // ExpireOptions says which snapshots to keep.
@@ -83,8 +84,8 @@ func ExpireSnapshots(ctx context.Context, cat catalog.Catalog, ident table.Ident
 			// already removed
 			err = nil
 		}
-		if err != nil {
-			if attempt < opts.CommitRetries && (errors.Is(err, table.ErrCommitFailed) || strings.Contains(err.Error(), "requirement failed")) {
+		if err = conflict.Of(err); err != nil {
+			if attempt < opts.CommitRetries && errors.Is(err, conflict.ErrHeadMoved) {
 				continue
 			}
 			return res, fmt.Errorf("committing snapshot expiry of %s: %w", name(ident), err)

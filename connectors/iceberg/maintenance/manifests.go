@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/connectd/connectd/connectors/iceberg/conflict"
 )
 
 // ManifestResult reports one manifest rewrite.
@@ -52,8 +53,8 @@ func RewriteManifests(ctx context.Context, cat catalog.Catalog, ident table.Iden
 			return res, nil
 		}
 		ntbl, err := tx.Commit(ctx)
-		if err != nil {
-			if attempt < 3 && (errors.Is(err, table.ErrCommitFailed) || strings.Contains(err.Error(), "requirement failed")) {
+		if err = conflict.Of(err); err != nil {
+			if attempt < 3 && errors.Is(err, conflict.ErrHeadMoved) {
 				continue
 			}
 			return res, fmt.Errorf("committing the manifest rewrite of %s: %w", name(ident), err)

@@ -1,14 +1,11 @@
 package transforms
 
 import (
-	"encoding/json"
 	"fmt"
-	"math"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connect/values"
 )
 
 // DebeziumTransform promotes `after` (or `before` for deletes) to the top level and adds a
@@ -84,8 +81,8 @@ func (d *DebeziumTransform) Apply(r *connect.SinkRecord) (*connect.SinkRecord, e
 	}
 	cdc := connect.NewStruct(cdcSchema)
 	cdc.PutIndex(0, op)
-	if ms, err := toInt64(value.Get("ts_ms")); err == nil && value.Get("ts_ms") != nil {
-		cdc.PutIndex(1, time.UnixMilli(ms).UTC())
+	if ms, err := values.ToLong(value.Get("ts_ms")); err == nil { // whatever numeric (or text) form a converter gave it
+		cdc.PutIndex(1, values.TimestampFromMillis(ms))
 	}
 	cdc.PutIndex(2, r.Offset)
 	src, _ := value.Get("source").(*connect.Struct)
@@ -165,42 +162,4 @@ func (d *DebeziumTransform) applySchemaless(r *connect.SinkRecord) (*connect.Sin
 	}
 	nv["_cdc"] = cdc
 	return r.NewRecord(r.Topic, r.Partition, r.KeySchema, r.Key, nil, nv, r.Timestamp, r.Headers), nil
-}
-
-// toInt64 reads an envelope's ts_ms, whatever numeric (or text) form a converter gave it.
-func toInt64(v any) (int64, error) {
-	switch x := v.(type) {
-	case int:
-		return int64(x), nil
-	case int8:
-		return int64(x), nil
-	case int16:
-		return int64(x), nil
-	case int32:
-		return int64(x), nil
-	case int64:
-		return x, nil
-	case uint8:
-		return int64(x), nil
-	case uint16:
-		return int64(x), nil
-	case uint32:
-		return int64(x), nil
-	case uint64:
-		return int64(x), nil
-	case float64:
-		if x != math.Trunc(x) {
-			return 0, fmt.Errorf("non-integral number %v", x)
-		}
-		return int64(x), nil
-	case float32:
-		return int64(x), nil
-	case json.Number:
-		return x.Int64()
-	case string:
-		return strconv.ParseInt(strings.TrimSpace(x), 10, 64)
-	case time.Time:
-		return x.UnixMilli(), nil
-	}
-	return 0, fmt.Errorf("cannot convert %T to integer", v)
 }
