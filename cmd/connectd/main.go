@@ -52,6 +52,7 @@ const usage = `usage:
 func main() {
 	setupGC()
 	setupLogging()
+	setupMemoryLimit()
 	if len(os.Args) < 2 {
 		fmt.Fprintln(os.Stderr, usage)
 		os.Exit(2)
