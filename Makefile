@@ -13,10 +13,15 @@ PKGS       ?= ./...
 TESTFLAGS  ?= -count=1 -timeout 30m
 WITH_KAFKA := scripts/with-kafka.sh
 
-.PHONY: build run demo vet lint test test-jvm-baseline test-short test-race bench fuzz soak kafka-fetch kafka-up kafka-down kafka-status
+.PHONY: build image run demo vet lint test test-jvm-baseline test-short test-race bench fuzz soak kafka-fetch kafka-up kafka-down kafka-status
 
 build:
 	$(GO) build ./...
+
+## image: the container image from a static binary built on this host (no Go toolchain image pulled), tagged
+## connectd:$$VERSION (default: git describe); podman or docker (docs/DEPLOY.md)
+image:
+	scripts/image.sh
 
 ## run: a worker in dev mode: embedded broker, REST on 127.0.0.1:8083, demo CDC data, sinks writing locally
 run:

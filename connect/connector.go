@@ -113,6 +113,14 @@ type WorkerInfo interface {
 	Distributed() bool
 }
 
+// ScratchSpace is implemented by the runtime's SinkTaskContext and ConnectorContext: the directory
+// where a plugin writes its temporary files (spool and spill files), the worker's connectd.scratch.dir.
+// A plugin asserts for it and uses os.TempDir when it is missing.
+type ScratchSpace interface {
+	// ScratchDir is an existing, writable directory; its files may be lost when the process ends.
+	ScratchDir() string
+}
+
 // ErrantRecordReporter sends a failed record to the error handler. It returns an error when the record
 // cannot be tolerated (errors.tolerance=none), in which case the task should fail with it.
 type ErrantRecordReporter interface {

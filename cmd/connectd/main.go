@@ -52,6 +52,7 @@ const usage = `usage:
 func main() {
 	setupGC()
 	setupLogging()
+	setupMemoryLimit()
 	if len(os.Args) < 2 {
 		fmt.Fprintln(os.Stderr, usage)
 		os.Exit(2)
@@ -163,6 +164,18 @@ func restOptions(cfg *worker.Config) ([]api.Option, error) {
 	return append(opts, security...), nil
 }
 
+// prepareScratch makes the scratch directory. A configured one (or one in the data directory) that cannot be
+// written is an error; the system's temporary directory is only warned about, since only some plugins
+// write temporary files.
+func prepareScratch(cfg *worker.Config) error {
+	err := cfg.PrepareScratchDir()
+	if err == nil || cfg.ScratchDirSet {
+		return err
+	}
+	slog.Warn("no usable scratch directory: the Iceberg sink will fail to spool; set "+worker.ScratchDirKey, "dir", cfg.ScratchDir, "error", err)
+	return nil
+}
+
 func runStandalone(ctx context.Context, args []string) error {
 	if len(args) < 1 {
 		return fmt.Errorf("usage: connectd standalone worker.properties [connector.properties ...]")
@@ -192,6 +205,9 @@ func serveStandalone(ctx context.Context, wp map[string]string, connectors []map
 	cfg, err := worker.ParseConfig(wp)
 	if err != nil {
 		return fmt.Errorf("invalid worker config: %w", err)
+	}
+	if err := prepareScratch(cfg); err != nil {
+		return err
 	}
 	ropts, err := restOptions(cfg)
 	if err != nil {

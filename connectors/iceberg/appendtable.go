@@ -182,10 +182,10 @@ func (t *Task) spoolRow(name string, a *appendTable, tp TP, off int64, row Row) 
 // table takes them early, else into a spool file of its own.
 func (t *Task) newSegment(a *appendTable, tp TP) (*segment, error) {
 	if !a.early {
-		return newSegment(&t.scratch, spoolDir(), tp, a.schemaID, a.asc)
+		return newSegment(&t.scratch, t.spoolDir(), tp, a.schemaID, a.asc)
 	}
 	if a.cur == nil {
-		offs, err := t.scratch.create(spoolDir(), "connectd-iceberg-*.offsets")
+		offs, err := t.scratch.create(t.spoolDir(), "connectd-iceberg-*.offsets")
 		if err != nil {
 			return nil, err
 		}
@@ -264,4 +264,10 @@ func (t *Task) dropOpen(gone map[TP]bool) {
 	}
 }
 
-func spoolDir() string { return os.TempDir() }
+// spoolDir is the directory of the task's spool and spill files: the worker's scratch directory.
+func (t *Task) spoolDir() string {
+	if t.scratchDir != "" {
+		return t.scratchDir
+	}
+	return os.TempDir()
+}

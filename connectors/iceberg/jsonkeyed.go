@@ -173,7 +173,7 @@ func (t *Task) spillJSON(b []byte, bk *bufferedKey) []byte {
 	}
 	bk.spill = nil
 	if t.spill == nil {
-		s, err := newJSONSpill(&t.scratch, spoolDir())
+		s, err := newJSONSpill(&t.scratch, t.spoolDir())
 		if err != nil {
 			t.warnSpill(err)
 			return b
@@ -203,7 +203,7 @@ func (t *Task) compactSpill() {
 	if old.flush() != nil {
 		return // the round that reads the file fails with the error
 	}
-	s, err := newJSONSpill(&t.scratch, spoolDir())
+	s, err := newJSONSpill(&t.scratch, t.spoolDir())
 	if err != nil {
 		t.warnSpill(err)
 		return

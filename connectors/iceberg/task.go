@@ -47,6 +47,7 @@ type Task struct {
 	appendTables map[string]*appendTable
 	spoolRows    int          // rows in spool segments not yet removed (buffered or in a round): on disk
 	scratch      scratchFiles // the spool and spill files no record is in any more, for the next ones
+	scratchDir   string       // where the spool and spill files are made (connect.ScratchSpace); "": os.TempDir
 	// lost is set when a data file writer of rows already put failed (early.go): those rows are
 	// only in Kafka now, so the task fails and its restart reads them again from the group offset
 	lost atomic.Pointer[error]
@@ -73,6 +74,9 @@ func (t *Task) Start(props map[string]string) error {
 	t.warned = map[string]bool{}
 	t.appendTables = map[string]*appendTable{}
 	t.warnVersionConfig()
+	if ss, ok := t.Ctx.(connect.ScratchSpace); ok {
+		t.scratchDir = ss.ScratchDir()
+	}
 	if t.now == nil {
 		t.now = time.Now
 	}
