@@ -357,10 +357,11 @@ func (h *Standalone) RestartConnectorAndTasks(ctx context.Context, req RestartRe
 func (h *Standalone) RestartTask(ctx context.Context, id ConnectorTaskID) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	// StandaloneHerder.restartTask's answers (the distributed herder says "Unknown task").
+	// A missing connector answers as DistributedHerder.restartTask (StandaloneHerder's answer is overwritten by a
+	// 500 when it fails to start the task it does not have); a missing task as StandaloneHerder.restartTask.
 	c, ok := h.connectors[id.Connector]
 	if !ok {
-		return NotFound("Connector %s not found", id.Connector)
+		return NotFound("Unknown connector: %s", id.Connector)
 	}
 	if id.Task < 0 || id.Task >= len(c.taskConfigs) {
 		return NotFound("Task %s not found", id)
