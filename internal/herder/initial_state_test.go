@@ -83,3 +83,21 @@ func TestSinkOffsetsOfNeverCommittedGroup(t *testing.T) {
 	})
 	t.Run("broker", func(t *testing.T) { check(t, kafkatest.Bootstrap(t)) })
 }
+
+// TestStandaloneStatusNote: a connector's connect.StatusNoter note is the trace of its RUNNING and PAUSED status.
+func TestStandaloneStatusNote(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	topic := kafkatest.UniqueName(t, "note")
+	kafkatest.CreateTopic(t, e.addr, topic, 1, nil)
+	name := kafkatest.UniqueName(t, "note-sink")
+	cfg := sinkConfig(topic, name, 1)
+	cfg["status.note"] = "port 8443 mapped to 9440"
+	e.create(name, cfg)
+	st := e.waitState(name, herder.StateRunning, 1)
+	assert.Equal(t, "port 8443 mapped to 9440", st.Connector.Trace)
+	assert.Empty(t, st.Tasks[0].Trace)
+	require.NoError(t, e.h.PauseConnector(ctx, name))
+	st = e.waitState(name, herder.StatePaused, 1)
+	assert.Equal(t, "port 8443 mapped to 9440", st.Connector.Trace)
+}
