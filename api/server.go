@@ -234,20 +234,30 @@ func NewServer(h herder.Herder, opts ...Option) *Server {
 // matches; GET / reports it as `version`, as a JVM worker reports its own release.
 const ConnectVersion = "4.3.1"
 
+// Revision is the commit to report when the go command stamped none: it stamps vcs.revision only in a
+// checkout whose .git is a directory and with -buildvcs not false, so builds from a git worktree or a copied
+// source tree set it with -ldflags "-X github.com/connectd/connectd/api.Revision=$(git rev-parse HEAD)"
+// (make connectd does).
+var Revision string
+
 // BuildCommit is the commit the binary was built from, as GET / reports it: the first 16 hex digits of the
-// VCS revision, like the JVM's commit id, or "unknown" when the build carries none.
+// VCS revision the go command stamped (else of Revision), like the JVM's commit id, or "unknown".
 func BuildCommit() string {
+	var settings []debug.BuildSetting
 	if bi, ok := debug.ReadBuildInfo(); ok {
-		return commitID(bi.Settings)
+		settings = bi.Settings
 	}
-	return "unknown"
+	return commitID(settings, Revision)
 }
 
-func commitID(settings []debug.BuildSetting) string {
+func commitID(settings []debug.BuildSetting, fallback string) string {
 	for _, kv := range settings {
 		if kv.Key == "vcs.revision" && len(kv.Value) >= 16 {
 			return kv.Value[:16]
 		}
+	}
+	if len(fallback) >= 16 {
+		return fallback[:16]
 	}
 	return "unknown"
 }

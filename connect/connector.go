@@ -39,6 +39,13 @@ type SinkConnector interface {
 	NewTask() SinkTask
 }
 
+// StatusNoter is implemented by connectors that start with a config they adjusted (a value mapped to the one
+// this runtime needs): the note, empty for none, is the trace of the connector's RUNNING or PAUSED status, so
+// that clients see what the log says once.
+type StatusNoter interface {
+	StatusNote() string
+}
+
 // ConfigValidator is implemented by connectors that validate more than their ConfigDef can express
 // (the JVM's Connector.validate); the result is merged into the ConfigDef's own validation.
 type ConfigValidator interface {

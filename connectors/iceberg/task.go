@@ -642,8 +642,11 @@ func (t *Task) Stop() error {
 	return nil
 }
 
-// Version of the plugin.
-const Version = "1.0.0"
+// Version of the plugin, connector and tasks: the Apache Iceberg sink release whose config keys and control
+// events this plugin matches, as GET / reports the Kafka Connect release matched. The tasks of one connector
+// on JVM and connectd workers thus report one version, and a connector.plugin.version pin written for the
+// Apache sink selects this plugin.
+const Version = "1.10.1"
 
 var _ connect.PreCommitter = (*Task)(nil)
 

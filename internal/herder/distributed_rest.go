@@ -319,7 +319,10 @@ func (d *Distributed) RestartTask(ctx context.Context, id ConnectorTaskID) error
 	if err != nil {
 		return err
 	}
-	if _, ok := snap.Connectors[id.Connector]; !ok || id.Task < 0 || id.Task >= snap.TaskCounts[id.Connector] {
+	if _, ok := snap.Connectors[id.Connector]; !ok {
+		return NotFound("Unknown connector: %s", id.Connector)
+	}
+	if id.Task < 0 || id.Task >= snap.TaskCounts[id.Connector] {
 		return NotFound("Unknown task: %s", id)
 	}
 	d.mu.Lock()

@@ -18,14 +18,19 @@ func (w *Worker) GroupOffsets(group string) (map[connect.TopicPartition]int64, e
 		return nil, err
 	}
 	defer closeFn()
+	out := map[connect.TopicPartition]int64{}
 	resp, err := admin.ListConsumerGroupOffsets(group, nil)
+	// A group that never committed has no offsets: brokers with the KIP-848 group coordinator (and kfake) say
+	// so with GROUP_ID_NOT_FOUND, older ones with an empty answer.
+	if errors.Is(err, sarama.ErrGroupIDNotFound) || (err == nil && resp.Err == sarama.ErrGroupIDNotFound) {
+		return out, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("listing offsets of group %s: %w", group, err)
 	}
 	if resp.Err != sarama.ErrNoError {
 		return nil, fmt.Errorf("listing offsets of group %s: %w", group, resp.Err)
 	}
-	out := map[connect.TopicPartition]int64{}
 	for topic, parts := range resp.Blocks {
 		for p, b := range parts {
 			if b.Err == sarama.ErrNoError && b.Offset >= 0 {

@@ -175,10 +175,14 @@ func (w *Worker) applyConnectorTarget(r *connectorRunner, target state.Target) e
 			}
 			r.started, r.failedErr = true, nil
 		}
+		note := ""
+		if n, ok := r.conn.(connect.StatusNoter); ok {
+			note = n.StatusNote()
+		}
 		if target == state.Paused {
-			w.listener.ConnectorState(r.name, state.PausedS, "")
+			w.listener.ConnectorState(r.name, state.PausedS, note)
 		} else {
-			w.listener.ConnectorState(r.name, state.Running, "")
+			w.listener.ConnectorState(r.name, state.Running, note)
 		}
 	}
 	return nil
