@@ -333,6 +333,16 @@ func (p *parser) number() (*Value, error) {
 
 func (p *parser) str(fieldName bool) (string, error) {
 	p.pos++ // opening quote
+	// most strings have no escape: one copy of their bytes
+	for i := p.pos; i < len(p.b); i++ {
+		if c := p.b[i]; c == '"' {
+			s := string(p.b[p.pos:i])
+			p.pos = i + 1
+			return s, nil
+		} else if c == '\\' || c < 0x20 {
+			break
+		}
+	}
 	var sb strings.Builder
 	for {
 		if p.pos >= len(p.b) {
@@ -417,8 +427,42 @@ func (p *parser) hex4() (rune, error) {
 	return r, nil
 }
 
+// keyIndex finds an object's repeated keys in linear time overall: a scan while the object is narrow, a map
+// once it grows (hostile bodies carry tens of thousands of members).
+type keyIndex struct{ m map[string]int }
+
+const keyIndexFrom = 16
+
+func (x *keyIndex) find(keys []string, key string) (int, bool) {
+	if x.m != nil {
+		i, ok := x.m[key]
+		return i, ok
+	}
+	for i, k := range keys {
+		if k == key {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// add records key, about to be appended at len(keys).
+func (x *keyIndex) add(keys []string, key string) {
+	switch {
+	case x.m != nil:
+		x.m[key] = len(keys)
+	case len(keys) >= keyIndexFrom:
+		x.m = make(map[string]int, 2*len(keys))
+		for i, k := range keys {
+			x.m[k] = i
+		}
+		x.m[key] = len(keys)
+	}
+}
+
 func (p *parser) object(stack []Frame) (*Value, error) {
 	v := &Value{Kind: Object, Start: p.pos}
+	var idx keyIndex
 	p.pos++
 	p.skipWS()
 	if p.pos < len(p.b) && p.b[p.pos] == '}' {
@@ -462,14 +506,10 @@ func (p *parser) object(stack []Frame) (*Value, error) {
 			}
 			return nil, err
 		}
-		replaced := false
-		for i, k := range v.Keys {
-			if k == key {
-				v.Vals[i] = val
-				replaced = true
-			}
-		}
-		if !replaced {
+		if i, ok := idx.find(v.Keys, key); ok {
+			v.Vals[i] = val
+		} else {
+			idx.add(v.Keys, key)
 			v.Keys = append(v.Keys, key)
 			v.Vals = append(v.Vals, val)
 		}
