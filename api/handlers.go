@@ -34,9 +34,19 @@ func pathVar(r *http.Request, name string) string {
 }
 
 func readBody(r *http.Request) ([]byte, error) {
-	b, err := io.ReadAll(r.Body)
+	var b []byte
+	var err error
+	if g, ok := r.Body.(*gatedBody); ok {
+		b, err = g.readAll()
+	} else {
+		b, err = io.ReadAll(r.Body)
+	}
 	if err != nil {
 		var mbe *http.MaxBytesError
+		var re *restError
+		if errors.As(err, &re) {
+			return nil, re
+		}
 		if errors.As(err, &mbe) {
 			return nil, newRestError(413, "HTTP 413 Request Entity Too Large")
 		}

@@ -65,6 +65,7 @@ type Server struct {
 	baseSinkDef    *connect.ConfigDef
 	now            func() time.Time
 	optErr         error
+	bodies         *bodyBudget
 
 	mu      sync.Mutex
 	servers []*http.Server
@@ -206,6 +207,7 @@ func NewServer(h herder.Herder, opts ...Option) *Server {
 		topicTracking:  true,
 		topicReset:     true,
 		now:            time.Now,
+		bodies:         newBodyBudget(),
 	}
 	for _, o := range opts {
 		o(s)
