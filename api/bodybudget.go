@@ -51,7 +51,7 @@ func (g *gatedBody) readAll() ([]byte, error) {
 		return nil, newRestError(503, msgBodiesBusy)
 	}
 	g.read = want
-	b, err := io.ReadAll(g.ReadCloser)
+	b, err := readAllSized(g.ReadCloser, g.contentLength)
 	if err != nil {
 		return nil, err
 	}
@@ -86,4 +86,25 @@ func (s *Server) gateBody(w http.ResponseWriter, r *http.Request) (release func(
 		contentLength: r.ContentLength}
 	r.Body = g
 	return g.release
+}
+
+// readAllSized is io.ReadAll into one buffer of the announced size (no doubling copies of a large body).
+func readAllSized(r io.Reader, contentLength int64) ([]byte, error) {
+	if contentLength < 0 || contentLength > maxBodyBytes {
+		return io.ReadAll(r)
+	}
+	b := make([]byte, 0, contentLength+1) // +1: the read that finds the end needs room
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // longer than announced: let append grow it
+		}
+	}
 }

@@ -37,7 +37,7 @@ type connLimit struct {
 
 	mu      sync.Mutex
 	open    int
-	waiting *list.List                  // connections waiting for a request, longest waiting first
+	waiting *list.List                 // connections waiting for a request, longest waiting first
 	at      map[net.Conn]*list.Element // their place in waiting
 }
 

@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/connectd/connectd/connect/jvm"
 	"github.com/connectd/connectd/internal/herder"
 )
 
@@ -120,13 +119,14 @@ func (s *Server) putTaskConfigs(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	v, err := jvm.ParseJSONStream(body)
+	v, stopped, err := parseFitting(body, fitsTaskConfigs)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
 	p := &jparser{b: body}
 	configs, err := p.bindTaskConfigs(v)
+	err = boundStopped(stopped, err)
 	if err != nil {
 		writeError(w, err)
 		return

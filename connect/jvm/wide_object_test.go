@@ -42,7 +42,7 @@ func TestWideObjectParsesInLinearTime(t *testing.T) {
 		t.Fatalf("body is %d bytes", len(body))
 	}
 	best := time.Duration(1 << 62)
-	for range 3 { // the least of three: other processes share the cores
+	for range 5 { // the least of five: other processes share the cores
 		start := cpuTime()
 		v, err := ParseJSONStream(body)
 		if d := cpuTime() - start; d < best {
