@@ -115,14 +115,13 @@ func (p *jparser) bindStringMap(v *jvm.Value, chain string) (*orderedMap, error)
 	m := &orderedMap{vals: map[string]*string{}}
 	for i, k := range v.Keys {
 		el := v.Vals[i]
-		c := chain
-		if c != "" {
-			c += "->"
-		}
-		c += fmt.Sprintf("java.util.LinkedHashMap[%q]", k)
-		_ = i
 		switch el.Kind {
 		case jvm.Object, jvm.Array:
+			c := chain
+			if c != "" {
+				c += "->"
+			}
+			c += fmt.Sprintf("java.util.LinkedHashMap[%q]", k)
 			return nil, p.mismatch(el, "java.lang.String", c)
 		case jvm.Null:
 			m.vals[k] = nil
