@@ -65,6 +65,10 @@ type Server struct {
 	baseSinkDef    *connect.ConfigDef
 	now            func() time.Time
 	optErr         error
+	bodies         *bodyBudget
+	idleTimeout    time.Duration
+	maxConns       int // < 0: defaultMaxConnections
+	conns          *connLimit
 
 	mu      sync.Mutex
 	servers []*http.Server
@@ -206,6 +210,9 @@ func NewServer(h herder.Herder, opts ...Option) *Server {
 		topicTracking:  true,
 		topicReset:     true,
 		now:            time.Now,
+		bodies:         newBodyBudget(),
+		idleTimeout:    DefaultIdleTimeout,
+		maxConns:       -1,
 	}
 	for _, o := range opts {
 		o(s)
@@ -308,6 +315,11 @@ func (s *Server) Start() error {
 		specs = append(specs, spec{l, true})
 	}
 	main, admin := s.Handler(), s.AdminHandler()
+	maxConns := s.maxConns
+	if maxConns < 0 {
+		maxConns = defaultMaxConnections()
+	}
+	s.conns = newConnLimit(maxConns) // one cap over every listener: they share the file handles
 	for _, sp := range specs {
 		protocol, host, port, err := parseListener(sp.l)
 		if err != nil {
@@ -335,7 +347,9 @@ func (s *Server) Start() error {
 			h = admin
 		}
 		// Connection-level errors (failed TLS handshakes) are logged at debug, as Jetty does.
-		srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
+		// Jetty's idle timeout closes a connection without a request and bounds a stalled read of one.
+		srv := &http.Server{Handler: h, ReadHeaderTimeout: s.idleTimeout, ReadTimeout: s.idleTimeout, IdleTimeout: s.idleTimeout,
+			ConnState: s.conns.track, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
 		s.mu.Lock()
 		s.servers = append(s.servers, srv)
 		s.bound = append(s.bound, boundListener{protocol: protocol, host: host, port: port, admin: sp.admin, addr: ln.Addr()})

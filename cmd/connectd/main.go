@@ -157,6 +157,8 @@ func restOptions(cfg *worker.Config) ([]api.Option, error) {
 		api.WithResponseHeaders(cfg.Props["response.http.headers.config"]),
 		api.WithSinkConnectorConfigDef(herder.ConnectorConfigDef()),
 		api.WithExtraHandler("/metrics", metrics.Handler()),
+		api.WithIdleTimeout(cfg.RESTIdleTimeout),
+		api.WithMaxConnections(cfg.RESTMaxConnections),
 	}
 	if cfg.Pprof {
 		opts = append(opts, api.WithExtraHandler("/debug/pprof/", pprofHandler()))

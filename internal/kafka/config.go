@@ -48,7 +48,7 @@ func NewConfig(props map[string]string) (*sarama.Config, error) {
 	c.Version = Version
 	c.Metadata.RefreshFrequency = 5 * time.Minute
 	if v := props["client.id"]; v != "" {
-		c.ClientID = sanitizeClientID(v)
+		c.ClientID = ClientID(sanitizeClientID(v))
 	}
 	if err := durationMS(props, "request.timeout.ms", &c.Net.ReadTimeout); err != nil {
 		return nil, err

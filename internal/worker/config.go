@@ -32,6 +32,22 @@ const (
 	reconcilePrefix      = "connectd.reconcile."
 )
 
+// connectd's own worker keys of the REST server under hostile load (docs/SECURITY.md): a connection idle this
+// long is closed (Jetty's idle timeout, which also bounds each read of a request), and at most this many
+// connections are open at once (-1: half the process's file-handle limit, the rest kept for Kafka clients).
+const (
+	RESTIdleTimeoutKey    = "connectd.rest.idle.timeout.ms"
+	RESTMaxConnectionsKey = "connectd.rest.max.connections"
+)
+
+// TasksMaxPerWorkerKey (connectd's own worker key) bounds tasks.max of every connector this worker accepts:
+// each task holds a consumer with its connections, so one request for 100,000 tasks would exhaust the
+// process's file handles.
+const TasksMaxPerWorkerKey = "connectd.tasks.max.limit"
+
+// DefaultTasksMaxPerWorker is generous: far more tasks than one worker runs well.
+const DefaultTasksMaxPerWorker = 1000
+
 // WorkerConfigDef lists the worker keys we read, with the JVM's defaults.
 func WorkerConfigDef() *connect.ConfigDef {
 	return connect.NewConfigDef().
@@ -56,6 +72,9 @@ func WorkerConfigDef() *connect.ConfigDef {
 		Define(connect.ConfigKey{Name: ReconcileConfigsKey, Type: connect.ConfigList, Default: "", Importance: connect.Low}).
 		Define(connect.ConfigKey{Name: ReconcileIntervalKey, Type: connect.ConfigLong, Default: int64(300000), Validator: connect.AtLeast(0), Importance: connect.Low}).
 		Define(connect.ConfigKey{Name: ReconcileTimeoutKey, Type: connect.ConfigLong, Default: int64(1800000), Validator: connect.AtLeast(0), Importance: connect.Low}).
+		Define(connect.ConfigKey{Name: RESTIdleTimeoutKey, Type: connect.ConfigLong, Default: int64(30000), Validator: connect.AtLeast(1), Importance: connect.Low}).
+		Define(connect.ConfigKey{Name: RESTMaxConnectionsKey, Type: connect.ConfigInt, Default: -1, Validator: connect.AtLeast(-1), Importance: connect.Low}).
+		Define(connect.ConfigKey{Name: TasksMaxPerWorkerKey, Type: connect.ConfigInt, Default: DefaultTasksMaxPerWorker, Validator: connect.AtLeast(1), Importance: connect.Low}).
 		Define(connect.ConfigKey{Name: configprovider.ProvidersKey, Type: connect.ConfigList, Default: "", Importance: connect.Low})
 }
 
@@ -88,6 +107,12 @@ type Config struct {
 	// makes it. ScratchDirSet: it was configured or derived from the data directory, not os.TempDir.
 	ScratchDir    string
 	ScratchDirSet bool
+	// RESTIdleTimeout closes idle REST connections (RESTIdleTimeoutKey).
+	RESTIdleTimeout time.Duration
+	// RESTMaxConnections caps open REST connections (RESTMaxConnectionsKey); -1: half the file-handle limit.
+	RESTMaxConnections int
+	// TasksMaxLimit bounds the tasks.max connectors may ask for (TasksMaxPerWorkerKey).
+	TasksMaxLimit int
 	// Distributed is set by the distributed runner (tasks of a connector may run in several processes).
 	Distributed bool
 }
@@ -133,6 +158,9 @@ func ParseConfig(props map[string]string) (*Config, error) {
 		ReconcileConfigs:       c.List(ReconcileConfigsKey),
 		ReconcileInterval:      time.Duration(c.Long(ReconcileIntervalKey)) * time.Millisecond,
 		ReconcileTimeout:       time.Duration(c.Long(ReconcileTimeoutKey)) * time.Millisecond,
+		RESTIdleTimeout:        time.Duration(c.Long(RESTIdleTimeoutKey)) * time.Millisecond,
+		RESTMaxConnections:     c.Int(RESTMaxConnectionsKey),
+		TasksMaxLimit:          c.Int(TasksMaxPerWorkerKey),
 	}
 	if p, ok := c.Get("rest.advertised.port").(int); ok {
 		wc.AdvertisedPort = p

@@ -102,7 +102,7 @@ func newErrorHandler(connector string, task int, props map[string]string, worker
 			replication:    int16(c.Int("errors.deadletterqueue.topic.replication.factor")),
 			contextHeaders: c.Bool("errors.deadletterqueue.context.headers.enable"),
 			clientProps:    workerClientProps,
-			clientID:       fmt.Sprintf("connector-dlq-producer-%s-%d", connector, task),
+			clientID:       kafka.ClientID(fmt.Sprintf("connector-dlq-producer-%s-%d", connector, task)),
 		}
 	}
 	return h, nil

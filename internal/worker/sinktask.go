@@ -127,7 +127,9 @@ func (st *sinkTask) shutdown(runErr error) {
 	st.chain.close()
 	st.errs.close()
 	if st.client != nil {
-		st.client.Close()
+		st.client.CloseAllowingRebalance() // a poll left unallowed would keep Close's leave waiting
+		// and a leave started earlier that still waits for polls to be allowed ends now, on the closed client
+		st.client.AllowRebalance()
 	}
 	if stopErr := st.task.Stop(); stopErr != nil && runErr == nil {
 		runErr = fmt.Errorf("stopping task: %w", stopErr)

@@ -208,6 +208,9 @@ func (w *Worker) ConnectorTaskConfigs(name string, maxTasks int) ([]map[string]s
 	if n, ok := r.referencedTasksMax(); ok {
 		maxTasks = n // the herder read the stored tasks.max, a reference
 	}
+	if limit := w.cfg.TasksMaxLimit; limit > 0 && maxTasks > limit { // stored before the limit was set
+		return nil, fmt.Errorf("connector %s asks for tasks.max=%d, more than this worker's %s=%d", name, maxTasks, TasksMaxPerWorkerKey, limit)
+	}
 	cfgs, err := r.conn.TaskConfigs(maxTasks)
 	if err != nil {
 		return nil, err
