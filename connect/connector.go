@@ -83,13 +83,14 @@ type PreCommitter interface {
 	PreCommit(ctx context.Context, currentOffsets ConsumedOffsets) (map[TopicPartition]OffsetAndMetadata, error)
 }
 
-// ConsumedOffsets documents the currentOffsets the runtime hands to Flush and PreCommit (the JVM's
+// ConsumedOffsets are the currentOffsets the runtime hands to Flush and PreCommit (the JVM's
 // WorkerSinkTask currentOffsets): per assigned partition, the offset after the last record consumed in a
 // batch whose Put returned nil, whether or not the record reached Put. Records dropped by a
 // transformation or predicate, skipped by errors.tolerance=all, or written to the dead letter queue (the
 // runtime's producer has the broker's acknowledgement before the record counts) are consumed; so every
-// offset between a task's last record put of a partition and its currentOffset is one the task will never
-// be given, and a restart from any offset in that range gives it the same records.
+// offset between a task's last record put of a partition and its currentOffset is one the task was not
+// given, and (with the same transformations and error handling) a restart from anywhere in that range
+// gives it nothing of the range.
 type ConsumedOffsets = map[TopicPartition]OffsetAndMetadata
 
 // SinkTaskContext is the runtime seen from a sink task.

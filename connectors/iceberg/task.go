@@ -36,7 +36,7 @@ type Task struct {
 	spills    []*jsonSpill                  // every file records of buf may be in, spill included
 	spilled   map[string]*connect.JSONValue // per topic, the value of records whose bytes are in a spill file (spilledValue)
 	inflight  int                           // rows drained into rounds not yet resolved
-	pos       map[TP]int64                  // next offset per partition, through what Put has seen
+	pos       map[TP]int64                  // next offset per partition, through what Put has seen and PreCommit's consumed offsets
 	committed map[TP]int64                  // next offset per partition that every table holds
 	assigned  map[TP]bool
 	gen       map[TP]int // bumped by Open and Close: records drained before are stale after
