@@ -104,7 +104,7 @@ func checkViews(t *testing.T, h *harness, sink sinkUnderTest, streams []cdcstrea
 		var failing []int
 		var first string
 		for i, s := range streams {
-			d := diff(s, keyed(s, cdcstream.State(s.Events, v.version)), got[s.Prefix])
+			d := diff(s, keyed(s, h.state(s.Events, v.version)), got[s.Prefix])
 			if d != "" {
 				if first == "" {
 					first = fmt.Sprintf("stream %s:\n%s", s.Prefix, d)
