@@ -36,7 +36,7 @@ type Task struct {
 	spills    []*jsonSpill                  // every file records of buf may be in, spill included
 	spilled   map[string]*connect.JSONValue // per topic, the value of records whose bytes are in a spill file (spilledValue)
 	inflight  int                           // rows drained into rounds not yet resolved
-	pos       map[TP]int64                  // next offset per partition, through what Put has seen
+	pos       map[TP]int64                  // next offset per partition, through what Put has seen and PreCommit's consumed offsets
 	committed map[TP]int64                  // next offset per partition that every table holds
 	assigned  map[TP]bool
 	gen       map[TP]int // bumped by Open and Close: records drained before are stale after
@@ -555,10 +555,25 @@ func (t *Task) roundFailed(d drained) {
 	t.resetKeys()
 }
 
-// PreCommit returns the offsets that every table holds (never more).
-func (t *Task) PreCommit(_ context.Context, _ map[connect.TopicPartition]connect.OffsetAndMetadata) (map[connect.TopicPartition]connect.OffsetAndMetadata, error) {
+// PreCommit returns the offsets that every table holds (never more). It first takes the consumed
+// offsets as positions: the records between what Put saw and a consumed offset never reach the task
+// (filtered, tolerated, dead-lettered), so the next round that makes everything before them durable
+// covers them too, and the group moves past a partition's skipped tail. A round's positions go into the
+// tables' offsets as well, which a restart's per-table skip reads: the records below them that were
+// never written are skipped again by the runtime.
+func (t *Task) PreCommit(_ context.Context, consumed connect.ConsumedOffsets) (map[connect.TopicPartition]connect.OffsetAndMetadata, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	for p, om := range consumed {
+		tp := TP{p.Topic, p.Partition}
+		if !t.assigned[tp] || om.Offset <= t.pos[tp] {
+			continue
+		}
+		t.pos[tp] = om.Offset
+		if _, ok := t.committed[tp]; !ok {
+			t.committed[tp] = om.Offset // nothing put since Open: nothing to make durable
+		}
+	}
 	out := map[connect.TopicPartition]connect.OffsetAndMetadata{}
 	for tp, o := range t.committed {
 		out[connect.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}] = connect.OffsetAndMetadata{Offset: o}

@@ -66,6 +66,7 @@ type sinkTask struct {
 	current       map[connect.TopicPartition]int64 // next offset after what was put
 	pending       map[connect.TopicPartition]int64 // next offsets of the batch being put
 	lastCommitted map[connect.TopicPartition]int64
+	hwm           map[connect.TopicPartition]int64 // high watermark of each partition's last batch: the committed lag
 	taskPaused    map[connect.TopicPartition]bool
 	stashed       map[connect.TopicPartition][]*batch // batches of task-paused partitions
 	pendingSeeks  map[connect.TopicPartition]int64
