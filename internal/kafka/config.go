@@ -14,6 +14,8 @@ import (
 
 	"github.com/IBM/sarama"
 	"github.com/xdg-go/scram"
+
+	"github.com/connectd/connectd/tlsstore"
 )
 
 // Version is the protocol version we speak (brokers ≥ 2.1 per KIP-896; Kafka 4 brokers).
@@ -151,32 +153,7 @@ func securityProtocol(props map[string]string) (string, error) {
 
 // tlsConfig builds the TLS settings of an SSL or SASL_SSL connection from the ssl.* keys.
 func tlsConfig(props map[string]string) (*tls.Config, error) {
-	tc := &tls.Config{MinVersion: tls.VersionTLS12}
-	if props["ssl.truststore.location"] != "" {
-		pool, err := loadTrustStore(props)
-		if err != nil {
-			return nil, err
-		}
-		tc.RootCAs = pool
-	}
-	if props["ssl.keystore.location"] != "" {
-		certs, err := loadKeyStore(props)
-		if err != nil {
-			return nil, err
-		}
-		tc.Certificates = certs
-	}
-	// ssl.endpoint.identification.algorithm: "https" (the default) checks the host name against
-	// the certificate; explicitly empty checks only the chain, as in the JVM client.
-	switch v, set := props["ssl.endpoint.identification.algorithm"]; {
-	case set && strings.TrimSpace(v) == "":
-		tc.InsecureSkipVerify = true // the chain is still verified, by VerifyConnection
-		tc.VerifyConnection = verifyChainOnly(tc.RootCAs)
-	case !set || strings.EqualFold(strings.TrimSpace(v), "https"):
-	default:
-		return nil, fmt.Errorf("invalid value %s for configuration ssl.endpoint.identification.algorithm: use https or an empty value", v)
-	}
-	return tc, nil
+	return tlsstore.ClientConfig(props, "ssl.")
 }
 
 // applySASL applies sasl.mechanism and the user name and password of sasl.jaas.config.
