@@ -24,11 +24,14 @@ func (w *Worker) GroupOffsets(group string) (map[connect.TopicPartition]int64, e
 		return nil, err
 	}
 	defer closeFn()
+	out := map[connect.TopicPartition]int64{}
 	resp, err := adm.FetchOffsets(ctx, group)
+	if errors.Is(err, kerr.GroupIDNotFound) { // a group that never committed has no offsets
+		return out, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("listing offsets of group %s: %w", group, err)
 	}
-	out := map[connect.TopicPartition]int64{}
 	resp.Each(func(o kadm.OffsetResponse) {
 		if o.Err == nil && o.At >= 0 {
 			out[connect.TopicPartition{Topic: o.Topic, Partition: o.Partition}] = o.At
