@@ -1,6 +1,8 @@
-// Package kafka builds Kafka clients from JVM-style client properties (bootstrap.servers, security.protocol,
-// sasl.*, ssl.*, consumer and producer keys), so worker files and consumer.override.* keep working: sarama
-// clients for the worker's stores, producers and admin, and franz-go consumers for the sink tasks.
+// Package kafka builds the worker's Kafka clients from JVM-style client properties (bootstrap.servers,
+// security.protocol, sasl.*, ssl.*, consumer and producer keys), so worker files and consumer.override.* keep
+// working. franz-go clients (ClientOpts, ConsumerOpts, ProducerOpts, Open, EnsureTopic) serve the sink tasks'
+// consumers, the producers, the admin and the plugins' connect.KafkaClients; this file's sarama translation
+// (NewConfig, ApplyProducer) serves the clients that have not moved to franz-go yet.
 package kafka
 
 import (
