@@ -38,7 +38,8 @@ func Open(ctx context.Context, props map[string]string, extra ...kgo.Opt) (*kgo.
 // Connect's internal producers), enable.idempotence, compression.type, linger.ms, max.request.size,
 // delivery.timeout.ms and request.timeout.ms. Records of one partition stay in order across retries.
 func ProducerOpts(props map[string]string) ([]kgo.Opt, error) {
-	var opts []kgo.Opt
+	// delivery.timeout.ms: the JVM's default bounds a record's retries, where franz-go's would retry forever
+	opts := []kgo.Opt{kgo.RecordDeliveryTimeout(2 * time.Minute)}
 	idempotent := true
 	switch v := strings.TrimSpace(props["enable.idempotence"]); strings.ToLower(v) {
 	case "", "true":

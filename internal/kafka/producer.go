@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -110,9 +111,14 @@ func fatalProduce(err error) bool {
 		errors.Is(err, kerr.TopicAuthorizationFailed) || errors.Is(err, kerr.InvalidTopicException) || errors.Is(err, kerr.InvalidRecord)
 }
 
-// Close flushes what is buffered and closes the client.
+// closeFlushTimeout bounds the wait for records still in flight at Close (a Produce whose context ended).
+const closeFlushTimeout = 30 * time.Second
+
+// Close waits a while for records in flight and closes the client.
 func (p *Producer) Close() {
-	_ = p.cl.Flush(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), closeFlushTimeout)
+	defer cancel()
+	_ = p.cl.Flush(ctx)
 	p.cl.Close()
 }
 
