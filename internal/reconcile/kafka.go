@@ -79,11 +79,12 @@ func inFlightKeys(ctx context.Context, bootstrap string, ranges []offsetRange, k
 		// each poll must make progress within 30s
 		pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		fs := cl.PollFetches(pctx)
+		timedOut := pctx.Err() != nil
 		cancel()
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if pctx.Err() != nil {
+		if timedOut {
 			return nil, fmt.Errorf("kafka: %s: offsets %d..%d not readable within 30s", k, next[k], ends[k])
 		}
 		var ferr error
