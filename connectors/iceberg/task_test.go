@@ -39,7 +39,7 @@ func (f *fakeCtx) Pause(...connect.TopicPartition)                    {}
 func (f *fakeCtx) Resume(...connect.TopicPartition)                   {}
 func (f *fakeCtx) RequestCommit()                                     { f.mu.Lock(); f.commits++; f.mu.Unlock() }
 func (f *fakeCtx) ErrantRecordReporter() connect.ErrantRecordReporter { return nil }
-func (f *fakeCtx) PluginMetrics() connect.PluginMetrics               { return metrics.Registry }
+func (f *fakeCtx) PluginMetrics() connect.PluginMetrics               { return metrics.Plugins }
 func (f *fakeCtx) KafkaClients() connect.KafkaClients                 { return kafka.PluginClients{} }
 
 var testSeq int

@@ -12,7 +12,7 @@ import (
 // worker's metrics registry and its Kafka client factory (connect.PluginRuntime).
 type pluginRuntime struct{}
 
-func (pluginRuntime) PluginMetrics() connect.PluginMetrics { return metrics.Registry }
+func (pluginRuntime) PluginMetrics() connect.PluginMetrics { return metrics.Plugins }
 func (pluginRuntime) KafkaClients() connect.KafkaClients   { return kafka.PluginClients{} }
 
 func (c *connectorCtx) ScratchDir() string { return c.w.cfg.scratchDir() }

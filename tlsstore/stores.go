@@ -1,4 +1,7 @@
-package kafka
+// Package tlsstore reads the JVM's TLS store settings (ssl.truststore.*, ssl.keystore.*, ssl.key.password,
+// ssl.endpoint.identification.algorithm) with JKS, PKCS12 and PEM stores into Go TLS settings. The Kafka
+// clients and the REST server read them under "ssl.", the Schema Registry client under "schema.registry.ssl.".
+package tlsstore
 
 import (
 	"bytes"
@@ -53,14 +56,14 @@ func storeFormat(key, typ string, data []byte) (string, error) {
 	}
 }
 
-// loadTrustStore reads ssl.truststore.location into a certificate pool. As the JVM's PKIX trust
-// manager, trusted certificate entries and the certificates of key entries are trusted.
-func loadTrustStore(props map[string]string) (*x509.CertPool, error) {
-	const key = "ssl.truststore"
+// LoadTrustStore reads prefix+"truststore.location" (its .type and .password) into a certificate pool. As
+// the JVM's PKIX trust manager, trusted certificate entries and the certificates of key entries are trusted.
+func LoadTrustStore(props map[string]string, prefix string) (*x509.CertPool, error) {
+	key := prefix + "truststore"
 	file := props[key+".location"]
 	data, err := os.ReadFile(file)
 	if err != nil {
-		return nil, fmt.Errorf("reading ssl.truststore.location: %w", err)
+		return nil, fmt.Errorf("reading %s.location: %w", key, err)
 	}
 	format, err := storeFormat(key, props[key+".type"], data)
 	if err != nil {
@@ -72,7 +75,7 @@ func loadTrustStore(props map[string]string) (*x509.CertPool, error) {
 	case storePEM:
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(data) {
-			return nil, fmt.Errorf("ssl.truststore.location: no certificates in %s", file)
+			return nil, fmt.Errorf("%s.location: no certificates in %s", key, file)
 		}
 		return pool, nil
 	case storeJKS:
@@ -81,7 +84,7 @@ func loadTrustStore(props map[string]string) (*x509.CertPool, error) {
 			// Without a password the JVM loads a JKS store without checking its integrity;
 			// keystore-go has read every entry when it reports the digest mismatch.
 			if hasPassword || err.Error() != "got invalid digest" {
-				return nil, fmt.Errorf("loading ssl.truststore.location %s (JKS): %w%s", file, err, passwordHint(key, err))
+				return nil, fmt.Errorf("loading %s.location %s (JKS): %w%s", key, file, err, passwordHint(key, err))
 			}
 		}
 		for _, alias := range ks.Aliases() {
@@ -89,7 +92,7 @@ func loadTrustStore(props map[string]string) (*x509.CertPool, error) {
 			if ks.IsTrustedCertificateEntry(alias) {
 				e, err := ks.GetTrustedCertificateEntry(alias)
 				if err != nil {
-					return nil, fmt.Errorf("ssl.truststore.location %s: entry %q: %w", file, alias, err)
+					return nil, fmt.Errorf("%s.location %s: entry %q: %w", key, file, alias, err)
 				}
 				raw = []keystore.Certificate{e.Certificate}
 			} else if chain, err := ks.GetPrivateKeyEntryCertificateChain(alias); err == nil && len(chain) > 0 {
@@ -98,7 +101,7 @@ func loadTrustStore(props map[string]string) (*x509.CertPool, error) {
 			for _, c := range raw {
 				cert, err := x509.ParseCertificate(c.Content)
 				if err != nil {
-					return nil, fmt.Errorf("ssl.truststore.location %s: entry %q: %w", file, alias, err)
+					return nil, fmt.Errorf("%s.location %s: entry %q: %w", key, file, alias, err)
 				}
 				certs = append(certs, cert)
 			}
@@ -112,11 +115,11 @@ func loadTrustStore(props map[string]string) (*x509.CertPool, error) {
 			}
 		}
 		if err != nil {
-			return nil, fmt.Errorf("loading ssl.truststore.location %s (PKCS12): %w%s", file, err, passwordHint(key, err))
+			return nil, fmt.Errorf("loading %s.location %s (PKCS12): %w%s", key, file, err, passwordHint(key, err))
 		}
 	}
 	if len(certs) == 0 {
-		return nil, fmt.Errorf("ssl.truststore.location: no certificates in %s", file)
+		return nil, fmt.Errorf("%s.location: no certificates in %s", key, file)
 	}
 	pool := x509.NewCertPool()
 	for _, c := range certs {
@@ -125,21 +128,21 @@ func loadTrustStore(props map[string]string) (*x509.CertPool, error) {
 	return pool, nil
 }
 
-// loadKeyStore reads ssl.keystore.location into client certificates (mutual TLS). The private
-// key password is ssl.key.password, defaulting to ssl.keystore.password as in the JVM client.
-func loadKeyStore(props map[string]string) ([]tls.Certificate, error) {
-	const key = "ssl.keystore"
+// LoadKeyStore reads prefix+"keystore.location" (its .type and .password) into certificates with their
+// keys. The private key password is prefix+"key.password", defaulting to the store password as in the JVM.
+func LoadKeyStore(props map[string]string, prefix string) ([]tls.Certificate, error) {
+	key := prefix + "keystore"
 	file := props[key+".location"]
 	data, err := os.ReadFile(file)
 	if err != nil {
-		return nil, fmt.Errorf("reading ssl.keystore.location: %w", err)
+		return nil, fmt.Errorf("reading %s.location: %w", key, err)
 	}
 	format, err := storeFormat(key, props[key+".type"], data)
 	if err != nil {
 		return nil, err
 	}
 	storePassword := props[key+".password"]
-	keyPassword, ok := props["ssl.key.password"]
+	keyPassword, ok := props[prefix+"key.password"]
 	if !ok {
 		keyPassword = storePassword
 	}
@@ -147,13 +150,13 @@ func loadKeyStore(props map[string]string) ([]tls.Certificate, error) {
 	case storePEM:
 		cert, err := tls.X509KeyPair(data, data)
 		if err != nil {
-			return nil, fmt.Errorf("loading ssl.keystore.location %s (PEM with an unencrypted key and its certificate): %w", file, err)
+			return nil, fmt.Errorf("loading %s.location %s (PEM with an unencrypted key and its certificate): %w", key, file, err)
 		}
 		return []tls.Certificate{cert}, nil
 	case storeJKS:
 		ks := keystore.New()
 		if err := ks.Load(bytes.NewReader(data), []byte(storePassword)); err != nil {
-			return nil, fmt.Errorf("loading ssl.keystore.location %s (JKS): %w%s", file, err, passwordHint(key, err))
+			return nil, fmt.Errorf("loading %s.location %s (JKS): %w%s", key, file, err, passwordHint(key, err))
 		}
 		var out []tls.Certificate
 		for _, alias := range ks.Aliases() {
@@ -162,26 +165,26 @@ func loadKeyStore(props map[string]string) ([]tls.Certificate, error) {
 			}
 			e, err := ks.GetPrivateKeyEntry(alias, []byte(keyPassword))
 			if err != nil {
-				return nil, fmt.Errorf("ssl.keystore.location %s: key %q: %w (check ssl.key.password)", file, alias, err)
+				return nil, fmt.Errorf("%s.location %s: key %q: %w (check %skey.password)", key, file, alias, err, prefix)
 			}
 			pk, err := x509.ParsePKCS8PrivateKey(e.PrivateKey)
 			if err != nil {
-				return nil, fmt.Errorf("ssl.keystore.location %s: key %q: %w", file, alias, err)
+				return nil, fmt.Errorf("%s.location %s: key %q: %w", key, file, alias, err)
 			}
 			tc := tls.Certificate{PrivateKey: pk}
 			for _, c := range e.CertificateChain {
 				tc.Certificate = append(tc.Certificate, c.Content)
 			}
 			if len(tc.Certificate) == 0 {
-				return nil, fmt.Errorf("ssl.keystore.location %s: key %q has no certificate", file, alias)
+				return nil, fmt.Errorf("%s.location %s: key %q has no certificate", key, file, alias)
 			}
 			if tc.Leaf, err = x509.ParseCertificate(tc.Certificate[0]); err != nil {
-				return nil, fmt.Errorf("ssl.keystore.location %s: key %q: %w", file, alias, err)
+				return nil, fmt.Errorf("%s.location %s: key %q: %w", key, file, alias, err)
 			}
 			out = append(out, tc)
 		}
 		if len(out) == 0 {
-			return nil, fmt.Errorf("ssl.keystore.location %s: no private key entry", file)
+			return nil, fmt.Errorf("%s.location %s: no private key entry", key, file)
 		}
 		return out, nil
 	default: // PKCS12
@@ -190,11 +193,11 @@ func loadKeyStore(props map[string]string) ([]tls.Certificate, error) {
 			pk, leaf, chain, err = pkcs12.DecodeChain(data, keyPassword)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("loading ssl.keystore.location %s (PKCS12 with one key): %w%s", file, err, passwordHint(key, err))
+			return nil, fmt.Errorf("loading %s.location %s (PKCS12 with one key): %w%s", key, file, err, passwordHint(key, err))
 		}
 		signer, ok := pk.(crypto.Signer)
 		if !ok {
-			return nil, fmt.Errorf("ssl.keystore.location %s: unsupported private key type %T", file, pk)
+			return nil, fmt.Errorf("%s.location %s: unsupported private key type %T", key, file, pk)
 		}
 		tc := tls.Certificate{PrivateKey: signer, Leaf: leaf, Certificate: [][]byte{leaf.Raw}}
 		for _, c := range chain {
@@ -213,9 +216,9 @@ func passwordHint(key string, err error) string {
 	return ""
 }
 
-// verifyChainOnly checks the server's chain against roots (nil: the system roots) without
+// VerifyChainOnly checks the server's chain against roots (nil: the system roots) without
 // matching the host name: ssl.endpoint.identification.algorithm set to empty in the JVM client.
-func verifyChainOnly(roots *x509.CertPool) func(tls.ConnectionState) error {
+func VerifyChainOnly(roots *x509.CertPool) func(tls.ConnectionState) error {
 	return func(cs tls.ConnectionState) error {
 		if len(cs.PeerCertificates) == 0 {
 			return errors.New("tls: server sent no certificate")
