@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	iceberg "github.com/connectd/connectd/connectors/iceberg"
+	"github.com/connectd/connectd/connectors/iceberg/catalogx"
 	"github.com/connectd/connectd/connectors/iceberg/maintenance"
 	"github.com/connectd/connectd/internal/testutil/icebergtest"
 )
@@ -32,7 +33,7 @@ func TestIcebergMaintainCommand(t *testing.T) {
 		"uri":          "jdbc:sqlite:" + filepath.Join(dir, "catalog.db"),
 		"warehouse":    filepath.Join(dir, "warehouse"),
 	}
-	cat, err := iceberg.OpenCatalog(ctx, "iceberg", catProps)
+	cat, err := catalogx.Open(ctx, "iceberg", catProps)
 	require.NoError(t, err)
 	st := &ice.StructType{FieldList: []ice.NestedField{
 		{ID: 1, Name: "id", Type: ice.PrimitiveTypes.Int64, Required: true},

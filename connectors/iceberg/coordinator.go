@@ -44,6 +44,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connectors/iceberg/catalogx"
 )
 
 var coordinators = struct {
@@ -338,7 +339,7 @@ func (c *coordinator) catalog(ctx context.Context) (catalog.Catalog, error) {
 	if c.cat != nil {
 		return c.cat, nil
 	}
-	cat, err := OpenCatalog(ctx, c.cfg.CatalogName, c.cfg.CatalogProps)
+	cat, err := catalogx.Open(ctx, c.cfg.CatalogName, c.cfg.CatalogProps)
 	if err != nil {
 		return nil, err
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/connectd/connectd/connectors/iceberg/catalogx"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
 )
 
@@ -411,7 +412,7 @@ func TestE2EDistributedSingleCommitter(t *testing.T) {
 	}
 
 	// (a) exactly once, seen by the independent reader
-	cat, err := OpenCatalog(context.Background(), scfg.CatalogName, scfg.CatalogProps)
+	cat, err := catalogx.Open(context.Background(), scfg.CatalogName, scfg.CatalogProps)
 	require.NoError(t, err)
 	st, err := cat.LoadTable(context.Background(), catalog.ToIdentifier("shop.customers"))
 	require.NoError(t, err)
@@ -580,7 +581,7 @@ offset.flush.interval.ms=200
 // distWithTable calls f with table tbl as the catalog of scfg holds it now, on a catalog connection of its own
 // (the workers write meanwhile); false when the table cannot be read.
 func distWithTable(scfg *SinkConfig, tbl string, f func(*table.Table)) bool {
-	cat, err := OpenCatalog(context.Background(), scfg.CatalogName, scfg.CatalogProps)
+	cat, err := catalogx.Open(context.Background(), scfg.CatalogName, scfg.CatalogProps)
 	if err != nil {
 		return false
 	}

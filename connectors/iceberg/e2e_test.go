@@ -22,6 +22,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
+	"github.com/connectd/connectd/connectors/iceberg/catalogx"
 	"github.com/connectd/connectd/internal/testutil/icebergtest"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
 )
@@ -196,7 +197,7 @@ iceberg.control.commit.interval-ms=250
 	scfg, err := ParseConfig(props)
 	require.NoError(t, err)
 	tableOffsets := func(tbl string) Offsets {
-		cat, err := OpenCatalog(context.Background(), scfg.CatalogName, scfg.CatalogProps)
+		cat, err := catalogx.Open(context.Background(), scfg.CatalogName, scfg.CatalogProps)
 		if err != nil {
 			return nil
 		}
@@ -279,7 +280,7 @@ iceberg.control.commit.interval-ms=250
 	require.NoError(t, w.cmd.Process.Signal(syscall.SIGTERM))
 	_ = w.cmd.Wait()
 
-	cat, err := OpenCatalog(context.Background(), scfg.CatalogName, scfg.CatalogProps)
+	cat, err := catalogx.Open(context.Background(), scfg.CatalogName, scfg.CatalogProps)
 	require.NoError(t, err)
 	st, err := cat.LoadTable(context.Background(), catalog.ToIdentifier("shop.customers"))
 	require.NoError(t, err)
@@ -374,7 +375,7 @@ iceberg.control.commit.retry-backoff-ms=1000
 		"iceberg.catalog.jdbc.user": "postgres", "iceberg.catalog.warehouse": wh})
 	require.NoError(t, err)
 	offsetsOf := func(tbl string) Offsets {
-		cat, err := OpenCatalog(context.Background(), scfg.CatalogName, scfg.CatalogProps)
+		cat, err := catalogx.Open(context.Background(), scfg.CatalogName, scfg.CatalogProps)
 		if err != nil {
 			return nil
 		}
@@ -436,7 +437,7 @@ iceberg.control.commit.retry-backoff-ms=1000
 	_ = w.cmd.Wait()
 	require.Contains(t, w.log.String(), "iceberg commit round failed", "the outage must have been noticed")
 
-	cat, err := OpenCatalog(context.Background(), scfg.CatalogName, scfg.CatalogProps)
+	cat, err := catalogx.Open(context.Background(), scfg.CatalogName, scfg.CatalogProps)
 	require.NoError(t, err)
 	st, err := cat.LoadTable(context.Background(), catalog.ToIdentifier("shop.customers"))
 	require.NoError(t, err)
@@ -522,7 +523,7 @@ iceberg.control.commit.interval-ms=300
 	props := map[string]string{"name": name, KeyTables: "x.y", "iceberg.catalog.type": "sql", "iceberg.catalog.uri": "jdbc:sqlite:" + catDB, "iceberg.catalog.warehouse": wh}
 	scfg, err := ParseConfig(props)
 	require.NoError(t, err)
-	cat, err := OpenCatalog(context.Background(), scfg.CatalogName, scfg.CatalogProps)
+	cat, err := catalogx.Open(context.Background(), scfg.CatalogName, scfg.CatalogProps)
 	require.NoError(t, err)
 	offsetOf := func(tbl string) int64 {
 		tb, err := cat.LoadTable(context.Background(), catalog.ToIdentifier(tbl))

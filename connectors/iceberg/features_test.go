@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connectors/iceberg/catalogx"
 	"github.com/connectd/connectd/connectors/iceberg/transforms"
 	"github.com/connectd/connectd/internal/testutil/icebergtest"
 )
@@ -52,7 +53,7 @@ func TestExampleConfigsAccepted(t *testing.T) {
 			require.Len(t, tcs, 2)
 			cfg, err := ParseConfig(tcs[0])
 			require.NoError(t, err)
-			cp, err := CatalogProps(cfg.CatalogProps)
+			cp, err := catalogx.Props(cfg.CatalogProps)
 			require.NoError(t, err)
 			require.NotEmpty(t, cp["type"])
 			require.NoError(t, conn.Stop())

@@ -14,13 +14,14 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
+	"github.com/connectd/connectd/connectors/iceberg/catalogx"
 	"github.com/connectd/connectd/internal/testutil/icebergtest"
 )
 
 func sqliteCatalog(t testing.TB) catalog.Catalog {
 	t.Helper()
 	dir := t.TempDir()
-	cat, err := OpenCatalog(context.Background(), "test", map[string]string{
+	cat, err := catalogx.Open(context.Background(), "test", map[string]string{
 		"catalog-impl": "org.apache.iceberg.jdbc.JdbcCatalog",
 		"uri":          "jdbc:sqlite:" + filepath.Join(dir, "catalog.db"),
 		"warehouse":    filepath.Join(dir, "warehouse"),

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connectors/iceberg/catalogx"
 	"github.com/connectd/connectd/internal/kafka"
 	"github.com/connectd/connectd/internal/metrics"
 	"github.com/connectd/connectd/internal/testutil/icebergtest"
@@ -203,7 +204,7 @@ func loadTable(t testing.TB, props map[string]string, name string) (catalog.Cata
 	t.Helper()
 	cfg, err := ParseConfig(props)
 	require.NoError(t, err)
-	cat, err := OpenCatalog(context.Background(), cfg.CatalogName, cfg.CatalogProps)
+	cat, err := catalogx.Open(context.Background(), cfg.CatalogName, cfg.CatalogProps)
 	require.NoError(t, err)
 	tbl, err := cat.LoadTable(context.Background(), catalog.ToIdentifier(name))
 	require.NoError(t, err)

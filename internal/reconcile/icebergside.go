@@ -10,6 +10,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/connectd/connectd/connectors/iceberg"
+	"github.com/connectd/connectd/connectors/iceberg/catalogx"
 )
 
 // tp is a Kafka topic-partition.
@@ -22,7 +23,7 @@ type lakeTable struct {
 }
 
 func openLake(ctx context.Context, cfg *Config) (*lakeTable, error) {
-	cat, err := iceberg.OpenCatalog(ctx, cfg.CatalogName, cfg.CatalogProps)
+	cat, err := catalogx.Open(ctx, cfg.CatalogName, cfg.CatalogProps)
 	if err != nil {
 		return nil, fmt.Errorf("iceberg catalog: %w", err)
 	}

@@ -18,12 +18,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	iceberg "github.com/connectd/connectd/connectors/iceberg"
+	"github.com/connectd/connectd/connectors/iceberg/catalogx"
 	"github.com/connectd/connectd/internal/testutil/icebergtest"
 )
 
 func sqliteCatalog(t testing.TB, dir string) catalog.Catalog {
 	t.Helper()
-	cat, err := iceberg.OpenCatalog(context.Background(), "test", map[string]string{
+	cat, err := catalogx.Open(context.Background(), "test", map[string]string{
 		"catalog-impl": "org.apache.iceberg.jdbc.JdbcCatalog",
 		"uri":          "jdbc:sqlite:" + filepath.Join(dir, "catalog.db"),
 		"warehouse":    filepath.Join(dir, "warehouse"),

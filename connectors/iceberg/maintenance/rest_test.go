@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	iceberg "github.com/connectd/connectd/connectors/iceberg"
+	"github.com/connectd/connectd/connectors/iceberg/catalogx"
 	"github.com/connectd/connectd/internal/testutil/icebergtest"
 )
 
@@ -24,7 +25,7 @@ func TestMaintenanceRESTCatalog(t *testing.T) {
 	}
 	ctx := context.Background()
 	uri := icebergtest.StartRESTCatalog(t, t.TempDir())
-	cat, err := iceberg.OpenCatalog(ctx, "rest", map[string]string{"type": "rest", "uri": uri})
+	cat, err := catalogx.Open(ctx, "rest", map[string]string{"type": "rest", "uri": uri})
 	require.NoError(t, err)
 	w := &iceberg.Writer{Cat: cat, Ident: table.Identifier{"db", "customers"}, Opts: iceberg.TableOptions{
 		IDColumns: []string{"id"}, PartitionBy: []string{"day(ts)"}, AutoCreate: true, DeltaMode: true,

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	iceberg "github.com/connectd/connectd/connectors/iceberg"
+	"github.com/connectd/connectd/connectors/iceberg/catalogx"
 	"github.com/connectd/connectd/internal/testutil/icebergtest"
 )
 
@@ -20,7 +21,7 @@ import (
 func TestMaintenanceOnS3(t *testing.T) {
 	ctx := context.Background()
 	s3 := icebergtest.StartS3(t, "lake")
-	cat, err := iceberg.OpenCatalog(ctx, "test", map[string]string{
+	cat, err := catalogx.Open(ctx, "test", map[string]string{
 		"catalog-impl":         "org.apache.iceberg.jdbc.JdbcCatalog",
 		"uri":                  "jdbc:sqlite:" + filepath.Join(t.TempDir(), "catalog.db"),
 		"warehouse":            "s3://lake/wh",

@@ -1,4 +1,4 @@
-package iceberg
+package catalogx
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 	_ "modernc.org/sqlite"                        // database/sql driver "sqlite"
 )
 
-// CatalogProps translates the sink's `iceberg.catalog.*` properties (prefix stripped), as
+// Props translates the sink's `iceberg.catalog.*` properties (prefix stripped), as
 // written for the JVM sinks, into iceberg-go catalog properties:
 //   - catalog-impl / type: JdbcCatalog|jdbc|sql -> sql, RESTCatalog|rest -> rest,
 //     GlueCatalog|glue -> glue, HiveCatalog|hive -> hive, HadoopCatalog|hadoop -> hadoop.
@@ -24,7 +24,7 @@ import (
 //     with jdbc.user / jdbc.password folded into the DSN.
 //   - io-impl and Hadoop-only keys are ignored (iceberg-go picks the FileIO from the location
 //     scheme); s3.* / client.* pass through; s3.path-style-access is implied by s3.endpoint.
-func CatalogProps(in map[string]string) (ice.Properties, error) {
+func Props(in map[string]string) (ice.Properties, error) {
 	p := ice.Properties{}
 	for k, v := range in {
 		p[k] = v
@@ -129,9 +129,9 @@ func sqliteDSN(path string) string {
 	return "file:" + path + "?_pragma=busy_timeout(30000)&_pragma=journal_mode(WAL)&_txlock=immediate"
 }
 
-// OpenCatalog loads the catalog named name from sink catalog properties.
-func OpenCatalog(ctx context.Context, name string, in map[string]string) (catalog.Catalog, error) {
-	p, err := CatalogProps(in)
+// Open loads the catalog named name from sink catalog properties.
+func Open(ctx context.Context, name string, in map[string]string) (catalog.Catalog, error) {
+	p, err := Props(in)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package iceberg
+package catalogx
 
 // FileIO schemes and catalogs beyond those catalog.go links (local files, the SQL and the REST catalogs), as the
 // JVM sink's runtime bundles them: S3 always; Google Cloud Storage (gs://), Azure (abfs://, wasb://), Glue and
