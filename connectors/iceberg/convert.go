@@ -420,21 +420,6 @@ func matchesShape(t ice.Type, v any) bool {
 	return t == inferType(v, &id) // a primitive type: comparable
 }
 
-// fieldPath reads a dotted path from a row.
-func fieldPath(row map[string]any, path string) (any, bool) {
-	var cur any = row
-	for _, p := range strings.Split(path, ".") {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if cur, ok = m[p]; !ok {
-			return nil, false
-		}
-	}
-	return cur, true
-}
-
 // recordValue returns the record value as a row map and its Iceberg struct type.
 func (c *schemaCache) recordValue(s *connect.Schema, v any) (Row, *ice.StructType, error) {
 	if s != nil {

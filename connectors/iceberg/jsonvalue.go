@@ -4,19 +4,14 @@ import (
 	"bytes"
 	"math"
 	"strconv"
-	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	ice "github.com/apache/iceberg-go"
 
 	"github.com/connectd/connectd/connect"
+	"strings"
 )
-
-// AcceptsJSONValues implements connect.JSONValueSink: schemaless JSON objects arrive unconverted
-// (connect.JSONValue), and those of the shape last spooled into their table go straight from their
-// bytes into the segment's builders (jsonShape); the others are converted and take the usual way.
-func (t *Task) AcceptsJSONValues() bool { return true }
 
 // jsonKind is the type of a JSON member as the schemaless converter types it (inferType).
 type jsonKind uint8
@@ -257,49 +252,6 @@ func appendsFrom(dt arrow.DataType, k jsonKind) bool {
 		return k == kindBool
 	}
 	return false
-}
-
-// routeJSON spools a JSON object value into its table's open segment straight from the bytes when
-// nothing about the record needs the converted map: one static table, spooled, without routing or
-// CDC fields, and the record is of the shape last spooled there. It reports whether it did; the
-// error is a failed write of the spool file, as from segment.add. Caller holds t.mu.
-func (t *Task) routeJSON(r *connect.SinkRecord, jv *connect.JSONValue) (bool, error) {
-	c := t.cfg
-	if c.DynamicEnabled || c.RouteField != "" || c.CDCField != "" || len(c.Tables) != 1 {
-		return false, nil
-	}
-	name := c.Tables[0]
-	if pt := c.PerTable[name]; pt != nil && pt.RawCDC {
-		return false, nil
-	}
-	a := t.appendTables[name]
-	if a == nil || !a.usable || a.shape == nil || a.shape.schemaID != a.schemaID || !appendEligible(t.tableOpts(name)) {
-		return false, nil
-	}
-	tp, off := origin(r)
-	s := a.open[tp]
-	if s == nil || s.schemaID != a.shape.schemaID {
-		return false, nil
-	}
-	ok, err := a.shape.appendJSON(s, jv.Bytes, jv.Members, off)
-	if ok {
-		t.nbuf++
-		t.spoolRows++
-	}
-	return ok, err
-}
-
-// noteShape remembers the shape of a record just spooled whole (its value's struct type), for the
-// records after it. Caller holds t.mu.
-func (t *Task) noteShape(a *appendTable, tp TP, st *ice.StructType) {
-	if a.shape != nil && a.shape.st == st && a.shape.schemaID == a.schemaID {
-		return
-	}
-	if s := a.open[tp]; s != nil && s.schemaID == a.schemaID {
-		if err, ok := a.covered[st]; ok && err == nil {
-			a.shape = compileShape(st, s.schemaID, s.fields)
-		}
-	}
 }
 
 // appendJSON appends the (valid) JSON object b, of the listed members (nil: not listed), to segment s

@@ -399,14 +399,6 @@ func (t *Task) warnVersionConfig() {
 	}
 }
 
-func cloneRow(r Row) Row {
-	out := make(Row, len(r))
-	for k, v := range r {
-		out[k] = v
-	}
-	return out
-}
-
 // routes returns the tables a record goes to (Apache semantics): static tables all get every
 // record unless a route field is set, then each table whose route-regex matches its value;
 // dynamic routing uses the lower-cased route field value as the table name.
