@@ -45,6 +45,7 @@ import (
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connectors/iceberg/catalogx"
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
 var coordinators = struct {
@@ -75,7 +76,7 @@ type coordinator struct {
 	ctl          *control // distributed coordination (control.go); nil: this process commits alone
 	catMu        sync.Mutex
 	cat          catalog.Catalog
-	writers      map[string]*Writer
+	writers      map[string]*icetable.Writer
 
 	counts coordinatorStats // what the metrics report (metrics.go)
 	maint  *maintainer      // table maintenance between rounds (maintain.go); nil: off
@@ -124,7 +125,7 @@ func newCoordinator(cfg *SinkConfig, wi connect.WorkerInfo) (*coordinator, error
 	c := &coordinator{
 		key: cfg.GroupID, cfg: cfg, tasks: map[*Task]struct{}{},
 		trigger: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
-		writers: map[string]*Writer{},
+		writers: map[string]*icetable.Writer{},
 		log:     slog.Default().With("connector", cfg.Name, "component", "iceberg-coordinator"),
 	}
 	c.cond = sync.NewCond(&c.mu)
@@ -347,10 +348,10 @@ func (c *coordinator) catalog(ctx context.Context) (catalog.Catalog, error) {
 	return cat, nil
 }
 
-func (c *coordinator) writer(cat catalog.Catalog, name string) *Writer {
+func (c *coordinator) writer(cat catalog.Catalog, name string) *icetable.Writer {
 	w, ok := c.writers[name]
 	if !ok {
-		w = &Writer{Cat: cat, Ident: catalog.ToIdentifier(name), Opts: c.cfg.TableOptions(name)}
+		w = &icetable.Writer{Cat: cat, Ident: catalog.ToIdentifier(name), Opts: c.cfg.TableOptions(name)}
 		c.writers[name] = w
 	}
 	return w
@@ -364,8 +365,8 @@ func (c *coordinator) commitRound(ctx context.Context, tasks []*Task) (ok bool) 
 	defer func() { c.roundEnded(ok) }()
 
 	var ds []drained
-	perTable := map[string][]Rec{}
-	offsets := Offsets{}
+	perTable := map[string][]icetable.Rec{}
+	offsets := icetable.Offsets{}
 	total := 0
 	for _, t := range tasks {
 		d := t.drain()
@@ -427,10 +428,10 @@ func (c *coordinator) commitRound(ctx context.Context, tasks []*Task) (ok bool) 
 		}
 		wg.Add(1)
 		sem <- struct{}{}
-		go func(name string, recs []Rec, w *Writer) {
+		go func(name string, recs []icetable.Rec, w *icetable.Writer) {
 			defer func() { <-sem; wg.Done() }()
-			props := map[string]string{SummaryCommitID: commitID, SummaryTaskID: c.cfg.Name}
-			var st CommitStats
+			props := map[string]string{icetable.SummaryCommitID: commitID, icetable.SummaryTaskID: c.cfg.Name}
+			var st icetable.CommitStats
 			var err error
 			if hooks != nil && hooks.failTableCommit != nil {
 				err = hooks.failTableCommit(name)
@@ -452,7 +453,7 @@ func (c *coordinator) commitRound(ctx context.Context, tasks []*Task) (ok bool) 
 				}
 				return
 			}
-			c.countCommit(st, int64(recRows(recs)-st.Skipped), int64(st.Skipped))
+			c.countCommit(st, int64(icetable.RecRows(recs)-st.Skipped), int64(st.Skipped))
 		}(name, recs, w)
 	}
 	wg.Wait()
@@ -478,7 +479,7 @@ func (c *coordinator) tableError(name string, records int, err error) (skip bool
 		return true, nil
 	}
 	if errors.Is(err, catalog.ErrNoSuchTable) {
-		err = &dataErr{err}
+		err = &icetable.DataError{Err: err}
 	}
 	if isFatal(err) {
 		c.mu.Lock()
@@ -490,7 +491,7 @@ func (c *coordinator) tableError(name string, records int, err error) (skip bool
 }
 
 // countCommit adds a table commit to the stats.
-func (c *coordinator) countCommit(st CommitStats, records, skipped int64) {
+func (c *coordinator) countCommit(st icetable.CommitStats, records, skipped int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if st.DataFiles+st.DeleteFiles > 0 {
@@ -533,10 +534,10 @@ func commitTimeout(cfg *SinkConfig) time.Duration {
 
 // isFatal tells errors that a retry cannot fix (bad data, incompatible schema, bad config).
 func isFatal(err error) bool {
-	if errors.Is(err, ErrFenced) || errors.Is(err, table.ErrCommitFailed) || errors.Is(err, context.DeadlineExceeded) {
+	if errors.Is(err, icetable.ErrFenced) || errors.Is(err, table.ErrCommitFailed) || errors.Is(err, context.DeadlineExceeded) {
 		return false
 	}
-	var de *dataErr
-	var te *tableDefErr
+	var de *icetable.DataError
+	var te *icetable.TableDefError
 	return errors.As(err, &de) || errors.As(err, &te)
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/connectors/iceberg/catalogx"
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
 )
 
@@ -202,8 +203,8 @@ func TestE2EDistributedSingleCommitter(t *testing.T) {
 		"consumer.override.session.timeout.ms":         "6000",
 		"consumer.override.heartbeat.interval.ms":      "1000",
 		"iceberg.tables":                               "shop.customers,shop.customers_history",
-		"iceberg.tables.auto-create-enabled":           "true",
-		"iceberg.tables.default-id-columns":            "id",
+		"iceberg.tables.auto-create-enabled":         "true",
+		"iceberg.tables.default-id-columns":          "id",
 		"iceberg.table.shop.customers.partition-by":    "region",
 		"iceberg.table.shop.customers_history.raw-cdc": "true",
 		"iceberg.catalog.type":                         "sql",
@@ -291,14 +292,16 @@ func TestE2EDistributedSingleCommitter(t *testing.T) {
 		"iceberg.catalog.uri": "jdbc:sqlite:" + catDB, "iceberg.catalog.warehouse": wh})
 	require.NoError(t, err)
 	withTable := func(tbl string, f func(*table.Table)) bool { return distWithTable(scfg, tbl, f) }
-	tableOffsets := func(tbl string) (o Offsets) {
-		withTable(tbl, func(tb *table.Table) { o, _ = CommittedOffsets(tb, "", OffsetsSummaryKey("connect-"+name)) })
+	tableOffsets := func(tbl string) (o icetable.Offsets) {
+		withTable(tbl, func(tb *table.Table) {
+			o, _ = icetable.CommittedOffsets(tb, "", icetable.OffsetsSummaryKey("connect-"+name))
+		})
 		return o
 	}
 	caughtUp := func(tbl string) bool {
 		o := tableOffsets(tbl)
 		for p := int32(0); p < parts; p++ {
-			if o[TP{topic, p}] < next[p] {
+			if o[icetable.TP{Topic: topic, Partition: p}] < next[p] {
 				return false
 			}
 		}

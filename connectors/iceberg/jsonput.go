@@ -8,6 +8,7 @@ import (
 	ice "github.com/apache/iceberg-go"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
 // AcceptsJSONValues implements connect.JSONValueSink: schemaless JSON objects arrive unconverted
@@ -29,15 +30,15 @@ func (t *Task) routeJSON(r *connect.SinkRecord, jv *connect.JSONValue) (bool, er
 		return false, nil
 	}
 	a := t.appendTables[name]
-	if a == nil || !a.usable || a.shape == nil || a.shape.schemaID != a.schemaID || !appendEligible(t.tableOpts(name)) {
+	if a == nil || !a.usable || a.shape == nil || a.shape.SchemaID != a.schemaID || !appendEligible(t.tableOpts(name)) {
 		return false, nil
 	}
 	tp, off := origin(r)
 	s := a.open[tp]
-	if s == nil || s.schemaID != a.shape.schemaID {
+	if s == nil || s.SchemaID != a.shape.SchemaID {
 		return false, nil
 	}
-	ok, err := a.shape.appendJSON(s, jv.Bytes, jv.Members, off)
+	ok, err := a.shape.AppendJSON(s, jv.Bytes, jv.Members, off)
 	if ok {
 		t.nbuf++
 		t.spoolRows++
@@ -47,13 +48,13 @@ func (t *Task) routeJSON(r *connect.SinkRecord, jv *connect.JSONValue) (bool, er
 
 // noteShape remembers the shape of a record just spooled whole (its value's struct type), for the
 // records after it. Caller holds t.mu.
-func (t *Task) noteShape(a *appendTable, tp TP, st *ice.StructType) {
-	if a.shape != nil && a.shape.st == st && a.shape.schemaID == a.schemaID {
+func (t *Task) noteShape(a *appendTable, tp icetable.TP, st *ice.StructType) {
+	if a.shape != nil && a.shape.St == st && a.shape.SchemaID == a.schemaID {
 		return
 	}
-	if s := a.open[tp]; s != nil && s.schemaID == a.schemaID {
+	if s := a.open[tp]; s != nil && s.SchemaID == a.schemaID {
 		if err, ok := a.covered[st]; ok && err == nil {
-			a.shape = compileShape(st, s.schemaID, s.fields)
+			a.shape = icetable.CompileShape(st, s.SchemaID, s.Fields)
 		}
 	}
 }
@@ -61,7 +62,7 @@ func (t *Task) noteShape(a *appendTable, tp TP, st *ice.StructType) {
 // plainUpsertJSON reports whether a keyed table's records of one static table take their row as the
 // converted JSON object itself: upsert mode, no CDC field or envelope version, no routing. Those
 // of a known shape can be buffered as bytes (bufferJSON).
-func (t *Task) plainUpsertJSON(name string, o TableOptions) bool {
+func (t *Task) plainUpsertJSON(name string, o icetable.TableOptions) bool {
 	c := t.cfg
 	if c.DynamicEnabled || c.RouteField != "" || c.CDCField != "" || len(c.Tables) != 1 || c.Tables[0] != name {
 		return false
@@ -81,11 +82,11 @@ func (t *Task) bufferJSON(r *connect.SinkRecord, jv *connect.JSONValue) bool {
 	}
 	name := t.cfg.Tables[0]
 	ks := t.keyShapes[name]
-	if ks == nil || ks.memberScan == nil {
+	if ks == nil || ks.MemberScan == nil {
 		return false
 	}
 	x := t.keys[name]
-	k, ver, ok := ks.read(jv.Bytes, jv.Members)
+	k, ver, ok := ks.Read(jv.Bytes, jv.Members)
 	if !ok {
 		return false
 	}
@@ -93,18 +94,18 @@ func (t *Task) bufferJSON(r *connect.SinkRecord, jv *connect.JSONValue) bool {
 	// a slot only points at a record buffered since the index was last reset (drain, a round given
 	// back, a rebalance): the bytes of the record this one takes the place of are no round's
 	slot := x.slotBytes(k)
-	buf, at, old, grew := x.place(t.buf[name], Rec{Op: OpUpdate, Schema: ks.st, TP: tp, Offset: off}, slot, ver)
+	buf, at, old, grew := x.place(t.buf[name], icetable.Rec{Op: icetable.OpUpdate, Schema: ks.St, TP: tp, Offset: off}, slot, ver)
 	t.buf[name] = buf
 	if grew {
 		t.nbuf++
 	}
-	bk := old.key
+	bk := old.Key
 	if bk != nil {
-		bk.ver = ver // the same key
+		bk.Ver = ver // the same key
 	} else {
-		bk = &bufferedKey{key: slot.key, ver: ver}
+		bk = &icetable.BufferedKey{Key: slot.key, Ver: ver}
 	}
-	buf[at].key = bk
+	buf[at].Key = bk
 	jb := t.spillJSON(jv.Bytes, bk)
 	if jb == nil && len(jv.Headers) == 0 {
 		buf[at].JSON = t.spilledValue(jv) // nothing of the value is in memory
@@ -139,13 +140,13 @@ func (t *Task) spilledValue(jv *connect.JSONValue) *connect.JSONValue {
 // spillJSON writes the bytes of a record buffered as bytes to the task's spill file and notes where
 // in bk. It returns nil when it did, else b, which the record then keeps in memory (no file could be
 // made or written: the round reads what it wrote before). Caller holds t.mu.
-func (t *Task) spillJSON(b []byte, bk *bufferedKey) []byte {
-	if bk.spill != nil && bk.spill == t.spill {
-		t.spill.live -= int64(bk.n) // the version this one supersedes
+func (t *Task) spillJSON(b []byte, bk *icetable.BufferedKey) []byte {
+	if bk.Spill != nil && bk.Spill == t.spill {
+		t.spill.Live -= int64(bk.N) // the version this one supersedes
 	}
-	bk.spill = nil
+	bk.Spill = nil
 	if t.spill == nil {
-		s, err := newJSONSpill(&t.scratch, spoolDir())
+		s, err := icetable.NewJSONSpill(&t.scratch, spoolDir())
 		if err != nil {
 			t.warnSpill(err)
 			return b
@@ -153,14 +154,14 @@ func (t *Task) spillJSON(b []byte, bk *bufferedKey) []byte {
 		t.spill = s
 		t.spills = append(t.spills, s)
 	}
-	off, err := t.spill.write(b)
+	off, err := t.spill.Write(b)
 	if err != nil {
 		t.warnSpill(err)
 		return b
 	}
-	bk.spill, bk.off, bk.n = t.spill, off, len(b)
-	t.spill.live += int64(len(b))
-	if s := t.spill; s.size >= spillCompactAt && s.size >= spillCompactRatio*s.live {
+	bk.Spill, bk.Off, bk.N = t.spill, off, len(b)
+	t.spill.Live += int64(len(b))
+	if s := t.spill; s.Size >= icetable.SpillCompactAt && s.Size >= icetable.SpillCompactRatio*s.Live {
 		t.compactSpill()
 	}
 	return nil
@@ -172,10 +173,10 @@ func (t *Task) spillJSON(b []byte, bk *bufferedKey) []byte {
 // old, both kept until a round commits them. Caller holds t.mu.
 func (t *Task) compactSpill() {
 	old := t.spill
-	if old.flush() != nil {
+	if old.Flush() != nil {
 		return // the round that reads the file fails with the error
 	}
-	s, err := newJSONSpill(&t.scratch, spoolDir())
+	s, err := icetable.NewJSONSpill(&t.scratch, spoolDir())
 	if err != nil {
 		t.warnSpill(err)
 		return
@@ -184,28 +185,28 @@ func (t *Task) compactSpill() {
 	var buf []byte
 	for _, recs := range t.buf {
 		for i := range recs {
-			bk := recs[i].key
-			if bk == nil || bk.spill != old {
+			bk := recs[i].Key
+			if bk == nil || bk.Spill != old {
 				continue
 			}
-			b, err := old.read(buf, bk.off, bk.n)
+			b, err := old.Read(buf, bk.Off, bk.N)
 			if err != nil {
 				return
 			}
 			buf = b
-			off, err := s.write(b)
+			off, err := s.Write(b)
 			if err != nil {
 				return
 			}
-			bk.spill, bk.off = s, off
-			s.live += int64(bk.n)
+			bk.Spill, bk.Off = s, off
+			s.Live += int64(bk.N)
 		}
 	}
-	if s.flush() != nil {
+	if s.Flush() != nil {
 		return
 	}
-	old.close()
-	t.spills = slices.DeleteFunc(t.spills, func(x *jsonSpill) bool { return x == old })
+	old.Close()
+	t.spills = slices.DeleteFunc(t.spills, func(x *icetable.JSONSpill) bool { return x == old })
 }
 
 // spoolWarned is the key of warned for the spill file's warning: no table's name.
@@ -220,16 +221,16 @@ func (t *Task) warnSpill(err error) {
 
 // noteKeyShape remembers the shape of a record of table name just buffered converted (rec, made from
 // a JSON object of struct type st), for the records after it. Caller holds t.mu.
-func (t *Task) noteKeyShape(name string, o TableOptions, rec Rec, st *ice.StructType) {
-	if rec.Op != OpUpdate || rec.Schema != st || st == nil || !t.plainUpsertJSON(name, o) {
+func (t *Task) noteKeyShape(name string, o icetable.TableOptions, rec icetable.Rec, st *ice.StructType) {
+	if rec.Op != icetable.OpUpdate || rec.Schema != st || st == nil || !t.plainUpsertJSON(name, o) {
 		return
 	}
-	if ks := t.keyShapes[name]; ks != nil && ks.st == st {
+	if ks := t.keyShapes[name]; ks != nil && ks.St == st {
 		return
 	}
-	ks := compileKeyShape(st, o)
+	ks := icetable.CompileKeyShape(st, o)
 	if ks == nil {
-		ks = &keyShape{st: st} // not read from bytes: remembered, so that it is not compiled per record
+		ks = &icetable.KeyShape{St: st} // not read from bytes: remembered, so that it is not compiled per record
 	}
 	t.keyShapes[name] = ks
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/stretchr/testify/require"
+
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
 // TestSegmentManyBatches: a segment of several spool batches, with strings whose sizes change from
@@ -18,27 +20,27 @@ func TestSegmentManyBatches(t *testing.T) {
 		{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
 		{Name: "b", Type: arrow.BinaryTypes.Binary, Nullable: true},
 	}, nil)
-	s, err := newSegment(nil, t.TempDir(), TP{"t", 0}, 1, sc)
+	s, err := icetable.NewSegment(nil, t.TempDir(), icetable.TP{Topic: "t", Partition: 0}, 1, sc)
 	require.NoError(t, err)
-	defer s.remove()
-	const n = 3*spoolBatchRows + 100
-	str := func(i int) string { return strings.Repeat("x", (i/spoolBatchRows)*40+i%7) + fmt.Sprint(i) }
+	defer s.Remove()
+	const n = 3*icetable.SpoolBatchRows + 100
+	str := func(i int) string { return strings.Repeat("x", (i/icetable.SpoolBatchRows)*40+i%7) + fmt.Sprint(i) }
 	bad := func(i int) bool { return i%1000 == 3 }
 	for i := range n {
-		row := Row{"id": int64(i), "s": str(i), "b": []byte(str(i))}
+		row := icetable.Row{"id": int64(i), "s": str(i), "b": []byte(str(i))}
 		if bad(i) {
 			row["id"] = "not a number"
 		}
-		if err := s.add(row, int64(i)); bad(i) {
+		if err := s.Add(row, int64(i)); bad(i) {
 			require.Error(t, err)
 		} else {
 			require.NoError(t, err)
 		}
 	}
-	require.NoError(t, s.seal())
+	require.NoError(t, s.Seal())
 	var got, skipped int
 	next := 100
-	for rec, err := range s.batches(sc, 1, 100, &got, &skipped) {
+	for rec, err := range s.Batches(sc, 1, 100, &got, &skipped) {
 		require.NoError(t, err)
 		ids := rec.Column(0).(*array.Int64)
 		ss := rec.Column(1).(*array.String)

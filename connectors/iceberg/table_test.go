@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/connectors/iceberg/catalogx"
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 	"github.com/connectd/connectd/internal/testutil/icebergtest"
 )
 
@@ -38,14 +39,14 @@ var customerSchema = &ice.StructType{FieldList: []ice.NestedField{
 }}
 
 // scanRows reads the table with iceberg-go (deletes applied), as a second reader.
-func scanRows(t testing.TB, tbl *table.Table) []Row {
+func scanRows(t testing.TB, tbl *table.Table) []icetable.Row {
 	t.Helper()
 	_, it, err := tbl.Scan().ToArrowRecords(context.Background())
 	require.NoError(t, err)
-	var out []Row
+	var out []icetable.Row
 	for rec, err := range it {
 		require.NoError(t, err)
-		out = append(out, recordToRows(rec)...)
+		out = append(out, icetable.RecordToRows(rec)...)
 		rec.Release()
 	}
 	return out
@@ -65,50 +66,50 @@ func TestUpsertCollapsesMovesAndDeletes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			cat := sqliteCatalog(t)
-			w := &Writer{Cat: cat, Ident: table.Identifier{"db", "customers"}, Opts: TableOptions{
+			w := &icetable.Writer{Cat: cat, Ident: table.Identifier{"db", "customers"}, Opts: icetable.TableOptions{
 				IDColumns: []string{"id"}, PartitionBy: tc.partitionBy, AutoCreate: true, DeltaMode: true,
-				VersionColumn: tc.version, OffsetsKey: OffsetsSummaryKey("connect-test"),
+				VersionColumn: tc.version, OffsetsKey: icetable.OffsetsSummaryKey("connect-test"),
 			}}
 			rng := rand.New(rand.NewSource(42))
-			model := map[int64]Row{}
+			model := map[int64]icetable.Row{}
 			versions := map[int64]int64{}
 			base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 			off := int64(0)
-			tp := TP{"cdc", 0}
+			tp := icetable.TP{Topic: "cdc", Partition: 0}
 			for round := 0; round < 4; round++ {
-				var recs []Rec
+				var recs []icetable.Rec
 				for i := 0; i < 300; i++ {
 					id := int64(rng.Intn(60))
 					versions[id]++
 					v := versions[id]
 					day := rng.Intn(5) // partition value changes between versions
-					row := Row{"id": id, "name": fmt.Sprintf("n%d-%d", id, v), "ts": base.Add(time.Duration(day) * 24 * time.Hour), "version": v}
-					op := OpUpdate
+					row := icetable.Row{"id": id, "name": fmt.Sprintf("n%d-%d", id, v), "ts": base.Add(time.Duration(day) * 24 * time.Hour), "version": v}
+					op := icetable.OpUpdate
 					if rng.Intn(7) == 0 {
-						op = OpDelete
-						row = Row{"id": id, "version": v} // key-only delete
+						op = icetable.OpDelete
+						row = icetable.Row{"id": id, "version": v} // key-only delete
 					}
-					recs = append(recs, Rec{Op: op, Row: row, Schema: customerSchema, TP: tp, Offset: off})
+					recs = append(recs, icetable.Rec{Op: op, Row: row, Schema: customerSchema, TP: tp, Offset: off})
 					off++
-					if op == OpDelete {
+					if op == icetable.OpDelete {
 						delete(model, id)
 					} else {
 						model[id] = row
 					}
 					if tc.version != "" && rng.Intn(10) == 0 && v > 1 {
 						// a redelivered stale version (lower version, later offset)
-						stale := Row{"id": id, "name": "stale", "ts": base, "version": v - 1}
-						recs = append(recs, Rec{Op: OpUpdate, Row: stale, Schema: customerSchema, TP: tp, Offset: off})
+						stale := icetable.Row{"id": id, "name": "stale", "ts": base, "version": v - 1}
+						recs = append(recs, icetable.Rec{Op: icetable.OpUpdate, Row: stale, Schema: customerSchema, TP: tp, Offset: off})
 						off++
 					}
 				}
-				_, err := w.Commit(ctx, recs, Offsets{tp: off}, map[string]string{SummaryCommitID: fmt.Sprint(round)})
+				_, err := w.Commit(ctx, recs, icetable.Offsets{tp: off}, map[string]string{icetable.SummaryCommitID: fmt.Sprint(round)})
 				require.NoError(t, err)
 				if tc.version != "" && round == 1 {
 					// a stale record in a later commit than its newer version
 					for id, r := range model {
-						stale := Row{"id": id, "name": "stale", "ts": base, "version": r["version"].(int64) - 1}
-						_, err := w.Commit(ctx, []Rec{{Op: OpUpdate, Row: stale, Schema: customerSchema, TP: tp, Offset: off}}, Offsets{tp: off + 1}, nil)
+						stale := icetable.Row{"id": id, "name": "stale", "ts": base, "version": r["version"].(int64) - 1}
+						_, err := w.Commit(ctx, []icetable.Rec{{Op: icetable.OpUpdate, Row: stale, Schema: customerSchema, TP: tp, Offset: off}}, icetable.Offsets{tp: off + 1}, nil)
 						require.NoError(t, err)
 						off++
 						break
@@ -116,7 +117,7 @@ func TestUpsertCollapsesMovesAndDeletes(t *testing.T) {
 				}
 			}
 			// replay of an already committed range: skipped by the committed offsets
-			st, err := w.Commit(ctx, []Rec{{Op: OpDelete, Row: Row{"id": int64(1)}, TP: tp, Offset: 3}}, Offsets{tp: 4}, nil)
+			st, err := w.Commit(ctx, []icetable.Rec{{Op: icetable.OpDelete, Row: icetable.Row{"id": int64(1)}, TP: tp, Offset: 3}}, icetable.Offsets{tp: 4}, nil)
 			require.NoError(t, err)
 			require.Equal(t, 1, st.Skipped)
 
@@ -142,7 +143,7 @@ func TestUpsertCollapsesMovesAndDeletes(t *testing.T) {
 			sort.Strings(gotDuck)
 			require.Equal(t, want, gotDuck, "duckdb reader")
 
-			offs, err := CommittedOffsets(w.Tbl, "", w.Opts.OffsetsKey)
+			offs, err := icetable.CommittedOffsets(w.Tbl, "", w.Opts.OffsetsKey)
 			require.NoError(t, err)
 			require.Equal(t, off, offs[tp])
 			require.Equal(t, []int{1}, w.Tbl.Schema().IdentifierFieldIDs)
@@ -157,37 +158,37 @@ func TestUpsertCollapsesMovesAndDeletes(t *testing.T) {
 func TestZombieFencing(t *testing.T) {
 	ctx := context.Background()
 	cat := sqliteCatalog(t)
-	opts := TableOptions{AutoCreate: true, OffsetsKey: OffsetsSummaryKey("connect-z")}
+	opts := icetable.TableOptions{AutoCreate: true, OffsetsKey: icetable.OffsetsSummaryKey("connect-z")}
 	ident := table.Identifier{"db", "events"}
 	st := &ice.StructType{FieldList: []ice.NestedField{{ID: 1, Name: "off", Type: ice.PrimitiveTypes.Int64, Required: true}}}
-	tp := TP{"t", 0}
-	recs := func(from, to int64) []Rec {
-		var out []Rec
+	tp := icetable.TP{Topic: "t", Partition: 0}
+	recs := func(from, to int64) []icetable.Rec {
+		var out []icetable.Rec
 		for o := from; o < to; o++ {
-			out = append(out, Rec{Op: OpInsert, Row: Row{"off": o}, Schema: st, TP: tp, Offset: o})
+			out = append(out, icetable.Rec{Op: icetable.OpInsert, Row: icetable.Row{"off": o}, Schema: st, TP: tp, Offset: o})
 		}
 		return out
 	}
-	owner := &Writer{Cat: cat, Ident: ident, Opts: opts}
-	_, err := owner.Commit(ctx, recs(0, 50), Offsets{tp: 50}, nil)
+	owner := &icetable.Writer{Cat: cat, Ident: ident, Opts: opts}
+	_, err := owner.Commit(ctx, recs(0, 50), icetable.Offsets{tp: 50}, nil)
 	require.NoError(t, err)
-	zombie := &Writer{Cat: cat, Ident: ident, Opts: opts}
+	zombie := &icetable.Writer{Cat: cat, Ident: ident, Opts: opts}
 	require.NoError(t, zombie.Load(ctx, nil)) // the zombie's view: offsets up to 50
 
-	_, err = owner.Commit(ctx, recs(50, 120), Offsets{tp: 120}, nil)
+	_, err = owner.Commit(ctx, recs(50, 120), icetable.Offsets{tp: 120}, nil)
 	require.NoError(t, err)
 	// the zombie still holds 50..150 and commits from its stale view: fenced
-	_, err = zombie.Commit(ctx, recs(50, 150), Offsets{tp: 150}, nil)
-	require.ErrorIs(t, err, ErrFenced)
+	_, err = zombie.Commit(ctx, recs(50, 150), icetable.Offsets{tp: 150}, nil)
+	require.ErrorIs(t, err, icetable.ErrFenced)
 	// retried (as a new round would): only 120..150 are new
-	stats, err := zombie.Commit(ctx, recs(50, 150), Offsets{tp: 150}, nil)
+	stats, err := zombie.Commit(ctx, recs(50, 150), icetable.Offsets{tp: 150}, nil)
 	require.NoError(t, err)
 	require.Equal(t, 70, stats.Skipped)
 	require.Equal(t, 30, stats.RowsWritten)
 	// and the owner's late replay of an old range: fenced (stale view), then a no-op
-	_, err = owner.Commit(ctx, recs(100, 150), Offsets{tp: 150}, nil)
-	require.ErrorIs(t, err, ErrFenced)
-	stats, err = owner.Commit(ctx, recs(100, 150), Offsets{tp: 150}, nil)
+	_, err = owner.Commit(ctx, recs(100, 150), icetable.Offsets{tp: 150}, nil)
+	require.ErrorIs(t, err, icetable.ErrFenced)
+	stats, err = owner.Commit(ctx, recs(100, 150), icetable.Offsets{tp: 150}, nil)
 	require.NoError(t, err)
 	require.Equal(t, 50, stats.Skipped)
 
@@ -212,21 +213,21 @@ func TestCommitBranch(t *testing.T) {
 	ctx := context.Background()
 	cat := sqliteCatalog(t)
 	st := &ice.StructType{FieldList: []ice.NestedField{{ID: 1, Name: "off", Type: ice.PrimitiveTypes.Int64, Required: true}}}
-	w := &Writer{Cat: cat, Ident: table.Identifier{"db", "br"}, Opts: TableOptions{AutoCreate: true, CommitBranch: "ingest", OffsetsKey: OffsetsSummaryKey("g")}}
-	tp := TP{"t", 0}
+	w := &icetable.Writer{Cat: cat, Ident: table.Identifier{"db", "br"}, Opts: icetable.TableOptions{AutoCreate: true, CommitBranch: "ingest", OffsetsKey: icetable.OffsetsSummaryKey("g")}}
+	tp := icetable.TP{Topic: "t", Partition: 0}
 	for round := int64(0); round < 2; round++ {
-		var recs []Rec
+		var recs []icetable.Rec
 		for o := round * 10; o < round*10+10; o++ {
-			recs = append(recs, Rec{Op: OpInsert, Row: Row{"off": o}, Schema: st, TP: tp, Offset: o})
+			recs = append(recs, icetable.Rec{Op: icetable.OpInsert, Row: icetable.Row{"off": o}, Schema: st, TP: tp, Offset: o})
 		}
-		_, err := w.Commit(ctx, recs, Offsets{tp: round*10 + 10}, nil)
+		_, err := w.Commit(ctx, recs, icetable.Offsets{tp: round*10 + 10}, nil)
 		require.NoError(t, err)
 	}
 	tbl, err := cat.LoadTable(ctx, catalog.ToIdentifier("db.br"))
 	require.NoError(t, err)
 	require.Nil(t, tbl.CurrentSnapshot(), "main must stay empty")
 	require.NotNil(t, tbl.SnapshotByName("ingest"))
-	offs, err := CommittedOffsets(tbl, "ingest", OffsetsSummaryKey("g"))
+	offs, err := icetable.CommittedOffsets(tbl, "ingest", icetable.OffsetsSummaryKey("g"))
 	require.NoError(t, err)
 	require.Equal(t, int64(20), offs[tp])
 	scan, err := tbl.Scan().UseRef("ingest")

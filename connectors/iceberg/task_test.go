@@ -15,6 +15,7 @@ import (
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connectors/iceberg/catalogx"
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 	"github.com/connectd/connectd/internal/kafka"
 	"github.com/connectd/connectd/internal/metrics"
 	"github.com/connectd/connectd/internal/testutil/icebergtest"
@@ -50,12 +51,12 @@ func sinkProps(t testing.TB, extra map[string]string) (map[string]string, string
 	dir := t.TempDir()
 	testSeq++
 	p := map[string]string{
-		"name":                               fmt.Sprintf("ice-%s-%d", filepath.Base(dir), testSeq),
-		"connector.class":                    ApacheClass,
-		"iceberg.catalog.catalog-impl":       "org.apache.iceberg.jdbc.JdbcCatalog",
-		"iceberg.catalog.uri":                "jdbc:sqlite:" + filepath.Join(dir, "catalog.db"),
-		"iceberg.catalog.warehouse":          filepath.Join(dir, "warehouse"),
-		"iceberg.control.commit.interval-ms": "3600000", // tests commit explicitly
+		"name":                                 fmt.Sprintf("ice-%s-%d", filepath.Base(dir), testSeq),
+		"connector.class":                      ApacheClass,
+		"iceberg.catalog.catalog-impl":         "org.apache.iceberg.jdbc.JdbcCatalog",
+		"iceberg.catalog.uri":                  "jdbc:sqlite:" + filepath.Join(dir, "catalog.db"),
+		"iceberg.catalog.warehouse":            filepath.Join(dir, "warehouse"),
+		"iceberg.control.commit.interval-ms":   "3600000", // tests commit explicitly
 		"iceberg.tables.auto-create-enabled": "true",
 	}
 	for k, v := range extra {
@@ -234,7 +235,7 @@ func duckRows(t testing.TB, metadata, query string) []string {
 func TestDebeziumUpsertAndRawHistory(t *testing.T) {
 	props, _ := sinkProps(t, map[string]string{
 		"iceberg.tables":                                    "shop.customers,shop.customers_history",
-		"iceberg.tables.default-id-columns":                 "id",
+		"iceberg.tables.default-id-columns":               "id",
 		"iceberg.table.shop.customers.partition-by":         "day(ts)",
 		"iceberg.table.shop.customers.version-column":       "version",
 		"iceberg.table.shop.customers_history.raw-cdc":      "true",
@@ -300,10 +301,10 @@ func TestDebeziumUpsertAndRawHistory(t *testing.T) {
 func TestCrashRecoveryExactlyOnce(t *testing.T) {
 	props, _ := sinkProps(t, map[string]string{
 		"iceberg.tables":                               "shop.customers,shop.customers_history",
-		"iceberg.tables.default-id-columns":            "id",
+		"iceberg.tables.default-id-columns":          "id",
 		"iceberg.table.shop.customers.partition-by":    "bucket(id,4)",
 		"iceberg.table.shop.customers_history.raw-cdc": "true",
-		"iceberg.tables.upsert-mode-enabled":           "true",
+		"iceberg.tables.upsert-mode-enabled":         "true",
 	})
 	const parts = 4
 	events, want := cdcStream(11, 2500, 150, parts)
@@ -415,9 +416,9 @@ func TestOneSnapshotPerTablePerRound(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, tbl.Metadata().Snapshots(), 3, name)
 		require.Equal(t, []string{"90"}, duckRows(t, meta, "SELECT count(*) FROM t"))
-		offs, err := CommittedOffsets(tbl, "", OffsetsSummaryKey("connect-"+props["name"]))
+		offs, err := icetable.CommittedOffsets(tbl, "", icetable.OffsetsSummaryKey("connect-"+props["name"]))
 		require.NoError(t, err)
-		require.Equal(t, Offsets{{"t", 0}: 30, {"t", 1}: 30, {"t", 2}: 30}, offs)
+		require.Equal(t, icetable.Offsets{{Topic: "t", Partition: 0}: 30, {Topic: "t", Partition: 1}: 30, {Topic: "t", Partition: 2}: 30}, offs)
 	}
 }
 
@@ -456,9 +457,9 @@ func TestEnvelopeVersionColumn(t *testing.T) {
 func TestFailedRoundRetriesWithoutRewind(t *testing.T) {
 	props, _ := sinkProps(t, map[string]string{
 		"iceberg.tables":                               "shop.customers,shop.customers_history",
-		"iceberg.tables.default-id-columns":            "id",
+		"iceberg.tables.default-id-columns":          "id",
 		"iceberg.table.shop.customers_history.raw-cdc": "true",
-		"iceberg.tables.upsert-mode-enabled":           "true",
+		"iceberg.tables.upsert-mode-enabled":         "true",
 		KeyMaxBufferedRecords:                          "100",
 		KeyCommitRetryMs:                               "3600000",
 	})

@@ -9,6 +9,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
 // TestLateEventAfterDeleteStaysDeleted: with a version column, a key deleted at v3 in one
@@ -19,23 +21,23 @@ import (
 // order: the later event wins) and no tombstone table is created.
 func TestLateEventAfterDeleteStaysDeleted(t *testing.T) {
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	row := func(id int64, name string, day int, v int64) Row {
-		return Row{"id": id, "name": name, "ts": base.Add(time.Duration(day) * 24 * time.Hour), "version": v}
+	row := func(id int64, name string, day int, v int64) icetable.Row {
+		return icetable.Row{"id": id, "name": name, "ts": base.Add(time.Duration(day) * 24 * time.Hour), "version": v}
 	}
-	tp := TP{"cdc", 0}
+	tp := icetable.TP{Topic: "cdc", Partition: 0}
 	// the stream, in rounds (one commit each)
-	rounds := [][]Rec{
+	rounds := [][]icetable.Rec{
 		{
-			{Op: OpInsert, Row: row(1, "v1", 0, 1)},
-			{Op: OpUpdate, Row: row(1, "v2", 1, 2)},
-			{Op: OpDelete, Row: Row{"id": int64(1), "version": int64(3)}}, // key-only delete
-			{Op: OpInsert, Row: row(2, "k2v1", 2, 1)},
+			{Op: icetable.OpInsert, Row: row(1, "v1", 0, 1)},
+			{Op: icetable.OpUpdate, Row: row(1, "v2", 1, 2)},
+			{Op: icetable.OpDelete, Row: icetable.Row{"id": int64(1), "version": int64(3)}}, // key-only delete
+			{Op: icetable.OpInsert, Row: row(2, "k2v1", 2, 1)},
 		},
-		{{Op: OpUpdate, Row: row(1, "late-v2", 3, 2)}},                  // late: must stay deleted
-		{{Op: OpUpdate, Row: row(1, "late-v3", 2, 3)}},                  // same version as the delete
-		{{Op: OpInsert, Row: row(1, "v4", 4, 4)}},                       // newer: back
-		{{Op: OpDelete, Row: Row{"id": int64(1), "version": int64(3)}}}, // replayed delete: older than v4
-		{{Op: OpUpdate, Row: row(1, "late-v2", 3, 2)}},
+		{{Op: icetable.OpUpdate, Row: row(1, "late-v2", 3, 2)}},                           // late: must stay deleted
+		{{Op: icetable.OpUpdate, Row: row(1, "late-v3", 2, 3)}},                           // same version as the delete
+		{{Op: icetable.OpInsert, Row: row(1, "v4", 4, 4)}},                                // newer: back
+		{{Op: icetable.OpDelete, Row: icetable.Row{"id": int64(1), "version": int64(3)}}}, // replayed delete: older than v4
+		{{Op: icetable.OpUpdate, Row: row(1, "late-v2", 3, 2)}},
 	}
 	off := int64(0)
 	for i := range rounds {
@@ -68,15 +70,15 @@ func TestLateEventAfterDeleteStaysDeleted(t *testing.T) {
 			ctx := context.Background()
 			cat := sqliteCatalog(t)
 			ident := table.Identifier{"db", "customers"}
-			newWriter := func(ident table.Identifier, group string) *Writer {
-				return &Writer{Cat: cat, Ident: ident, Opts: TableOptions{
+			newWriter := func(ident table.Identifier, group string) *icetable.Writer {
+				return &icetable.Writer{Cat: cat, Ident: ident, Opts: icetable.TableOptions{
 					IDColumns: []string{"id"}, PartitionBy: tc.partitionBy, AutoCreate: true, DeltaMode: true,
-					VersionColumn: "version", OffsetsKey: OffsetsSummaryKey(group),
+					VersionColumn: "version", OffsetsKey: icetable.OffsetsSummaryKey(group),
 				}}
 			}
 			w := newWriter(ident, "g1")
 			for i, recs := range rounds {
-				st, err := w.Commit(ctx, recs, Offsets{tp: recs[len(recs)-1].Offset + 1}, nil)
+				st, err := w.Commit(ctx, recs, icetable.Offsets{tp: recs[len(recs)-1].Offset + 1}, nil)
 				require.NoError(t, err)
 				require.Equal(t, want[i], duckRows(t, w.Tbl.MetadataLocation(), q), "after round %d", i)
 				switch i {
@@ -86,7 +88,7 @@ func TestLateEventAfterDeleteStaysDeleted(t *testing.T) {
 					assert.Equal(t, 1, st.StaleDropped, "round %d", i)
 				}
 			}
-			tomb, err := cat.LoadTable(ctx, TombstoneIdent(ident))
+			tomb, err := cat.LoadTable(ctx, icetable.TombstoneIdent(ident))
 			require.NoError(t, err)
 			require.Equal(t, []string{"1|3"}, duckRows(t, tomb.MetadataLocation(), "SELECT id, version FROM t"))
 
@@ -94,22 +96,22 @@ func TestLateEventAfterDeleteStaysDeleted(t *testing.T) {
 			// offsets, every record is judged by version alone
 			r := newWriter(ident, "g2")
 			for _, recs := range rounds {
-				_, err := r.Commit(ctx, recs, Offsets{tp: recs[len(recs)-1].Offset + 1}, nil)
+				_, err := r.Commit(ctx, recs, icetable.Offsets{tp: recs[len(recs)-1].Offset + 1}, nil)
 				require.NoError(t, err)
 			}
 			require.Equal(t, final, duckRows(t, r.Tbl.MetadataLocation(), q), "replay by round")
 
 			// the whole stream in one commit into a fresh table, and once more on top of it
 			f := newWriter(table.Identifier{"db", "fresh"}, "g1")
-			var all []Rec
+			var all []icetable.Rec
 			for _, recs := range rounds {
 				all = append(all, recs...)
 			}
 			for i := range 2 {
-				_, err = f.Commit(ctx, all, Offsets{tp: off}, nil)
+				_, err = f.Commit(ctx, all, icetable.Offsets{tp: off}, nil)
 				require.NoError(t, err)
 				require.Equal(t, final, duckRows(t, f.Tbl.MetadataLocation(), q), "one commit, pass %d", i)
-				f.Opts.OffsetsKey = OffsetsSummaryKey("g2") // second pass: a replay
+				f.Opts.OffsetsKey = icetable.OffsetsSummaryKey("g2") // second pass: a replay
 			}
 		})
 	}
@@ -120,27 +122,27 @@ func TestLateEventAfterDeleteStaysDeleted(t *testing.T) {
 	t.Run("tombstones-ahead-of-table", func(t *testing.T) {
 		ctx := context.Background()
 		cat := sqliteCatalog(t)
-		w := &Writer{Cat: cat, Ident: table.Identifier{"db", "customers"}, Opts: TableOptions{
+		w := &icetable.Writer{Cat: cat, Ident: table.Identifier{"db", "customers"}, Opts: icetable.TableOptions{
 			IDColumns: []string{"id"}, AutoCreate: true, DeltaMode: true,
-			VersionColumn: "version", OffsetsKey: OffsetsSummaryKey("g1"),
+			VersionColumn: "version", OffsetsKey: icetable.OffsetsSummaryKey("g1"),
 		}}
 		recs := rounds[0][:2] // v1, v2 of key 1
-		_, err := w.Commit(ctx, recs, Offsets{tp: 2}, nil)
+		_, err := w.Commit(ctx, recs, icetable.Offsets{tp: 2}, nil)
 		require.NoError(t, err)
 		// the round [delete v3, late v2]: its tombstone committed, the table commit "crashed"
 		del := rounds[0][2]
-		require.NoError(t, w.commitTombstones(ctx, []string{"id"}, []Row{{"id": int64(1), "version": int64(3)}}))
+		require.NoError(t, w.CommitTombstones(ctx, []string{"id"}, []icetable.Row{{"id": int64(1), "version": int64(3)}}))
 		require.Equal(t, []string{"1|v2|2"}, duckRows(t, w.Tbl.MetadataLocation(), q))
 		// replay of the round
 		late := rounds[1][0]
 		late.Offset = del.Offset + 1
-		st, err := w.Commit(ctx, []Rec{del, late}, Offsets{tp: late.Offset + 1}, nil)
+		st, err := w.Commit(ctx, []icetable.Rec{del, late}, icetable.Offsets{tp: late.Offset + 1}, nil)
 		require.NoError(t, err)
 		require.Empty(t, duckRows(t, w.Tbl.MetadataLocation(), q))
 		require.Zero(t, st.Tombstones, "already recorded")
 		// and the late v2 alone, in a later round
 		late.Offset++
-		_, err = w.Commit(ctx, []Rec{late}, Offsets{tp: late.Offset + 1}, nil)
+		_, err = w.Commit(ctx, []icetable.Rec{late}, icetable.Offsets{tp: late.Offset + 1}, nil)
 		require.NoError(t, err)
 		require.Empty(t, duckRows(t, w.Tbl.MetadataLocation(), q))
 	})
@@ -149,23 +151,23 @@ func TestLateEventAfterDeleteStaysDeleted(t *testing.T) {
 		ctx := context.Background()
 		cat := sqliteCatalog(t)
 		ident := table.Identifier{"db", "customers"}
-		w := &Writer{Cat: cat, Ident: ident, Opts: TableOptions{
-			IDColumns: []string{"id"}, AutoCreate: true, DeltaMode: true, OffsetsKey: OffsetsSummaryKey("g1"),
+		w := &icetable.Writer{Cat: cat, Ident: ident, Opts: icetable.TableOptions{
+			IDColumns: []string{"id"}, AutoCreate: true, DeltaMode: true, OffsetsKey: icetable.OffsetsSummaryKey("g1"),
 		}}
 		for _, recs := range rounds[:2] {
-			st, err := w.Commit(ctx, recs, Offsets{tp: recs[len(recs)-1].Offset + 1}, nil)
+			st, err := w.Commit(ctx, recs, icetable.Offsets{tp: recs[len(recs)-1].Offset + 1}, nil)
 			require.NoError(t, err)
 			require.Zero(t, st.Tombstones)
 		}
 		// Kafka order: the later record wins
 		require.Equal(t, []string{"1|late-v2|2", "2|k2v1|1"}, duckRows(t, w.Tbl.MetadataLocation(), "SELECT id, name, version FROM t"))
-		_, err := cat.LoadTable(ctx, TombstoneIdent(ident))
+		_, err := cat.LoadTable(ctx, icetable.TombstoneIdent(ident))
 		require.ErrorIs(t, err, catalog.ErrNoSuchTable)
 	})
 }
 
 func TestTombstoneIdent(t *testing.T) {
 	in := table.Identifier{"a", "b"}
-	require.Equal(t, table.Identifier{"a", "b__deletes"}, TombstoneIdent(in))
+	require.Equal(t, table.Identifier{"a", "b__deletes"}, icetable.TombstoneIdent(in))
 	require.Equal(t, table.Identifier{"a", "b"}, in, "input not modified")
 }

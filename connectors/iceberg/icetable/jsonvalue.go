@@ -1,4 +1,4 @@
-package iceberg
+package icetable
 
 import (
 	"bytes"
@@ -24,10 +24,10 @@ const (
 	kindBool
 )
 
-// memberScan checks a JSON object against a record shape (the inferred struct type of a schemaless
+// MemberScan checks a JSON object against a record shape (the inferred struct type of a schemaless
 // value): its non-null members are exactly these names with these kinds. It notes where each member's
 // value starts.
-type memberScan struct {
+type MemberScan struct {
 	names  map[string]int // member name → index
 	member []string       // index → member name
 	kinds  []jsonKind
@@ -36,14 +36,14 @@ type memberScan struct {
 	order []int
 	plain []bool // per member: its name has no quote or backslash (the bytes of its token are the name)
 	// scratch for one record, per member
-	pos  []int // where its value starts (-1: null)
-	end  []int // where its value ends
+	Pos  []int // where its value starts (-1: null)
+	End  []int // where its value ends
 	seen []bool
 }
 
 // orderedName is the member whose name is the string token at i when it is the member last found
 // n-th in an object, and the token's end (-1: not that name, which lookup then looks up).
-func (ms *memberScan) orderedName(b []byte, i, n int) (int, int) {
+func (ms *MemberScan) orderedName(b []byte, i, n int) (int, int) {
 	if n >= len(ms.order) {
 		return 0, -1
 	}
@@ -60,7 +60,7 @@ func (ms *memberScan) orderedName(b []byte, i, n int) (int, int) {
 }
 
 // lookup is the member named by key, the n-th of the object.
-func (ms *memberScan) lookup(key []byte, n int) (int, bool) {
+func (ms *MemberScan) lookup(key []byte, n int) (int, bool) {
 	if n < len(ms.order) {
 		if m := ms.order[n]; m >= 0 && ms.member[m] == string(key) {
 			return m, true
@@ -73,12 +73,12 @@ func (ms *memberScan) lookup(key []byte, n int) (int, bool) {
 	return m, ok
 }
 
-// newMemberScan compiles st's members, or nil when one is of a type the bytes are not read from
+// NewMemberScan compiles st's members, or nil when one is of a type the bytes are not read from
 // (nested values, timestamps, narrower numbers, ...) or is named op (the record could be a Debezium
 // envelope, debeziumEnvelope: that is cdcRecord's to say).
-func newMemberScan(st *ice.StructType) *memberScan {
+func NewMemberScan(st *ice.StructType) *MemberScan {
 	n := len(st.FieldList)
-	ms := &memberScan{names: map[string]int{}, pos: make([]int, n), end: make([]int, n), seen: make([]bool, n)}
+	ms := &MemberScan{names: map[string]int{}, Pos: make([]int, n), End: make([]int, n), seen: make([]bool, n)}
 	for _, f := range st.FieldList {
 		if f.Name == "op" {
 			return nil
@@ -105,10 +105,10 @@ func newMemberScan(st *ice.StructType) *memberScan {
 	return ms
 }
 
-// scan reports whether the (valid) JSON object b is of the shape, noting where each member's value
+// Scan reports whether the (valid) JSON object b is of the shape, noting where each member's value
 // starts and ends. With the members the converter listed (connect.JSONValue.Members), it reads them
 // instead of finding them in b.
-func (ms *memberScan) scan(b []byte, members []connect.JSONMember) bool {
+func (ms *MemberScan) Scan(b []byte, members []connect.JSONMember) bool {
 	ms.reset()
 	if members != nil {
 		return ms.scanListed(b, members)
@@ -144,7 +144,7 @@ func (ms *memberScan) scan(b []byte, members []connect.JSONMember) bool {
 }
 
 // scanListed is scan over the listed members of b.
-func (ms *memberScan) scanListed(b []byte, members []connect.JSONMember) bool {
+func (ms *MemberScan) scanListed(b []byte, members []connect.JSONMember) bool {
 	n := 0
 	for at := range members {
 		mb := &members[at]
@@ -164,16 +164,16 @@ func (ms *memberScan) scanListed(b []byte, members []connect.JSONMember) bool {
 	return n == len(ms.kinds)
 }
 
-func (ms *memberScan) reset() {
-	for i := range ms.pos {
-		ms.pos[i] = -1
+func (ms *MemberScan) reset() {
+	for i := range ms.Pos {
+		ms.Pos[i] = -1
 	}
 	clear(ms.seen)
 }
 
 // note takes the member found at i..ve (of kind vk) as member m (ok: a member of the shape), counting
 // those of the shape in n; false: the object is not of the shape.
-func (ms *memberScan) note(m int, ok bool, vk jsonKind, i, ve int, n *int) bool {
+func (ms *MemberScan) note(m int, ok bool, vk jsonKind, i, ve int, n *int) bool {
 	switch {
 	case ve < 0:
 		return false
@@ -188,27 +188,27 @@ func (ms *memberScan) note(m int, ok bool, vk jsonKind, i, ve int, n *int) bool 
 	default:
 		ms.seen[m] = true
 		*n++
-		ms.pos[m], ms.end[m] = i, ve
+		ms.Pos[m], ms.End[m] = i, ve
 	}
 	return true
 }
 
-// jsonShape is a record shape that a table covers, compiled against the table's Arrow columns: for
+// JSONShape is a record shape that a table covers, compiled against the table's Arrow columns: for
 // each member, the column it fills (-1: none, ignored as the map's extra keys are). A JSON object of
 // the shape converts to a map of that shape, and the row appendValue builds from that map is the row
-// appendRow builds from the bytes.
-type jsonShape struct {
-	*memberScan
-	st       *ice.StructType
-	schemaID int
+// AppendRow builds from the bytes.
+type JSONShape struct {
+	*MemberScan
+	St       *ice.StructType
+	SchemaID int
 	cols     []int // per member: column, or -1
 	from     []int // per column: the member whose value fills it, or -1
 }
 
-// compileShape builds the jsonShape of st for the columns fields (of table schema schemaID), or nil
+// CompileShape builds the jsonShape of st for the columns fields (of table schema schemaID), or nil
 // when a member's type, or its column's, is one the bytes are not appended from.
-func compileShape(st *ice.StructType, schemaID int, fields []arrow.Field) *jsonShape {
-	ms := newMemberScan(st)
+func CompileShape(st *ice.StructType, schemaID int, fields []arrow.Field) *JSONShape {
+	ms := NewMemberScan(st)
 	if ms == nil {
 		return nil
 	}
@@ -216,7 +216,7 @@ func compileShape(st *ice.StructType, schemaID int, fields []arrow.Field) *jsonS
 	for i, f := range fields {
 		col[f.Name] = i
 	}
-	js := &jsonShape{memberScan: ms, st: st, schemaID: schemaID, cols: make([]int, len(ms.kinds)), from: make([]int, len(fields))}
+	js := &JSONShape{MemberScan: ms, St: st, SchemaID: schemaID, cols: make([]int, len(ms.kinds)), from: make([]int, len(fields))}
 	for _, f := range st.FieldList {
 		m := ms.names[f.Name]
 		c, ok := col[f.Name]
@@ -254,13 +254,13 @@ func appendsFrom(dt arrow.DataType, k jsonKind) bool {
 	return false
 }
 
-// appendJSON appends the (valid) JSON object b, of the listed members (nil: not listed), to segment s
+// AppendJSON appends the (valid) JSON object b, of the listed members (nil: not listed), to segment s
 // as one row when it is of the shape, else appends nothing and reports false.
-func (js *jsonShape) appendJSON(s *segment, b []byte, members []connect.JSONMember, offset int64) (bool, error) {
-	if !js.appendRow(s.cols, b, members) {
+func (js *JSONShape) AppendJSON(s *Segment, b []byte, members []connect.JSONMember, offset int64) (bool, error) {
+	if !js.AppendRow(s.cols, b, members) {
 		return false, nil
 	}
-	s.rows++
+	s.Rows++
 	s.off.Append(offset)
 	if s.off.Len() >= s.batchRows {
 		return true, s.flush(true)
@@ -268,20 +268,20 @@ func (js *jsonShape) appendJSON(s *segment, b []byte, members []connect.JSONMemb
 	return true, nil
 }
 
-// appendRow appends the (valid) JSON object b, of the listed members (nil: not listed), to the builders
+// AppendRow appends the (valid) JSON object b, of the listed members (nil: not listed), to the builders
 // of the shape's columns when it is of the shape, else appends nothing and reports false.
-func (js *jsonShape) appendRow(blds []array.Builder, b []byte, members []connect.JSONMember) bool {
-	if !js.scan(b, members) {
+func (js *JSONShape) AppendRow(blds []array.Builder, b []byte, members []connect.JSONMember) bool {
+	if !js.Scan(b, members) {
 		return false
 	}
 	// second pass: append, every value already known to fit and where it ends
 	for c, m := range js.from {
 		bld := blds[c]
-		if m < 0 || js.pos[m] < 0 {
+		if m < 0 || js.Pos[m] < 0 {
 			bld.AppendNull()
 			continue
 		}
-		p, e := js.pos[m], js.end[m]
+		p, e := js.Pos[m], js.End[m]
 		switch x := bld.(type) {
 		case *array.Int64Builder:
 			x.Append(jsonInt(b, p))

@@ -1,11 +1,11 @@
-package iceberg
+package icetable
 
 import (
 	"strings"
 )
 
-// cloneRow copies a row's top level.
-func cloneRow(r Row) Row {
+// CloneRow copies a row's top level.
+func CloneRow(r Row) Row {
 	out := make(Row, len(r))
 	for k, v := range r {
 		out[k] = v
@@ -13,8 +13,8 @@ func cloneRow(r Row) Row {
 	return out
 }
 
-// fieldPath reads a dotted path from a row.
-func fieldPath(row map[string]any, path string) (any, bool) {
+// FieldPath reads a dotted path from a row.
+func FieldPath(row map[string]any, path string) (any, bool) {
 	var cur any = row
 	for _, p := range strings.Split(path, ".") {
 		m, ok := cur.(map[string]any)

@@ -1,4 +1,4 @@
-package iceberg
+package icetable
 
 // Delete tombstones: versions of deleted keys, kept durably in Iceberg.
 //
@@ -82,8 +82,8 @@ func TombstoneIdent(ident table.Identifier) table.Identifier {
 // tombstonesEnabled: a version column that is a column of the table, and this writer is not
 // itself a tombstone writer.
 func (w *Writer) tombstonesEnabled() bool {
-	vc := w.Opts.versionColumn()
-	if w.isTombstones || vc == "" {
+	vc := w.Opts.KeyVersionColumn()
+	if w.IsTombstones || vc == "" {
 		return false
 	}
 	_, ok := w.Tbl.Schema().FindFieldByName(vc)
@@ -91,16 +91,16 @@ func (w *Writer) tombstonesEnabled() bool {
 }
 
 func (w *Writer) tombstoneWriter(ids []string) *Writer {
-	if w.tombs == nil {
-		w.tombs = &Writer{Cat: w.Cat, Ident: TombstoneIdent(w.Ident), isTombstones: true}
+	if w.Tombs == nil {
+		w.Tombs = &Writer{Cat: w.Cat, Ident: TombstoneIdent(w.Ident), IsTombstones: true}
 	}
-	w.tombs.Opts = TableOptions{
+	w.Tombs.Opts = TableOptions{
 		IDColumns: ids, DeltaMode: true, UpsertMode: true,
 		VersionColumn: w.Opts.VersionColumn, CDCVersionColumn: w.Opts.CDCVersionColumn,
 		CommitBranch: w.Opts.CommitBranch,
 		// no offsets: upserting a tombstone is idempotent (highest version wins)
 	}
-	return w.tombs
+	return w.Tombs
 }
 
 // loadTombstones returns, per key of keys, the version at which it was last deleted. The
@@ -116,19 +116,19 @@ func (w *Writer) loadTombstones(ctx context.Context, ids []string, keys []Row) (
 		return nil, err
 	}
 	tw.Tbl = tbl
-	if len(keys) == 0 || branchHead(tbl, tw.Opts.CommitBranch) == nil {
+	if len(keys) == 0 || BranchHead(tbl, tw.Opts.CommitBranch) == nil {
 		return nil, nil
 	}
 	cur, err := tw.lookupCurrent(ctx, ids, keys)
 	if err != nil {
 		return nil, err
 	}
-	vc := w.Opts.versionColumn()
+	vc := w.Opts.KeyVersionColumn()
 	out := make(map[string]any, len(cur))
 	for k, rows := range cur {
 		for _, r := range rows {
 			if v := r[vc]; v != nil {
-				if prev, ok := out[k]; !ok || w.Opts.cmpVersion(v, prev) > 0 {
+				if prev, ok := out[k]; !ok || w.Opts.CmpVersion(v, prev) > 0 {
 					out[k] = v
 				}
 			}
@@ -145,7 +145,7 @@ func (w *Writer) prepareTombstones(ctx context.Context, ids []string, rows []Row
 	if tw.Tbl == nil {
 		sc := w.Tbl.Schema()
 		var fields []ice.NestedField
-		for i, n := range append(slices.Clone(ids), w.Opts.versionColumn()) {
+		for i, n := range append(slices.Clone(ids), w.Opts.KeyVersionColumn()) {
 			f, ok := sc.FindFieldByName(n)
 			if !ok {
 				return nil, fmt.Errorf("column %q not in table schema", n)
@@ -180,14 +180,14 @@ func (w *Writer) prepareTombstones(ctx context.Context, ids []string, rows []Row
 	return p, err
 }
 
-// commitTombstones prepares and commits tombstone rows on their own.
-func (w *Writer) commitTombstones(ctx context.Context, ids []string, rows []Row) error {
+// CommitTombstones prepares and commits tombstone rows on their own.
+func (w *Writer) CommitTombstones(ctx context.Context, ids []string, rows []Row) error {
 	p, err := w.prepareTombstones(ctx, ids, rows)
 	if err != nil {
 		return err
 	}
-	if _, err := w.tombs.Apply(ctx, []*Part{p}, nil, nil); err != nil {
-		w.tombs.Tbl = nil
+	if _, err := w.Tombs.Apply(ctx, []*Part{p}, nil, nil); err != nil {
+		w.Tombs.Tbl = nil
 		return err
 	}
 	return nil

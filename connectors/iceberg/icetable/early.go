@@ -1,4 +1,4 @@
-package iceberg
+package icetable
 
 import (
 	"bufio"
@@ -36,7 +36,7 @@ const earlyBatchRows = 4096
 // holding more rows in memory when the encoder falls behind.
 const earlyQueueBatches = 0
 
-// earlyFiles is one task's data files of one unpartitioned append table, written from its
+// EarlyFiles is one task's data files of one unpartitioned append table, written from its
 // segments' batches while the commit interval runs (one of iceberg-go's rolling writers, as the
 // JVM sink's task writers do), and which rows of which segment the files hold, in order. The
 // round commits a file as it is when it still wants every row in it, and writes the rows it
@@ -45,20 +45,20 @@ const earlyQueueBatches = 0
 // the round's, against the head it commits on, as for spooled rows; written files a round does
 // not take are orphans. This replaces the spool's copy of the rows, its write to local disk and
 // reading it back.
-type earlyFiles struct {
+type EarlyFiles struct {
 	tbl   *table.Table // the table as loaded when the writer began: its location, spec and schema
 	asc   *arrow.Schema
 	in    chan arrow.RecordBatch
-	done  chan struct{} // closed when the writer has ended
+	Done  chan struct{} // closed when the writer has ended
 	ended bool          // in is closed
 
 	mu    sync.Mutex
 	files []ice.DataFile // in row order; final once done is closed
 	err   error
 
-	runs []earlyRun // in row order
+	Runs []earlyRun // in row order
 	rows int64      // rows sent to the writer
-	offs scratchFile
+	Offs scratchFile
 	ow   *bufio.Writer // each row's Kafka offset, 8 bytes little-endian, in row order
 	ob   []byte
 	segs int         // segments not yet removed
@@ -67,24 +67,24 @@ type earlyFiles struct {
 
 // earlyRun is rows of one segment sent as one batch: their Kafka offsets rise from first to last.
 type earlyRun struct {
-	seg         *segment
+	seg         *Segment
 	at          int64 // the run's first row among the files' rows
 	n           int64
 	first, last int64
 }
 
-// earlyEligible reports whether a table's rows can be written to data files during the interval:
+// EarlyEligible reports whether a table's rows can be written to data files during the interval:
 // one rolling writer keeps their order only for an unpartitioned, unsorted table.
-func earlyEligible(tbl *table.Table) bool {
+func EarlyEligible(tbl *table.Table) bool {
 	return tbl.Spec().IsUnpartitioned() && tbl.SortOrder().IsUnsorted()
 }
 
-// startEarly starts a writer of data files of tbl taking batches of schema asc; offs keeps the
+// StartEarly starts a writer of data files of tbl taking batches of schema asc; offs keeps the
 // rows' offsets.
-func startEarly(tbl *table.Table, asc *arrow.Schema, o TableOptions, offs scratchFile, lost func(error)) *earlyFiles {
-	e := &earlyFiles{
-		tbl: tbl, asc: asc, in: make(chan arrow.RecordBatch, earlyQueueBatches), done: make(chan struct{}),
-		offs: offs, ow: bufio.NewWriterSize(offs, 64<<10), lost: lost,
+func StartEarly(tbl *table.Table, asc *arrow.Schema, o TableOptions, offs scratchFile, lost func(error)) *EarlyFiles {
+	e := &EarlyFiles{
+		tbl: tbl, asc: asc, in: make(chan arrow.RecordBatch, earlyQueueBatches), Done: make(chan struct{}),
+		Offs: offs, ow: bufio.NewWriterSize(offs, 64<<10), lost: lost,
 	}
 	opts := []table.WriteRecordOption{table.WithRecordBatchBufferSize(1)} // see earlyQueueBatches
 	if o.TargetFileSize > 0 {
@@ -97,8 +97,8 @@ func startEarly(tbl *table.Table, asc *arrow.Schema, o TableOptions, offs scratc
 	return e
 }
 
-func (e *earlyFiles) write(ctx context.Context, opts []table.WriteRecordOption) {
-	defer close(e.done)
+func (e *EarlyFiles) write(ctx context.Context, opts []table.WriteRecordOption) {
+	defer close(e.Done)
 	src := func(yield func(arrow.RecordBatch, error) bool) {
 		for b := range e.in {
 			if !yield(b, nil) {
@@ -121,14 +121,14 @@ func (e *earlyFiles) write(ctx context.Context, opts []table.WriteRecordOption) 
 }
 
 // failed is the writer's error, if it failed.
-func (e *earlyFiles) failed() error {
+func (e *EarlyFiles) failed() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.err
 }
 
 // fail records the writer's first error and reports it to the task: its rows are lost here.
-func (e *earlyFiles) fail(err error) {
+func (e *EarlyFiles) fail(err error) {
 	e.mu.Lock()
 	first := e.err == nil
 	if first {
@@ -140,14 +140,14 @@ func (e *earlyFiles) fail(err error) {
 	}
 }
 
-// add sends rows of segment s (b, none of them bad; their offsets offs) to the writer; it takes b.
+// Add sends rows of segment s (b, none of them bad; their offsets offs) to the writer; it takes b.
 // Caller holds the task's mu.
-func (e *earlyFiles) add(s *segment, b arrow.RecordBatch, offs []int64) error {
+func (e *EarlyFiles) add(s *Segment, b arrow.RecordBatch, offs []int64) error {
 	if err := e.failed(); err != nil {
 		b.Release()
 		return err
 	}
-	e.runs = append(e.runs, earlyRun{seg: s, at: e.rows, n: int64(len(offs)), first: offs[0], last: offs[len(offs)-1]})
+	e.Runs = append(e.Runs, earlyRun{seg: s, at: e.rows, n: int64(len(offs)), first: offs[0], last: offs[len(offs)-1]})
 	e.rows += int64(len(offs))
 	e.ob = e.ob[:0]
 	for _, o := range offs {
@@ -163,8 +163,8 @@ func (e *earlyFiles) add(s *segment, b arrow.RecordBatch, offs []int64) error {
 	return nil
 }
 
-// end tells the writer that no rows follow: it closes its last file. Caller holds the task's mu.
-func (e *earlyFiles) end() {
+// End tells the writer that no rows follow: it closes its last file. Caller holds the task's mu.
+func (e *EarlyFiles) End() {
 	if e.ended {
 		return
 	}
@@ -175,14 +175,14 @@ func (e *earlyFiles) end() {
 	}
 }
 
-// abort ends a writer no round has taken (the task stops) and removes its files once it has closed
+// Abort ends a writer no round has taken (the task stops) and removes its files once it has closed
 // them, in the background: no table references them. Caller holds the task's mu.
-func (e *earlyFiles) abort() {
-	e.end()
+func (e *EarlyFiles) Abort() {
+	e.End()
 	e.segs = 0
-	e.releaseUnused()
+	e.ReleaseUnused()
 	go func() {
-		<-e.done
+		<-e.Done
 		fs, err := e.tbl.FS(context.Background())
 		if err != nil {
 			return
@@ -198,27 +198,27 @@ func (e *earlyFiles) abort() {
 
 // segmentGone notes that one of the writer's segments was removed: no round takes the files once
 // the last is, and the writer has ended. Caller holds the task's mu.
-func (e *earlyFiles) segmentGone() {
+func (e *EarlyFiles) segmentGone() {
 	e.segs--
-	e.releaseUnused()
+	e.ReleaseUnused()
 }
 
-// releaseUnused gives the offsets file back when no segment of the ended writer is left: its
+// ReleaseUnused gives the offsets file back when no segment of the ended writer is left: its
 // files are committed, or orphans. Caller holds the task's mu.
-func (e *earlyFiles) releaseUnused() {
-	if e.segs == 0 && e.ended && e.offs.File != nil {
-		e.offs.release(e.failed() != nil)
-		e.offs.File = nil
+func (e *EarlyFiles) ReleaseUnused() {
+	if e.segs == 0 && e.ended && e.Offs.File != nil {
+		e.Offs.release(e.failed() != nil)
+		e.Offs.File = nil
 	}
 }
 
-// result waits for the writer and returns its files.
-func (e *earlyFiles) result(ctx context.Context) ([]ice.DataFile, error) {
+// Result waits for the writer and returns its files.
+func (e *EarlyFiles) Result(ctx context.Context) ([]ice.DataFile, error) {
 	if !e.ended {
 		return nil, errors.New("iceberg: data files of rows still being put")
 	}
 	select {
-	case <-e.done:
+	case <-e.Done:
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
@@ -229,7 +229,7 @@ func (e *earlyFiles) result(ctx context.Context) ([]ice.DataFile, error) {
 
 // earlyPlan is what a round takes of one writer's files.
 type earlyPlan struct {
-	e       *earlyFiles
+	e       *EarlyFiles
 	asIs    []ice.DataFile // committed as they are
 	rewrite []earlySpan    // files whose wanted rows are written again
 	drop    []int64        // per run: how many of its first rows are not wanted
@@ -245,13 +245,13 @@ type earlySpan struct {
 
 // plan decides, against the head tbl whose offsets are committed, which files go in as they are
 // and which rows are written again; live holds the segments the round takes.
-func (e *earlyFiles) plan(ctx context.Context, tbl *table.Table, live map[*segment]bool, committed Offsets) (*earlyPlan, error) {
-	files, err := e.result(ctx)
+func (e *EarlyFiles) plan(ctx context.Context, tbl *table.Table, live map[*Segment]bool, committed Offsets) (*earlyPlan, error) {
+	files, err := e.Result(ctx)
 	if err != nil {
 		return nil, err
 	}
-	p := &earlyPlan{e: e, drop: make([]int64, len(e.runs))}
-	for k, r := range e.runs {
+	p := &earlyPlan{e: e, drop: make([]int64, len(e.Runs))}
+	for k, r := range e.Runs {
 		if !live[r.seg] {
 			p.drop[k] = r.n
 			continue
@@ -270,17 +270,17 @@ func (e *earlyFiles) plan(ctx context.Context, tbl *table.Table, live map[*segme
 	}
 	// files of another table (dropped and created again) or of another spec go in by rewrite
 	spec, was := tbl.Spec(), e.tbl.Spec()
-	same := tbl.Metadata().TableUUID() == e.tbl.Metadata().TableUUID() && earlyEligible(tbl) && spec.ID() == was.ID()
+	same := tbl.Metadata().TableUUID() == e.tbl.Metadata().TableUUID() && EarlyEligible(tbl) && spec.ID() == was.ID()
 	var at int64
 	k := 0
 	for _, f := range files {
 		a, b := at, at+f.Count()
-		for k < len(e.runs) && e.runs[k].at+e.runs[k].n <= a {
+		for k < len(e.Runs) && e.Runs[k].at+e.Runs[k].n <= a {
 			k++
 		}
 		var kept int64
-		for j := k; j < len(e.runs) && e.runs[j].at < b; j++ {
-			r := e.runs[j]
+		for j := k; j < len(e.Runs) && e.Runs[j].at < b; j++ {
+			r := e.Runs[j]
 			if lo, hi := max(a, r.at+p.drop[j]), min(b, r.at+r.n); hi > lo {
 				kept += hi - lo
 			}
@@ -301,7 +301,7 @@ func (e *earlyFiles) plan(ctx context.Context, tbl *table.Table, live map[*segme
 }
 
 // below counts the rows of run r whose offset is below cut (a prefix: offsets rise).
-func (e *earlyFiles) below(r earlyRun, cut int64) (int64, error) {
+func (e *EarlyFiles) below(r earlyRun, cut int64) (int64, error) {
 	offs, err := e.offsets(r)
 	if err != nil {
 		return 0, err
@@ -314,9 +314,9 @@ func (e *earlyFiles) below(r earlyRun, cut int64) (int64, error) {
 }
 
 // offsets reads the Kafka offsets of run r's rows.
-func (e *earlyFiles) offsets(r earlyRun) ([]int64, error) {
+func (e *EarlyFiles) offsets(r earlyRun) ([]int64, error) {
 	buf := make([]byte, 8*r.n)
-	if _, err := e.offs.ReadAt(buf, 8*r.at); err != nil {
+	if _, err := e.Offs.ReadAt(buf, 8*r.at); err != nil {
 		return nil, fmt.Errorf("iceberg offsets file: %w", err)
 	}
 	out := make([]int64, r.n)
@@ -342,11 +342,11 @@ func (p *earlyPlan) wanted(ctx context.Context, conv func(arrow.RecordBatch) (ar
 			err := readParquet(ctx, fs, sp.f.FilePath(), func(b arrow.RecordBatch) error {
 				a, end := at, at+b.NumRows()
 				at = end
-				for k < len(e.runs) && e.runs[k].at+e.runs[k].n <= a {
+				for k < len(e.Runs) && e.Runs[k].at+e.Runs[k].n <= a {
 					k++
 				}
-				for j := k; j < len(e.runs) && e.runs[j].at < end; j++ {
-					r := e.runs[j]
+				for j := k; j < len(e.Runs) && e.Runs[j].at < end; j++ {
+					r := e.Runs[j]
 					lo, hi := max(a, r.at+p.drop[j]), min(end, r.at+r.n)
 					if hi <= lo {
 						continue
@@ -379,7 +379,7 @@ type earlyRows struct {
 	from int64
 }
 
-// batches yields the rows the plan writes again, for the table's data file writer.
+// Batches yields the rows the plan writes again, for the table's data file writer.
 func (p *earlyPlan) batches(ctx context.Context, asc *arrow.Schema, schemaID int) iter.Seq2[arrow.RecordBatch, error] {
 	return func(yield func(arrow.RecordBatch, error) bool) {
 		same := p.e.tbl.Schema().ID == schemaID
@@ -413,7 +413,7 @@ func (p *earlyPlan) recs(ctx context.Context) ([]Rec, error) {
 			r.b.Release()
 			return nil, err
 		}
-		for i, row := range recordToRows(r.b) {
+		for i, row := range RecordToRows(r.b) {
 			out = append(out, Rec{Op: OpInsert, Row: row, TP: r.run.seg.tp, Offset: offs[r.from+int64(i)]})
 		}
 		r.b.Release()
@@ -434,7 +434,7 @@ func toTableBatch(b arrow.RecordBatch, asc *arrow.Schema, sameSchema bool) (arro
 			return array.NewRecordBatch(asc, b.Columns(), b.NumRows()), nil
 		}
 	}
-	return buildRecord(asc, recordToRows(b))
+	return BuildRecord(asc, RecordToRows(b))
 }
 
 // readParquet calls fn with each batch of a Parquet file of the table's file system.
@@ -449,7 +449,7 @@ func readParquet(ctx context.Context, fs icebergio.IO, path string, fn func(arro
 		return err
 	}
 	defer pr.Close()
-	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: spoolBatchRows}, memory.DefaultAllocator)
+	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: SpoolBatchRows}, memory.DefaultAllocator)
 	if err != nil {
 		return err
 	}
@@ -471,9 +471,9 @@ func readParquet(ctx context.Context, fs icebergio.IO, path string, fn func(arro
 
 // planEarly takes the segments whose rows are in data files already out of segs, and plans
 // their writers' files against the head tbl.
-func planEarly(ctx context.Context, tbl *table.Table, segs []*segment, committed Offsets) ([]*segment, []*earlyPlan, error) {
-	var live map[*segment]bool
-	var order []*earlyFiles
+func planEarly(ctx context.Context, tbl *table.Table, segs []*Segment, committed Offsets) ([]*Segment, []*earlyPlan, error) {
+	var live map[*Segment]bool
+	var order []*EarlyFiles
 	spooled := segs[:0:0]
 	for _, s := range segs {
 		if s.early == nil {
@@ -481,7 +481,7 @@ func planEarly(ctx context.Context, tbl *table.Table, segs []*segment, committed
 			continue
 		}
 		if live == nil {
-			live = map[*segment]bool{}
+			live = map[*Segment]bool{}
 		}
 		if !slices.Contains(order, s.early) {
 			order = append(order, s.early)

@@ -1,4 +1,4 @@
-package iceberg
+package icetable
 
 import (
 	"context"
@@ -35,7 +35,7 @@ func LiveRows(ctx context.Context, tbl *table.Table, snapshotID int64, columns [
 				yield(nil, fmt.Errorf("iceberg: reading %s: %w", strings.Join(tbl.Identifier(), "."), err))
 				return
 			}
-			rows := recordToRows(rec)
+			rows := RecordToRows(rec)
 			rec.Release()
 			for _, r := range rows {
 				if !yield(r, nil) {

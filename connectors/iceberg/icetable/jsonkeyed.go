@@ -1,4 +1,4 @@
-package iceberg
+package icetable
 
 import (
 	"fmt"
@@ -9,26 +9,26 @@ import (
 	"github.com/connectd/connectd/connect"
 )
 
-// keyShape reads, from the bytes of a schemaless JSON object of a record shape, what a keyed table's
-// key index needs: the key (as keyOf makes it of the converted map) and the version. The record is
+// KeyShape reads, from the bytes of a schemaless JSON object of a record shape, what a keyed table's
+// Key index needs: the key (as keyOf makes it of the converted map) and the version. The record is
 // then buffered as its bytes (Rec.JSON) and converted only if it is still its key's record when the
 // round takes the buffer (decodeBuffered): most records of a busy key are superseded before that.
-type keyShape struct {
-	*memberScan // nil: records of st are not read from bytes
-	st          *ice.StructType
+type KeyShape struct {
+	*MemberScan // nil: records of st are not read from bytes
+	St          *ice.StructType
 	ids         []int  // member of each id column
 	ver         int    // member of the version column (-1: none, or not in the shape: null)
 	key         []byte // scratch: the key read last
 }
 
-// compileKeyShape builds the keyShape of st for a table of options o, or nil when an id column is
+// CompileKeyShape builds the keyShape of st for a table of options o, or nil when an id column is
 // not a long or string member of the shape (keyOf of other values is not read from bytes).
-func compileKeyShape(st *ice.StructType, o TableOptions) *keyShape {
-	ms := newMemberScan(st)
+func CompileKeyShape(st *ice.StructType, o TableOptions) *KeyShape {
+	ms := NewMemberScan(st)
 	if ms == nil || len(o.IDColumns) == 0 {
 		return nil
 	}
-	ks := &keyShape{memberScan: ms, st: st, ver: -1}
+	ks := &KeyShape{MemberScan: ms, St: st, ver: -1}
 	for _, c := range o.IDColumns {
 		m, ok := ms.names[c]
 		if !ok || (ms.kinds[m] != kindLong && ms.kinds[m] != kindString) {
@@ -36,7 +36,7 @@ func compileKeyShape(st *ice.StructType, o TableOptions) *keyShape {
 		}
 		ks.ids = append(ks.ids, m)
 	}
-	if vc := o.versionColumn(); vc != "" {
+	if vc := o.KeyVersionColumn(); vc != "" {
 		if m, ok := ms.names[vc]; ok {
 			ks.ver = m
 		}
@@ -44,15 +44,15 @@ func compileKeyShape(st *ice.StructType, o TableOptions) *keyShape {
 	return ks
 }
 
-// read returns the key (valid until the next read) and version of the (valid) JSON object b, of the
+// Read returns the key (valid until the next read) and version of the (valid) JSON object b, of the
 // listed members (nil: not listed), when it is of the shape with non-null ids.
-func (ks *keyShape) read(b []byte, members []connect.JSONMember) (key []byte, ver any, ok bool) {
-	if !ks.scan(b, members) {
+func (ks *KeyShape) Read(b []byte, members []connect.JSONMember) (key []byte, ver any, ok bool) {
+	if !ks.Scan(b, members) {
 		return nil, nil, false
 	}
 	key = ks.key[:0]
 	for i, m := range ks.ids {
-		p := ks.pos[m]
+		p := ks.Pos[m]
 		if p < 0 {
 			return nil, nil, false // keyOf of a null id
 		}
@@ -60,14 +60,14 @@ func (ks *keyShape) read(b []byte, members []connect.JSONMember) (key []byte, ve
 			key = append(key, 0)
 		}
 		if ks.kinds[m] == kindString {
-			key = append(key, b[p+1:ks.end[m]-1]...)
+			key = append(key, b[p+1:ks.End[m]-1]...)
 		} else {
 			key = strconv.AppendInt(key, jsonInt(b, p), 10)
 		}
 	}
 	ks.key = key
 	if ks.ver >= 0 {
-		if p, e := ks.pos[ks.ver], ks.end[ks.ver]; p >= 0 {
+		if p, e := ks.Pos[ks.ver], ks.End[ks.ver]; p >= 0 {
 			switch ks.kinds[ks.ver] {
 			case kindLong:
 				ver = jsonInt(b, p)
@@ -83,17 +83,17 @@ func (ks *keyShape) read(b []byte, members []connect.JSONMember) (key []byte, ve
 	return key, ver, true
 }
 
-// jsonBytes returns the bytes of a record buffered as bytes: JSON.Bytes, or read back from its spill
+// JSONBytes returns the bytes of a record buffered as bytes: JSON.Bytes, or read back from its spill
 // file into *scratch (grown as needed and kept there for the next read; nil: a buffer of their own).
-func (r *Rec) jsonBytes(scratch *[]byte) ([]byte, error) {
-	if r.JSON.Bytes != nil || r.key == nil || r.key.spill == nil {
+func (r *Rec) JSONBytes(scratch *[]byte) ([]byte, error) {
+	if r.JSON.Bytes != nil || r.Key == nil || r.Key.Spill == nil {
 		return r.JSON.Bytes, nil
 	}
 	var buf []byte
 	if scratch != nil {
 		buf = *scratch
 	}
-	b, err := r.key.spill.read(buf, r.key.off, r.key.n)
+	b, err := r.Key.Spill.Read(buf, r.Key.Off, r.Key.N)
 	if err != nil {
 		return nil, fmt.Errorf("the value of %s at offset %d: %w", r.TP, r.Offset, err)
 	}
@@ -103,14 +103,14 @@ func (r *Rec) jsonBytes(scratch *[]byte) ([]byte, error) {
 	return b, nil
 }
 
-// keyRows readies the records of recs buffered as bytes (Rec.JSON) for planDelta, which reads their
-// key and version from Rec.key (bufferJSON); with rows (the lookups of live rows and tombstones take
+// KeyRows readies the records of recs buffered as bytes (Rec.JSON) for planDelta, which reads their
+// Key and version from Rec.key (bufferJSON); with rows (the lookups of live rows and tombstones take
 // rows) each gets the row of the planned columns names (key, version, partition sources) read from
 // its bytes. A record is converted whole when its bytes are not read so, or when its
 // shape has StaleDeleteColumn, which the planner may have to clear. The record keeps its bytes, from
 // which its data and delete rows are built (dataBatches).
-func keyRows(recs []Rec, names []string, rows bool) error {
-	scans := map[*ice.StructType]*memberScan{} // the round's own: the task's keyShape scans under t.mu
+func KeyRows(recs []Rec, names []string, rows bool) error {
+	scans := map[*ice.StructType]*MemberScan{} // the round's own: the task's keyShape scans under t.mu
 	var scratch []byte
 	for i := range recs {
 		r := &recs[i]
@@ -119,7 +119,7 @@ func keyRows(recs []Rec, names []string, rows bool) error {
 		}
 		ms, ok := scans[r.Schema]
 		if !ok {
-			ms = newMemberScan(r.Schema)
+			ms = NewMemberScan(r.Schema)
 			if ms != nil {
 				if _, marked := ms.names[StaleDeleteColumn]; marked {
 					ms = nil
@@ -128,11 +128,11 @@ func keyRows(recs []Rec, names []string, rows bool) error {
 			scans[r.Schema] = ms
 		}
 		if rows && ms != nil {
-			b, err := r.jsonBytes(&scratch)
+			b, err := r.JSONBytes(&scratch)
 			if err != nil {
 				return err
 			}
-			if ms.scan(b, nil) {
+			if ms.Scan(b, nil) {
 				row := make(Row, len(names))
 				for _, n := range names {
 					row[n] = ms.value(b, n)
@@ -142,7 +142,7 @@ func keyRows(recs []Rec, names []string, rows bool) error {
 			}
 		}
 		switch {
-		case rows || ms == nil || r.key == nil:
+		case rows || ms == nil || r.Key == nil:
 			if err := r.decode(); err != nil {
 				return err
 			}
@@ -152,12 +152,12 @@ func keyRows(recs []Rec, names []string, rows bool) error {
 }
 
 // value is the converted value of member name of the object b just scanned (nil: null or absent).
-func (ms *memberScan) value(b []byte, name string) any {
+func (ms *MemberScan) value(b []byte, name string) any {
 	m, ok := ms.names[name]
-	if !ok || ms.pos[m] < 0 {
+	if !ok || ms.Pos[m] < 0 {
 		return nil
 	}
-	p, e := ms.pos[m], ms.end[m]
+	p, e := ms.Pos[m], ms.End[m]
 	switch ms.kinds[m] {
 	case kindLong:
 		return jsonInt(b, p)
@@ -178,7 +178,7 @@ func (r *Rec) decode() error {
 		return nil
 	}
 	jv := *r.JSON
-	b, err := r.jsonBytes(nil)
+	b, err := r.JSONBytes(nil)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package iceberg
+package icetable
 
 import (
 	"cmp"
@@ -57,7 +57,7 @@ func OffsetsSummaryKey(groupID string) string { return offsetsPrefix + groupID }
 // CommittedOffsets reads the offsets recorded by groupID on the branch head of tbl. Offsets
 // are merged by max on every commit, so the head always holds the full picture.
 func CommittedOffsets(tbl *table.Table, branch, key string) (Offsets, error) {
-	snap := branchHead(tbl, branch)
+	snap := BranchHead(tbl, branch)
 	if key == "" || snap == nil || snap.Summary == nil {
 		return Offsets{}, nil
 	}
@@ -79,32 +79,32 @@ func CommittedOffsets(tbl *table.Table, branch, key string) (Offsets, error) {
 	return decodeOffsets(v)
 }
 
-func branchHead(tbl *table.Table, branch string) *table.Snapshot {
+func BranchHead(tbl *table.Table, branch string) *table.Snapshot {
 	if branch == "" || branch == table.MainBranch {
 		return tbl.CurrentSnapshot()
 	}
 	return tbl.SnapshotByName(branch)
 }
 
-func headID(tbl *table.Table, branch string) int64 {
-	if s := branchHead(tbl, branch); s != nil {
+func HeadID(tbl *table.Table, branch string) int64 {
+	if s := BranchHead(tbl, branch); s != nil {
 		return s.SnapshotID
 	}
 	return 0
 }
 
-// sortedTPs is a helper for deterministic output.
-func sortedTPs(o Offsets) []TP {
+// SortedTPs is a helper for deterministic output.
+func SortedTPs(o Offsets) []TP {
 	out := make([]TP, 0, len(o))
 	for tp := range o {
 		out = append(out, tp)
 	}
-	slices.SortFunc(out, compareTP)
+	slices.SortFunc(out, CompareTP)
 	return out
 }
 
-// compareTP orders partitions by topic, then number.
-func compareTP(a, b TP) int {
+// CompareTP orders partitions by topic, then number.
+func CompareTP(a, b TP) int {
 	if c := strings.Compare(a.Topic, b.Topic); c != 0 {
 		return c
 	}

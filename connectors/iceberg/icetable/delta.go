@@ -1,4 +1,4 @@
-package iceberg
+package icetable
 
 import (
 	"context"
@@ -6,38 +6,38 @@ import (
 	"time"
 )
 
-// planDelta collapses recs to one final state per key and returns the rows to insert and the
+// PlanDelta collapses recs to one final state per key and returns the rows to insert and the
 // equality-delete rows. Within a commit the newest version of a key wins (by version column,
 // else by Kafka order: recs arrive in offset order per partition); equality deletes only reach
-// rows of earlier snapshots, so two versions of one key must never both be written.
+// Rows of earlier snapshots, so two versions of one key must never both be written.
 //
 // Tombstones (version-less deletes: Debezium's tombstone after a delete, a key-only delete): a
 // tombstone whose key's latest versioned event in Kafka order is a delete belongs to that delete,
 // won or stale (Debezium writes one right after each delete), and changes nothing. Across commits
 // that is known from the live row's StaleDeleteColumn (companion.go). Any other tombstone is bare
 // (its delete compacted away, or ExtractNewRecordState turned the delete into it): it deletes the
-// key at the highest version known for it, the highest of those seen in the commit before it, the
-// live row's and the key's last recorded delete, and later records in the commit win only from
+// Key at the highest version known for it, the highest of those seen in the commit before it, the
+// Live row's and the key's last recorded delete, and later records in the commit win only from
 // above that version.
 //
 // With tombstones (tombstones.go), an upsert at or below the key's delete version is dropped,
 // and tombs returns the tombstone rows (id columns + version) of the surviving deletes.
-func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *CommitStats) (data, dels []*Rec, tombs []Row, err error) {
-	vc := w.Opts.versionColumn()
+func (w *Writer) PlanDelta(ctx context.Context, recs []Rec, ids []string, st *CommitStats) (data, dels []*Rec, tombs []Row, err error) {
+	vc := w.Opts.KeyVersionColumn()
 	version := func(r Rec) any {
 		switch {
 		case vc == "":
 			return nil
-		case r.key != nil:
-			return r.key.ver
+		case r.Key != nil:
+			return r.Key.Ver
 		}
 		return r.Row[vc]
 	}
 	key := func(r Rec) string {
-		if r.key != nil {
-			return r.key.key
+		if r.Key != nil {
+			return r.Key.Key
 		}
-		return keyOf(r.Row, ids)
+		return KeyOf(r.Row, ids)
 	}
 	vcInTable, lookup, tombsOn := w.planReads(ids)
 
@@ -55,13 +55,13 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 		}
 	}
 	var current map[string][]Row
-	if lookup && branchHead(w.Tbl, w.Opts.CommitBranch) != nil {
+	if lookup && BranchHead(w.Tbl, w.Opts.CommitBranch) != nil {
 		current, err = w.lookupCurrent(ctx, ids, keys)
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("lookup current rows: %w", err)
 		}
 	}
-	// read after the table head above, which the commit's compare-and-swap pins
+	// Read after the table head above, which the commit's compare-and-swap pins
 	var deleted map[string]any
 	if tombsOn {
 		deleted, err = w.loadTombstones(ctx, ids, keys)
@@ -99,7 +99,7 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 			setFlag(afterDelete, k, r.Op == OpDelete)
 		}
 		if v != nil {
-			if h, ok := highest[k]; !ok || w.Opts.cmpVersion(v, h) > 0 {
+			if h, ok := highest[k]; !ok || w.Opts.CmpVersion(v, h) > 0 {
 				highest[k] = v
 			}
 		}
@@ -119,13 +119,13 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 		switch pv := version(prev); {
 		case tomb:
 			if h := highest[k]; h != nil {
-				r.Row = cloneRow(r.Row)
+				r.Row = CloneRow(r.Row)
 				r.Row[vc] = h
 			}
-		case v != nil && pv != nil && w.Opts.cmpVersion(v, pv) < 0:
+		case v != nil && pv != nil && w.Opts.CmpVersion(v, pv) < 0:
 			// a version-less record (e.g. a key-only delete) falls back to Kafka order
 			continue // an older version arriving later (redelivery): keep the newer one
-		case r.Op != OpDelete && prev.Op == OpDelete && v != nil && pv != nil && w.Opts.cmpVersion(v, pv) == 0:
+		case r.Op != OpDelete && prev.Op == OpDelete && v != nil && pv != nil && w.Opts.CmpVersion(v, pv) == 0:
 			continue // a delete wins at its version, as against <table>__deletes
 		}
 		final[pi] = r
@@ -150,23 +150,23 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 			// followed it in the commit wins only from above that version
 			at := bareAt[k]
 			for _, c := range cur {
-				if cv := c[vc]; cv != nil && (at == nil || w.Opts.cmpVersion(cv, at) > 0) {
+				if cv := c[vc]; cv != nil && (at == nil || w.Opts.CmpVersion(cv, at) > 0) {
 					at = cv
 				}
 			}
-			if dv, ok := deleted[k]; ok && dv != nil && (at == nil || w.Opts.cmpVersion(dv, at) > 0) {
+			if dv, ok := deleted[k]; ok && dv != nil && (at == nil || w.Opts.CmpVersion(dv, at) > 0) {
 				at = dv
 			}
-			if bare[k] || (v != nil && at != nil && w.Opts.cmpVersion(v, at) <= 0) {
+			if bare[k] || (v != nil && at != nil && w.Opts.CmpVersion(v, at) <= 0) {
 				r = bt
-				r.Row = cloneRow(bt.Row)
+				r.Row = CloneRow(bt.Row)
 				if at != nil {
 					r.Row[vc] = at
 				}
 				v = at
 			}
 		}
-		if vcInTable && len(cur) > 0 && v != nil && cur[0][vc] != nil && w.Opts.cmpVersion(v, cur[0][vc]) < 0 {
+		if vcInTable && len(cur) > 0 && v != nil && cur[0][vc] != nil && w.Opts.CmpVersion(v, cur[0][vc]) < 0 {
 			st.StaleDropped++
 			if staleDeleteFlag(cur) != flag {
 				if reflag == nil {
@@ -179,10 +179,10 @@ func (w *Writer) planDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 		if tombsOn && v != nil {
 			dv, wasDeleted := deleted[k]
 			switch {
-			case r.Op != OpDelete && wasDeleted && w.Opts.cmpVersion(v, dv) <= 0:
+			case r.Op != OpDelete && wasDeleted && w.Opts.CmpVersion(v, dv) <= 0:
 				st.StaleDropped++ // superseded by a delete committed earlier: stays deleted
 				continue
-			case r.Op == OpDelete && (!wasDeleted || w.Opts.cmpVersion(v, dv) > 0):
+			case r.Op == OpDelete && (!wasDeleted || w.Opts.CmpVersion(v, dv) > 0):
 				tr := project(r.Row, ids)
 				tr[vc] = v
 				tr[DeletedAtColumn] = now
@@ -249,7 +249,7 @@ func setFlag(m map[string]bool, k string, on bool) {
 // column, whether the live rows of the commit's keys are looked up, whether tombstones are kept.
 func (w *Writer) planReads(ids []string) (vcInTable, lookup, tombsOn bool) {
 	// the committed row's version is only known when the version column is a table column
-	if vc := w.Opts.versionColumn(); vc != "" {
+	if vc := w.Opts.KeyVersionColumn(); vc != "" {
 		_, vcInTable = w.Tbl.Schema().FindFieldByName(vc)
 	}
 	return vcInTable, vcInTable || w.partitionMayMove(ids), w.tombstonesEnabled()
@@ -261,7 +261,7 @@ func appendKeyDeletes(dels []*Rec, cur []Row, names []string) []*Rec {
 	seen := map[string]bool{}
 	for _, c := range cur {
 		d := project(c, names)
-		pk := keyOf(d, names)
+		pk := KeyOf(d, names)
 		if !seen[pk] {
 			seen[pk] = true
 			dels = append(dels, &Rec{Op: OpDelete, Row: d})

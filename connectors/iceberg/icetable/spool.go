@@ -1,4 +1,4 @@
-package iceberg
+package icetable
 
 import (
 	"bufio"
@@ -14,9 +14,9 @@ import (
 	"github.com/apache/iceberg-go/table"
 )
 
-// spoolBatchRows is how many rows a segment builds in memory before it writes them to its file:
+// SpoolBatchRows is how many rows a segment builds in memory before it writes them to its file:
 // the in-memory part of an append table's buffer, per task and partition.
-const spoolBatchRows = 8192
+const SpoolBatchRows = 8192
 
 // spoolIOBuffer buffers a segment's file: the IPC writer and reader move a batch in a few
 // pieces per column, and the large ones bypass the buffer, so it only needs to gather the small
@@ -29,26 +29,26 @@ const offsetColumn = "_connectd_kafka_offset"
 
 const badRow = -1
 
-// segment holds append rows of one topic-partition for one table, converted at Put into Arrow
+// Segment holds append rows of one topic-partition for one table, converted at Put into Arrow
 // builders of the table's schema and written in batches to a local Arrow IPC file, so that a
 // commit interval's records cost disk, not memory. The commit round reads the file back batch
 // by batch into the table's data file writer (Writer.Prepare). Rows are in offset order, so the
-// rows below a table's committed offset are a prefix of the segment.
-type segment struct {
+// Rows below a table's committed offset are a prefix of the segment.
+type Segment struct {
 	tp        TP
-	schemaID  int           // table schema the rows were built for
+	SchemaID  int           // table schema the rows were built for
 	schema    *arrow.Schema // the table's Arrow schema (field ids), without offsetColumn
-	rows      int           // rows written to the file and in the builder, bad ones included
+	Rows      int           // rows written to the file and in the builder, bad ones included
 	batchRows int           // rows built before they are sent on
 	bad       int
 
 	path    string
 	f       scratchFile // open from creation to remove: on Unix the file has no name, so a killed process leaves nothing
-	size    int64       // bytes written, once sealed
+	Size    int64       // bytes written, once sealed
 	bw      *bufio.Writer
 	w       *ipc.Writer
 	b       *array.RecordBuilder
-	fields  []arrow.Field   // the table's columns (Schema.Fields copies: once per segment, not per row)
+	Fields  []arrow.Field   // the table's columns (Schema.Fields copies: once per segment, not per row)
 	cols    []array.Builder // b's builders of fields
 	dataLen []int           // per column, the bytes of strings in the last batch written
 	off     *array.Int64Builder
@@ -57,13 +57,13 @@ type segment struct {
 
 	// early, when set, takes the segment's batches into data files as they fill (early.go),
 	// instead of its spool file
-	early *earlyFiles
+	early *EarlyFiles
 }
 
-// spoolable reports whether rows of this Arrow schema can go through a segment: top-level
+// Spoolable reports whether rows of this Arrow schema can go through a segment: top-level
 // primitive columns only, so that a row whose value fails to convert can be padded with nulls
 // without leaving a nested builder half-appended.
-func spoolable(sc *arrow.Schema) bool {
+func Spoolable(sc *arrow.Schema) bool {
 	for _, f := range sc.Fields() {
 		switch f.Type.(type) {
 		case *arrow.StructType, *arrow.ListType, *arrow.LargeListType, *arrow.MapType, *arrow.FixedSizeListType:
@@ -73,20 +73,20 @@ func spoolable(sc *arrow.Schema) bool {
 	return true
 }
 
-func newSegment(files *scratchFiles, dir string, tp TP, schemaID int, sc *arrow.Schema) (*segment, error) {
-	f, err := files.create(dir, "connectd-iceberg-*.arrows")
+func NewSegment(files *ScratchFiles, dir string, tp TP, schemaID int, sc *arrow.Schema) (*Segment, error) {
+	f, err := files.Create(dir, "connectd-iceberg-*.arrows")
 	if err != nil {
 		return nil, err
 	}
-	s, full := newSegmentBuilder(tp, schemaID, sc, spoolBatchRows)
+	s, full := newSegmentBuilder(tp, schemaID, sc, SpoolBatchRows)
 	s.path, s.f = f.Name(), f
 	s.bw = bufio.NewWriterSize(f, spoolIOBuffer)
 	s.w = ipc.NewWriter(s.bw, ipc.WithSchema(full))
 	return s, nil
 }
 
-// newEarlySegment returns a segment whose batches go to the data files of e.
-func newEarlySegment(e *earlyFiles, tp TP, schemaID int, sc *arrow.Schema) *segment {
+// NewEarlySegment returns a segment whose batches go to the data files of e.
+func NewEarlySegment(e *EarlyFiles, tp TP, schemaID int, sc *arrow.Schema) *Segment {
 	s, _ := newSegmentBuilder(tp, schemaID, sc, earlyBatchRows)
 	s.early = e
 	e.segs++
@@ -95,7 +95,7 @@ func newEarlySegment(e *earlyFiles, tp TP, schemaID int, sc *arrow.Schema) *segm
 
 // newSegmentBuilder returns a segment with its builders, and their schema (the table's columns
 // and offsetColumn).
-func newSegmentBuilder(tp TP, schemaID int, sc *arrow.Schema, batchRows int) (*segment, *arrow.Schema) {
+func newSegmentBuilder(tp TP, schemaID int, sc *arrow.Schema, batchRows int) (*Segment, *arrow.Schema) {
 	fields := append(sc.Fields(), arrow.Field{Name: offsetColumn, Type: arrow.PrimitiveTypes.Int64})
 	full := arrow.NewSchema(fields, nil)
 	b := array.NewRecordBuilder(memory.DefaultAllocator, full)
@@ -104,28 +104,28 @@ func newSegmentBuilder(tp TP, schemaID int, sc *arrow.Schema, batchRows int) (*s
 	for i := range cols {
 		cols[i] = b.Field(i)
 	}
-	return &segment{
-		tp: tp, schemaID: schemaID, schema: sc, batchRows: batchRows, b: b, fields: fields[:len(cols)], cols: cols,
+	return &Segment{
+		tp: tp, SchemaID: schemaID, schema: sc, batchRows: batchRows, b: b, Fields: fields[:len(cols)], cols: cols,
 		off: b.Field(len(fields) - 1).(*array.Int64Builder),
 	}, full
 }
 
-// add appends one row. A value that does not fit its column is a data error: the row is kept
+// Add appends one row. A value that does not fit its column is a data error: the row is kept
 // as a bad row (nulls, never written to the table) so the builders stay aligned.
-func (s *segment) add(row Row, offset int64) error {
+func (s *Segment) Add(row Row, offset int64) error {
 	var rowErr error
-	for i := range s.fields {
-		f := &s.fields[i]
+	for i := range s.Fields {
+		f := &s.Fields[i]
 		if rowErr != nil {
 			s.cols[i].AppendNull()
 			continue
 		}
 		if err := appendValue(s.cols[i], f.Type, row[f.Name]); err != nil {
-			rowErr = &dataErr{fmt.Errorf("column %q: %w", f.Name, err)}
+			rowErr = &DataError{fmt.Errorf("column %q: %w", f.Name, err)}
 			s.cols[i].AppendNull()
 		}
 	}
-	s.rows++
+	s.Rows++
 	if rowErr != nil {
 		s.bad++
 		s.off.Append(badRow)
@@ -140,8 +140,8 @@ func (s *segment) add(row Row, offset int64) error {
 	return rowErr
 }
 
-// flush writes the built rows as one batch; more says whether rows follow.
-func (s *segment) flush(more bool) error {
+// Flush writes the built rows as one batch; more says whether rows follow.
+func (s *Segment) flush(more bool) error {
 	if s.off.Len() == 0 {
 		return nil
 	}
@@ -169,7 +169,7 @@ func (s *segment) flush(more bool) error {
 }
 
 // reserve sizes the builders for the next batch when more rows follow.
-func (s *segment) reserve(more bool) {
+func (s *Segment) reserve(more bool) {
 	if more {
 		// The next batch is much like this one: size its buffers now. Grown by doubling from empty,
 		// each string column is allocated and copied about twice over per batch.
@@ -183,8 +183,8 @@ func (s *segment) reserve(more bool) {
 }
 
 // sendEarly sends the good rows of a built batch to the segment's data file writer, a run of
-// rows between bad ones at a time.
-func (s *segment) sendEarly(rec arrow.RecordBatch) error {
+// Rows between bad ones at a time.
+func (s *Segment) sendEarly(rec arrow.RecordBatch) error {
 	offs := rec.Column(len(s.cols)).(*array.Int64).Int64Values()
 	cols := rec.Columns()[:len(s.cols)]
 	for i, j := range goodRuns(offs, 0) {
@@ -229,8 +229,8 @@ func binaryBuilder(b array.Builder) *array.BinaryBuilder {
 	return nil
 }
 
-// seal writes what is left and closes the file; the segment is read-only from then on.
-func (s *segment) seal() error {
+// Seal writes what is left and closes the file; the segment is read-only from then on.
+func (s *Segment) Seal() error {
 	if s.sealed {
 		return nil
 	}
@@ -247,7 +247,7 @@ func (s *segment) seal() error {
 		err = ferr
 	}
 	if err == nil {
-		s.size, err = s.f.Seek(0, io.SeekCurrent)
+		s.Size, err = s.f.Seek(0, io.SeekCurrent)
 	}
 	if err != nil {
 		s.err = fmt.Errorf("iceberg spool %s: %w", s.path, err)
@@ -256,9 +256,9 @@ func (s *segment) seal() error {
 	return nil
 }
 
-// remove gives the segment's file back to the task's files (after its rows are committed, or when
+// Remove gives the segment's file back to the task's files (after its rows are committed, or when
 // they are dropped).
-func (s *segment) remove() {
+func (s *Segment) Remove() {
 	if !s.sealed {
 		s.sealed = true
 		if s.w != nil {
@@ -273,12 +273,12 @@ func (s *segment) remove() {
 	s.f.release(s.err != nil)
 }
 
-// read calls fn with each batch of the sealed segment and its offsets column.
-func (s *segment) read(fn func(rec arrow.RecordBatch, offs []int64) error) error {
+// Read calls fn with each batch of the sealed segment and its offsets column.
+func (s *Segment) read(fn func(rec arrow.RecordBatch, offs []int64) error) error {
 	if s.err != nil {
 		return s.err
 	}
-	rd, err := ipc.NewReader(bufio.NewReaderSize(io.NewSectionReader(s.f, 0, s.size), spoolIOBuffer))
+	rd, err := ipc.NewReader(bufio.NewReaderSize(io.NewSectionReader(s.f, 0, s.Size), spoolIOBuffer))
 	if err != nil {
 		return fmt.Errorf("iceberg spool %s: %w", s.path, err)
 	}
@@ -299,11 +299,11 @@ func (s *segment) read(fn func(rec arrow.RecordBatch, offs []int64) error) error
 // errStop ends a read early without an error.
 var errStop = errors.New("stop")
 
-// batches reads the sealed segment back as record batches of the table's current Arrow schema
+// Batches reads the sealed segment back as record batches of the table's current Arrow schema
 // asc (schema schemaID), without the rows below from (already in the table) and without bad
 // rows. Rows built for an older schema are converted to the current one. n counts the rows
 // yielded and skipped the rows below from.
-func (s *segment) batches(asc *arrow.Schema, schemaID int, from int64, n, skipped *int) iter.Seq2[arrow.RecordBatch, error] {
+func (s *Segment) Batches(asc *arrow.Schema, schemaID int, from int64, n, skipped *int) iter.Seq2[arrow.RecordBatch, error] {
 	return func(yield func(arrow.RecordBatch, error) bool) {
 		ncols := len(s.schema.Fields())
 		err := s.read(func(rec arrow.RecordBatch, offs []int64) error {
@@ -317,14 +317,14 @@ func (s *segment) batches(asc *arrow.Schema, schemaID int, from int64, n, skippe
 			}
 			for i, j := range goodRuns(offs, start) {
 				var out arrow.RecordBatch
-				if s.schemaID == schemaID {
+				if s.SchemaID == schemaID {
 					out = sliceBatch(asc, cols, i, j)
 				} else {
 					old := sliceBatch(s.schema, cols, i, j)
-					rows := recordToRows(old)
+					rows := RecordToRows(old)
 					old.Release()
 					var err error
-					if out, err = buildRecord(asc, rows); err != nil {
+					if out, err = BuildRecord(asc, rows); err != nil {
 						return err
 					}
 				}
@@ -343,13 +343,13 @@ func (s *segment) batches(asc *arrow.Schema, schemaID int, from int64, n, skippe
 
 // recs reads the sealed segment back as records (inserts) at or above offset from: for a table
 // that must plan its rows as upserts after all (it gained identifier fields meanwhile).
-func (s *segment) recs(from int64, skipped *int) ([]Rec, error) {
+func (s *Segment) recs(from int64, skipped *int) ([]Rec, error) {
 	var out []Rec
 	ncols := len(s.schema.Fields())
 	err := s.read(func(rec arrow.RecordBatch, offs []int64) error {
 		data := sliceBatch(s.schema, rec.Columns()[:ncols], 0, len(offs))
 		defer data.Release()
-		for i, row := range recordToRows(data) {
+		for i, row := range RecordToRows(data) {
 			switch {
 			case offs[i] == badRow:
 			case offs[i] < from:
@@ -377,10 +377,10 @@ func sliceBatch(sc *arrow.Schema, cols []arrow.Array, i, j int) arrow.RecordBatc
 
 // spooledBatches chains the batches of sealed segments for the table's data file writer, each
 // without the rows below the table's committed offset of its partition.
-func spooledBatches(asc *arrow.Schema, schemaID int, segs []*segment, committed Offsets, n, skipped *int) iter.Seq2[arrow.RecordBatch, error] {
+func spooledBatches(asc *arrow.Schema, schemaID int, segs []*Segment, committed Offsets, n, skipped *int) iter.Seq2[arrow.RecordBatch, error] {
 	return func(yield func(arrow.RecordBatch, error) bool) {
 		for _, s := range segs {
-			for b, err := range s.batches(asc, schemaID, committedFrom(committed, s.tp), n, skipped) {
+			for b, err := range s.Batches(asc, schemaID, committedFrom(committed, s.tp), n, skipped) {
 				if !yield(b, err) || err != nil {
 					return
 				}
@@ -421,7 +421,7 @@ func spooledNewerSchema(tbl *table.Table, recs []Rec) bool {
 	}
 	id := tbl.Schema().ID
 	for _, r := range recs {
-		if r.Seg != nil && r.Seg.schemaID != id {
+		if r.Seg != nil && r.Seg.SchemaID != id {
 			return true
 		}
 	}

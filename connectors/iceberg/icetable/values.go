@@ -1,4 +1,4 @@
-package iceberg
+package icetable
 
 import (
 	"encoding/base64"
@@ -26,9 +26,9 @@ import (
 // schemaless JSON both land here without a second conversion pass.
 type Row = map[string]any
 
-// buildRecord turns rows into one Arrow record batch with the given schema (carrying Iceberg
+// BuildRecord turns rows into one Arrow record batch with the given schema (carrying Iceberg
 // field IDs). Missing columns become null.
-func buildRecord(sc *arrow.Schema, rows []Row) (arrow.RecordBatch, error) {
+func BuildRecord(sc *arrow.Schema, rows []Row) (arrow.RecordBatch, error) {
 	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
 	defer b.Release()
 	b.Reserve(len(rows))
@@ -50,16 +50,16 @@ func appendRowValues(blds []array.Builder, fields []arrow.Field, r Row) error {
 			v = nil
 		}
 		if err := appendValue(blds[i], f.Type, v); err != nil {
-			return &dataErr{fmt.Errorf("column %q: %w", f.Name, err)}
+			return &DataError{fmt.Errorf("column %q: %w", f.Name, err)}
 		}
 	}
 	return nil
 }
 
-// buildDataRecord is buildRecord of the data rows of recs (fields are sc's), those buffered as bytes
+// BuildDataRecord is buildRecord of the data rows of recs (fields are sc's), those buffered as bytes
 // appended from them with the shape compiled for their struct type (cached in shapes, nil: from the
 // converted row).
-func buildDataRecord(sc *arrow.Schema, fields []arrow.Field, schemaID int, recs []*Rec, shapes map[*ice.StructType]*jsonShape) (arrow.RecordBatch, error) {
+func BuildDataRecord(sc *arrow.Schema, fields []arrow.Field, schemaID int, recs []*Rec, shapes map[*ice.StructType]*JSONShape) (arrow.RecordBatch, error) {
 	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
 	defer b.Release()
 	b.Reserve(len(recs))
@@ -69,15 +69,15 @@ func buildDataRecord(sc *arrow.Schema, fields []arrow.Field, schemaID int, recs 
 		if r.JSON != nil {
 			js, ok := shapes[r.Schema]
 			if !ok {
-				js = compileShape(r.Schema, schemaID, fields)
+				js = CompileShape(r.Schema, schemaID, fields)
 				shapes[r.Schema] = js
 			}
 			if js != nil {
-				jb, err := r.jsonBytes(&scratch)
+				jb, err := r.JSONBytes(&scratch)
 				if err != nil {
 					return nil, err
 				}
-				if js.appendRow(blds, jb, nil) {
+				if js.AppendRow(blds, jb, nil) {
 					continue
 				}
 			}
@@ -113,7 +113,7 @@ func appendValue(bld array.Builder, dt arrow.DataType, v any) error {
 		}
 		b.Append(x)
 	case *array.Int32Builder:
-		x, err := toInt64(v)
+		x, err := ToInt64(v)
 		if err != nil {
 			return err
 		}
@@ -122,7 +122,7 @@ func appendValue(bld array.Builder, dt arrow.DataType, v any) error {
 		}
 		b.Append(int32(x))
 	case *array.Int64Builder:
-		x, err := toInt64(v)
+		x, err := ToInt64(v)
 		if err != nil {
 			return err
 		}
@@ -140,9 +140,9 @@ func appendValue(bld array.Builder, dt arrow.DataType, v any) error {
 		}
 		b.Append(x)
 	case *array.StringBuilder:
-		b.Append(toString(v))
+		b.Append(ToString(v))
 	case *array.LargeStringBuilder:
-		b.Append(toString(v))
+		b.Append(ToString(v))
 	case *array.BinaryBuilder:
 		x, err := toBytes(v)
 		if err != nil {
@@ -272,7 +272,7 @@ func toBool(v any) (bool, error) {
 	return false, fmt.Errorf("cannot convert %T to boolean", v)
 }
 
-func toInt64(v any) (int64, error) {
+func ToInt64(v any) (int64, error) {
 	switch x := v.(type) {
 	case int:
 		return int64(x), nil
@@ -320,11 +320,11 @@ func toFloat64(v any) (float64, error) {
 	case string:
 		return strconv.ParseFloat(x, 64)
 	}
-	i, err := toInt64(v)
+	i, err := ToInt64(v)
 	return float64(i), err
 }
 
-func toString(v any) string {
+func ToString(v any) string {
 	switch x := v.(type) {
 	case string:
 		return x
@@ -367,7 +367,7 @@ func toTime(v any) (time.Time, error) {
 		}
 		return time.Time{}, fmt.Errorf("cannot parse timestamp %q", x)
 	}
-	ms, err := toInt64(v)
+	ms, err := ToInt64(v)
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -385,7 +385,7 @@ func toDays(v any) (int32, error) {
 		}
 		return toDays(t)
 	}
-	d, err := toInt64(v) // Debezium io.debezium.time.Date: days since epoch
+	d, err := ToInt64(v) // Debezium io.debezium.time.Date: days since epoch
 	return int32(d), err
 }
 
@@ -403,7 +403,7 @@ func toTimeMicros(v any) (int64, error) {
 		}
 		return toTimeMicros(t)
 	}
-	return toInt64(v)
+	return ToInt64(v)
 }
 
 // Decimal is an unscaled value with its scale (Connect's Decimal logical type carries the
@@ -440,7 +440,7 @@ func toDecimal(v any, scale int32) (decimal128.Num, error) {
 	case float64:
 		return decimal128.FromFloat64(x, 38, scale)
 	}
-	i, err := toInt64(v)
+	i, err := ToInt64(v)
 	if err != nil {
 		return decimal128.Num{}, err
 	}

@@ -1,4 +1,4 @@
-package iceberg
+package icetable
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 //
 // The column (optional boolean) is added to a versioned upsert table the first time a mark is
 // needed (a schema change: one metadata commit, no snapshot); rows without a mark hold null. A
-// live row whose mark changes while the row itself stays (a stale delete, or a stale event after
+// Live row whose mark changes while the row itself stays (a stale delete, or a stale event after
 // one) is rewritten unchanged but for the mark.
 const StaleDeleteColumn = "_cdc_stale_delete"
 
@@ -36,10 +36,10 @@ func withStaleDeleteFlag(r Row, flag bool) Row {
 	_, has := r[StaleDeleteColumn]
 	switch {
 	case flag:
-		r = cloneRow(r)
+		r = CloneRow(r)
 		r[StaleDeleteColumn] = true
 	case has:
-		r = cloneRow(r)
+		r = CloneRow(r)
 		delete(r, StaleDeleteColumn)
 	}
 	return r
@@ -48,7 +48,7 @@ func withStaleDeleteFlag(r Row, flag bool) Row {
 // ensureStaleDeleteColumn adds StaleDeleteColumn to the table when it lacks it.
 func (w *Writer) ensureStaleDeleteColumn(ctx context.Context) error {
 	if f, ok := w.Tbl.Schema().FindFieldByName(StaleDeleteColumn); ok && !f.Type.Equals(ice.PrimitiveTypes.Bool) {
-		return &dataErr{fmt.Errorf("column %q is %s: the sink keeps a boolean mark there; rename the table's column", StaleDeleteColumn, f.Type)}
+		return &DataError{fmt.Errorf("column %q is %s: the sink keeps a boolean mark there; rename the table's column", StaleDeleteColumn, f.Type)}
 	}
 	return w.ensureColumn(ctx, StaleDeleteColumn, ice.PrimitiveTypes.Bool,
 		"the key's latest change event is a delete older than this row; its tombstone changes nothing (connectd)")
@@ -77,10 +77,10 @@ func (w *Writer) reflagLiveRows(ctx context.Context, ids []string, current map[s
 		if err != nil {
 			return nil, fmt.Errorf("read live rows to mark: %w", err)
 		}
-		rows := recordToRows(rec)
+		rows := RecordToRows(rec)
 		rec.Release()
 		for _, r := range rows {
-			if flag, ok := flags[keyOf(r, ids)]; ok {
+			if flag, ok := flags[KeyOf(r, ids)]; ok {
 				out = append(out, withStaleDeleteFlag(r, flag))
 			}
 		}

@@ -1,4 +1,4 @@
-package iceberg
+package icetable
 
 import (
 	"fmt"
@@ -7,48 +7,48 @@ import (
 	"sync"
 )
 
-// scratchFiles keeps a task's spool and spill files once their records are committed or dropped,
+// ScratchFiles keeps a task's spool and spill files once their records are committed or dropped,
 // open for the next ones. Writing over pages the system already caches for a file costs about a
 // third of the CPU of writing a new file (whose pages and disk blocks are allocated as it grows,
 // and freed again when it is closed), and a busy task writes every record it buffers to such a
 // file. The files have no name (where the system allows it), so nothing outlives the process; the
 // disk they take is bounded by scratchKeepBytes besides the files in use. A nil *scratchFiles keeps
 // nothing.
-type scratchFiles struct {
+type ScratchFiles struct {
 	mu     sync.Mutex
-	free   []keptFile
+	Free   []KeptFile
 	held   int64 // bytes of the free files
 	closed bool
 }
 
-type keptFile struct {
-	f    *os.File
+type KeptFile struct {
+	F    *os.File
 	size int64
 }
 
 // scratchFile is a file create returned, until its release.
 type scratchFile struct {
 	*os.File
-	named bool // the system kept the file's name: removed when the file is closed
-	from  *scratchFiles
+	Named bool // the system kept the file's name: removed when the file is closed
+	from  *ScratchFiles
 }
 
-// release gives the file back: nothing reads it any more. A file whose write failed is closed.
-func (f scratchFile) release(failed bool) { f.from.release(f, failed) }
+// Release gives the file back: nothing reads it any more. A file whose write failed is closed.
+func (f scratchFile) release(failed bool) { f.from.Release(f, failed) }
 
-// scratchKeepBytes bounds the bytes of the files a task keeps for reuse.
-const scratchKeepBytes = 512 << 20
+// ScratchKeepBytes bounds the bytes of the files a task keeps for reuse.
+const ScratchKeepBytes = 512 << 20
 
-// create returns a file to write from its start: a kept one, or a new one in dir named after
+// Create returns a file to write from its start: a kept one, or a new one in dir named after
 // pattern (os.CreateTemp), unlinked at once where the system allows it.
-func (p *scratchFiles) create(dir, pattern string) (scratchFile, error) {
+func (p *ScratchFiles) Create(dir, pattern string) (scratchFile, error) {
 	var kept *os.File
 	if p != nil {
 		p.mu.Lock()
-		if n := len(p.free); n > 0 {
-			kept = p.free[n-1].f
-			p.held -= p.free[n-1].size
-			p.free = p.free[:n-1]
+		if n := len(p.Free); n > 0 {
+			kept = p.Free[n-1].F
+			p.held -= p.Free[n-1].size
+			p.Free = p.Free[:n-1]
 		}
 		p.mu.Unlock()
 	}
@@ -64,17 +64,17 @@ func (p *scratchFiles) create(dir, pattern string) (scratchFile, error) {
 	}
 	// unlinked at once (the open descriptor keeps the data): a spool file must not outlive its
 	// process, and a SIGKILL gives no chance to clean up
-	return scratchFile{File: f, named: os.Remove(f.Name()) != nil, from: p}, nil
+	return scratchFile{File: f, Named: os.Remove(f.Name()) != nil, from: p}, nil
 }
 
-// release keeps f for reuse when it has no name, its write did not fail and it fits in
+// Release keeps f for reuse when it has no name, its write did not fail and it fits in
 // scratchKeepBytes; else it closes f (and removes its name, when it has one).
-func (p *scratchFiles) release(f scratchFile, failed bool) {
-	if p != nil && !f.named && !failed {
+func (p *ScratchFiles) Release(f scratchFile, failed bool) {
+	if p != nil && !f.Named && !failed {
 		if st, err := f.Stat(); err == nil {
 			p.mu.Lock()
-			if !p.closed && p.held+st.Size() <= scratchKeepBytes {
-				p.free = append(p.free, keptFile{f.File, st.Size()})
+			if !p.closed && p.held+st.Size() <= ScratchKeepBytes {
+				p.Free = append(p.Free, KeptFile{f.File, st.Size()})
 				p.held += st.Size()
 				p.mu.Unlock()
 				return
@@ -83,17 +83,17 @@ func (p *scratchFiles) release(f scratchFile, failed bool) {
 		}
 	}
 	_ = f.Close()
-	if f.named {
+	if f.Named {
 		_ = os.Remove(f.Name())
 	}
 }
 
-// close closes the kept files; files released afterwards are closed at once.
-func (p *scratchFiles) close() {
+// Close closes the kept files; files released afterwards are closed at once.
+func (p *ScratchFiles) Close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, k := range p.free {
-		_ = k.f.Close()
+	for _, k := range p.Free {
+		_ = k.F.Close()
 	}
-	p.free, p.held, p.closed = nil, 0, true
+	p.Free, p.held, p.closed = nil, 0, true
 }

@@ -1,4 +1,4 @@
-package iceberg
+package icetable
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 )
 
-func keyOf(r Row, ids []string) string {
+func KeyOf(r Row, ids []string) string {
 	var sb strings.Builder
 	for i, c := range ids {
 		if i > 0 {
@@ -24,13 +24,13 @@ func keyOf(r Row, ids []string) string {
 			sb.WriteString("\x01null")
 		default:
 			// normalise integer widths so 1 (int32) and 1 (int64) are one key
-			if n, err := toInt64(x); err == nil {
+			if n, err := ToInt64(x); err == nil {
 				if _, isF := x.(float64); !isF {
 					sb.WriteString(strconv.FormatInt(n, 10))
 					continue
 				}
 			}
-			sb.WriteString(toString(x))
+			sb.WriteString(ToString(x))
 		}
 	}
 	return sb.String()
@@ -52,7 +52,7 @@ func (w *Writer) lookupCurrent(ctx context.Context, ids []string, keys []Row) (m
 		return nil, err
 	}
 	cols := slices.Clone(names)
-	if vc := w.Opts.versionColumn(); vc != "" && !slices.Contains(cols, vc) {
+	if vc := w.Opts.KeyVersionColumn(); vc != "" && !slices.Contains(cols, vc) {
 		// only a table column can be compared with the committed row
 		if _, ok := w.Tbl.Schema().FindFieldByName(vc); ok {
 			cols = append(cols, vc)
@@ -72,17 +72,17 @@ func (w *Writer) lookupCurrent(ctx context.Context, ids []string, keys []Row) (m
 	}
 	want := make(map[string]bool, len(keys))
 	for _, k := range keys {
-		want[keyOf(k, ids)] = true
+		want[KeyOf(k, ids)] = true
 	}
 	out := map[string][]Row{}
 	for rec, err := range it {
 		if err != nil {
 			return nil, err
 		}
-		rows := recordToRows(rec)
+		rows := RecordToRows(rec)
 		rec.Release()
 		for _, r := range rows {
-			k := keyOf(r, ids)
+			k := KeyOf(r, ids)
 			if want[k] {
 				out[k] = append(out[k], r)
 			}
@@ -104,19 +104,19 @@ func keyFilter(sc *ice.Schema, col string, keys []Row) ice.BooleanExpression {
 		}
 		switch f.Type.(type) {
 		case ice.Int32Type:
-			n, err := toInt64(v)
+			n, err := ToInt64(v)
 			if err != nil {
 				return ice.AlwaysTrue{}
 			}
 			lits = append(lits, ice.NewLiteral(int32(n)))
 		case ice.Int64Type:
-			n, err := toInt64(v)
+			n, err := ToInt64(v)
 			if err != nil {
 				return ice.AlwaysTrue{}
 			}
 			lits = append(lits, ice.NewLiteral(n))
 		case ice.StringType:
-			lits = append(lits, ice.NewLiteral(toString(v)))
+			lits = append(lits, ice.NewLiteral(ToString(v)))
 		default:
 			return ice.AlwaysTrue{}
 		}

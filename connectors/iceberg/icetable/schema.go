@@ -1,4 +1,4 @@
-package iceberg
+package icetable
 
 import (
 	"context"
@@ -25,20 +25,20 @@ func (w *Writer) evolve(ctx context.Context, recs []Rec) error {
 			continue
 		}
 		seen[r.Schema] = true
-		if err := w.evolveTo(ctx, r.Schema); err != nil {
+		if err := w.EvolveTo(ctx, r.Schema); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (w *Writer) evolveTo(ctx context.Context, st *ice.StructType) error {
+func (w *Writer) EvolveTo(ctx context.Context, st *ice.StructType) error {
 	for attempt := 0; ; attempt++ {
 		build := w.schemaUpdate(st)
 		// BuildUpdates runs the staged operations, so check on one builder and commit another.
 		upd, _, err := build(w.Tbl.NewTransaction()).BuildUpdates()
 		if err != nil {
-			return &dataErr{err}
+			return &DataError{err}
 		}
 		if len(upd) == 0 {
 			return nil
@@ -121,11 +121,11 @@ func writesInto(rec, col ice.Type) bool {
 	return false
 }
 
-// needsEvolution reports whether rows of record schema st need a schema change of the table.
-func (w *Writer) needsEvolution(st *ice.StructType) (bool, error) {
+// NeedsEvolution reports whether rows of record schema st need a schema change of the table.
+func (w *Writer) NeedsEvolution(st *ice.StructType) (bool, error) {
 	upd, _, err := w.schemaUpdate(st)(w.Tbl.NewTransaction()).BuildUpdates()
 	if err != nil {
-		return false, &dataErr{err}
+		return false, &DataError{err}
 	}
 	return len(upd) > 0, nil
 }
@@ -139,11 +139,11 @@ func hasField(st *ice.StructType, name string, ci bool) bool {
 	return false
 }
 
-// recordToRows converts an Arrow record into rows (used by the key lookup and tests).
+// RecordToRows converts an Arrow record into rows (used by the key lookup and tests).
 // RecordRows converts an Arrow record batch of a scan into rows, one map per row.
-func RecordRows(rec arrow.RecordBatch) []Row { return recordToRows(rec) }
+func RecordRows(rec arrow.RecordBatch) []Row { return RecordToRows(rec) }
 
-func recordToRows(rec arrow.RecordBatch) []Row {
+func RecordToRows(rec arrow.RecordBatch) []Row {
 	n := int(rec.NumRows())
 	rows := make([]Row, n)
 	for i := range rows {

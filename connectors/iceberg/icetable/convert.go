@@ -1,4 +1,4 @@
-package iceberg
+package icetable
 
 import (
 	"encoding/json"
@@ -27,9 +27,9 @@ const (
 	dbzVarDecimal     = "io.debezium.data.VariableScaleDecimal"
 )
 
-// schemaCache maps Connect schemas (by pointer; converters share them across records) to
+// SchemaCache maps Connect schemas (by pointer; converters share them across records) to
 // Iceberg struct types, and schemaless shapes (by signature) to inferred struct types.
-type schemaCache struct {
+type SchemaCache struct {
 	mu      sync.Mutex
 	byConn  map[*connect.Schema]*ice.StructType
 	byShape map[string]*ice.StructType
@@ -37,11 +37,11 @@ type schemaCache struct {
 	lastShape *ice.StructType
 }
 
-func newSchemaCache() *schemaCache {
-	return &schemaCache{byConn: map[*connect.Schema]*ice.StructType{}, byShape: map[string]*ice.StructType{}}
+func NewSchemaCache() *SchemaCache {
+	return &SchemaCache{byConn: map[*connect.Schema]*ice.StructType{}, byShape: map[string]*ice.StructType{}}
 }
 
-func (c *schemaCache) forConnect(s *connect.Schema) (*ice.StructType, error) {
+func (c *SchemaCache) forConnect(s *connect.Schema) (*ice.StructType, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if st, ok := c.byConn[s]; ok {
@@ -140,8 +140,8 @@ func icebergType(s *connect.Schema, id *int) (ice.Type, error) {
 	return nil, fmt.Errorf("unsupported connect type %s", s.Type)
 }
 
-// connectValue converts a Connect value of schema s into the table layer's Go value.
-func connectValue(s *connect.Schema, v any) any {
+// ConnectValue converts a Connect value of schema s into the table layer's Go value.
+func ConnectValue(s *connect.Schema, v any) any {
 	if v == nil {
 		return nil
 	}
@@ -154,29 +154,29 @@ func connectValue(s *connect.Schema, v any) any {
 			return Decimal{Unscaled: d.Unscaled, Scale: d.Scale}
 		}
 	case dbzDate:
-		n, _ := toInt64(v)
+		n, _ := ToInt64(v)
 		return time.Unix(n*86400, 0).UTC()
 	case dbzTime:
-		n, _ := toInt64(v)
+		n, _ := ToInt64(v)
 		return time.Duration(n) * time.Millisecond
 	case dbzMicroTime:
-		n, _ := toInt64(v)
+		n, _ := ToInt64(v)
 		return time.Duration(n) * time.Microsecond
 	case dbzNanoTime:
-		n, _ := toInt64(v)
+		n, _ := ToInt64(v)
 		return time.Duration(n)
 	case dbzTimestamp:
-		n, _ := toInt64(v)
+		n, _ := ToInt64(v)
 		return time.UnixMilli(n).UTC()
 	case dbzMicroTimestamp:
-		n, _ := toInt64(v)
+		n, _ := ToInt64(v)
 		return time.UnixMicro(n).UTC()
 	case dbzNanoTimestamp:
-		n, _ := toInt64(v)
+		n, _ := ToInt64(v)
 		return time.Unix(0, n).UTC()
 	case dbzVarDecimal:
 		if st, ok := v.(*connect.Struct); ok {
-			scale, _ := toInt64(st.Get("scale"))
+			scale, _ := ToInt64(st.Get("scale"))
 			if b, ok := st.Get("value").([]byte); ok {
 				return connect.DecimalFromBytes(b, int32(scale)).String()
 			}
@@ -187,19 +187,19 @@ func connectValue(s *connect.Schema, v any) any {
 		fs := s.Fields()
 		m := make(map[string]any, len(fs))
 		for _, f := range fs {
-			m[f.Name] = connectValue(f.Schema, x.GetIndex(f.Index))
+			m[f.Name] = ConnectValue(f.Schema, x.GetIndex(f.Index))
 		}
 		return m
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
-			out[i] = connectValue(s.ValueSchema(), e)
+			out[i] = ConnectValue(s.ValueSchema(), e)
 		}
 		return out
 	case map[any]any:
 		out := make([][2]any, 0, len(x))
 		for k, e := range x {
-			out = append(out, [2]any{connectValue(s.KeySchema(), k), connectValue(s.ValueSchema(), e)})
+			out = append(out, [2]any{ConnectValue(s.KeySchema(), k), ConnectValue(s.ValueSchema(), e)})
 		}
 		return out
 	case connect.Decimal:
@@ -232,7 +232,7 @@ func schemalessValue(v any) any {
 		}
 		return out
 	case *connect.Struct:
-		return connectValue(x.Schema(), x)
+		return ConnectValue(x.Schema(), x)
 	case connect.Decimal:
 		return Decimal{Unscaled: x.Unscaled, Scale: x.Scale}
 	}
@@ -349,7 +349,7 @@ func shapeSig(v any, sb *strings.Builder) {
 	}
 }
 
-func (c *schemaCache) forSchemaless(m map[string]any) *ice.StructType {
+func (c *SchemaCache) ForSchemaless(m map[string]any) *ice.StructType {
 	c.mu.Lock()
 	last := c.lastShape
 	c.mu.Unlock()
@@ -420,8 +420,8 @@ func matchesShape(t ice.Type, v any) bool {
 	return t == inferType(v, &id) // a primitive type: comparable
 }
 
-// recordValue returns the record value as a row map and its Iceberg struct type.
-func (c *schemaCache) recordValue(s *connect.Schema, v any) (Row, *ice.StructType, error) {
+// RecordValue returns the record value as a row map and its Iceberg struct type.
+func (c *SchemaCache) RecordValue(s *connect.Schema, v any) (Row, *ice.StructType, error) {
 	if s != nil {
 		if s.Type != connect.TypeStruct {
 			return nil, nil, connect.DataErrorf("iceberg sink needs STRUCT values, got %s", s.Type)
@@ -430,21 +430,21 @@ func (c *schemaCache) recordValue(s *connect.Schema, v any) (Row, *ice.StructTyp
 		if err != nil {
 			return nil, nil, err
 		}
-		m, _ := connectValue(s, v).(map[string]any)
+		m, _ := ConnectValue(s, v).(map[string]any)
 		return m, st, nil
 	}
 	switch x := v.(type) {
 	case map[string]any:
 		m := schemalessValue(x).(map[string]any)
-		return m, c.forSchemaless(m), nil
+		return m, c.ForSchemaless(m), nil
 	case *connect.Struct:
-		return c.recordValue(x.Schema(), x)
+		return c.RecordValue(x.Schema(), x)
 	}
 	return nil, nil, connect.DataErrorf("iceberg sink needs map or struct values, got %T", v)
 }
 
-// debeziumEnvelope reports whether a row looks like a raw Debezium change event.
-func debeziumEnvelope(row Row) bool {
+// DebeziumEnvelope reports whether a row looks like a raw Debezium change event.
+func DebeziumEnvelope(row Row) bool {
 	if row == nil {
 		return false
 	}
@@ -458,7 +458,7 @@ func debeziumEnvelope(row Row) bool {
 	return hasAfter && hasBefore && hasSource
 }
 
-func structField(st *ice.StructType, name string) *ice.StructType {
+func StructField(st *ice.StructType, name string) *ice.StructType {
 	if st == nil {
 		return nil
 	}
@@ -472,8 +472,8 @@ func structField(st *ice.StructType, name string) *ice.StructType {
 	return nil
 }
 
-// jsonString renders a value for the raw history table's payload columns.
-func jsonString(v any) any {
+// JSONString renders a value for the raw history table's payload columns.
+func JSONString(v any) any {
 	if v == nil {
 		return nil
 	}

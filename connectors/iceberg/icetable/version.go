@@ -1,4 +1,4 @@
-package iceberg
+package icetable
 
 // Versions taken from the change event's envelope (the position of the change in the source
 // log), normalized to strings that order as the positions do, so that a plain string
@@ -20,14 +20,14 @@ import (
 	"time"
 )
 
-// isEnvelopePath reports whether a configured version column names a position in the change
+// IsEnvelopePath reports whether a configured version column names a position in the change
 // event (`source` or a dotted path such as `source.lsn`) rather than a column of the row.
-func isEnvelopePath(vc string) bool {
+func IsEnvelopePath(vc string) bool {
 	return vc == "source" || strings.Contains(vc, ".")
 }
 
-// knownSourceFields are the `source.*` version paths with a dedicated ordering.
-var knownSourceFields = map[string]bool{
+// KnownSourceFields are the `source.*` version paths with a dedicated ordering.
+var KnownSourceFields = map[string]bool{
 	"": true, "lsn": true, "scn": true, "commit_scn": true, "change_lsn": true, "commit_lsn": true,
 	"file": true, "pos": true, "row": true, "ts_ms": true,
 }
@@ -48,9 +48,9 @@ func envelopeField(value Row, parent, field string) any {
 	return nil
 }
 
-// envelopeVersion returns the normalized version of a change event for path ("source",
+// EnvelopeVersion returns the normalized version of a change event for path ("source",
 // "source.lsn", ...), "" when the event does not carry it.
-func envelopeVersion(path string, value Row) (string, error) {
+func EnvelopeVersion(path string, value Row) (string, error) {
 	parent, field := "source", ""
 	if path != "source" {
 		i := strings.IndexByte(path, '.')
@@ -68,7 +68,7 @@ func envelopeVersion(path string, value Row) (string, error) {
 		case get("file") != nil:
 			field = "file"
 		case get("ord") != nil: // MongoDB: oplog seconds, then the increment
-			return joinVersion(get("ts_ms"), get("ord"))
+			return JoinVersion(get("ts_ms"), get("ord"))
 		default:
 			field = "ts_ms"
 		}
@@ -79,32 +79,32 @@ func envelopeVersion(path string, value Row) (string, error) {
 			if get("change_lsn") == nil {
 				return "", nil
 			}
-			return joinVersion(get("change_lsn"), get("event_serial_no"))
+			return JoinVersion(get("change_lsn"), get("event_serial_no"))
 		case "commit_lsn":
 			if get("commit_lsn") == nil {
 				return "", nil
 			}
-			return joinVersion(get("commit_lsn"), get("change_lsn"), get("event_serial_no"))
+			return JoinVersion(get("commit_lsn"), get("change_lsn"), get("event_serial_no"))
 		case "file", "pos", "row":
 			f := get("file")
 			if f == nil {
 				return "", nil
 			}
-			seq, err := binlogSequence(toString(f))
+			seq, err := binlogSequence(ToString(f))
 			if err != nil {
 				return "", err
 			}
-			return joinVersion(seq, get("pos"), get("row"))
+			return JoinVersion(seq, get("pos"), get("row"))
 		}
 	}
 	v := get(field)
 	if v == nil {
-		v, _ = fieldPath(value, path)
+		v, _ = FieldPath(value, path)
 	}
 	if v == nil {
 		return "", nil
 	}
-	return joinVersion(v)
+	return JoinVersion(v)
 }
 
 // binlogSequence is the sequence number of a MySQL binlog file name ("mysql-bin.000042": 42).
@@ -117,8 +117,8 @@ func binlogSequence(file string) (*big.Int, error) {
 	return n, nil
 }
 
-// joinVersion encodes the components of one version; a missing (nil) component counts as 0.
-func joinVersion(parts ...any) (string, error) {
+// JoinVersion encodes the components of one version; a missing (nil) component counts as 0.
+func JoinVersion(parts ...any) (string, error) {
 	var sb strings.Builder
 	for i, p := range parts {
 		if i > 0 {
@@ -144,7 +144,7 @@ func appendVersionPart(sb *strings.Builder, v any) error {
 		if n, ok := new(big.Int).SetString(s, 10); ok {
 			return appendVersionNumber(sb, n)
 		}
-		if parts, ok := hexLSNParts(s); ok {
+		if parts, ok := HexLSNParts(s); ok {
 			for i, n := range parts {
 				if i > 0 {
 					sb.WriteByte('.')
@@ -170,13 +170,13 @@ func appendVersionPart(sb *strings.Builder, v any) error {
 		}
 		return appendVersionNumber(sb, x.Unscaled)
 	}
-	if n, err := toInt64(v); err == nil {
+	if n, err := ToInt64(v); err == nil {
 		return appendVersionNumber(sb, big.NewInt(n))
 	}
 	if u, ok := v.(uint64); ok {
 		return appendVersionNumber(sb, new(big.Int).SetUint64(u))
 	}
-	return appendVersionPart(sb, toString(v))
+	return appendVersionPart(sb, ToString(v))
 }
 
 func appendVersionNumber(sb *strings.Builder, n *big.Int) error {
@@ -195,9 +195,9 @@ func appendVersionNumber(sb *strings.Builder, n *big.Int) error {
 	return nil
 }
 
-// hexLSNParts parses a SQL Server LSN ("00000027:00000758:0005", any case and width) into its
+// HexLSNParts parses a SQL Server LSN ("00000027:00000758:0005", any case and width) into its
 // three numbers.
-func hexLSNParts(s string) ([]*big.Int, bool) {
+func HexLSNParts(s string) ([]*big.Int, bool) {
 	fs := strings.Split(s, ":")
 	if len(fs) != 3 {
 		return nil, false
@@ -213,10 +213,10 @@ func hexLSNParts(s string) ([]*big.Int, bool) {
 	return out, true
 }
 
-// compareVersion orders two versions of a key: numbers by value (digit strings of any length
+// CompareVersion orders two versions of a key: numbers by value (digit strings of any length
 // too), SQL Server LSNs by value, timestamps by time, anything else as strings. Envelope
 // versions are normalized strings (envelopeVersion) and compare as strings.
-func compareVersion(a, b any) int {
+func CompareVersion(a, b any) int {
 	if a == nil || b == nil {
 		switch {
 		case a == nil && b == nil:
@@ -226,8 +226,8 @@ func compareVersion(a, b any) int {
 		}
 		return 1
 	}
-	if ia, err := toInt64(a); err == nil {
-		if ib, err := toInt64(b); err == nil {
+	if ia, err := ToInt64(a); err == nil {
+		if ib, err := ToInt64(b); err == nil {
 			return cmpOrdered(ia, ib)
 		}
 	}
@@ -244,8 +244,8 @@ func compareVersion(a, b any) int {
 		if okA && okB {
 			return na.Cmp(nb)
 		}
-		if pa, ok := hexLSNParts(sa); ok {
-			if pb, ok := hexLSNParts(sb); ok {
+		if pa, ok := HexLSNParts(sa); ok {
+			if pb, ok := HexLSNParts(sb); ok {
 				for i := range pa {
 					if c := pa[i].Cmp(pb[i]); c != 0 {
 						return c
@@ -266,7 +266,7 @@ func compareVersion(a, b any) int {
 			return cmpOrdered(fa, fb)
 		}
 	}
-	return strings.Compare(toString(a), toString(b))
+	return strings.Compare(ToString(a), ToString(b))
 }
 
 func cmpOrdered[T int64 | float64](a, b T) int {

@@ -1,4 +1,4 @@
-package iceberg
+package icetable
 
 import (
 	"context"
@@ -45,32 +45,32 @@ type Rec struct {
 	Offset int64
 	// Seg, when set, stands for the spooled append rows of TP from Offset on (spool.go): Row and
 	// Schema are unset, the rows have the table's schema.
-	Seg *segment
+	Seg *Segment
 	// JSON, when set, is the value of a buffered upsert whose Row is not built (jsonkeyed.go): the
 	// round plans it by key, and builds its data and delete rows from the bytes. Its Bytes are nil
 	// when the bytes are in the task's spill file (key.spill); jsonBytes reads them either way.
 	JSON *connect.JSONValue
 	// key, when set, is the key and version of a record buffered as bytes, read from them (bufferJSON,
 	// keyRows): what planDelta reads of it unless it looks up live rows or tombstones
-	key *bufferedKey
+	Key *BufferedKey
 }
 
-// bufferedKey is the key (keyOf of the converted row) and version of a record buffered as bytes.
-type bufferedKey struct {
-	key string
-	ver any
+// BufferedKey is the key (keyOf of the converted row) and version of a record buffered as bytes.
+type BufferedKey struct {
+	Key string
+	Ver any
 	// where the record's bytes are when not in Rec.JSON.Bytes: n bytes at off in spill
-	spill *jsonSpill
-	off   int64
-	n     int
+	Spill *JSONSpill
+	Off   int64
+	N     int
 }
 
-// recRows counts the rows recs stand for.
-func recRows(recs []Rec) int {
+// RecRows counts the rows recs stand for.
+func RecRows(recs []Rec) int {
 	n := 0
 	for _, r := range recs {
 		if r.Seg != nil {
-			n += r.Seg.rows
+			n += r.Seg.Rows
 		} else {
 			n++
 		}
@@ -131,8 +131,8 @@ type Writer struct {
 	Opts  TableOptions
 	Tbl   *table.Table
 
-	tombs        *Writer // writer of <table>__deletes (tombstones.go), created on first use
-	isTombstones bool    // this writer maintains a tombstone table
+	Tombs        *Writer // writer of <table>__deletes (tombstones.go), created on first use
+	IsTombstones bool    // this writer maintains a tombstone table
 }
 
 // Load (re)loads the table; with auto-create it creates it from st when missing.
@@ -198,8 +198,8 @@ func (w *Writer) Commit(ctx context.Context, recs []Rec, offsets Offsets, props 
 	if p.Tombstones.Files() {
 		// tombstones commit BEFORE the table (tombstones.go, point 2), also when the table
 		// itself has nothing to write (a key inserted and deleted within this commit)
-		if _, err := w.tombs.Apply(ctx, []*Part{p.Tombstones}, nil, nil); err != nil {
-			w.tombs.Tbl = nil
+		if _, err := w.Tombs.Apply(ctx, []*Part{p.Tombstones}, nil, nil); err != nil {
+			w.Tombs.Tbl = nil
 			return p.Stats, fmt.Errorf("tombstones: %w", err)
 		}
 	}
@@ -245,7 +245,7 @@ func (w *Writer) Prepare(ctx context.Context, recs []Rec) (*Part, error) {
 		return p, err
 	}
 	tbl := w.Tbl
-	p.Base = headID(tbl, w.Opts.CommitBranch)
+	p.Base = HeadID(tbl, w.Opts.CommitBranch)
 	p.SchemaID = tbl.Schema().ID
 	committed, err := CommittedOffsets(tbl, w.Opts.CommitBranch, w.Opts.OffsetsKey)
 	if err != nil {
@@ -297,11 +297,11 @@ func (w *Writer) Prepare(ctx context.Context, recs []Rec) (*Part, error) {
 		// records buffered as bytes stay so through the round: the plan reads their key, the data files
 		// are built from the bytes
 		_, lookup, tombsOn := w.planReads(ids)
-		if err := keyRows(live, w.planColumns(ids), lookup || tombsOn); err != nil {
+		if err := KeyRows(live, w.planColumns(ids), lookup || tombsOn); err != nil {
 			return p, err
 		}
 		var tombRows []Row
-		data, dels, tombRows, err = w.planDelta(ctx, live, ids, st)
+		data, dels, tombRows, err = w.PlanDelta(ctx, live, ids, st)
 		if err != nil {
 			return p, err
 		}
@@ -394,7 +394,7 @@ func (w *Writer) Prepare(ctx context.Context, recs []Rec) (*Part, error) {
 // (filtered by offset row by row when read): recs itself when it holds nothing else (planning may
 // convert a record buffered as bytes, or note what it read of them: it stays the same record), else
 // a copy of those records.
-func liveRecs(recs []Rec, committed Offsets, skipped *int) ([]Rec, []*segment) {
+func liveRecs(recs []Rec, committed Offsets, skipped *int) ([]Rec, []*Segment) {
 	below := func(r Rec) bool {
 		off, ok := committed[r.TP]
 		return ok && r.Offset < off
@@ -403,7 +403,7 @@ func liveRecs(recs []Rec, committed Offsets, skipped *int) ([]Rec, []*segment) {
 		return recs, nil
 	}
 	live := make([]Rec, 0, len(recs))
-	var segs []*segment
+	var segs []*Segment
 	for _, r := range recs {
 		switch {
 		case r.Seg != nil:
@@ -452,7 +452,7 @@ func (w *Writer) Apply(ctx context.Context, parts []*Part, offsets Offsets, prop
 		}
 	}
 	tbl := w.Tbl
-	head := headID(tbl, w.Opts.CommitBranch)
+	head := HeadID(tbl, w.Opts.CommitBranch)
 	for _, p := range parts {
 		if p.Files() && p.Base != head {
 			w.Tbl = nil
@@ -506,7 +506,7 @@ func (w *Writer) Apply(ctx context.Context, parts []*Part, offsets Offsets, prop
 		return st, err
 	}
 	w.Tbl = ntbl
-	if s := branchHead(ntbl, w.Opts.CommitBranch); s != nil {
+	if s := BranchHead(ntbl, w.Opts.CommitBranch); s != nil {
 		st.SnapshotID = s.SnapshotID
 	}
 	return st, nil
@@ -543,7 +543,7 @@ func (w *Writer) planColumns(ids []string) []string {
 	if err != nil {
 		names = slices.Clone(ids) // planDelta reports the error
 	}
-	if vc := w.Opts.versionColumn(); vc != "" && !slices.Contains(names, vc) {
+	if vc := w.Opts.KeyVersionColumn(); vc != "" && !slices.Contains(names, vc) {
 		names = append(names, vc)
 	}
 	return names
@@ -564,28 +564,28 @@ func (w *Writer) partitionMayMove(ids []string) bool {
 	return false
 }
 
-// versionColumn is the table column holding a key's version: the metadata column when the
+// KeyVersionColumn is the table column holding a key's version: the metadata column when the
 // version comes from the change event's envelope, else the configured column ("": none).
-func (o TableOptions) versionColumn() string {
+func (o TableOptions) KeyVersionColumn() string {
 	if o.CDCVersionColumn != "" {
 		return o.CDCVersionColumn
 	}
 	return o.VersionColumn
 }
 
-// cmpVersion compares two versions of a key; normalized envelope versions compare as strings.
-func (o TableOptions) cmpVersion(a, b any) int {
+// CmpVersion compares two versions of a key; normalized envelope versions compare as strings.
+func (o TableOptions) CmpVersion(a, b any) int {
 	if o.CDCVersionColumn != "" && a != nil && b != nil {
-		return strings.Compare(toString(a), toString(b))
+		return strings.Compare(ToString(a), ToString(b))
 	}
-	return compareVersion(a, b)
+	return CompareVersion(a, b)
 }
 
 // ensureVersionColumn adds the metadata column of envelope versions to the table when it lacks
 // it (a schema change: one metadata commit, no snapshot; rows written before hold null).
 func (w *Writer) ensureVersionColumn(ctx context.Context) error {
 	col := w.Opts.CDCVersionColumn
-	if col == "" || w.isTombstones {
+	if col == "" || w.IsTombstones {
 		return nil
 	}
 	return w.ensureColumn(ctx, col, ice.PrimitiveTypes.String, "normalized source position of the row's change event (connectd)")
@@ -601,7 +601,7 @@ func (w *Writer) ensureColumn(ctx context.Context, col string, typ ice.Type, doc
 		}
 		tx := w.Tbl.NewTransaction()
 		if err := tx.UpdateSchema(true, false).AddColumn([]string{col}, typ, doc, false, nil).Commit(); err != nil {
-			return &dataErr{fmt.Errorf("add column %q to %v: %w", col, w.Ident, err)}
+			return &DataError{fmt.Errorf("add column %q to %v: %w", col, w.Ident, err)}
 		}
 		ntbl, err := tx.Commit(ctx)
 		if err == nil {
@@ -625,12 +625,12 @@ const writerQueueBatches = 2
 func dataBatches(sc *arrow.Schema, schemaID int, recs []*Rec) iter.Seq2[arrow.RecordBatch, error] {
 	// the writer buffers its row group itself (WriteBuffered): a batch is only what is built while the
 	// writer encodes the one before, and it and the writer's queue are in memory with the round's records
-	const chunk = spoolBatchRows
+	const chunk = SpoolBatchRows
 	return func(yield func(arrow.RecordBatch, error) bool) {
 		fields := sc.Fields()
-		shapes := map[*ice.StructType]*jsonShape{}
+		shapes := map[*ice.StructType]*JSONShape{}
 		for i := 0; i < len(recs); i += chunk {
-			rec, err := buildDataRecord(sc, fields, schemaID, recs[i:min(i+chunk, len(recs))], shapes)
+			rec, err := BuildDataRecord(sc, fields, schemaID, recs[i:min(i+chunk, len(recs))], shapes)
 			if !yield(rec, err) || err != nil {
 				return
 			}
