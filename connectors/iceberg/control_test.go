@@ -55,8 +55,8 @@ func TestControlTopicOneSnapshotPerRound(t *testing.T) {
 	const parts = 4
 	kafkatest.CreateTopic(t, addr, topic, parts, nil)
 	props, _ := sinkProps(t, map[string]string{
-		"topics":                              topic,
-		"iceberg.tables":                      "shop.customers,shop.customers_history",
+		"topics":                            topic,
+		"iceberg.tables":                    "shop.customers,shop.customers_history",
 		"iceberg.tables.default-id-columns": "id",
 		"iceberg.table.shop.customers.partition-by":         "day(ts)",
 		"iceberg.table.shop.customers.version-column":       "version",
@@ -180,8 +180,8 @@ func TestControlTopicTwoCommitters(t *testing.T) {
 	const parts = 4
 	kafkatest.CreateTopic(t, addr, topic, parts, nil)
 	props, _ := sinkProps(t, map[string]string{
-		"topics":                              topic,
-		"iceberg.tables":                      "shop.customers,shop.customers_history",
+		"topics":                            topic,
+		"iceberg.tables":                    "shop.customers,shop.customers_history",
 		"iceberg.tables.default-id-columns": "id",
 		"iceberg.table.shop.customers.version-column":  "version",
 		"iceberg.table.shop.customers_history.raw-cdc": "true",

@@ -18,7 +18,6 @@ import (
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 	"github.com/connectd/connectd/internal/kafka"
 	"github.com/connectd/connectd/internal/metrics"
-	"github.com/connectd/connectd/internal/testutil/icebergtest"
 )
 
 // fakeCtx is a SinkTaskContext that records rewinds and commit requests.
@@ -51,12 +50,12 @@ func sinkProps(t testing.TB, extra map[string]string) (map[string]string, string
 	dir := t.TempDir()
 	testSeq++
 	p := map[string]string{
-		"name":                                 fmt.Sprintf("ice-%s-%d", filepath.Base(dir), testSeq),
-		"connector.class":                      ApacheClass,
-		"iceberg.catalog.catalog-impl":         "org.apache.iceberg.jdbc.JdbcCatalog",
-		"iceberg.catalog.uri":                  "jdbc:sqlite:" + filepath.Join(dir, "catalog.db"),
-		"iceberg.catalog.warehouse":            filepath.Join(dir, "warehouse"),
-		"iceberg.control.commit.interval-ms":   "3600000", // tests commit explicitly
+		"name":                               fmt.Sprintf("ice-%s-%d", filepath.Base(dir), testSeq),
+		"connector.class":                    ApacheClass,
+		"iceberg.catalog.catalog-impl":       "org.apache.iceberg.jdbc.JdbcCatalog",
+		"iceberg.catalog.uri":                "jdbc:sqlite:" + filepath.Join(dir, "catalog.db"),
+		"iceberg.catalog.warehouse":          filepath.Join(dir, "warehouse"),
+		"iceberg.control.commit.interval-ms": "3600000", // tests commit explicitly
 		"iceberg.tables.auto-create-enabled": "true",
 	}
 	for k, v := range extra {
@@ -212,30 +211,13 @@ func loadTable(t testing.TB, props map[string]string, name string) (catalog.Cata
 	return cat, tbl.MetadataLocation()
 }
 
-func duckRows(t testing.TB, metadata, query string) []string {
-	res := icebergtest.Read(t, metadata, query, nil)
-	var out []string
-	for _, r := range res.Rows {
-		s := ""
-		for i, v := range r {
-			if i > 0 {
-				s += "|"
-			}
-			s += fmt.Sprint(v)
-		}
-		out = append(out, s)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // TestDebeziumUpsertAndRawHistory: a Debezium CDC stream over many keys into an upsert table
 // (partitioned by day(ts), so keys move partitions) and a raw history table; the independent
 // reader (DuckDB) sees exactly the expected current state and every event once.
 func TestDebeziumUpsertAndRawHistory(t *testing.T) {
 	props, _ := sinkProps(t, map[string]string{
 		"iceberg.tables":                                    "shop.customers,shop.customers_history",
-		"iceberg.tables.default-id-columns":               "id",
+		"iceberg.tables.default-id-columns":                 "id",
 		"iceberg.table.shop.customers.partition-by":         "day(ts)",
 		"iceberg.table.shop.customers.version-column":       "version",
 		"iceberg.table.shop.customers_history.raw-cdc":      "true",
@@ -301,10 +283,10 @@ func TestDebeziumUpsertAndRawHistory(t *testing.T) {
 func TestCrashRecoveryExactlyOnce(t *testing.T) {
 	props, _ := sinkProps(t, map[string]string{
 		"iceberg.tables":                               "shop.customers,shop.customers_history",
-		"iceberg.tables.default-id-columns":          "id",
+		"iceberg.tables.default-id-columns":            "id",
 		"iceberg.table.shop.customers.partition-by":    "bucket(id,4)",
 		"iceberg.table.shop.customers_history.raw-cdc": "true",
-		"iceberg.tables.upsert-mode-enabled":         "true",
+		"iceberg.tables.upsert-mode-enabled":           "true",
 	})
 	const parts = 4
 	events, want := cdcStream(11, 2500, 150, parts)
@@ -457,9 +439,9 @@ func TestEnvelopeVersionColumn(t *testing.T) {
 func TestFailedRoundRetriesWithoutRewind(t *testing.T) {
 	props, _ := sinkProps(t, map[string]string{
 		"iceberg.tables":                               "shop.customers,shop.customers_history",
-		"iceberg.tables.default-id-columns":          "id",
+		"iceberg.tables.default-id-columns":            "id",
 		"iceberg.table.shop.customers_history.raw-cdc": "true",
-		"iceberg.tables.upsert-mode-enabled":         "true",
+		"iceberg.tables.upsert-mode-enabled":           "true",
 		KeyMaxBufferedRecords:                          "100",
 		KeyCommitRetryMs:                               "3600000",
 	})

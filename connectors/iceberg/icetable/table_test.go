@@ -1,10 +1,9 @@
-package iceberg
+package icetable_test
 
 import (
 	"context"
 	"fmt"
 	"math/rand"
-	"path/filepath"
 	"sort"
 	"testing"
 	"time"
@@ -14,43 +13,9 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
-	"github.com/connectd/connectd/connectors/iceberg/catalogx"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 	"github.com/connectd/connectd/internal/testutil/icebergtest"
 )
-
-func sqliteCatalog(t testing.TB) catalog.Catalog {
-	t.Helper()
-	dir := t.TempDir()
-	cat, err := catalogx.Open(context.Background(), "test", map[string]string{
-		"catalog-impl": "org.apache.iceberg.jdbc.JdbcCatalog",
-		"uri":          "jdbc:sqlite:" + filepath.Join(dir, "catalog.db"),
-		"warehouse":    filepath.Join(dir, "warehouse"),
-	})
-	require.NoError(t, err)
-	return cat
-}
-
-var customerSchema = &ice.StructType{FieldList: []ice.NestedField{
-	{ID: 1, Name: "id", Type: ice.PrimitiveTypes.Int64, Required: true},
-	{ID: 2, Name: "name", Type: ice.PrimitiveTypes.String},
-	{ID: 3, Name: "ts", Type: ice.PrimitiveTypes.TimestampTz},
-	{ID: 4, Name: "version", Type: ice.PrimitiveTypes.Int64},
-}}
-
-// scanRows reads the table with iceberg-go (deletes applied), as a second reader.
-func scanRows(t testing.TB, tbl *table.Table) []icetable.Row {
-	t.Helper()
-	_, it, err := tbl.Scan().ToArrowRecords(context.Background())
-	require.NoError(t, err)
-	var out []icetable.Row
-	for rec, err := range it {
-		require.NoError(t, err)
-		out = append(out, icetable.RecordToRows(rec)...)
-		rec.Release()
-	}
-	return out
-}
 
 func TestUpsertCollapsesMovesAndDeletes(t *testing.T) {
 	for _, tc := range []struct {

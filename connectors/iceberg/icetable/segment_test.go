@@ -1,4 +1,4 @@
-package iceberg
+package icetable_test
 
 import (
 	"fmt"
