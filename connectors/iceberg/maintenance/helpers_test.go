@@ -13,25 +13,14 @@ import (
 	"time"
 
 	ice "github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
-	"github.com/connectd/connectd/connectors/iceberg/catalogx"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 	"github.com/connectd/connectd/internal/testutil/icebergtest"
 )
 
-func sqliteCatalog(t testing.TB, dir string) catalog.Catalog {
-	t.Helper()
-	cat, err := catalogx.Open(context.Background(), "test", map[string]string{
-		"catalog-impl": "org.apache.iceberg.jdbc.JdbcCatalog",
-		"uri":          "jdbc:sqlite:" + filepath.Join(dir, "catalog.db"),
-		"warehouse":    filepath.Join(dir, "warehouse"),
-	})
-	require.NoError(t, err)
-	return cat
-}
+var sqliteCatalog = icebergtest.SQLiteCatalogIn
 
 var customerSchema = &ice.StructType{FieldList: []ice.NestedField{
 	{ID: 1, Name: "id", Type: ice.PrimitiveTypes.Int64, Required: true},

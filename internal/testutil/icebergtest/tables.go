@@ -19,7 +19,12 @@ import (
 // SQLiteCatalog opens a JDBC (SQLite) catalog with its warehouse in a temporary directory of t.
 func SQLiteCatalog(t testing.TB) catalog.Catalog {
 	t.Helper()
-	dir := t.TempDir()
+	return SQLiteCatalogIn(t, t.TempDir())
+}
+
+// SQLiteCatalogIn opens a JDBC (SQLite) catalog with its database and warehouse in dir.
+func SQLiteCatalogIn(t testing.TB, dir string) catalog.Catalog {
+	t.Helper()
 	cat, err := catalogx.Open(context.Background(), "test", map[string]string{
 		"catalog-impl": "org.apache.iceberg.jdbc.JdbcCatalog",
 		"uri":          "jdbc:sqlite:" + filepath.Join(dir, "catalog.db"),
