@@ -49,7 +49,7 @@ func (t *Task) routeJSON(r *connect.SinkRecord, jv *connect.JSONValue) (bool, er
 // noteShape remembers the shape of a record just spooled whole (its value's struct type), for the
 // records after it. Caller holds t.mu.
 func (t *Task) noteShape(a *appendTable, tp icetable.TP, st *ice.StructType) {
-	if a.shape != nil && a.shape.St == st && a.shape.SchemaID == a.schemaID {
+	if a.shape != nil && a.shape.Struct == st && a.shape.SchemaID == a.schemaID {
 		return
 	}
 	if s := a.open[tp]; s != nil && s.SchemaID == a.schemaID {
@@ -94,16 +94,16 @@ func (t *Task) bufferJSON(r *connect.SinkRecord, jv *connect.JSONValue) bool {
 	// a slot only points at a record buffered since the index was last reset (drain, a round given
 	// back, a rebalance): the bytes of the record this one takes the place of are no round's
 	slot := x.slotBytes(k)
-	buf, at, old, grew := x.place(t.buf[name], icetable.Rec{Op: icetable.OpUpdate, Schema: ks.St, TP: tp, Offset: off}, slot, ver)
+	buf, at, old, grew := x.place(t.buf[name], icetable.Rec{Op: icetable.OpUpdate, Schema: ks.Struct, TP: tp, Offset: off}, slot, ver)
 	t.buf[name] = buf
 	if grew {
 		t.nbuf++
 	}
 	bk := old.Key
 	if bk != nil {
-		bk.Ver = ver // the same key
+		bk.Version = ver // the same key
 	} else {
-		bk = &icetable.BufferedKey{Key: slot.key, Ver: ver}
+		bk = &icetable.BufferedKey{Key: slot.key, Version: ver}
 	}
 	buf[at].Key = bk
 	jb := t.spillJSON(jv.Bytes, bk)
@@ -142,7 +142,7 @@ func (t *Task) spilledValue(jv *connect.JSONValue) *connect.JSONValue {
 // made or written: the round reads what it wrote before). Caller holds t.mu.
 func (t *Task) spillJSON(b []byte, bk *icetable.BufferedKey) []byte {
 	if bk.Spill != nil && bk.Spill == t.spill {
-		t.spill.Live -= int64(bk.N) // the version this one supersedes
+		t.spill.Live -= int64(bk.Len) // the version this one supersedes
 	}
 	bk.Spill = nil
 	if t.spill == nil {
@@ -159,7 +159,7 @@ func (t *Task) spillJSON(b []byte, bk *icetable.BufferedKey) []byte {
 		t.warnSpill(err)
 		return b
 	}
-	bk.Spill, bk.Off, bk.N = t.spill, off, len(b)
+	bk.Spill, bk.Off, bk.Len = t.spill, off, len(b)
 	t.spill.Live += int64(len(b))
 	if s := t.spill; s.Size >= icetable.SpillCompactAt && s.Size >= icetable.SpillCompactRatio*s.Live {
 		t.compactSpill()
@@ -189,7 +189,7 @@ func (t *Task) compactSpill() {
 			if bk == nil || bk.Spill != old {
 				continue
 			}
-			b, err := old.Read(buf, bk.Off, bk.N)
+			b, err := old.Read(buf, bk.Off, bk.Len)
 			if err != nil {
 				return
 			}
@@ -199,7 +199,7 @@ func (t *Task) compactSpill() {
 				return
 			}
 			bk.Spill, bk.Off = s, off
-			s.Live += int64(bk.N)
+			s.Live += int64(bk.Len)
 		}
 	}
 	if s.Flush() != nil {
@@ -225,12 +225,12 @@ func (t *Task) noteKeyShape(name string, o icetable.TableOptions, rec icetable.R
 	if rec.Op != icetable.OpUpdate || rec.Schema != st || st == nil || !t.plainUpsertJSON(name, o) {
 		return
 	}
-	if ks := t.keyShapes[name]; ks != nil && ks.St == st {
+	if ks := t.keyShapes[name]; ks != nil && ks.Struct == st {
 		return
 	}
 	ks := icetable.CompileKeyShape(st, o)
 	if ks == nil {
-		ks = &icetable.KeyShape{St: st} // not read from bytes: remembered, so that it is not compiled per record
+		ks = &icetable.KeyShape{Struct: st} // not read from bytes: remembered, so that it is not compiled per record
 	}
 	t.keyShapes[name] = ks
 }

@@ -505,8 +505,8 @@ func TestSupersededBytesReused(t *testing.T) {
 // which is flushed first when the task still writes it (caller holds the task's mu).
 func heldBytes(t *testing.T, r icetable.Rec) string {
 	t.Helper()
-	if r.Key != nil && r.Key.Spill != nil && r.Key.Spill.Bw != nil {
-		require.NoError(t, r.Key.Spill.Bw.Flush())
+	if r.Key != nil && r.Key.Spill != nil && r.Key.Spill.Buf != nil {
+		require.NoError(t, r.Key.Spill.Buf.Flush())
 	}
 	b, err := r.JSONBytes(nil)
 	require.NoError(t, err)

@@ -139,7 +139,7 @@ func TestSpillFilesReusedModel(t *testing.T) {
 			task.mu.Unlock()
 			put(1 + rng.Intn(40))
 			task.mu.Lock()
-			if task.spill != nil && slices.ContainsFunc(free, func(k icetable.KeptFile) bool { return k.F == task.spill.F.File }) {
+			if task.spill != nil && slices.ContainsFunc(free, func(k icetable.KeptFile) bool { return k.File == task.spill.File.File }) {
 				reused++
 			}
 			task.mu.Unlock()

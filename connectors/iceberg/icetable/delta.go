@@ -29,7 +29,7 @@ func (w *Writer) PlanDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 		case vc == "":
 			return nil
 		case r.Key != nil:
-			return r.Key.Ver
+			return r.Key.Version
 		}
 		return r.Row[vc]
 	}

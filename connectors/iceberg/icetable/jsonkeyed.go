@@ -15,7 +15,7 @@ import (
 // round takes the buffer (decodeBuffered): most records of a busy key are superseded before that.
 type KeyShape struct {
 	*MemberScan // nil: records of st are not read from bytes
-	St          *ice.StructType
+	Struct      *ice.StructType
 	ids         []int  // member of each id column
 	ver         int    // member of the version column (-1: none, or not in the shape: null)
 	key         []byte // scratch: the key read last
@@ -28,7 +28,7 @@ func CompileKeyShape(st *ice.StructType, o TableOptions) *KeyShape {
 	if ms == nil || len(o.IDColumns) == 0 {
 		return nil
 	}
-	ks := &KeyShape{MemberScan: ms, St: st, ver: -1}
+	ks := &KeyShape{MemberScan: ms, Struct: st, ver: -1}
 	for _, c := range o.IDColumns {
 		m, ok := ms.names[c]
 		if !ok || (ms.kinds[m] != kindLong && ms.kinds[m] != kindString) {
@@ -93,7 +93,7 @@ func (r *Rec) JSONBytes(scratch *[]byte) ([]byte, error) {
 	if scratch != nil {
 		buf = *scratch
 	}
-	b, err := r.Key.Spill.Read(buf, r.Key.Off, r.Key.N)
+	b, err := r.Key.Spill.Read(buf, r.Key.Off, r.Key.Len)
 	if err != nil {
 		return nil, fmt.Errorf("the value of %s at offset %d: %w", r.TP, r.Offset, err)
 	}

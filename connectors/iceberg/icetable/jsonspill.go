@@ -12,8 +12,8 @@ import (
 // round that took its records committed (roundCommitted); a round given back hands its files back to
 // the task with its records.
 type JSONSpill struct {
-	F    scratchFile // unlinked at creation where the system allows it: nothing outlives the process
-	Bw   *bufio.Writer
+	File scratchFile // unlinked at creation where the system allows it: nothing outlives the process
+	Buf  *bufio.Writer
 	Size int64
 	Live int64 // bytes of records buffered in the file: maintained while the task writes it
 	err  error // a failed write or flush: the records in this file cannot be read back
@@ -33,7 +33,7 @@ func NewJSONSpill(files *ScratchFiles, dir string) (*JSONSpill, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &JSONSpill{F: f, Bw: bufio.NewWriterSize(f, spoolIOBuffer)}, nil
+	return &JSONSpill{File: f, Buf: bufio.NewWriterSize(f, spoolIOBuffer)}, nil
 }
 
 // Write appends b and returns where it starts.
@@ -42,7 +42,7 @@ func (s *JSONSpill) Write(b []byte) (int64, error) {
 		return 0, s.err
 	}
 	off := s.Size
-	if _, err := s.Bw.Write(b); err != nil {
+	if _, err := s.Buf.Write(b); err != nil {
 		s.err = fmt.Errorf("iceberg spool: %w", err)
 		return 0, s.err
 	}
@@ -52,7 +52,7 @@ func (s *JSONSpill) Write(b []byte) (int64, error) {
 
 func (s *JSONSpill) Flush() error {
 	if s.err == nil {
-		if err := s.Bw.Flush(); err != nil {
+		if err := s.Buf.Flush(); err != nil {
 			s.err = fmt.Errorf("iceberg spool: %w", err)
 		}
 	}
@@ -62,7 +62,7 @@ func (s *JSONSpill) Flush() error {
 // End flushes the file: from here on it is only read.
 func (s *JSONSpill) End() {
 	_ = s.Flush()
-	s.Bw = nil
+	s.Buf = nil
 }
 
 // Read returns the n bytes at off, in buf when it is large enough. The file must have ended.
@@ -74,7 +74,7 @@ func (s *JSONSpill) Read(buf []byte, off int64, n int) ([]byte, error) {
 		buf = make([]byte, n)
 	}
 	buf = buf[:n]
-	if _, err := s.F.ReadAt(buf, off); err != nil {
+	if _, err := s.File.ReadAt(buf, off); err != nil {
 		return nil, fmt.Errorf("iceberg spool: reading a buffered record back: %w", err)
 	}
 	return buf, nil
@@ -82,5 +82,5 @@ func (s *JSONSpill) Read(buf []byte, off int64, n int) ([]byte, error) {
 
 // Close gives the file back to the task's files: nothing reads it any more.
 func (s *JSONSpill) Close() {
-	s.F.release(s.err != nil)
+	s.File.release(s.err != nil)
 }

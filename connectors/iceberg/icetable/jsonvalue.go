@@ -199,7 +199,7 @@ func (ms *MemberScan) note(m int, ok bool, vk jsonKind, i, ve int, n *int) bool 
 // AppendRow builds from the bytes.
 type JSONShape struct {
 	*MemberScan
-	St       *ice.StructType
+	Struct   *ice.StructType
 	SchemaID int
 	cols     []int // per member: column, or -1
 	from     []int // per column: the member whose value fills it, or -1
@@ -216,7 +216,7 @@ func CompileShape(st *ice.StructType, schemaID int, fields []arrow.Field) *JSONS
 	for i, f := range fields {
 		col[f.Name] = i
 	}
-	js := &JSONShape{MemberScan: ms, St: st, SchemaID: schemaID, cols: make([]int, len(ms.kinds)), from: make([]int, len(fields))}
+	js := &JSONShape{MemberScan: ms, Struct: st, SchemaID: schemaID, cols: make([]int, len(ms.kinds)), from: make([]int, len(fields))}
 	for _, f := range st.FieldList {
 		m := ms.names[f.Name]
 		c, ok := col[f.Name]

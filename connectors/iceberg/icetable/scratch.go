@@ -22,7 +22,7 @@ type ScratchFiles struct {
 }
 
 type KeptFile struct {
-	F    *os.File
+	File *os.File
 	size int64
 }
 
@@ -46,7 +46,7 @@ func (p *ScratchFiles) Create(dir, pattern string) (scratchFile, error) {
 	if p != nil {
 		p.mu.Lock()
 		if n := len(p.Free); n > 0 {
-			kept = p.Free[n-1].F
+			kept = p.Free[n-1].File
 			p.held -= p.Free[n-1].size
 			p.Free = p.Free[:n-1]
 		}
@@ -93,7 +93,7 @@ func (p *ScratchFiles) Close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, k := range p.Free {
-		_ = k.F.Close()
+		_ = k.File.Close()
 	}
 	p.Free, p.held, p.closed = nil, 0, true
 }

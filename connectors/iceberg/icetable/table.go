@@ -57,12 +57,12 @@ type Rec struct {
 
 // BufferedKey is the key (keyOf of the converted row) and version of a record buffered as bytes.
 type BufferedKey struct {
-	Key string
-	Ver any
+	Key     string
+	Version any
 	// where the record's bytes are when not in Rec.JSON.Bytes: n bytes at off in spill
 	Spill *JSONSpill
 	Off   int64
-	N     int
+	Len   int
 }
 
 // RecRows counts the rows recs stand for.
