@@ -24,7 +24,7 @@ const appendLoadTimeout = 5 * time.Second
 const appendRetry = 10 * time.Second
 
 // appendTable is one task's view of an append table whose rows it converts at Put into
-// segments (spool.go): the table's schema as of the last load, the record schemas known to
+// segments (icetable/spool.go): the table's schema as of the last load, the record schemas known to
 // need no schema change, and the open segment per partition.
 type appendTable struct {
 	w        *icetable.Writer // this task's own handle (the coordinator's writer is used by the rounds)
@@ -34,8 +34,8 @@ type appendTable struct {
 	asc      *arrow.Schema
 	covered  map[*ice.StructType]error // record schemas checked: nil = fits, else why not
 	open     map[icetable.TP]*icetable.Segment
-	shape    *icetable.JSONShape // the shape of the last JSON object spooled whole, for the next ones (jsonvalue.go)
-	// early says that the table's segments write their rows to data files as they fill (early.go),
+	shape    *icetable.JSONShape // the shape of the last JSON object spooled whole, for the next ones (icetable/jsonvalue.go)
+	// early says that the table's segments write their rows to data files as they fill (icetable/early.go),
 	// to the writer cur until the next round or schema change
 	early bool
 	cur   *icetable.EarlyFiles

@@ -7,7 +7,7 @@ package iceberg
 //  2. A commit reloads the branch head, DROPS every record whose offset is below the head's
 //     offset for its partition, writes the rest, and commits with AssertRefSnapshotID (a
 //     compare-and-swap on the branch head). Rows a task wrote to data files during the interval
-//     (early.go) are decided the same way: a file goes in as it is only when it holds no such
+//     (icetable/early.go) are decided the same way: a file goes in as it is only when it holds no such
 //     row and no row of a partition revoked since, else its other rows are written again.
 //     So the check "already in the table?" and the
 //     commit are atomic: if anyone (a zombie task after a rebalance, a second process, a

@@ -10,7 +10,7 @@ import (
 )
 
 // keyIndex keeps a keyed delta table's buffer at about one record per key instead of one per
-// event: a record replaces its key's last buffered record when planDelta (delta.go) would let it
+// event: a record replaces its key's last buffered record when planDelta (icetable/delta.go) would let it
 // supersede that record without a trace. Memory between commit rounds then grows with the keys
 // changed in the interval, not with the events. Only the record last buffered for the key is a
 // candidate, so the records planDelta sees per key keep their Kafka order.

@@ -32,7 +32,7 @@ type Task struct {
 	buf       map[string][]icetable.Rec
 	nbuf      int
 	keys      map[string]*keyIndex          // per keyed delta table: supersede.go
-	keyShapes map[string]*icetable.KeyShape // per keyed table, the JSON shape last buffered converted: jsonkeyed.go
+	keyShapes map[string]*icetable.KeyShape // per keyed table, the JSON shape last buffered converted: icetable/jsonkeyed.go
 	spill     *icetable.JSONSpill           // the file bufferJSON writes to (nil: none yet since the last drain)
 	spills    []*icetable.JSONSpill         // every file records of buf may be in, spill included
 	spilled   map[string]*connect.JSONValue // per topic, the value of records whose bytes are in a spill file (spilledValue)
@@ -48,7 +48,7 @@ type Task struct {
 	appendTables map[string]*appendTable
 	spoolRows    int                   // rows in spool segments not yet removed (buffered or in a round): on disk
 	scratch      icetable.ScratchFiles // the spool and spill files no record is in any more, for the next ones
-	// lost is set when a data file writer of rows already put failed (early.go): those rows are
+	// lost is set when a data file writer of rows already put failed (icetable/early.go): those rows are
 	// only in Kafka now, so the task fails and its restart reads them again from the group offset
 	lost atomic.Pointer[error]
 }

@@ -115,7 +115,7 @@ type CommitStats struct {
 	RowsDeleted  int // equality-delete rows
 	Skipped      int // records at or below the committed offsets (replays)
 	StaleDropped int // records older (by version column) than the committed row
-	Collapsed    int // versions collapsed by the commit's plan (the task's buffer supersedes most before: supersede.go)
+	Collapsed    int // versions collapsed by the commit's plan (a caller's buffer may supersede most before)
 	Tombstones   int // delete versions recorded in the tombstone table (tombstones.go)
 }
 
