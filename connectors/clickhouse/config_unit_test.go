@@ -37,7 +37,10 @@ func TestParseConfig(t *testing.T) {
 			require.Equal(t, 9440, c.Port)
 			require.Equal(t, "port 8443 is ClickHouse's HTTPS port; this sink speaks the native protocol and connects to port 9440 instead (port.mapHttpPorts=false uses 8443 as given, port.refuseHttpPorts=true refuses it)", c.PortNote)
 		}, ""},
-		{"http port mapped by default", base("port", "8123"), func(t *testing.T, c *Config) { require.Equal(t, 9000, c.Port); require.Contains(t, c.PortNote, "8123 is ClickHouse's HTTP port") }, ""},
+		{"http port mapped by default", base("port", "8123"), func(t *testing.T, c *Config) {
+			require.Equal(t, 9000, c.Port)
+			require.Contains(t, c.PortNote, "8123 is ClickHouse's HTTP port")
+		}, ""},
 		{"https port refused on request", base("port", "8443", "ssl", "true", "port.refuseHttpPorts", "true"), nil, "Invalid value 8443 for configuration port: 8443 is ClickHouse's HTTPS port, but this sink speaks the native protocol: use port 9000 (or 9440 with ssl=true), or set port.mapHttpPorts=true"},
 		{"http port refused on request", base("port", "8123", "port.refuseHttpPorts", "true"), nil, "Invalid value 8123 for configuration port: 8123 is ClickHouse's HTTP port, but this sink speaks the native protocol"},
 		{"mapHttpPorts wins over refuseHttpPorts", base("port", "8123", "port.refuseHttpPorts", "true", "port.mapHttpPorts", "true"), func(t *testing.T, c *Config) { require.Equal(t, 9000, c.Port) }, ""},

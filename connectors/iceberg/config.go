@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
 // Class names accepted for the connector (Apache and Tabular).
@@ -206,7 +207,7 @@ func ParseConfig(props map[string]string) (*SinkConfig, error) {
 		RouteField:       c.String(KeyRouteField),
 		DefaultBranch:    c.String(KeyDefaultCommitBranch),
 		DefaultIDColumns: splitList(c.String(KeyDefaultIDColumns)),
-		DefaultPartition: ParsePartitionBy(c.String(KeyDefaultPartitionBy)),
+		DefaultPartition: icetable.ParsePartitionBy(c.String(KeyDefaultPartitionBy)),
 		AutoCreate:       c.Bool(KeyAutoCreateEnabled),
 		Evolve:           c.Bool(KeyEvolveSchemaEnabled),
 		ForceOptional:    c.Bool(KeySchemaForceOptional),
@@ -272,11 +273,7 @@ func ParseConfig(props map[string]string) (*SinkConfig, error) {
 	if ms := c.Long(KeyMaintenanceInterval); ms < 0 {
 		return nil, &connect.ConfigError{Name: KeyMaintenanceInterval, Value: ms, Message: "must be 0 (off) or positive"}
 	} else if ms > 0 {
-		f := registeredMaintenance()
-		if f == nil {
-			return nil, &connect.ConfigError{Name: KeyMaintenanceInterval, Value: ms, Message: "table maintenance is not linked into this program (package connectors/iceberg/maintenance)"}
-		}
-		if sc.maintain, err = f(props); err != nil {
+		if sc.maintain, err = connectorMaintenance(props); err != nil {
 			var ce *connect.ConfigError
 			if errors.As(err, &ce) {
 				return nil, ce
@@ -301,7 +298,7 @@ func ParseConfig(props map[string]string) (*SinkConfig, error) {
 		case tblIDColumns:
 			pt.IDColumns = splitList(v)
 		case tblPartitionBy:
-			pt.PartitionBy = ParsePartitionBy(v)
+			pt.PartitionBy = icetable.ParsePartitionBy(v)
 		case tblCommitBranch:
 			pt.CommitBranch = v
 		case tblRouteRegex:
@@ -365,12 +362,12 @@ func (c *SinkConfig) table(name string) *PerTable {
 }
 
 // TableOptions resolves the effective options of one table.
-func (c *SinkConfig) TableOptions(name string) TableOptions {
+func (c *SinkConfig) TableOptions(name string) icetable.TableOptions {
 	pt := c.PerTable[name]
 	if pt == nil {
 		pt = &PerTable{}
 	}
-	o := TableOptions{
+	o := icetable.TableOptions{
 		IDColumns:       pt.IDColumns,
 		PartitionBy:     pt.PartitionBy,
 		CommitBranch:    pt.CommitBranch,
@@ -382,7 +379,7 @@ func (c *SinkConfig) TableOptions(name string) TableOptions {
 		CaseInsensitive: c.CaseInsensitive,
 		UpsertMode:      c.Upsert,
 		VersionColumn:   pt.VersionColumn,
-		OffsetsKey:      OffsetsSummaryKey(c.GroupID),
+		OffsetsKey:      icetable.OffsetsSummaryKey(c.GroupID),
 		TargetFileSize:  c.TargetFileSize,
 	}
 	if len(o.IDColumns) == 0 {
@@ -397,7 +394,7 @@ func (c *SinkConfig) TableOptions(name string) TableOptions {
 	if o.VersionColumn == "" {
 		o.VersionColumn = c.VersionColumn
 	}
-	if isEnvelopePath(o.VersionColumn) {
+	if icetable.IsEnvelopePath(o.VersionColumn) {
 		o.CDCVersionColumn = pt.CDCVersionColumn
 		if o.CDCVersionColumn == "" {
 			o.CDCVersionColumn = c.CDCVersionColumn
