@@ -15,6 +15,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connectors/iceberg/conflict"
 )
 
 // Op is the change kind of one record in delta (upsert) mode.
@@ -497,10 +498,8 @@ func (w *Writer) Apply(ctx context.Context, parts []*Part, offsets Offsets, prop
 	}
 	ntbl, err := tx.Commit(ctx)
 	if err != nil {
-		// a moved head is ErrCommitFailed (REST 409, SQL CAS) or, when the catalog checks the
-		// AssertRefSnapshotID requirement itself (SQL catalog), a "requirement failed" error
 		w.Tbl = nil // reload next time
-		if errors.Is(err, table.ErrCommitFailed) || strings.Contains(err.Error(), "requirement failed") {
+		if errors.Is(conflict.Of(err), conflict.ErrHeadMoved) {
 			return st, fmt.Errorf("%w: %v", ErrFenced, err)
 		}
 		return st, err
