@@ -36,10 +36,16 @@ func Open(ctx context.Context, props map[string]string, extra ...kgo.Opt) (*kgo.
 
 // ProducerOpts are the franz-go options of the producer keys of props: acks (all by default, as
 // Connect's internal producers), enable.idempotence, compression.type, linger.ms, max.request.size,
-// delivery.timeout.ms and request.timeout.ms. Records of one partition stay in order across retries.
+// and request.timeout.ms. Records of one partition stay in order across retries. delivery.timeout.ms is
+// not among them: franz-go measures a record's delivery timeout from the record's timestamp, and these
+// producers write records that keep the timestamps of the records they copy (a dead letter keeps its
+// original's), so an old record would time out before it is sent; Producer.Produce bounds each call by
+// DeliveryTimeout instead.
 func ProducerOpts(props map[string]string) ([]kgo.Opt, error) {
-	// delivery.timeout.ms: the JVM's default bounds a record's retries, where franz-go's would retry forever
-	opts := []kgo.Opt{kgo.RecordDeliveryTimeout(2 * time.Minute)}
+	var opts []kgo.Opt
+	if _, err := DeliveryTimeout(props); err != nil {
+		return nil, err
+	}
 	idempotent := true
 	switch v := strings.TrimSpace(props["enable.idempotence"]); strings.ToLower(v) {
 	case "", "true":
@@ -84,9 +90,8 @@ func ProducerOpts(props map[string]string) ([]kgo.Opt, error) {
 		opts = append(opts, kgo.ProducerBatchMaxBytes(int32(n)))
 	}
 	for key, opt := range map[string]func(time.Duration) kgo.Opt{
-		"linger.ms":           func(d time.Duration) kgo.Opt { return kgo.ProducerLinger(d) },
-		"delivery.timeout.ms": func(d time.Duration) kgo.Opt { return kgo.RecordDeliveryTimeout(d) },
-		"request.timeout.ms":  func(d time.Duration) kgo.Opt { return kgo.ProduceRequestTimeout(d) },
+		"linger.ms":          func(d time.Duration) kgo.Opt { return kgo.ProducerLinger(d) },
+		"request.timeout.ms": func(d time.Duration) kgo.Opt { return kgo.ProduceRequestTimeout(d) },
 	} {
 		var d time.Duration
 		if err := durationMS(props, key, &d); err != nil {
@@ -97,6 +102,22 @@ func ProducerOpts(props map[string]string) ([]kgo.Opt, error) {
 		}
 	}
 	return opts, nil
+}
+
+// defaultDeliveryTimeout is the JVM producer's delivery.timeout.ms: it bounds a record's retries, where
+// franz-go would retry forever.
+const defaultDeliveryTimeout = 2 * time.Minute
+
+// DeliveryTimeout is delivery.timeout.ms of props, or the JVM's default.
+func DeliveryTimeout(props map[string]string) (time.Duration, error) {
+	d := defaultDeliveryTimeout
+	if err := durationMS(props, "delivery.timeout.ms", &d); err != nil {
+		return 0, err
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("invalid value %s for configuration delivery.timeout.ms: must be positive", props["delivery.timeout.ms"])
+	}
+	return d, nil
 }
 
 // EnsureTopic creates a topic unless it exists (the JVM's TopicAdmin.createOrFindTopics): an existing

@@ -30,8 +30,12 @@ func TestProducerOpts(t *testing.T) {
 	require.Equal(t, kgo.LeaderAck(), producerOptValue(t, map[string]string{"acks": "1"}, kgo.RequiredAcks))
 	require.Equal(t, true, producerOptValue(t, map[string]string{"acks": "1"}, kgo.DisableIdempotentWrite))
 	require.Equal(t, 1, producerOptValue(t, map[string]string{"enable.idempotence": "false"}, kgo.MaxProduceRequestsInflightPerBroker))
-	require.Equal(t, 2*time.Minute, producerOptValue(t, nil, kgo.RecordDeliveryTimeout))
-	require.Equal(t, 5*time.Second, producerOptValue(t, map[string]string{"delivery.timeout.ms": "5000"}, kgo.RecordDeliveryTimeout))
+	require.Equal(t, time.Duration(0), producerOptValue(t, nil, kgo.RecordDeliveryTimeout), "measured from a record's timestamp: bounded per Produce instead")
+	for props, want := range map[string]time.Duration{"": 2 * time.Minute, "5000": 5 * time.Second} {
+		d, err := DeliveryTimeout(map[string]string{"delivery.timeout.ms": props})
+		require.NoError(t, err)
+		require.Equal(t, want, d)
+	}
 	require.Equal(t, 20*time.Millisecond, producerOptValue(t, map[string]string{"linger.ms": "20"}, kgo.ProducerLinger))
 	require.EqualValues(t, 2<<20, producerOptValue(t, map[string]string{"max.request.size": "2097152"}, kgo.ProducerBatchMaxBytes))
 	for key, v := range map[string]string{"acks": "2", "compression.type": "brotli", "enable.idempotence": "maybe",
@@ -100,4 +104,34 @@ func TestEnsureTopic(t *testing.T) {
 	td, err := kadm.NewClient(a.cl).ListTopics(ctx, "new")
 	require.NoError(t, err)
 	require.Len(t, td["new"].Partitions, 4)
+}
+
+// A copied record keeps its timestamp however old it is (a dead letter keeps its original's), and the
+// delivery timeout still bounds a send that cannot complete.
+func TestProducerKeepsOldTimestamps(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
+	require.NoError(t, err)
+	defer c.Close()
+	ctx := context.Background()
+	p, err := NewProducer(ctx, map[string]string{"bootstrap.servers": c.ListenAddrs()[0], "delivery.timeout.ms": "2000"})
+	require.NoError(t, err)
+	defer p.Close()
+
+	old := time.UnixMilli(1000)
+	require.NoError(t, p.Produce(ctx, &connect.ProducerRecord{Topic: "t", Partition: 0, Value: []byte("v"), Timestamp: old}))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.ConsumeTopics("t"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	require.NoError(t, err)
+	defer cl.Close()
+	fs := cl.PollFetches(ctx)
+	require.NoError(t, fs.Err0())
+	require.Equal(t, old.UnixMilli(), fs.Records()[0].Timestamp.UnixMilli())
+
+	start := time.Now()
+	err = p.Produce(ctx, &connect.ProducerRecord{Topic: "missing", Partition: 0, Value: []byte("v")})
+	var pe *connect.ProduceError
+	require.ErrorAs(t, err, &pe)
+	require.Less(t, time.Since(start), time.Minute, "the delivery timeout bounds the send")
+
+	_, err = NewProducer(ctx, map[string]string{"bootstrap.servers": c.ListenAddrs()[0], "delivery.timeout.ms": "0"})
+	require.ErrorContains(t, err, "delivery.timeout.ms")
 }

@@ -15,7 +15,8 @@ import (
 
 // Producer is connect.Producer on a franz-go client.
 type Producer struct {
-	cl *kgo.Client
+	cl              *kgo.Client
+	deliveryTimeout time.Duration // delivery.timeout.ms: how long one Produce may wait for its records
 }
 
 // NewProducer connects a producer from client and producer properties; a record with a partition
@@ -26,12 +27,16 @@ func NewProducer(ctx context.Context, props map[string]string, extra ...kgo.Opt)
 	if err != nil {
 		return nil, err
 	}
+	dt, err := DeliveryTimeout(props)
+	if err != nil {
+		return nil, err
+	}
 	opts := append(popts, kgo.RecordPartitioner(recordPartitioner()))
 	cl, err := Open(ctx, props, append(opts, extra...)...)
 	if err != nil {
 		return nil, err
 	}
-	return &Producer{cl: cl}, nil
+	return &Producer{cl: cl, deliveryTimeout: dt}, nil
 }
 
 // Client is the producer's franz-go client.
@@ -74,6 +79,8 @@ func (p *Producer) Produce(ctx context.Context, records ...*connect.ProducerReco
 		}
 		krs[i] = kr
 	}
+	ctx, cancel := context.WithTimeout(ctx, p.deliveryTimeout)
+	defer cancel()
 	results := p.cl.ProduceSync(ctx, krs...)
 	var first *connect.ProduceError
 	for _, res := range results {
