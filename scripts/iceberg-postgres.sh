@@ -34,8 +34,9 @@ createdb)
   ;;
 start)
   port=${3:?port}
+  mkdir -p "$dir"
+  dir=$(cd "$dir" && pwd) # the server resolves a relative socket directory from inside its data directory
   if [ ! -f "$dir/PG_VERSION" ]; then
-    mkdir -p "$dir"
     [ "$(id -u)" = 0 ] && chown postgres "$dir"
     chmod 700 "$dir"
     run "$PGBIN/initdb" -D "$dir" -A trust -U postgres >/dev/null
