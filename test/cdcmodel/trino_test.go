@@ -207,6 +207,8 @@ func (tr trino) query(t *testing.T, sql string) trinoResult {
 	req, err := http.NewRequest(http.MethodPost, tr.url+"/v1/statement", strings.NewReader(sql))
 	require.NoError(t, err)
 	req.Header.Set("X-Trino-User", "connectd-test")
+	// without it Trino rounds timestamps to milliseconds and names their types without a precision
+	req.Header.Set("X-Trino-Client-Capabilities", "PARAMETRIC_DATETIME")
 	var res trinoResult
 	for {
 		resp, err := http.DefaultClient.Do(req)
