@@ -15,9 +15,9 @@ import (
 
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
-	"github.com/stretchr/testify/require"
 	_ "github.com/jackc/pgx/v5/stdlib" // reads a PostgreSQL catalog's table pointers, independently of the sink
-	_ "modernc.org/sqlite"             // reads the catalog's table pointers, independently of the sink
+	"github.com/stretchr/testify/require"
+	_ "modernc.org/sqlite" // reads the catalog's table pointers, independently of the sink
 
 	"github.com/connectd/connectd/connectors/iceberg/maintenance"
 	"github.com/connectd/connectd/internal/testutil/cdcstream"
