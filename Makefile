@@ -13,10 +13,20 @@ PKGS       ?= ./...
 TESTFLAGS  ?= -count=1 -timeout 30m
 WITH_KAFKA := scripts/with-kafka.sh
 
-.PHONY: build run demo vet lint test test-jvm-baseline test-trino test-short test-race bench fuzz soak kafka-fetch kafka-up kafka-down kafka-status
+.PHONY: build image connectd run demo vet lint test test-jvm-baseline test-trino test-short test-race bench fuzz soak kafka-fetch kafka-up kafka-down kafka-status
 
 build:
 	$(GO) build ./...
+
+## image: the container image from a static binary built on this host (no Go toolchain image pulled), tagged
+## connectd:$$VERSION (default: git describe); podman or docker (docs/DEPLOY.md)
+image:
+	scripts/image.sh
+
+## connectd: the binary, ./connectd; GET / reports the checkout's commit also from a git worktree or with
+## -buildvcs=false, where the go command stamps none
+connectd:
+	$(GO) build -ldflags "-X github.com/connectd/connectd/api.Revision=$$(git rev-parse HEAD 2>/dev/null)" -o connectd ./cmd/connectd
 
 ## run: a worker in dev mode: embedded broker, REST on 127.0.0.1:8083, demo CDC data, sinks writing locally
 run:

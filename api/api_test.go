@@ -217,6 +217,7 @@ func TestGolden(t *testing.T) {
 		{name: "create_unknown_class_400", req: req{method: "POST", path: "/connectors", body: `{"name":"sink-a","config":{"connector.class":"com.example.Nope","topics":"t"}}`}},
 		{name: "create_source_class_400", req: req{method: "POST", path: "/connectors", body: `{"name":"pg","config":{"connector.class":"io.debezium.connector.postgresql.PostgresConnector"}}`}},
 		{name: "config_put_source_class_400", req: req{method: "PUT", path: "/connectors/src/config", body: `{"connector.class":"FileStreamSource","file":"/tmp/in.txt","topic":"t"}`}},
+		{name: "validate_source_class_500", req: req{method: "PUT", path: "/connector-plugins/FileStreamSource/config/validate", body: `{"connector.class":"FileStreamSource","file":"/tmp/in.txt","topic":"t"}`}},
 		{name: "validate_unknown_class_500", req: req{method: "PUT", path: "/connector-plugins/com.example.Nope/config/validate", body: `{"connector.class":"com.example.Nope","topics":"t"}`}},
 		{name: "create_malformed_json_500", req: req{method: "POST", path: "/connectors", body: `{"name":"sink-a",}`}},
 		{name: "create_malformed_eof_500", req: req{method: "POST", path: "/connectors", body: "{\"name\":\"sink-a\",\n \"config\":{\"a\":\"b\""}},

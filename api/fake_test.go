@@ -271,7 +271,10 @@ func (f *fakeHerder) RestartTask(_ context.Context, id herder.ConnectorTaskID) e
 	if err := f.leaderOnly(); err != nil {
 		return err
 	}
-	if _, ok := f.configs[id.Connector]; !ok || id.Task != 0 {
+	if _, ok := f.configs[id.Connector]; !ok {
+		return herder.NotFound("Unknown connector: %s", id.Connector)
+	}
+	if id.Task != 0 {
 		return herder.NotFound("Unknown task: %s", id)
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/connectd/connectd/connect"
@@ -135,8 +136,7 @@ func (s *Server) maybeForward(w http.ResponseWriter, r *http.Request, err error,
 			q.Add(k, v)
 		}
 	}
-	target := strings.TrimRight(nl.LeaderURL, "/") + r.URL.EscapedPath() + "?" + q.Encode()
-	res, ferr := s.forward(r, target, body, extraHeaders)
+	res, ferr := s.forwardToLeader(r, nl.LeaderURL, r.URL.EscapedPath()+"?"+q.Encode(), body, extraHeaders)
 	if ferr != nil {
 		writeError(w, ferr)
 		return true
@@ -150,6 +150,37 @@ func (s *Server) maybeForward(w http.ResponseWriter, r *http.Request, err error,
 	}
 	writeRaw(w, res.status, res.body)
 	return true
+}
+
+// leaderGoneWait bounds how long a request waits for the successor of a leader whose REST listener refuses
+// connections: the members remove such a leader within about two probe intervals and the next rebalance
+// names its successor, a few seconds in all.
+const leaderGoneWait = 10 * time.Second
+
+// errLeaderGone marks a forward that the leader's address refused: nothing listens there any more.
+var errLeaderGone = errors.New("leader refuses connections")
+
+// forwardToLeader forwards the request to the leader at leaderURL. When the leader's address refuses the
+// connection and the herder is in a group, it waits (up to leaderGoneWait) for the next leader and forwards
+// there, or answers 409 so that the client retries once the group settled: a refused connection never
+// delivered the request, so sending it again is safe. Without a group the refusal is the JVM's 500.
+func (s *Server) forwardToLeader(r *http.Request, leaderURL, pathAndQuery string, body []byte, extraHeaders []string) (*forwarded, error) {
+	la, inGroup := s.h.(herder.LeaderAwaiter)
+	deadline := time.Now().Add(leaderGoneWait)
+	for {
+		res, err := s.forward(r, strings.TrimRight(leaderURL, "/")+pathAndQuery, body, extraHeaders)
+		if err == nil || !inGroup || !errors.Is(err, errLeaderGone) {
+			return res, err
+		}
+		s.log.Info("The leader refuses connections; waiting for the next leader", "leader", leaderURL, "method", r.Method, "path", r.URL.Path)
+		ctx, cancel := context.WithDeadline(r.Context(), deadline)
+		_, next := la.AwaitLeaderChange(ctx, leaderURL)
+		cancel()
+		if next == "" {
+			return nil, newRestError(http.StatusConflict, msgStaleConfig)
+		}
+		leaderURL = next
+	}
 }
 
 // forward sends the request to the leader, copying only Authorization (plus the named headers), and returns
@@ -178,7 +209,11 @@ func (s *Server) forward(r *http.Request, target string, body []byte, extraHeade
 	s.log.Debug("Forwarding request", "url", target, "method", r.Method)
 	resp, err := s.client.Do(req)
 	if err != nil {
-		return nil, newRestError(500, "IO Error trying to forward REST request: "+err.Error())
+		msg := "IO Error trying to forward REST request: " + err.Error()
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			return nil, &leaderGoneError{restError: newRestError(500, msg)}
+		}
+		return nil, newRestError(500, msg)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
@@ -205,3 +240,9 @@ func (s *Server) forward(r *http.Request, target string, body []byte, extraHeade
 	}
 	return nil, newRestError(500, fmt.Sprintf("Unexpected status code when handling forwarded request: %d", resp.StatusCode))
 }
+
+// leaderGoneError is the JVM's 500 for a forward the leader's address refused, recognisable as errLeaderGone.
+type leaderGoneError struct{ *restError }
+
+func (e *leaderGoneError) Is(target error) bool { return target == errLeaderGone }
+func (e *leaderGoneError) Unwrap() error        { return e.restError }

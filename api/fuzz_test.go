@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/connectd/connectd/internal/herder"
 	"github.com/connectd/connectd/internal/logging"
@@ -48,6 +52,10 @@ func FuzzRESTBodies(f *testing.F) {
 		`{"name":"a","config":{"connector.class":"FileStreamSink","topics":"t"},"initial_state":"STOPPED"}`,
 		`{"name":"sink-a",}`, `{"name":sink}`, "{\"a\":\"\\ud800\"}", `{"a":1e400}`, `[1,2,3]`, deepOffsets(997),
 		strings.Repeat("[", 2000), strings.Repeat(`{"a":`, 1200)}
+	// wide objects: a repeated-key check that scans the keys read so far costs seconds here
+	wide := wideMembers(20000)
+	seeds = append(seeds, wide, `{"name":"w","config":`+wide+`}`, `[`+wide+`]`,
+		`{"offsets":[{"partition":`+wide+`,"offset":`+wide+`}]}`)
 	for i := range jsonEndpoints {
 		for _, s := range seeds {
 			f.Add(uint8(i), []byte(s))
@@ -71,7 +79,10 @@ func FuzzRESTBodies(f *testing.F) {
 		req := httptest.NewRequest(ep.method, ep.path, bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		rec := httptest.NewRecorder()
-		handler.ServeHTTP(rec, req)
+		cpu := threadCPU(func() { handler.ServeHTTP(rec, req) })
+		if limit := linearCPUBound(len(body)); cpu > limit {
+			t.Fatalf("%s %s: a %d-byte body cost %v of CPU, more than linear (%v)", ep.method, ep.path, len(body), cpu, limit)
+		}
 		if panicked {
 			t.Fatalf("%s %s: handler panicked on %q: %s", ep.method, ep.path, body, rec.Body.String())
 		}
@@ -90,4 +101,76 @@ func FuzzRESTBodies(f *testing.F) {
 			t.Fatalf("%s %s %q: status %d with invalid JSON %q", ep.method, ep.path, body, status, out)
 		}
 	})
+}
+
+// wideMembers is an object of n members with distinct keys, {"k000000":"v",...} (13 bytes a member).
+func wideMembers(n int) string {
+	var sb strings.Builder
+	sb.WriteByte('{')
+	for i := range n {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		fmt.Fprintf(&sb, `"k%06d":"v"`, i)
+	}
+	sb.WriteByte('}')
+	return sb.String()
+}
+
+// threadCPU is the CPU time fn takes on its goroutine's thread (other processes and the collector's workers
+// not counted).
+func threadCPU(fn func()) time.Duration {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var before, after syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_THREAD, &before)
+	fn()
+	_ = syscall.Getrusage(syscall.RUSAGE_THREAD, &after)
+	return time.Duration(after.Utime.Nano() + after.Stime.Nano() - before.Utime.Nano() - before.Stime.Nano())
+}
+
+// linearCPUBound is a generous linear budget for handling an n-byte body: 2 µs a byte over a 200 ms floor
+// (bodies parse at tens of ns a byte; a quadratic step over a 1 MB body costs seconds).
+func linearCPUBound(n int) time.Duration { return 200*time.Millisecond + time.Duration(n)*2*time.Microsecond }
+
+// Handling a body grows linearly with its width on every body endpoint: eight times the members cost far
+// less than 64 times the CPU, and 68,000 members stay within the fuzz target's linear budget (the least of
+// three runs each, on this goroutine's thread).
+func TestRESTBodiesScaleLinearly(t *testing.T) {
+	fh := newFakeHerder()
+	s := NewServer(distributedFake{fh}, WithRegistry(testRegistry), WithSinkConnectorConfigDef(baseSinkDef()),
+		WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))), WithLoggers(logging.New(slog.NewTextHandler(io.Discard, nil), slog.LevelInfo)))
+	handler := s.Handler()
+	cost := func(ep struct{ method, path string }, body string) time.Duration {
+		best := time.Duration(1 << 62)
+		for range 3 {
+			req := httptest.NewRequest(ep.method, ep.path, strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			best = min(best, threadCPU(func() { handler.ServeHTTP(httptest.NewRecorder(), req) }))
+		}
+		return best
+	}
+	shape := func(path, wide string) string {
+		switch {
+		case strings.HasSuffix(path, "/tasks"):
+			return "[" + wide + "]"
+		case strings.HasSuffix(path, "/offsets"):
+			return `{"offsets":[{"partition":` + wide + `,"offset":{"kafka_offset":1}}]}`
+		case path == "/connectors":
+			return `{"name":"w","config":` + wide + `}`
+		}
+		return wide
+	}
+	small, large := wideMembers(8500), wideMembers(68000)
+	for _, ep := range jsonEndpoints {
+		cs, cl := cost(ep, shape(ep.path, small)), cost(ep, shape(ep.path, large))
+		t.Logf("%s %s: 8,500 members %v, 68,000 members %v", ep.method, ep.path, cs, cl)
+		// a quadratic step costs 64 times; the floor keeps timer noise on tiny costs out
+		if cs >= 2*time.Millisecond && cl > 32*cs {
+			t.Errorf("%s %s: 8 times the members cost %.0f times the CPU", ep.method, ep.path, float64(cl)/float64(cs))
+		}
+		if body := shape(ep.path, large); cl > linearCPUBound(len(body)) {
+			t.Errorf("%s %s: 68,000 members (%d bytes) cost %v of CPU, more than linear (%v)", ep.method, ep.path, len(body), cl, linearCPUBound(len(body)))
+		}
+	}
 }

@@ -34,9 +34,19 @@ func pathVar(r *http.Request, name string) string {
 }
 
 func readBody(r *http.Request) ([]byte, error) {
-	b, err := io.ReadAll(r.Body)
+	var b []byte
+	var err error
+	if g, ok := r.Body.(*gatedBody); ok {
+		b, err = g.readAll()
+	} else {
+		b, err = io.ReadAll(r.Body)
+	}
 	if err != nil {
 		var mbe *http.MaxBytesError
+		var re *restError
+		if errors.As(err, &re) {
+			return nil, re
+		}
 		if errors.As(err, &mbe) {
 			return nil, newRestError(413, "HTTP 413 Request Entity Too Large")
 		}
@@ -51,12 +61,13 @@ func readStringMap(r *http.Request) (*orderedMap, []byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	v, err := jvm.ParseJSONStream(body)
+	v, stopped, err := parseFitting(body, fitsStringMap)
 	if err != nil {
 		return nil, body, err
 	}
 	p := &jparser{b: body}
 	m, err := p.bindStringMap(v, "")
+	err = boundStopped(stopped, err)
 	if err == nil && v != nil {
 		err = jvm.TrailingTokens(body, v.End, "java.util.Map")
 	}
@@ -164,13 +175,14 @@ func (s *Server) createConnector(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	v, err := jvm.ParseJSONStream(body)
+	v, stopped, err := parseFitting(body, fitsBean)
 	if err != nil {
 		writeError(w, withChain(err, classCreateRequest))
 		return
 	}
 	p := &jparser{b: body}
 	req, err := p.bindCreate(v)
+	err = boundStopped(stopped, err)
 	if err == nil && v != nil {
 		err = jvm.TrailingTokens(body, v.End, classCreateRequest)
 	}

@@ -115,14 +115,13 @@ func (p *jparser) bindStringMap(v *jvm.Value, chain string) (*orderedMap, error)
 	m := &orderedMap{vals: map[string]*string{}}
 	for i, k := range v.Keys {
 		el := v.Vals[i]
-		c := chain
-		if c != "" {
-			c += "->"
-		}
-		c += fmt.Sprintf("java.util.LinkedHashMap[%q]", k)
-		_ = i
 		switch el.Kind {
 		case jvm.Object, jvm.Array:
+			c := chain
+			if c != "" {
+				c += "->"
+			}
+			c += fmt.Sprintf("java.util.LinkedHashMap[%q]", k)
 			return nil, p.mismatch(el, "java.lang.String", c)
 		case jvm.Null:
 			m.vals[k] = nil
@@ -346,4 +345,52 @@ func (p *jparser) bindTaskConfigs(v *jvm.Value) ([]map[string]string, error) {
 		out = append(out, m.plain())
 	}
 	return out, nil
+}
+
+// ---- shapes: where a body stops binding (Jackson binds while it reads, so it fails at the first value that
+// cannot bind and never reads the rest; a large body of the wrong shape costs no more than its prefix) ----
+
+// fitsStringMap is Map<String,String>: an object (or null) of scalars.
+func fitsStringMap(stack []jvm.Frame, c byte) bool {
+	switch len(stack) {
+	case 0:
+		return c == '{' || c == 'n'
+	case 1:
+		return c != '{' && c != '['
+	}
+	return true
+}
+
+// fitsTaskConfigs is List<Map<String,String>>.
+func fitsTaskConfigs(stack []jvm.Frame, c byte) bool {
+	switch len(stack) {
+	case 0:
+		return c == '[' || c == 'n'
+	case 1:
+		return c == '{' || c == 'n'
+	case 2:
+		return c != '{' && c != '['
+	}
+	return true
+}
+
+// fitsBean is a bean (CreateConnectorRequest, ConnectorOffsets): an object or null at the root.
+func fitsBean(stack []jvm.Frame, c byte) bool { return len(stack) > 0 || c == '{' || c == 'n' }
+
+// parseFitting parses a body bound as the type fits describes; stopped reports that the parse ended at a
+// value that cannot bind, the last one of v.
+func parseFitting(body []byte, fits func([]jvm.Frame, byte) bool) (v *jvm.Value, stopped bool, err error) {
+	v, err = jvm.ParseJSONStreamFitting(body, fits)
+	if errors.Is(err, jvm.ErrStopped) {
+		return v, true, nil
+	}
+	return v, false, err
+}
+
+// boundStopped is the binding error of a stopped parse: a tree cut short never binds.
+func boundStopped(stopped bool, err error) error {
+	if stopped && err == nil {
+		return errors.New("a request body cut short at a value that does not fit was bound")
+	}
+	return err
 }

@@ -36,7 +36,7 @@ func (s *Server) alterOffsets(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	v, err := jvm.ParseJSONStream(body)
+	v, stopped, err := parseFitting(body, fitsBean)
 	if err != nil {
 		writeError(w, withOffsetsChain(withChain(err, classOffsets)))
 		return
@@ -47,6 +47,7 @@ func (s *Server) alterOffsets(w http.ResponseWriter, r *http.Request) {
 	}
 	p := &jparser{b: body}
 	entries, _, err := p.bindOffsets(v)
+	err = boundStopped(stopped, err)
 	if err == nil {
 		err = jvm.TrailingTokens(body, v.End, classOffsets)
 	}

@@ -134,7 +134,7 @@ func (s *Server) endpoint(rt route) http.Handler {
 		if !(rt.internal && !strings.Contains(pathVar(r, "connector"), "/")) && !s.authorize(w, r) {
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
+		defer s.gateBody(w, r)()
 		rt.handler(w, r)
 	})
 }

@@ -65,6 +65,10 @@ type Server struct {
 	baseSinkDef    *connect.ConfigDef
 	now            func() time.Time
 	optErr         error
+	bodies         *bodyBudget
+	idleTimeout    time.Duration
+	maxConns       int // < 0: defaultMaxConnections
+	conns          *connLimit
 
 	mu      sync.Mutex
 	servers []*http.Server
@@ -206,6 +210,9 @@ func NewServer(h herder.Herder, opts ...Option) *Server {
 		topicTracking:  true,
 		topicReset:     true,
 		now:            time.Now,
+		bodies:         newBodyBudget(),
+		idleTimeout:    DefaultIdleTimeout,
+		maxConns:       -1,
 	}
 	for _, o := range opts {
 		o(s)
@@ -234,20 +241,30 @@ func NewServer(h herder.Herder, opts ...Option) *Server {
 // matches; GET / reports it as `version`, as a JVM worker reports its own release.
 const ConnectVersion = "4.3.1"
 
+// Revision is the commit to report when the go command stamped none: it stamps vcs.revision only in a
+// checkout whose .git is a directory and with -buildvcs not false, so builds from a git worktree or a copied
+// source tree set it with -ldflags "-X github.com/connectd/connectd/api.Revision=$(git rev-parse HEAD)"
+// (make connectd does).
+var Revision string
+
 // BuildCommit is the commit the binary was built from, as GET / reports it: the first 16 hex digits of the
-// VCS revision, like the JVM's commit id, or "unknown" when the build carries none.
+// VCS revision the go command stamped (else of Revision), like the JVM's commit id, or "unknown".
 func BuildCommit() string {
+	var settings []debug.BuildSetting
 	if bi, ok := debug.ReadBuildInfo(); ok {
-		return commitID(bi.Settings)
+		settings = bi.Settings
 	}
-	return "unknown"
+	return commitID(settings, Revision)
 }
 
-func commitID(settings []debug.BuildSetting) string {
+func commitID(settings []debug.BuildSetting, fallback string) string {
 	for _, kv := range settings {
 		if kv.Key == "vcs.revision" && len(kv.Value) >= 16 {
 			return kv.Value[:16]
 		}
+	}
+	if len(fallback) >= 16 {
+		return fallback[:16]
 	}
 	return "unknown"
 }
@@ -298,6 +315,11 @@ func (s *Server) Start() error {
 		specs = append(specs, spec{l, true})
 	}
 	main, admin := s.Handler(), s.AdminHandler()
+	maxConns := s.maxConns
+	if maxConns < 0 {
+		maxConns = defaultMaxConnections()
+	}
+	s.conns = newConnLimit(maxConns) // one cap over every listener: they share the file handles
 	for _, sp := range specs {
 		protocol, host, port, err := parseListener(sp.l)
 		if err != nil {
@@ -325,7 +347,9 @@ func (s *Server) Start() error {
 			h = admin
 		}
 		// Connection-level errors (failed TLS handshakes) are logged at debug, as Jetty does.
-		srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
+		// Jetty's idle timeout closes a connection without a request and bounds a stalled read of one.
+		srv := &http.Server{Handler: h, ReadHeaderTimeout: s.idleTimeout, ReadTimeout: s.idleTimeout, IdleTimeout: s.idleTimeout,
+			ConnState: s.conns.track, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
 		s.mu.Lock()
 		s.servers = append(s.servers, srv)
 		s.bound = append(s.bound, boundListener{protocol: protocol, host: host, port: port, admin: sp.admin, addr: ln.Addr()})

@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/connectd/connectd/connect/jvm"
 	"github.com/connectd/connectd/internal/herder"
 )
 
@@ -63,25 +62,12 @@ func SignRequest(req *http.Request, key, body []byte, algorithm string) error {
 
 func (s *Server) putTaskConfigs(w http.ResponseWriter, r *http.Request) {
 	name := pathVar(r, "connector")
-	body, err := readBody(r)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	v, err := jvm.ParseJSONStream(body)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	p := &jparser{b: body}
-	configs, err := p.bindTaskConfigs(v)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
+	// Everything the headers decide is decided before the body is read: the endpoint is open without
+	// credentials, so an unsigned body is never parsed where signatures are required.
 	// InternalRequestSignature.fromHeaders
 	alg, encoded := r.Header.Get(signatureAlgorithmHeader), r.Header.Get(signatureHeader)
 	var signature []byte
+	var err error
 	signed := alg != "" && encoded != ""
 	if signed {
 		if _, ok := macFor(alg); !ok {
@@ -98,9 +84,12 @@ func (s *Server) putTaskConfigs(w http.ResponseWriter, r *http.Request) {
 		writeError(w, newRestError(500, msgStandaloneTask))
 		return
 	}
+	var key []byte
+	verify := false
 	if ks, ok := s.h.(herder.SessionKeySource); ok {
-		key, algorithms, required := ks.SessionKey()
-		if required {
+		var algorithms []string
+		key, algorithms, verify = ks.SessionKey()
+		if verify {
 			switch {
 			case !signed:
 				writeError(w, newRestError(400, "Internal request missing required signature"))
@@ -115,13 +104,32 @@ func (s *Server) putTaskConfigs(w http.ResponseWriter, r *http.Request) {
 				writeError(w, newRestError(503, "This worker is still starting up and has not been able to read a session key from the config topic yet"))
 				return
 			}
-			expected, _ := Sign(key, body, alg)
-			want, _ := base64.StdEncoding.DecodeString(expected)
-			if !hmac.Equal(want, signature) {
-				writeError(w, newRestError(403, "Internal request contained invalid signature."))
-				return
-			}
 		}
+	}
+	body, err := readBody(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if verify {
+		expected, _ := Sign(key, body, alg)
+		want, _ := base64.StdEncoding.DecodeString(expected)
+		if !hmac.Equal(want, signature) {
+			writeError(w, newRestError(403, "Internal request contained invalid signature."))
+			return
+		}
+	}
+	v, stopped, err := parseFitting(body, fitsTaskConfigs)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	p := &jparser{b: body}
+	configs, err := p.bindTaskConfigs(v)
+	err = boundStopped(stopped, err)
+	if err != nil {
+		writeError(w, err)
+		return
 	}
 	err = s.call(r, true, func(ctx context.Context) error { return putter.PutTaskConfigs(ctx, name, configs) })
 	if s.maybeForward(w, r, err, body, nil, "", signatureHeader, signatureAlgorithmHeader) {

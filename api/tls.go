@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/connectd/connectd/internal/kafka"
+	"github.com/connectd/connectd/tlsstore"
 )
 
 // Prefixes of the REST TLS settings (RestServerConfig): each falls back, as a whole, to the worker's ssl.* keys.
@@ -41,7 +41,7 @@ func serverTLSConfig(p map[string]string, prefix string) (*tls.Config, error) {
 	if strings.TrimSpace(p["ssl.keystore.location"]) == "" {
 		return nil, fmt.Errorf("an https listener needs a key store: set %sssl.keystore.location or ssl.keystore.location", prefix)
 	}
-	certs, err := kafka.LoadKeyStore(p)
+	certs, err := tlsstore.LoadKeyStore(p, "ssl.")
 	if err != nil {
 		return nil, fmt.Errorf("https listener: %w", err)
 	}
@@ -65,7 +65,7 @@ func serverTLSConfig(p map[string]string, prefix string) (*tls.Config, error) {
 		return nil, fmt.Errorf("Invalid value %s for configuration ssl.client.auth: String must be one of: required, requested, none", auth)
 	}
 	if strings.TrimSpace(p["ssl.truststore.location"]) != "" {
-		if tc.ClientCAs, err = kafka.LoadTrustStore(p); err != nil {
+		if tc.ClientCAs, err = tlsstore.LoadTrustStore(p, "ssl."); err != nil {
 			return nil, fmt.Errorf("https listener: %w", err)
 		}
 	} else if tc.ClientCAs, err = x509.SystemCertPool(); err != nil { // the JVM's default trust store
@@ -76,7 +76,7 @@ func serverTLSConfig(p map[string]string, prefix string) (*tls.Config, error) {
 
 // clientTLSConfig is SSLUtils.createClientSideSslContextFactory, used to reach other workers over https.
 func clientTLSConfig(p map[string]string) (*tls.Config, error) {
-	tc, err := kafka.TLSConfig(p)
+	tc, err := tlsstore.ClientConfig(p, "ssl.")
 	if err != nil {
 		return nil, fmt.Errorf("REST client TLS: %w", err)
 	}

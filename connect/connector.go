@@ -39,6 +39,13 @@ type SinkConnector interface {
 	NewTask() SinkTask
 }
 
+// StatusNoter is implemented by connectors that start with a config they adjusted (a value mapped to the one
+// this runtime needs): the note, empty for none, is the trace of the connector's RUNNING or PAUSED status, so
+// that clients see what the log says once.
+type StatusNoter interface {
+	StatusNote() string
+}
+
 // ConfigValidator is implemented by connectors that validate more than their ConfigDef can express
 // (the JVM's Connector.validate); the result is merged into the ConfigDef's own validation.
 type ConfigValidator interface {
@@ -63,8 +70,8 @@ type SinkTask interface {
 	// Put delivers a batch. A RetriableError gets the same batch redelivered; any other error fails the task.
 	// The batch slice and its records may be reused after Put returns: copy what must be kept.
 	Put(ctx context.Context, records []*SinkRecord) error
-	// Flush writes out everything Put so far, before the runtime commits currentOffsets.
-	Flush(ctx context.Context, currentOffsets map[TopicPartition]OffsetAndMetadata) error
+	// Flush writes out everything Put so far, before the runtime commits currentOffsets (ConsumedOffsets).
+	Flush(ctx context.Context, currentOffsets ConsumedOffsets) error
 	// Open is called with newly assigned partitions, before any of their records are put.
 	Open(partitions []TopicPartition) error
 	// Close is called with partitions being revoked, after the last commit for them.
@@ -75,9 +82,23 @@ type SinkTask interface {
 // PreCommitter is implemented by tasks that decide themselves which offsets are safe to commit (the JVM's
 // SinkTask.preCommit). Without it the runtime calls Flush and commits currentOffsets. Returning an empty map
 // commits nothing; offsets for unassigned partitions or beyond what was consumed are ignored.
+//
+// currentOffsets are the consumed offsets (ConsumedOffsets): a task that returns, for a partition, its
+// currentOffset once everything it was put of that partition is durable moves the group past records it
+// never received, so the group's lag returns to zero when a partition ends with such records.
 type PreCommitter interface {
-	PreCommit(ctx context.Context, currentOffsets map[TopicPartition]OffsetAndMetadata) (map[TopicPartition]OffsetAndMetadata, error)
+	PreCommit(ctx context.Context, currentOffsets ConsumedOffsets) (map[TopicPartition]OffsetAndMetadata, error)
 }
+
+// ConsumedOffsets are the currentOffsets the runtime hands to Flush and PreCommit (the JVM's
+// WorkerSinkTask currentOffsets): per assigned partition, the offset after the last record consumed in a
+// batch whose Put returned nil, whether or not the record reached Put. Records dropped by a
+// transformation or predicate, skipped by errors.tolerance=all, or written to the dead letter queue (the
+// runtime's producer has the broker's acknowledgement before the record counts) are consumed; so every
+// offset between a task's last record put of a partition and its currentOffset is one the task was not
+// given, and (with the same transformations and error handling) a restart from anywhere in that range
+// gives it nothing of the range.
+type ConsumedOffsets = map[TopicPartition]OffsetAndMetadata
 
 // SinkTaskContext is the runtime seen from a sink task.
 type SinkTaskContext interface {
@@ -111,6 +132,14 @@ type WorkerInfo interface {
 	// Distributed reports whether the worker is a member of a distributed cluster, where tasks
 	// of one connector may run in several processes.
 	Distributed() bool
+}
+
+// ScratchSpace is implemented by the runtime's SinkTaskContext and ConnectorContext: the directory
+// where a plugin writes its temporary files (spool and spill files), the worker's connectd.scratch.dir.
+// A plugin asserts for it and uses os.TempDir when it is missing.
+type ScratchSpace interface {
+	// ScratchDir is an existing, writable directory; its files may be lost when the process ends.
+	ScratchDir() string
 }
 
 // ErrantRecordReporter sends a failed record to the error handler. It returns an error when the record

@@ -37,6 +37,9 @@ func serveDistributed(ctx context.Context, wp map[string]string) error {
 		return fmt.Errorf("invalid worker config: %w", err)
 	}
 	cfg.Distributed = true
+	if err := prepareScratch(cfg); err != nil {
+		return err
+	}
 	dcfg, err := herder.ParseDistributedConfig(cfg.Props)
 	if err != nil {
 		return fmt.Errorf("invalid worker config: %w", err)

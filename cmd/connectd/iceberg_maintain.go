@@ -13,6 +13,7 @@ import (
 
 	"github.com/connectd/connectd/connect"
 	iceberg "github.com/connectd/connectd/connectors/iceberg"
+	"github.com/connectd/connectd/connectors/iceberg/catalogx"
 	"github.com/connectd/connectd/connectors/iceberg/maintenance"
 )
 
@@ -74,7 +75,7 @@ func runIceberg(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintln(stderr, "connectd iceberg maintain: needs the catalog (iceberg.catalog.*) and the tables (-tables or iceberg.tables)")
 		return 2
 	}
-	cat, err := iceberg.OpenCatalog(ctx, p[iceberg.KeyCatalogName], catProps)
+	cat, err := catalogx.Open(ctx, p[iceberg.KeyCatalogName], catProps)
 	if err != nil {
 		fmt.Fprintln(stderr, "connectd iceberg maintain: catalog:", err)
 		return 1

@@ -15,7 +15,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
-	iceberg "github.com/connectd/connectd/connectors/iceberg"
+	"github.com/connectd/connectd/connectors/iceberg/catalogx"
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 	"github.com/connectd/connectd/connectors/iceberg/maintenance"
 	"github.com/connectd/connectd/internal/testutil/icebergtest"
 )
@@ -32,35 +33,35 @@ func TestIcebergMaintainCommand(t *testing.T) {
 		"uri":          "jdbc:sqlite:" + filepath.Join(dir, "catalog.db"),
 		"warehouse":    filepath.Join(dir, "warehouse"),
 	}
-	cat, err := iceberg.OpenCatalog(ctx, "iceberg", catProps)
+	cat, err := catalogx.Open(ctx, "iceberg", catProps)
 	require.NoError(t, err)
 	st := &ice.StructType{FieldList: []ice.NestedField{
 		{ID: 1, Name: "id", Type: ice.PrimitiveTypes.Int64, Required: true},
 		{ID: 2, Name: "v", Type: ice.PrimitiveTypes.Int64},
 	}}
-	w := &iceberg.Writer{Cat: cat, Ident: table.Identifier{"db", "upserts"}, Opts: iceberg.TableOptions{
+	w := &icetable.Writer{Cat: cat, Ident: table.Identifier{"db", "upserts"}, Opts: icetable.TableOptions{
 		IDColumns: []string{"id"}, PartitionBy: []string{"bucket(id,3)"}, AutoCreate: true, DeltaMode: true,
-		OffsetsKey: iceberg.OffsetsSummaryKey("connect-maint"),
+		OffsetsKey: icetable.OffsetsSummaryKey("connect-maint"),
 	}}
 	rng := rand.New(rand.NewSource(3))
 	live := map[int64]int64{}
-	tp := iceberg.TP{Topic: "t", Partition: 0}
+	tp := icetable.TP{Topic: "t", Partition: 0}
 	off := int64(0)
 	for round := 0; round < 5; round++ {
-		var recs []iceberg.Rec
+		var recs []icetable.Rec
 		for i := 0; i < 200; i++ {
 			id := int64(rng.Intn(100))
-			op, row := iceberg.OpUpdate, iceberg.Row{"id": id, "v": off}
+			op, row := icetable.OpUpdate, icetable.Row{"id": id, "v": off}
 			if rng.Intn(6) == 0 {
-				op, row = iceberg.OpDelete, iceberg.Row{"id": id}
+				op, row = icetable.OpDelete, icetable.Row{"id": id}
 				delete(live, id)
 			} else {
 				live[id] = off
 			}
-			recs = append(recs, iceberg.Rec{Op: op, Row: row, Schema: st, TP: tp, Offset: off})
+			recs = append(recs, icetable.Rec{Op: op, Row: row, Schema: st, TP: tp, Offset: off})
 			off++
 		}
-		_, err := w.Commit(ctx, recs, iceberg.Offsets{tp: off}, nil)
+		_, err := w.Commit(ctx, recs, icetable.Offsets{tp: off}, nil)
 		require.NoError(t, err)
 	}
 
@@ -89,7 +90,7 @@ func TestIcebergMaintainCommand(t *testing.T) {
 	require.Equal(t, 0, stats.DeleteFiles)
 	require.LessOrEqual(t, stats.DataFiles, 3)
 	require.Equal(t, 1, stats.Snapshots)
-	offs, err := iceberg.CommittedOffsets(tbl, "", w.Opts.OffsetsKey)
+	offs, err := icetable.CommittedOffsets(tbl, "", w.Opts.OffsetsKey)
 	require.NoError(t, err)
 	require.Equal(t, off, offs[tp], "the sink's offsets are on the kept snapshot")
 

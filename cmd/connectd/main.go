@@ -52,6 +52,7 @@ const usage = `usage:
 func main() {
 	setupGC()
 	setupLogging()
+	setupMemoryLimit()
 	if len(os.Args) < 2 {
 		fmt.Fprintln(os.Stderr, usage)
 		os.Exit(2)
@@ -156,11 +157,25 @@ func restOptions(cfg *worker.Config) ([]api.Option, error) {
 		api.WithResponseHeaders(cfg.Props["response.http.headers.config"]),
 		api.WithSinkConnectorConfigDef(herder.ConnectorConfigDef()),
 		api.WithExtraHandler("/metrics", metrics.Handler()),
+		api.WithIdleTimeout(cfg.RESTIdleTimeout),
+		api.WithMaxConnections(cfg.RESTMaxConnections),
 	}
 	if cfg.Pprof {
 		opts = append(opts, api.WithExtraHandler("/debug/pprof/", pprofHandler()))
 	}
 	return append(opts, security...), nil
+}
+
+// prepareScratch makes the scratch directory. A configured one (or one in the data directory) that cannot be
+// written is an error; the system's temporary directory is only warned about, since only some plugins
+// write temporary files.
+func prepareScratch(cfg *worker.Config) error {
+	err := cfg.PrepareScratchDir()
+	if err == nil || cfg.ScratchDirSet {
+		return err
+	}
+	slog.Warn("no usable scratch directory: the Iceberg sink will fail to spool; set "+worker.ScratchDirKey, "dir", cfg.ScratchDir, "error", err)
+	return nil
 }
 
 func runStandalone(ctx context.Context, args []string) error {
@@ -192,6 +207,9 @@ func serveStandalone(ctx context.Context, wp map[string]string, connectors []map
 	cfg, err := worker.ParseConfig(wp)
 	if err != nil {
 		return fmt.Errorf("invalid worker config: %w", err)
+	}
+	if err := prepareScratch(cfg); err != nil {
+		return err
 	}
 	ropts, err := restOptions(cfg)
 	if err != nil {

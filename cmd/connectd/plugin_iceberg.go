@@ -4,6 +4,5 @@ package main
 // the table maintenance it runs with iceberg.tables.maintenance.interval-ms.
 import (
 	_ "github.com/connectd/connectd/connectors/iceberg"
-	_ "github.com/connectd/connectd/connectors/iceberg/maintenance"
 	_ "github.com/connectd/connectd/connectors/iceberg/transforms"
 )

@@ -24,14 +24,17 @@ var captureJVMSession = flag.String("capture-jvm-session", "", "URL of a JVM Con
 
 const sessionDir = "../../testdata/rest/session"
 
-// sessionStep is one REST call of testdata/rest/session/steps.json; Await names the state the connector and its
-// tasks must reach before the call.
+// sessionStep is one REST call of testdata/rest/session/steps.json; Await names the state the connector
+// (AwaitConnector, else session-sink) and its tasks must reach before the call, AwaitTasks how many tasks it
+// must have then (default: STOPPED none, else at least one).
 type sessionStep struct {
-	Name   string `json:"name"`
-	Method string `json:"method"`
-	Path   string `json:"path"`
-	Body   string `json:"body,omitempty"`
-	Await  string `json:"await,omitempty"`
+	Name           string `json:"name"`
+	Method         string `json:"method"`
+	Path           string `json:"path"`
+	Body           string `json:"body,omitempty"`
+	Await          string `json:"await,omitempty"`
+	AwaitConnector string `json:"await_connector,omitempty"`
+	AwaitTasks     *int   `json:"await_tasks,omitempty"`
 }
 
 // sessionAnswer is what a client sees of an answer, with the run's topic, file and address replaced by
@@ -62,7 +65,11 @@ func runSession(t *testing.T, url, topic, file string) []sessionAnswer {
 	var out []sessionAnswer
 	for _, s := range loadSessionSteps(t) {
 		if s.Await != "" {
-			awaitState(t, url, "session-sink", s.Await)
+			name := s.AwaitConnector
+			if name == "" {
+				name = "session-sink"
+			}
+			awaitState(t, url, name, s.Await, s.AwaitTasks)
 		}
 		var body io.Reader
 		if s.Body != "" {
@@ -121,8 +128,9 @@ func maskVolatile(v any) any {
 	return v
 }
 
-// awaitState waits until the connector and all its tasks are in state (STOPPED: no tasks).
-func awaitState(t *testing.T, url, name, state string) {
+// awaitState waits until the connector and all its tasks are in state, with tasks tasks if given (else
+// STOPPED: none, other states: at least one).
+func awaitState(t *testing.T, url, name, state string, tasks *int) {
 	t.Helper()
 	var last string
 	ok := assert.Eventually(t, func() bool {
@@ -140,10 +148,14 @@ func awaitState(t *testing.T, url, name, state string) {
 		if resp.StatusCode != 200 || json.Unmarshal(raw, &st) != nil || st.Connector.State != state {
 			return false
 		}
-		if state == "STOPPED" {
+		switch {
+		case tasks != nil:
+			if len(st.Tasks) != *tasks {
+				return false
+			}
+		case state == "STOPPED":
 			return len(st.Tasks) == 0
-		}
-		if len(st.Tasks) == 0 {
+		case len(st.Tasks) == 0:
 			return false
 		}
 		for _, tk := range st.Tasks {
@@ -215,8 +227,38 @@ var sessionDifferences = map[string]sessionDifference{
 			jvm.Body = map[string]any{"error_code": float64(404), "message": "Unknown connector: nope"}
 		}
 	}},
+	"unknown_connector_task_restart": {"the JVM's standalone herder goes on past its not-found answer and fails starting the task " +
+		"(500); connectd answers as the JVM's distributed herder does (404 Unknown connector)", func(jvm, ours *sessionAnswer) {
+		if jvm.Status == 500 && strings.Contains(fmt.Sprint(jvm.Body), "Failed to start task nope-0 since it is not a recognizable type") {
+			jvm.Status = 404
+			jvm.Body = map[string]any{"error_code": float64(404), "message": "Unknown connector: nope"}
+		}
+	}},
+	"validate_source_class": {"the JVM worker hosts FileStreamSource and validates it (200); connectd hosts sinks only and answers " +
+		"as the JVM does for a connector class it cannot load (500 BadRequestException), saying why", func(jvm, ours *sessionAnswer) {
+		m, _ := ours.Body.(map[string]any)
+		msg, _ := m["message"].(string)
+		if jvm.Status == 200 && ours.Status == 500 && strings.HasPrefix(msg, "org.apache.kafka.connect.runtime.rest.errors.BadRequestException: "+
+			"FileStreamSource is a source connector; this runtime hosts sink connectors only, available connectors are: PluginDesc{") {
+			*jvm = *ours
+		}
+	}},
 	"loggers": {"the JVM lists every log4j logger its classes created (186 here); connectd's components share a few " +
-		"named loggers; both list root with its level", func(jvm, ours *sessionAnswer) {
+		"named loggers; both list every logger they have, root included, with its level", func(jvm, ours *sessionAnswer) {
+		// connectd's list must hold its runtime logger and give each entry the JVM's shape, else the step fails
+		m, _ := ours.Body.(map[string]any)
+		if _, ok := m["org.apache.kafka.connect.runtime"]; !ok {
+			return
+		}
+		for _, e := range m {
+			lv, _ := e.(map[string]any)
+			if _, ok := lv["level"].(string); !ok || len(lv) != 2 {
+				return
+			}
+			if _, ok := lv["last_modified"]; !ok {
+				return
+			}
+		}
 		for _, a := range []*sessionAnswer{jvm, ours} {
 			if m, ok := a.Body.(map[string]any); ok {
 				a.Body = map[string]any{"root": m["root"]}

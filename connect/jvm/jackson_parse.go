@@ -61,6 +61,9 @@ func (e *JacksonError) Error() string { return e.Msg }
 type parser struct {
 	b   []byte
 	pos int
+	// fits, when set, is asked before each value whether a value starting with that byte can be bound where
+	// stack says it stands; one that cannot ends the parse (see ParseJSONStreamFitting).
+	fits func(stack []Frame, first byte) bool
 	// stream is Jackson's byte-stream parser (a JAX-RS provider reading a request body): it reports an unexpected
 	// character at its own column and an unrecognized token at its start, where the String parser reports the
 	// position after them.
@@ -182,13 +185,55 @@ func ParseJSON(b []byte) (*Value, error) { return parse(&parser{b: b}) }
 // ParseJSONStream is ParseJSON with the locations of Jackson's byte-stream parser, which reads REST request bodies.
 func ParseJSONStream(b []byte) (*Value, error) { return parse(&parser{b: b, stream: true}) }
 
+// ErrStopped ends ParseJSONStreamFitting at the first value that does not fit.
+var ErrStopped = errors.New("parse stopped at a value that does not fit")
+
+// ParseJSONStreamFitting is ParseJSONStream for a body bound to a known type, as Jackson binds while it
+// reads: the parse stops at the first value fits refuses, so a large body that cannot bind costs no more
+// than its prefix. It then returns the tree read so far, ending with that value (a scalar whole, an
+// object or array without its members), and ErrStopped; binding that tree reports the mismatch. Errors
+// in the bytes after that value are not reported, as Jackson never reads them.
+func ParseJSONStreamFitting(b []byte, fits func(stack []Frame, first byte) bool) (*Value, error) {
+	return parse(&parser{b: b, stream: true, fits: fits})
+}
+
 func parse(p *parser) (*Value, error) {
 	b := p.b
 	p.skipWS()
 	if p.pos >= len(b) {
 		return nil, nil
 	}
-	return p.value(nil)
+	v, err := p.value(nil)
+	if err == errStopHere { // the root itself does not fit
+		err = ErrStopped
+	}
+	return v, err
+}
+
+// errStopHere carries a value that does not fit up to its container, which keeps it as its last member.
+var errStopHere = errors.New("stop here")
+
+// refused is the value at p.pos that fits refused: scalars are read whole (their text is in binding
+// messages), containers only to their first token.
+func (p *parser) refused(stack []Frame) (*Value, error) {
+	start := p.pos
+	switch c := p.b[p.pos]; c {
+	case '{', '[':
+		p.pos++
+		k := Object
+		if c == '[' {
+			k = Array
+		}
+		return &Value{Kind: k, Start: start, End: p.pos}, errStopHere
+	}
+	saved := p.fits
+	p.fits = nil
+	v, err := p.value(stack)
+	p.fits = saved
+	if err != nil {
+		return nil, err
+	}
+	return v, errStopHere
 }
 
 func (p *parser) skipWS() {
@@ -228,6 +273,9 @@ func (p *parser) value(stack []Frame) (*Value, error) {
 		return nil, p.eof(stack, "")
 	}
 	start := p.pos
+	if p.fits != nil && !p.fits(stack, p.b[p.pos]) {
+		return p.refused(stack)
+	}
 	switch c := p.b[p.pos]; {
 	case (c == '{' || c == '[') && len(stack) >= MaxNestingDepth:
 		return nil, &NestingError{Depth: len(stack) + 1, Path: append([]Frame(nil), stack...)}
@@ -333,6 +381,16 @@ func (p *parser) number() (*Value, error) {
 
 func (p *parser) str(fieldName bool) (string, error) {
 	p.pos++ // opening quote
+	// most strings have no escape: one copy of their bytes
+	for i := p.pos; i < len(p.b); i++ {
+		if c := p.b[i]; c == '"' {
+			s := string(p.b[p.pos:i])
+			p.pos = i + 1
+			return s, nil
+		} else if c == '\\' || c < 0x20 {
+			break
+		}
+	}
 	var sb strings.Builder
 	for {
 		if p.pos >= len(p.b) {
@@ -417,8 +475,42 @@ func (p *parser) hex4() (rune, error) {
 	return r, nil
 }
 
+// keyIndex finds an object's repeated keys in linear time overall: a scan while the object is narrow, a map
+// once it grows (hostile bodies carry tens of thousands of members).
+type keyIndex struct{ m map[string]int }
+
+const keyIndexFrom = 16
+
+func (x *keyIndex) find(keys []string, key string) (int, bool) {
+	if x.m != nil {
+		i, ok := x.m[key]
+		return i, ok
+	}
+	for i, k := range keys {
+		if k == key {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// add records key, about to be appended at len(keys).
+func (x *keyIndex) add(keys []string, key string) {
+	switch {
+	case x.m != nil:
+		x.m[key] = len(keys)
+	case len(keys) >= keyIndexFrom:
+		x.m = make(map[string]int, 2*len(keys))
+		for i, k := range keys {
+			x.m[k] = i
+		}
+		x.m[key] = len(keys)
+	}
+}
+
 func (p *parser) object(stack []Frame) (*Value, error) {
 	v := &Value{Kind: Object, Start: p.pos}
+	var idx keyIndex
 	p.pos++
 	p.skipWS()
 	if p.pos < len(p.b) && p.b[p.pos] == '}' {
@@ -453,6 +545,11 @@ func (p *parser) object(stack []Frame) (*Value, error) {
 		stack[len(stack)-1].Key = key
 		valStart := p.pos
 		val, err := p.value(stack)
+		if err == errStopHere || err == ErrStopped {
+			v.Keys, v.Vals = append(v.Keys, key), append(v.Vals, val) // the last member, so binding meets it
+			v.End = p.pos
+			return v, ErrStopped
+		}
 		if err != nil {
 			// A top-level property's deserializer adds the reference chain, unless the error was raised on the
 			// property value's own first token (read before any deserializer runs).
@@ -462,14 +559,10 @@ func (p *parser) object(stack []Frame) (*Value, error) {
 			}
 			return nil, err
 		}
-		replaced := false
-		for i, k := range v.Keys {
-			if k == key {
-				v.Vals[i] = val
-				replaced = true
-			}
-		}
-		if !replaced {
+		if i, ok := idx.find(v.Keys, key); ok {
+			v.Vals[i] = val
+		} else {
+			idx.add(v.Keys, key)
 			v.Keys = append(v.Keys, key)
 			v.Vals = append(v.Vals, val)
 		}
@@ -502,6 +595,11 @@ func (p *parser) array(stack []Frame) (*Value, error) {
 	for {
 		stack[len(stack)-1].Index = len(v.Elems)
 		el, err := p.value(stack)
+		if err == errStopHere || err == ErrStopped {
+			v.Elems = append(v.Elems, el)
+			v.End = p.pos
+			return v, ErrStopped
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -46,6 +46,7 @@ const (
 	keyBatchMaxBytes    = "batch.max.bytes"
 	keyPoolSize         = "connection.pool.size"
 	keyPortMapHTTP      = "port.mapHttpPorts"
+	keyPortRefuseHTTP   = "port.refuseHttpPorts"
 	keyCDCVersionColumn = "cdc.version.column"
 	keyCDCDeletedColumn = "cdc.deleted.column"
 	keyCDCVersionField  = "cdc.version.field"
@@ -68,7 +69,7 @@ func configDef() *connect.ConfigDef {
 		d.Define(connect.ConfigKey{Name: name, Type: t, Default: def, Importance: imp, Doc: doc, Group: "ClickHouse"})
 	}
 	add(keyHostname, connect.ConfigString, connect.NoDefault, connect.High, "ClickHouse hostname.")
-	add(keyPort, connect.ConfigInt, "9000", connect.High, "ClickHouse native TCP port (9000, or 9440 with ssl). The HTTP ports of the official sink's examples (8123, 8443) are refused unless port.mapHttpPorts is set.")
+	add(keyPort, connect.ConfigInt, "9000", connect.High, "ClickHouse native TCP port (9000, or 9440 with ssl). The HTTP ports of the official sink's examples are mapped to the native ones (8123 to 9000, 8443 to 9440) with a warning; see port.mapHttpPorts and port.refuseHttpPorts.")
 	add(keyDatabase, connect.ConfigString, "default", connect.High, "ClickHouse database name.")
 	add(keyUsername, connect.ConfigString, "default", connect.High, "ClickHouse user.")
 	add(keyPassword, connect.ConfigPassword, "", connect.Low, "ClickHouse password.")
@@ -96,7 +97,8 @@ func configDef() *connect.ConfigDef {
 	add(keyBatchMaxRows, connect.ConfigInt, "100000", connect.Medium, "Maximum rows in one insert block (one INSERT per block, so the dedup token covers the whole block).")
 	add(keyBatchMaxBytes, connect.ConfigLong, "67108864", connect.Low, "Approximate maximum encoded bytes in one insert block.")
 	add(keyPoolSize, connect.ConfigInt, "4", connect.Low, "Connections per task; partitions are inserted in parallel up to this number.")
-	add(keyPortMapHTTP, connect.ConfigBoolean, nil, connect.Low, "For a port of ClickHouse's HTTP interface (8123, 8443): true maps it to the native port (9000, 9440), false uses it as given. Unset, such a port is refused.")
+	add(keyPortMapHTTP, connect.ConfigBoolean, nil, connect.Low, "For a port of ClickHouse's HTTP interface (8123, 8443): true maps it to the native port (9000, 9440), false uses it as given. Unset, such a port is mapped unless port.refuseHttpPorts is true.")
+	add(keyPortRefuseHTTP, connect.ConfigBoolean, "false", connect.Low, "true refuses a port of ClickHouse's HTTP interface (8123, 8443) unless port.mapHttpPorts is set, instead of mapping it to the native port.")
 	add(keyCDCVersionColumn, connect.ConfigString, "_version", connect.Medium, "Version column of ReplacingMergeTree(ver, is_deleted) tables written in CDC mode.")
 	add(keyCDCDeletedColumn, connect.ConfigString, "is_deleted", connect.Medium, "is_deleted column (UInt8) written in CDC mode.")
 	add(keyCDCVersionField, connect.ConfigString, "", connect.Medium, "Where the version comes from: kafka.offset, or a dotted path in the envelope (source.lsn), in the row image (updated_at) or in an unwrapped row (__lsn). Empty: the row's own version column, else the source position (PostgreSQL lsn, SQL Server commit_lsn/change_lsn, Oracle scn, MySQL file+pos+row), else source.ts_ms, else the Kafka offset (both with a warning).")
@@ -114,6 +116,7 @@ func configDef() *connect.ConfigDef {
 type Config struct {
 	Host, Database, User, Password string
 	Port                           int
+	PortNote                       string // an HTTP interface port mapped to the native one, said how
 	SSL                            bool
 	Timeout, InsertTimeout         time.Duration
 	RetryCount                     int
@@ -191,7 +194,7 @@ func ParseConfig(props map[string]string) (*Config, error) {
 			cfg.RetryTimeout = time.Duration(n) * time.Millisecond
 		}
 	}
-	if cfg.Port, err = nativePort(cfg.Port, props[keyPortMapHTTP]); err != nil {
+	if cfg.Port, cfg.PortNote, err = nativePort(cfg.Port, props[keyPortMapHTTP], props[keyPortRefuseHTTP]); err != nil {
 		return nil, err
 	}
 	if m := strings.TrimSpace(c.String(keyTopic2TableMap)); m != "" {

@@ -35,15 +35,19 @@ func TestOfficialSinkConfigWorksWithPortMapping(t *testing.T) {
 		require.Empty(t, v.Errors, v.Name)
 	}
 
-	// The docs' HTTPS port is refused with a message that says what to do, at validate and at start.
-	refused := conn.(connect.ConfigValidator).Validate(cfg)
+	// Asked to refuse HTTP interface ports, the docs' HTTPS port is refused with a message that says what to do,
+	// at validate and at start.
+	refusing := map[string]string{"port.refuseHttpPorts": "true"}
+	for k, v := range cfg {
+		refusing[k] = v
+	}
+	refused := conn.(connect.ConfigValidator).Validate(refusing)
 	require.Len(t, refused, 1)
 	require.Equal(t, "port", refused[0].Name)
 	require.Contains(t, refused[0].Errors[0], "this sink speaks the native protocol")
-	require.ErrorContains(t, conn.Start(cfg), "set port.mapHttpPorts=true to map 8123 to 9000 and 8443 to 9440")
+	require.ErrorContains(t, conn.Start(refusing), "set port.mapHttpPorts=true to map 8123 to 9000 and 8443 to 9440")
 
-	// With the mapping asked for, the rest of the docs' configuration works unchanged.
-	cfg["port.mapHttpPorts"] = "true"
+	// As given, the port is mapped and the rest of the docs' configuration works unchanged.
 	require.Empty(t, conn.(connect.ConfigValidator).Validate(cfg))
 	parsed, err := ParseConfig(cfg)
 	require.NoError(t, err)

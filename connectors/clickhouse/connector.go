@@ -3,6 +3,8 @@
 package clickhouse
 
 import (
+	"log/slog"
+
 	"github.com/connectd/connectd/connect"
 )
 
@@ -21,6 +23,7 @@ func init() {
 type Connector struct {
 	connect.ConnectorBase
 	props map[string]string
+	note  string // what the connector adjusted in its config, for its status
 }
 
 var _ connect.SinkConnector = (*Connector)(nil)
@@ -34,12 +37,21 @@ func (c *Connector) ConfigDef() *connect.ConfigDef { return configDef() }
 
 // Start implements connect.Connector.
 func (c *Connector) Start(props map[string]string) error {
-	if _, err := ParseConfig(props); err != nil {
+	cfg, err := ParseConfig(props)
+	if err != nil {
 		return err
 	}
-	c.props = props
+	c.props, c.note = props, cfg.PortNote
+	if c.note != "" {
+		slog.Warn(c.note, "connector", props["name"])
+	}
 	return nil
 }
+
+// StatusNote implements connect.StatusNoter: a mapped HTTP interface port.
+func (c *Connector) StatusNote() string { return c.note }
+
+var _ connect.StatusNoter = (*Connector)(nil)
 
 // TaskConfigs implements connect.Connector.
 func (c *Connector) TaskConfigs(maxTasks int) ([]map[string]string, error) {

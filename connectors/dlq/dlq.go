@@ -24,8 +24,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/IBM/sarama"
-
 	"github.com/connectd/connectd/connect"
 )
 
@@ -148,7 +146,7 @@ type config struct {
 	strip             bool
 	missing           string
 	preservePartition bool
-	sarama            *sarama.Config
+	producerProps     map[string]string
 	brokers           []string
 }
 
@@ -180,46 +178,18 @@ func parseConfig(props map[string]string, kc connect.KafkaClients) (*config, err
 	if pp["client.id"] == "" {
 		pp["client.id"] = "connector-dlq-sink-" + props["name"]
 	}
-	sc, err := kc.Config(pp)
-	if err != nil {
+	if err := kc.CheckProducerConfig(pp); err != nil {
 		return nil, &connect.ConfigError{Name: ProducerPrefix + "*", Message: err.Error()}
 	}
-	if err := kc.ApplyProducer(sc, pp); err != nil {
-		return nil, &connect.ConfigError{Name: ProducerPrefix + "*", Message: err.Error()}
-	}
-	// One in-flight request per broker keeps each partition in order across retries.
-	sc.Net.MaxOpenRequests = 1
-	sc.Producer.Partitioner = partitioner
-	c.sarama = sc
+	c.producerProps = pp
 	return c, nil
 }
 
-// manualMark in ProducerMessage.Metadata asks for the message's own Partition.
-type manualMark struct{}
-
-type dlqPartitioner struct{ hash, manual sarama.Partitioner }
-
-func partitioner(topic string) sarama.Partitioner {
-	return &dlqPartitioner{hash: sarama.NewMurmur2Partitioner(topic), manual: sarama.NewManualPartitioner(topic)}
-}
-
-func (p *dlqPartitioner) Partition(m *sarama.ProducerMessage, n int32) (int32, error) {
-	if _, ok := m.Metadata.(manualMark); ok {
-		if m.Partition >= n {
-			return -1, sarama.ErrInvalidPartition
-		}
-		return p.manual.Partition(m, n)
-	}
-	return p.hash.Partition(m, n)
-}
-
-func (p *dlqPartitioner) RequiresConsistency() bool { return true }
-
-// Task writes records with a sarama SyncProducer.
+// Task writes records with the runtime's producer (connect.Producer).
 type Task struct {
 	connect.SinkTaskBase
 	cfg      *config
-	producer sarama.SyncProducer
+	producer connect.Producer
 }
 
 func (t *Task) Start(props map[string]string) error {
@@ -232,7 +202,7 @@ func (t *Task) Start(props map[string]string) error {
 		return err
 	}
 	t.cfg = cfg
-	p, err := sarama.NewSyncProducer(cfg.brokers, cfg.sarama)
+	p, err := kc.NewProducer(cfg.producerProps)
 	if err != nil {
 		return connect.Retriable(fmt.Errorf("creating the dead-letter sink producer: %w", err))
 	}
@@ -242,7 +212,7 @@ func (t *Task) Start(props map[string]string) error {
 
 // Put converts and sends the batch; it returns once every record is acknowledged.
 func (t *Task) Put(ctx context.Context, records []*connect.SinkRecord) error {
-	msgs := make([]*sarama.ProducerMessage, 0, len(records))
+	msgs := make([]*connect.ProducerRecord, 0, len(records))
 	for _, r := range records {
 		m, err := t.message(r)
 		if err != nil {
@@ -267,29 +237,21 @@ func (t *Task) Put(ctx context.Context, records []*connect.SinkRecord) error {
 	if len(msgs) == 0 {
 		return nil
 	}
-	if err := t.producer.SendMessages(msgs); err != nil {
-		var pe sarama.ProducerErrors
-		if errors.As(err, &pe) && len(pe) > 0 {
-			if isFatalProduce(pe[0].Err) {
-				return fmt.Errorf("dead-letter sink: writing to %s: %w", pe[0].Msg.Topic, pe[0].Err)
-			}
-			return connect.Retriable(fmt.Errorf("dead-letter sink: %d of %d records failed, first to %s: %w", len(pe), len(msgs), pe[0].Msg.Topic, pe[0].Err))
+	if err := t.producer.Produce(ctx, msgs...); err != nil {
+		var pe *connect.ProduceError
+		if errors.As(err, &pe) && pe.Fatal {
+			return fmt.Errorf("dead-letter sink: writing to %s: %w", pe.Topic, pe.Err)
 		}
 		return connect.Retriable(fmt.Errorf("dead-letter sink: %w", err))
 	}
 	return nil
 }
 
-func isFatalProduce(err error) bool {
-	return errors.Is(err, sarama.ErrMessageSizeTooLarge) || errors.Is(err, sarama.ErrInvalidPartition) ||
-		errors.Is(err, sarama.ErrTopicAuthorizationFailed) || errors.Is(err, sarama.ErrInvalidTopic)
-}
-
 type skipError struct{ err error }
 
 func (e *skipError) Error() string { return e.err.Error() }
 
-func (t *Task) message(r *connect.SinkRecord) (*sarama.ProducerMessage, error) {
+func (t *Task) message(r *connect.SinkRecord) (*connect.ProducerRecord, error) {
 	key, err := rawBytes(r.Key, "key")
 	if err != nil {
 		return nil, err
@@ -298,13 +260,7 @@ func (t *Task) message(r *connect.SinkRecord) (*sarama.ProducerMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &sarama.ProducerMessage{Topic: t.cfg.topic}
-	if key != nil {
-		m.Key = sarama.ByteEncoder(key)
-	}
-	if val != nil {
-		m.Value = sarama.ByteEncoder(val)
-	}
+	m := &connect.ProducerRecord{Topic: t.cfg.topic, Partition: connect.AnyPartition, Key: key, Value: val}
 	if r.Timestamp >= 0 {
 		m.Timestamp = time.UnixMilli(r.Timestamp)
 	}
@@ -337,7 +293,6 @@ func (t *Task) message(r *connect.SinkRecord) (*sarama.ProducerMessage, error) {
 	}
 	if t.cfg.preservePartition {
 		m.Partition = partition
-		m.Metadata = manualMark{}
 	}
 	for _, h := range r.Headers {
 		if t.cfg.replay && t.cfg.strip && strings.HasPrefix(h.Key, errorHeaderPrefix) {
@@ -347,7 +302,7 @@ func (t *Task) message(r *connect.SinkRecord) (*sarama.ProducerMessage, error) {
 		if err != nil {
 			return nil, err
 		}
-		m.Headers = append(m.Headers, sarama.RecordHeader{Key: []byte(h.Key), Value: v})
+		m.Headers = append(m.Headers, connect.RecordHeader{Key: h.Key, Value: v})
 	}
 	return m, nil
 }
@@ -371,9 +326,8 @@ func (t *Task) Flush(context.Context, map[connect.TopicPartition]connect.OffsetA
 
 func (t *Task) Stop() error {
 	if t.producer != nil {
-		err := t.producer.Close()
+		t.producer.Close()
 		t.producer = nil
-		return err
 	}
 	return nil
 }

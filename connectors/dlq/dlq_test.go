@@ -28,7 +28,7 @@ func (f *fakeCtx) Pause(...connect.TopicPartition)                    {}
 func (f *fakeCtx) Resume(...connect.TopicPartition)                   {}
 func (f *fakeCtx) RequestCommit()                                     {}
 func (f *fakeCtx) ErrantRecordReporter() connect.ErrantRecordReporter { return f.reporter }
-func (f *fakeCtx) PluginMetrics() connect.PluginMetrics               { return metrics.Registry }
+func (f *fakeCtx) PluginMetrics() connect.PluginMetrics               { return metrics.Plugins }
 func (f *fakeCtx) KafkaClients() connect.KafkaClients                 { return kafka.PluginClients{} }
 
 type reporter struct{ got []*connect.SinkRecord }

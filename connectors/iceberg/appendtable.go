@@ -13,6 +13,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
 // appendLoadTimeout bounds a table load or schema change made at Put (Put holds the task).
@@ -23,27 +24,27 @@ const appendLoadTimeout = 5 * time.Second
 const appendRetry = 10 * time.Second
 
 // appendTable is one task's view of an append table whose rows it converts at Put into
-// segments (spool.go): the table's schema as of the last load, the record schemas known to
+// segments (icetable/spool.go): the table's schema as of the last load, the record schemas known to
 // need no schema change, and the open segment per partition.
 type appendTable struct {
-	w        *Writer // this task's own handle (the coordinator's writer is used by the rounds)
+	w        *icetable.Writer // this task's own handle (the coordinator's writer is used by the rounds)
 	usable   bool
 	retryAt  time.Time
 	schemaID int
 	asc      *arrow.Schema
 	covered  map[*ice.StructType]error // record schemas checked: nil = fits, else why not
-	open     map[TP]*segment
-	shape    *jsonShape // the shape of the last JSON object spooled whole, for the next ones (jsonvalue.go)
-	// early says that the table's segments write their rows to data files as they fill (early.go),
+	open     map[icetable.TP]*icetable.Segment
+	shape    *icetable.JSONShape // the shape of the last JSON object spooled whole, for the next ones (icetable/jsonvalue.go)
+	// early says that the table's segments write their rows to data files as they fill (icetable/early.go),
 	// to the writer cur until the next round or schema change
 	early bool
-	cur   *earlyFiles
+	cur   *icetable.EarlyFiles
 }
 
 // appendEligible reports whether a table's configuration makes every record an appended row
 // whatever it carries: no key, no version, no case folding. Prepare then takes the append path
 // for all of the table's records, spooled or not.
-func appendEligible(o TableOptions) bool {
+func appendEligible(o icetable.TableOptions) bool {
 	return len(o.IDColumns) == 0 && !o.DeltaMode && o.VersionColumn == "" && o.CDCVersionColumn == "" && !o.CaseInsensitive
 }
 
@@ -51,13 +52,13 @@ func appendEligible(o TableOptions) bool {
 // spooled into it now, else nil (the record is buffered as a Rec and planned at commit). The
 // error is a data error when the table cannot take the record schema (a column of another type).
 // Caller holds t.mu.
-func (t *Task) appendTarget(ctx context.Context, name string, o TableOptions, st *ice.StructType) (*appendTable, error) {
+func (t *Task) appendTarget(ctx context.Context, name string, o icetable.TableOptions, st *ice.StructType) (*appendTable, error) {
 	if !appendEligible(o) || st == nil {
 		return nil, nil
 	}
 	a := t.appendTables[name]
 	if a == nil {
-		a = &appendTable{open: map[TP]*segment{}}
+		a = &appendTable{open: map[icetable.TP]*icetable.Segment{}}
 		t.appendTables[name] = a
 	}
 	now := t.now()
@@ -78,7 +79,7 @@ func (t *Task) appendTarget(ctx context.Context, name string, o TableOptions, st
 	}
 	if o.EvolveSchema {
 		ok, err := t.coverSchema(ctx, a, st)
-		var de *dataErr
+		var de *icetable.DataError
 		if errors.As(err, &de) {
 			err = connect.DataErrorf("iceberg table %s: record schema does not fit the table: %v", name, err)
 			a.covered[st] = err
@@ -98,13 +99,13 @@ func (t *Task) appendTarget(ctx context.Context, name string, o TableOptions, st
 }
 
 // loadAppendTable loads (or auto-creates) the table and takes its schema.
-func (t *Task) loadAppendTable(ctx context.Context, name string, o TableOptions, a *appendTable, st *ice.StructType) bool {
+func (t *Task) loadAppendTable(ctx context.Context, name string, o icetable.TableOptions, a *appendTable, st *ice.StructType) bool {
 	cat, err := t.coord.catalog(ctx)
 	if err != nil {
 		return false
 	}
 	if a.w == nil {
-		a.w = &Writer{Cat: cat, Ident: catalog.ToIdentifier(name), Opts: o}
+		a.w = &icetable.Writer{Cat: cat, Ident: catalog.ToIdentifier(name), Opts: o}
 	}
 	lctx, cancel := context.WithTimeout(ctx, appendLoadTimeout)
 	defer cancel()
@@ -122,7 +123,7 @@ func (t *Task) takeSchema(a *appendTable) bool {
 		return false // keyed table: records with ops are planned as upserts
 	}
 	asc, err := table.SchemaToArrowSchema(sc, nil, true, false)
-	if err != nil || !spoolable(asc) {
+	if err != nil || !icetable.Spoolable(asc) {
 		return false
 	}
 	if a.usable && sc.ID == a.schemaID {
@@ -134,7 +135,7 @@ func (t *Task) takeSchema(a *appendTable) bool {
 	}
 	a.endEarly()
 	a.usable, a.schemaID, a.asc = true, sc.ID, asc
-	a.early = earlyEligible(tbl)
+	a.early = icetable.EarlyEligible(tbl)
 	a.covered = map[*ice.StructType]error{}
 	return true
 }
@@ -142,13 +143,13 @@ func (t *Task) takeSchema(a *appendTable) bool {
 // coverSchema makes the table's schema take rows of record schema st, as Prepare's schema
 // evolution would: nothing to do, or evolve now (one metadata commit) and adopt the new schema.
 func (t *Task) coverSchema(ctx context.Context, a *appendTable, st *ice.StructType) (bool, error) {
-	need, err := a.w.needsEvolution(st)
+	need, err := a.w.NeedsEvolution(st)
 	if err != nil || !need {
 		return err == nil, err
 	}
 	ectx, cancel := context.WithTimeout(ctx, appendLoadTimeout)
 	defer cancel()
-	if err := a.w.evolveTo(ectx, st); err != nil {
+	if err := a.w.EvolveTo(ectx, st); err != nil {
 		return false, err
 	}
 	return t.takeSchema(a), nil
@@ -156,7 +157,7 @@ func (t *Task) coverSchema(ctx context.Context, a *appendTable, st *ice.StructTy
 
 // spoolRow appends one row to the table's open segment of tp, opening one when needed. It
 // returns a data error for a row whose values do not fit the table's columns. Caller holds t.mu.
-func (t *Task) spoolRow(name string, a *appendTable, tp TP, off int64, row Row) error {
+func (t *Task) spoolRow(name string, a *appendTable, tp icetable.TP, off int64, row icetable.Row) error {
 	s := a.open[tp]
 	if s == nil {
 		var err error
@@ -164,12 +165,12 @@ func (t *Task) spoolRow(name string, a *appendTable, tp TP, off int64, row Row) 
 			return err
 		}
 		a.open[tp] = s
-		t.buf[name] = append(t.buf[name], Rec{Op: OpInsert, TP: tp, Offset: off, Seg: s})
+		t.buf[name] = append(t.buf[name], icetable.Rec{Op: icetable.OpInsert, TP: tp, Offset: off, Seg: s})
 	}
 	t.nbuf++
 	t.spoolRows++
-	if err := s.add(row, off); err != nil {
-		var de *dataErr
+	if err := s.Add(row, off); err != nil {
+		var de *icetable.DataError
 		if errors.As(err, &de) {
 			return connect.DataErrorf("iceberg table %s: %v", name, err)
 		}
@@ -180,18 +181,18 @@ func (t *Task) spoolRow(name string, a *appendTable, tp TP, off int64, row Row) 
 
 // newSegment opens a segment of tp for the table's rows: into the interval's data files when the
 // table takes them early, else into a spool file of its own.
-func (t *Task) newSegment(a *appendTable, tp TP) (*segment, error) {
+func (t *Task) newSegment(a *appendTable, tp icetable.TP) (*icetable.Segment, error) {
 	if !a.early {
-		return newSegment(&t.scratch, spoolDir(), tp, a.schemaID, a.asc)
+		return icetable.NewSegment(&t.scratch, t.spoolDir(), tp, a.schemaID, a.asc)
 	}
 	if a.cur == nil {
-		offs, err := t.scratch.create(spoolDir(), "connectd-iceberg-*.offsets")
+		offs, err := t.scratch.Create(t.spoolDir(), "connectd-iceberg-*.offsets")
 		if err != nil {
 			return nil, err
 		}
-		a.cur = startEarly(a.w.Tbl, a.asc, a.w.Opts, offs, func(err error) { t.lost.CompareAndSwap(nil, &err) })
+		a.cur = icetable.StartEarly(a.w.Tbl, a.asc, a.w.Opts, offs, func(err error) { t.lost.CompareAndSwap(nil, &err) })
 	}
-	return newEarlySegment(a.cur, tp, a.schemaID, a.asc), nil
+	return icetable.NewEarlySegment(a.cur, tp, a.schemaID, a.asc), nil
 }
 
 // endEarly ends the table's data file writer of the interval, if any: its last file is closed
@@ -199,14 +200,14 @@ func (t *Task) newSegment(a *appendTable, tp TP) (*segment, error) {
 func (a *appendTable) endEarly() {
 	if e := a.cur; e != nil {
 		a.cur = nil
-		e.end()
-		e.releaseUnused()
+		e.End()
+		e.ReleaseUnused()
 	}
 }
 
 // removeSegments deletes the spool files of the segments among bufs (their rows are committed
 // or dropped). Caller holds t.mu.
-func (t *Task) removeSegments(bufs map[string][]Rec) {
+func (t *Task) removeSegments(bufs map[string][]icetable.Rec) {
 	for _, recs := range bufs {
 		for _, r := range recs {
 			if r.Seg != nil {
@@ -217,15 +218,15 @@ func (t *Task) removeSegments(bufs map[string][]Rec) {
 }
 
 // removeSegment deletes one segment's file. Caller holds t.mu.
-func (t *Task) removeSegment(s *segment) {
-	t.spoolRows -= s.rows
-	s.remove()
+func (t *Task) removeSegment(s *icetable.Segment) {
+	t.spoolRows -= s.Rows
+	s.Remove()
 }
 
 // sealSegment finishes a segment; a failure is kept in the segment and fails the round that
 // plans it.
-func (t *Task) sealSegment(s *segment) {
-	if err := s.seal(); err != nil {
+func (t *Task) sealSegment(s *icetable.Segment) {
+	if err := s.Seal(); err != nil {
 		slog.Warn("iceberg sink: spool file", "err", err)
 	}
 }
@@ -246,7 +247,7 @@ func (t *Task) sealAll() {
 func (t *Task) abortEarly() {
 	for _, a := range t.appendTables {
 		if a.cur != nil {
-			a.cur.abort()
+			a.cur.Abort()
 			a.cur = nil
 		}
 	}
@@ -254,7 +255,7 @@ func (t *Task) abortEarly() {
 
 // dropOpen forgets the open segments of partitions that left the task (their Recs are dropped
 // with the buffers). Caller holds t.mu.
-func (t *Task) dropOpen(gone map[TP]bool) {
+func (t *Task) dropOpen(gone map[icetable.TP]bool) {
 	for _, a := range t.appendTables {
 		for tp := range a.open {
 			if gone[tp] {
@@ -264,4 +265,10 @@ func (t *Task) dropOpen(gone map[TP]bool) {
 	}
 }
 
-func spoolDir() string { return os.TempDir() }
+// spoolDir is the directory of the task's spool and spill files: the worker's scratch directory.
+func (t *Task) spoolDir() string {
+	if t.scratchDir != "" {
+		return t.scratchDir
+	}
+	return os.TempDir()
+}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/connectd/connectd/connectors/iceberg/catalogx"
 )
 
 // killInsideCommit kills a worker process while it is inside a table commit: its data files,
@@ -23,7 +25,9 @@ import (
 // without calling kill, when no commit reached the catalog within wait.
 func killInsideCommit(t *testing.T, catDB, warehouse string, wait time.Duration, kill func()) bool {
 	t.Helper()
-	db, err := sql.Open("sqlite", sqliteDSN(catDB))
+	props, err := catalogx.Props(map[string]string{"uri": "jdbc:sqlite:" + catDB})
+	require.NoError(t, err)
+	db, err := sql.Open("sqlite", props["uri"])
 	require.NoError(t, err)
 	defer db.Close()
 	ctx := context.Background()

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
 // Class names accepted for the connector (Apache and Tabular).
@@ -48,6 +49,7 @@ const (
 	KeyTxnPrefix            = "iceberg.coordinator.transactional.prefix"
 	KeyTxnSuffix            = "iceberg.coordinator.transactional.suffix" // the Apache sink's, set per task
 	KeyHadoopConfDir        = "iceberg.hadoop-conf-dir"
+	KeyExecutorKeepAliveMs  = "iceberg.coordinator-executor-keep-alive-timeout-ms"
 	// Extensions.
 	KeyVersionColumn      = "iceberg.tables.upsert-version-column"
 	KeyCDCVersionColumn   = "iceberg.tables.cdc-version-column"
@@ -89,30 +91,35 @@ func ConfigDef() *connect.ConfigDef {
 	l := func(name string, def any, doc string) {
 		d.Define(connect.ConfigKey{Name: name, Type: connect.ConfigLong, Default: def, Importance: connect.Medium, Doc: doc})
 	}
-	d.Define(connect.ConfigKey{Name: KeyTables, Type: connect.ConfigList, Default: nil, Importance: connect.High,
-		Doc: "Comma-delimited list of destination tables"})
+	// The Apache sink's keys first, as IcebergSinkConfig defines them (names, types, defaults, importance, docs,
+	// order; testdata/iceberg/configdef), then Tabular's and connectd's own.
+	key := func(name string, typ connect.ConfigType, def any, imp connect.Importance, doc string) {
+		d.Define(connect.ConfigKey{Name: name, Type: typ, Default: def, Importance: imp, Doc: doc})
+	}
+	key(KeyTables, connect.ConfigList, nil, connect.High, "Comma-delimited list of destination tables")
 	b(KeyDynamicEnabled, "Enable dynamic routing to tables based on a record value")
 	s(KeyRouteField, nil, "Source record field for routing records to tables")
-	s(KeyDefaultCommitBranch, nil, "Default branch for commits, main is used if not specified")
+	s(KeyDefaultCommitBranch, nil, "Default branch for commits")
 	s(KeyDefaultIDColumns, nil, "Default ID columns for tables, comma-separated")
 	s(KeyDefaultPartitionBy, nil, "Default partition spec to use when creating tables, comma-separated")
-	b(KeyAutoCreateEnabled, "Set to true to automatically create destination tables")
-	b(KeyEvolveSchemaEnabled, "Set to true to add any missing record fields to the table schema")
-	b(KeySchemaForceOptional, "Set to true to set columns as optional during table create and evolution")
-	b(KeySchemaCaseInsens, "Set to true to look up table columns by case-insensitive name")
+	b(KeyAutoCreateEnabled, "Set to true to automatically create destination tables, false otherwise")
+	b(KeySchemaForceOptional, "Set to true to set columns as optional during table create and evolution, false to respect schema")
+	b(KeySchemaCaseInsens, "Set to true to look up table columns by case-insensitive name, false for case-sensitive")
+	b(KeyEvolveSchemaEnabled, "Set to true to add any missing record fields to the table schema, false otherwise")
+	s(KeyCatalogName, "iceberg", "Iceberg catalog name")
+	s(KeyControlTopic, "control-iceberg", "Name of the control topic")
+	key(KeyControlGroupIDPrefix, connect.ConfigString, "cg-control-", connect.Low, "Prefix of the control consumer group")
+	key(KeyConnectGroupID, connect.ConfigString, nil, connect.Low, "Name of the Connect consumer group, should not be set under normal conditions")
+	key(KeyCommitIntervalMs, connect.ConfigInt, "300000", connect.Medium, "Coordinator interval for performing Iceberg table commits, in millis")
+	key(KeyCommitTimeoutMs, connect.ConfigInt, "30000", connect.Medium, "Coordinator time to wait for worker responses before committing, in millis")
+	key(KeyCommitThreads, connect.ConfigInt, strconv.Itoa(2*runtime.GOMAXPROCS(0)), connect.Medium, "Coordinator threads to use for table commits, default is (cores * 2)")
+	key(KeyTxnPrefix, connect.ConfigString, nil, connect.Low, "Optional prefix of the transactional id for the coordinator")
+	s(KeyHadoopConfDir, nil, "If specified, Hadoop config files in this directory will be loaded")
+	// accepted and unused: connectd's committer keeps no thread pool to expire
+	key(KeyExecutorKeepAliveMs, connect.ConfigLong, int64(120000), connect.Low, "config to control coordinator executor keep alive time")
 	b(KeyUpsertModeEnabled, "Set to true to treat all appends as upserts (Tabular)")
 	s(KeyCDCField, nil, "Source record field that identifies the type of operation (insert, update, or delete) (Tabular)")
-	s(KeyCatalogName, "iceberg", "Name of the catalog")
-	s(KeyControlTopic, "control-iceberg", "Name of the control topic through which the tasks of a connector in several worker processes reach the one committer (created with 1 partition when missing)")
 	s(KeyControlGroupID, nil, "Tabular's control group id (accepted; source offsets live in the snapshot summary)")
-	s(KeyControlGroupIDPrefix, "cg-control-", "Prefix of the control consumer groups (accepted)")
-	s(KeyConnectGroupID, nil, "Name of the Connect consumer group, should not be set under normal conditions")
-	l(KeyCommitIntervalMs, int64(300000), "Coordinator interval for performing Iceberg table commits, in millis")
-	l(KeyCommitTimeoutMs, int64(30000), "Coordinator time to wait for worker responses before committing, in millis")
-	d.Define(connect.ConfigKey{Name: KeyCommitThreads, Type: connect.ConfigInt, Default: "0", Importance: connect.Medium,
-		Doc: "Coordinator threads to use for table commits"})
-	s(KeyTxnPrefix, "", "Optional prefix of the transactional id (accepted)")
-	s(KeyHadoopConfDir, nil, "If specified, Hadoop config files in this directory will be loaded (accepted, unused)")
 	s(KeyVersionColumn, nil, "Extension: what orders versions of one key in upsert mode: a column of the row (e.g. updated_at), or a position in the Debezium envelope (source, source.lsn, source.pos, source.scn, source.change_lsn, source.commit_lsn, source.ts_ms); the highest wins, older records are dropped")
 	s(KeyCDCVersionColumn, DefaultCDCVersionColumn, "Extension: metadata column added to upsert tables whose version comes from the Debezium envelope; holds each row's normalized source position")
 	l(KeyMaxBufferedRecords, int64(200000), "Extension: records buffered across the connector's tasks that trigger an early commit")
@@ -200,7 +207,7 @@ func ParseConfig(props map[string]string) (*SinkConfig, error) {
 		RouteField:       c.String(KeyRouteField),
 		DefaultBranch:    c.String(KeyDefaultCommitBranch),
 		DefaultIDColumns: splitList(c.String(KeyDefaultIDColumns)),
-		DefaultPartition: ParsePartitionBy(c.String(KeyDefaultPartitionBy)),
+		DefaultPartition: icetable.ParsePartitionBy(c.String(KeyDefaultPartitionBy)),
 		AutoCreate:       c.Bool(KeyAutoCreateEnabled),
 		Evolve:           c.Bool(KeyEvolveSchemaEnabled),
 		ForceOptional:    c.Bool(KeySchemaForceOptional),
@@ -266,11 +273,7 @@ func ParseConfig(props map[string]string) (*SinkConfig, error) {
 	if ms := c.Long(KeyMaintenanceInterval); ms < 0 {
 		return nil, &connect.ConfigError{Name: KeyMaintenanceInterval, Value: ms, Message: "must be 0 (off) or positive"}
 	} else if ms > 0 {
-		f := registeredMaintenance()
-		if f == nil {
-			return nil, &connect.ConfigError{Name: KeyMaintenanceInterval, Value: ms, Message: "table maintenance is not linked into this program (package connectors/iceberg/maintenance)"}
-		}
-		if sc.maintain, err = f(props); err != nil {
+		if sc.maintain, err = connectorMaintenance(props); err != nil {
 			var ce *connect.ConfigError
 			if errors.As(err, &ce) {
 				return nil, ce
@@ -295,7 +298,7 @@ func ParseConfig(props map[string]string) (*SinkConfig, error) {
 		case tblIDColumns:
 			pt.IDColumns = splitList(v)
 		case tblPartitionBy:
-			pt.PartitionBy = ParsePartitionBy(v)
+			pt.PartitionBy = icetable.ParsePartitionBy(v)
 		case tblCommitBranch:
 			pt.CommitBranch = v
 		case tblRouteRegex:
@@ -359,12 +362,12 @@ func (c *SinkConfig) table(name string) *PerTable {
 }
 
 // TableOptions resolves the effective options of one table.
-func (c *SinkConfig) TableOptions(name string) TableOptions {
+func (c *SinkConfig) TableOptions(name string) icetable.TableOptions {
 	pt := c.PerTable[name]
 	if pt == nil {
 		pt = &PerTable{}
 	}
-	o := TableOptions{
+	o := icetable.TableOptions{
 		IDColumns:       pt.IDColumns,
 		PartitionBy:     pt.PartitionBy,
 		CommitBranch:    pt.CommitBranch,
@@ -376,7 +379,7 @@ func (c *SinkConfig) TableOptions(name string) TableOptions {
 		CaseInsensitive: c.CaseInsensitive,
 		UpsertMode:      c.Upsert,
 		VersionColumn:   pt.VersionColumn,
-		OffsetsKey:      OffsetsSummaryKey(c.GroupID),
+		OffsetsKey:      icetable.OffsetsSummaryKey(c.GroupID),
 		TargetFileSize:  c.TargetFileSize,
 	}
 	if len(o.IDColumns) == 0 {
@@ -391,7 +394,7 @@ func (c *SinkConfig) TableOptions(name string) TableOptions {
 	if o.VersionColumn == "" {
 		o.VersionColumn = c.VersionColumn
 	}
-	if isEnvelopePath(o.VersionColumn) {
+	if icetable.IsEnvelopePath(o.VersionColumn) {
 		o.CDCVersionColumn = pt.CDCVersionColumn
 		if o.CDCVersionColumn == "" {
 			o.CDCVersionColumn = c.CDCVersionColumn

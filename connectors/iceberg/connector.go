@@ -3,7 +3,7 @@
 //
 // Append mode is the default. With id columns and upsert mode, a cdc-field, or Debezium
 // change events, the sink writes equality deletes plus inserts in one row-delta snapshot per
-// table and commit, after collapsing each key to its newest version (see table.go); commits
+// table and commit, after collapsing each key to its newest version (see icetable/table.go); commits
 // are exactly-once (see coordinator.go).
 package iceberg
 

@@ -49,6 +49,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
 // maxControlMessage bounds one control message (a process's answer for all tables of a round);
@@ -74,7 +75,7 @@ type control struct {
 	ctx    context.Context // cancelled by close: stops catalog work of a round in progress
 	cancel context.CancelFunc
 
-	pwriters map[string]*Writer // the participant's writers (the committer's are c.writers)
+	pwriters map[string]*icetable.Writer // the participant's writers (the committer's are c.writers)
 	wg       sync.WaitGroup
 
 	lastTrigger time.Time   // commit loop only
@@ -125,7 +126,7 @@ func startControl(c *coordinator, wi connect.WorkerInfo) (*control, error) {
 	ctl := &control{
 		c: c, id: wi.WorkerID() + "/" + uuid.NewString()[:8], topic: c.cfg.ControlTopic, client: client,
 		pmsgs: make(chan ctlMsg, 64), datas: make(chan ctlMsg, 256),
-		requests: make(chan struct{}, 1), wants: make(chan struct{}, 1), pwriters: map[string]*Writer{},
+		requests: make(chan struct{}, 1), wants: make(chan struct{}, 1), pwriters: map[string]*icetable.Writer{},
 		apache: c.cfg.ControlProtocol == ProtocolApache, astarts: make(chan uuid.UUID, 16), producerKey: uuid.NewString(),
 		foreign: newForeignCommitter(c.cfg), started: time.Now(),
 	}

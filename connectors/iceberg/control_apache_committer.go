@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	ae "github.com/connectd/connectd/connectors/iceberg/apacheevents"
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
 // The committer side of the apache protocol (control_apache.go), run by the process whose tasks hold the
@@ -275,7 +276,7 @@ func (ac *apacheCommitter) commitTable(cat catalog.Catalog, name string, envs []
 	c := ac.c
 	opts := c.cfg.TableOptions(name)
 	opts.OffsetsKey = "" // the Apache committer records control topic offsets instead
-	w := &Writer{Cat: cat, Ident: catalog.ToIdentifier(name), Opts: opts}
+	w := &icetable.Writer{Cat: cat, Ident: catalog.ToIdentifier(name), Opts: opts}
 	key := ApacheOffsetsSummaryKey(ac.topic, ac.group)
 	var err error
 	for attempt := 0; attempt < 5; attempt++ {
@@ -283,14 +284,14 @@ func (ac *apacheCommitter) commitTable(cat catalog.Catalog, name string, envs []
 		var snap int64
 		snap, err = ac.commitTableOnce(ctx, w, envs, read, key, commitID)
 		cancel()
-		if !errors.Is(err, ErrFenced) {
+		if !errors.Is(err, icetable.ErrFenced) {
 			return snap, err
 		}
 	}
 	return 0, err
 }
 
-func (ac *apacheCommitter) commitTableOnce(ctx context.Context, w *Writer, envs []envelope, read apacheOffsets, key string, commitID uuid.UUID) (int64, error) {
+func (ac *apacheCommitter) commitTableOnce(ctx context.Context, w *icetable.Writer, envs []envelope, read apacheOffsets, key string, commitID uuid.UUID) (int64, error) {
 	if err := w.Load(ctx, nil); err != nil {
 		if errors.Is(err, catalog.ErrNoSuchTable) {
 			ac.c.log.Warn("table not found, skipping commit", "table", w.Ident)
@@ -307,7 +308,7 @@ func (ac *apacheCommitter) commitTableOnce(ctx context.Context, w *Writer, envs 
 		}
 	}
 	md := tbl.Metadata()
-	part := &Part{Base: headID(tbl, w.Opts.CommitBranch), SchemaID: md.CurrentSchema().ID}
+	part := &icetable.Part{Base: icetable.HeadID(tbl, w.Opts.CommitBranch), SchemaID: md.CurrentSchema().ID}
 	for _, env := range envs {
 		if min, ok := committed[env.partition]; ok && env.offset < min {
 			continue // committed before
@@ -337,14 +338,14 @@ func (ac *apacheCommitter) commitTableOnce(ctx context.Context, w *Writer, envs 
 	for p, o := range read {
 		merged[p] = max(merged[p], o)
 	}
-	props := map[string]string{key: merged.encode(), ApacheSummaryCommitID: commitID.String(), SummaryTaskID: ac.c.cfg.Name}
+	props := map[string]string{key: merged.encode(), ApacheSummaryCommitID: commitID.String(), icetable.SummaryTaskID: ac.c.cfg.Name}
 	hooks := ac.c.hooks.Load()
 	if hooks != nil && hooks.beforeTableCommit != nil {
 		if err := hooks.beforeTableCommit(strings.Join(w.Ident, ".")); err != nil {
 			return 0, err
 		}
 	}
-	st, err := w.Apply(ctx, []*Part{part}, nil, props)
+	st, err := w.Apply(ctx, []*icetable.Part{part}, nil, props)
 	if err != nil {
 		return 0, err
 	}
@@ -360,7 +361,7 @@ func (ac *apacheCommitter) commitTableOnce(ctx context.Context, w *Writer, envs 
 // summaryValue is key's value in the head's summary or, when a foreign commit (maintenance) left it out,
 // in the nearest ancestor's.
 func summaryValue(tbl *table.Table, branch, key string) (string, bool) {
-	for cur := branchHead(tbl, branch); cur != nil; {
+	for cur := icetable.BranchHead(tbl, branch); cur != nil; {
 		if cur.Summary != nil {
 			if v, ok := cur.Summary.Properties[key]; ok {
 				return v, true

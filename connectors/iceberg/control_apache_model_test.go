@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	ae "github.com/connectd/connectd/connectors/iceberg/apacheevents"
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
 // The Apache committer's bookkeeping against a plain model: participants append DATA_WRITTEN events (real
@@ -91,7 +92,7 @@ func runACModel(t testing.TB, ops []acOp) error {
 	})
 	cfg, err := ParseConfig(props)
 	require.NoError(t, err)
-	c := &coordinator{cfg: cfg, tasks: map[*Task]struct{}{}, writers: map[string]*Writer{}, log: slog.New(slog.DiscardHandler)}
+	c := &coordinator{cfg: cfg, tasks: map[*Task]struct{}{}, writers: map[string]*icetable.Writer{}, log: slog.New(slog.DiscardHandler)}
 	c.cond = sync.NewCond(&c.mu)
 	ctx := context.Background()
 	cat, err := c.catalog(ctx)
@@ -105,7 +106,7 @@ func runACModel(t testing.TB, ops []acOp) error {
 	group := apacheOffsets{0: 0, 1: 0} // the committer group's committed offsets
 	written := map[string][]int64{}    // table → ids in DATA_WRITTEN events
 	var nextID int64
-	writers := map[string]*Writer{}
+	writers := map[string]*icetable.Writer{}
 
 	type live struct {
 		ac  *apacheCommitter
@@ -191,15 +192,15 @@ func runACModel(t testing.TB, ops []acOp) error {
 			name := acTables[op.table]
 			w := writers[name]
 			if w == nil {
-				w = &Writer{Cat: cat, Ident: catalog.ToIdentifier(name), Opts: cfg.TableOptions(name)}
+				w = &icetable.Writer{Cat: cat, Ident: catalog.ToIdentifier(name), Opts: cfg.TableOptions(name)}
 				writers[name] = w
 			}
 			w.Tbl = nil
-			var recs []Rec
+			var recs []icetable.Rec
 			for i := range op.n {
 				nextID++
-				recs = append(recs, Rec{Op: OpInsert, Row: Row{"id": nextID, "name": "n" + strconv.Itoa(i%2)}, Schema: acSchema,
-					TP: TP{"events", 0}, Offset: nextID})
+				recs = append(recs, icetable.Rec{Op: icetable.OpInsert, Row: icetable.Row{"id": nextID, "name": "n" + strconv.Itoa(i%2)}, Schema: acSchema,
+					TP: icetable.TP{Topic: "events", Partition: 0}, Offset: nextID})
 				written[name] = append(written[name], nextID)
 			}
 			part, err := w.Prepare(ctx, recs)

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	ae "github.com/connectd/connectd/connectors/iceberg/apacheevents"
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
 // The participant side of the apache protocol (control_apache.go), run by every process: on START_COMMIT,
@@ -56,9 +57,9 @@ func (ctl *control) answerApache(commitID uuid.UUID) {
 		return
 	}
 	p := &pendingRound{id: commitID.String()}
-	perTable := map[string][]Rec{}
-	positions := Offsets{}
-	var assigned []TP
+	perTable := map[string][]icetable.Rec{}
+	positions := icetable.Offsets{}
+	var assigned []icetable.TP
 	for _, t := range tasks {
 		d, as := t.drainAssigned()
 		p.ds = append(p.ds, d)
@@ -107,7 +108,7 @@ func (ctl *control) answerApache(commitID uuid.UUID) {
 
 // apacheAnswer builds DATA_WRITTEN per table with files and the closing DATA_COMPLETE, which lists every
 // partition the tasks hold (the committer counts them to know when all have answered).
-func (ctl *control) apacheAnswer(commitID uuid.UUID, parts []preparedPart, assigned []TP, positions Offsets) ([]*sarama.ProducerMessage, error) {
+func (ctl *control) apacheAnswer(commitID uuid.UUID, parts []preparedPart, assigned []icetable.TP, positions icetable.Offsets) ([]*sarama.ProducerMessage, error) {
 	var msgs []*sarama.ProducerMessage
 	for _, pp := range parts {
 		if !pp.part.Files() {
@@ -140,7 +141,7 @@ func (ctl *control) apacheAnswer(commitID uuid.UUID, parts []preparedPart, assig
 	}
 	done := ctl.newApacheEvent(ae.DataComplete, commitID)
 	done.Assignments = make([]ae.TopicPartitionOffset, 0, len(assigned))
-	slices.SortFunc(assigned, compareTP)
+	slices.SortFunc(assigned, icetable.CompareTP)
 	for _, tp := range assigned {
 		tpo := ae.TopicPartitionOffset{Topic: tp.Topic, Partition: tp.Partition}
 		if o, ok := positions[tp]; ok {
@@ -165,7 +166,7 @@ func (e *txnOutcomeUnknown) Error() string {
 func (e *txnOutcomeUnknown) Unwrap() error { return e.err }
 
 // sendTxn sends the events and commits the source offsets to the connector's group in one transaction.
-func (ctl *control) sendTxn(msgs []*sarama.ProducerMessage, positions Offsets) error {
+func (ctl *control) sendTxn(msgs []*sarama.ProducerMessage, positions icetable.Offsets) error {
 	prod := ctl.txn
 	if err := prod.BeginTxn(); err != nil {
 		return ctl.abortTxn(fmt.Errorf("begin transaction: %w", err))
@@ -175,7 +176,7 @@ func (ctl *control) sendTxn(msgs []*sarama.ProducerMessage, positions Offsets) e
 	}
 	if len(positions) > 0 {
 		offs := map[string][]*sarama.PartitionOffsetMetadata{}
-		for _, tp := range sortedTPs(positions) {
+		for _, tp := range icetable.SortedTPs(positions) {
 			offs[tp.Topic] = append(offs[tp.Topic], &sarama.PartitionOffsetMetadata{Partition: tp.Partition, Offset: positions[tp], LeaderEpoch: -1})
 		}
 		if err := prod.AddOffsetsToTxn(offs, ctl.c.cfg.GroupID); err != nil {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/connectd/connectd/connect"
 	ae "github.com/connectd/connectd/connectors/iceberg/apacheevents"
+	"github.com/connectd/connectd/connectors/iceberg/catalogx"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
 )
 
@@ -347,7 +348,7 @@ func TestApacheCommitterStandsByAJVMCoordinator(t *testing.T) {
 	}, 30*time.Second, 50*time.Millisecond, "the answers to the JVM coordinator's commits commit the source offsets")
 	time.Sleep(2 * time.Second)
 	connectdCommits := func() (n int) {
-		cat, err := OpenCatalog(context.Background(), cfg.CatalogName, cfg.CatalogProps)
+		cat, err := catalogx.Open(context.Background(), cfg.CatalogName, cfg.CatalogProps)
 		require.NoError(t, err)
 		tbl, err := cat.LoadTable(context.Background(), catalog.ToIdentifier("shop.events"))
 		if err != nil {

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
 // The committer side, run by the process whose tasks hold the connector's first partition: start rounds,
@@ -45,7 +47,7 @@ func (ctl *control) wantRound() {
 
 // leadership reports whether this process commits (its tasks hold the first partition of the
 // connector's topics) and all partitions of those topics.
-func (ctl *control) leadership() (bool, []TP) {
+func (ctl *control) leadership() (bool, []icetable.TP) {
 	topics := ctl.c.cfg.Topics
 	if ctl.topics != nil {
 		_ = ctl.client.RefreshMetadata()
@@ -62,20 +64,20 @@ func (ctl *control) leadership() (bool, []TP) {
 	} else {
 		_ = ctl.client.RefreshMetadata(topics...)
 	}
-	var tps []TP
+	var tps []icetable.TP
 	for _, t := range topics {
 		parts, err := ctl.client.Partitions(t)
 		if err != nil {
 			continue
 		}
 		for _, p := range parts {
-			tps = append(tps, TP{t, p})
+			tps = append(tps, icetable.TP{Topic: t, Partition: p})
 		}
 	}
 	if len(tps) == 0 {
 		return false, nil
 	}
-	slices.SortFunc(tps, compareTP)
+	slices.SortFunc(tps, icetable.CompareTP)
 	first := tps[0]
 	c := ctl.c
 	tasks := c.taskList()
@@ -115,7 +117,7 @@ func (ctl *control) commitLoop() {
 }
 
 // commitRound runs one round as the committer.
-func (ctl *control) commitRound(all []TP) bool {
+func (ctl *control) commitRound(all []icetable.TP) bool {
 	c := ctl.c
 	ctx := ctl.ctx
 	round := uuid.NewString()
@@ -128,7 +130,7 @@ func (ctl *control) commitRound(all []TP) bool {
 		c.log.Warn("iceberg round: cannot start", "err", err)
 		return false
 	}
-	need := make(map[TP]bool, len(all))
+	need := make(map[icetable.TP]bool, len(all))
 	for _, tp := range all {
 		need[tp] = true
 	}
@@ -157,14 +159,14 @@ collect:
 				answers = append(answers, m)
 			}
 			for _, tp := range m.Assigned {
-				delete(need, TP{tp.Topic, tp.Partition})
+				delete(need, icetable.TP{Topic: tp.Topic, Partition: tp.Partition})
 			}
 		}
 	}
 	ok := true
 	var included []string
 	perTable := map[string]*tableAnswer{}
-	offsets := Offsets{}
+	offsets := icetable.Offsets{}
 	// Include each process's first DATA only (a producer retry may duplicate it), and no two
 	// answers for one partition: a partition that moved in a rebalance during the round can be
 	// answered by its old owner (drained before the revocation) and by its new owner (re-read
@@ -172,23 +174,23 @@ collect:
 	// records twice. The later answer is left out; that process plans its records again, and the
 	// table offsets then skip what the earlier one committed.
 	seen := map[string]bool{}
-	owner := map[TP]string{}
+	owner := map[icetable.TP]string{}
 answers:
 	for _, m := range answers {
 		if m.Error != "" || seen[m.From] {
 			continue // an erroring process retries its records in a later round
 		}
 		for _, o := range m.Offsets {
-			if other, ok := owner[TP{o.Topic, o.Partition}]; ok && other != m.From {
+			if other, ok := owner[icetable.TP{Topic: o.Topic, Partition: o.Partition}]; ok && other != m.From {
 				c.log.Info("iceberg round: partition answered twice (rebalance); the later answer waits for the next round",
-					"round", round, "partition", TP{o.Topic, o.Partition}.String(), "process", m.From)
+					"round", round, "partition", icetable.TP{Topic: o.Topic, Partition: o.Partition}.String(), "process", m.From)
 				continue answers
 			}
 		}
 		seen[m.From] = true
 		included = append(included, m.From)
 		for _, o := range m.Offsets {
-			tp := TP{o.Topic, o.Partition}
+			tp := icetable.TP{Topic: o.Topic, Partition: o.Partition}
 			owner[tp] = m.From
 			offsets[tp] = max(offsets[tp], o.Offset)
 		}
@@ -244,13 +246,13 @@ func sortedAnswers(m map[string]*tableAnswer) []tableAnswer {
 
 // applyTables commits every table's parts as one snapshot: tombstone tables first (all of
 // them), then the tables.
-func (ctl *control) applyTables(ctx context.Context, round string, tables []tableAnswer, offsets Offsets) error {
+func (ctl *control) applyTables(ctx context.Context, round string, tables []tableAnswer, offsets icetable.Offsets) error {
 	c := ctl.c
 	cat, err := c.catalog(ctx)
 	if err != nil {
 		return fmt.Errorf("open catalog: %w", err)
 	}
-	ws := make([]*Writer, len(tables)) // the writer map is not for concurrent use
+	ws := make([]*icetable.Writer, len(tables)) // the writer map is not for concurrent use
 	for i, ta := range tables {
 		ws[i] = c.writer(cat, ta.name)
 	}
@@ -268,13 +270,13 @@ func (ctl *control) applyTables(ctx context.Context, round string, tables []tabl
 			if len(cts) == 0 {
 				return nil
 			}
-			var offs Offsets
+			var offs icetable.Offsets
 			if tombstones {
-				w = &Writer{Cat: cat, Ident: TombstoneIdent(w.Ident), isTombstones: true, Opts: TableOptions{CommitBranch: w.Opts.CommitBranch}}
+				w = &icetable.Writer{Cat: cat, Ident: icetable.TombstoneIdent(w.Ident), IsTombstones: true, Opts: icetable.TableOptions{CommitBranch: w.Opts.CommitBranch}}
 			} else {
 				offs = offsets
 			}
-			props := map[string]string{SummaryCommitID: round, SummaryTaskID: c.cfg.Name, SummaryContributors: strconv.Itoa(ta.contributors)}
+			props := map[string]string{icetable.SummaryCommitID: round, icetable.SummaryTaskID: c.cfg.Name, SummaryContributors: strconv.Itoa(ta.contributors)}
 			cctx, cancel := context.WithTimeout(ctx, commitTimeout(c.cfg))
 			defer cancel()
 			st, err := ctl.applyTable(cctx, w, cts, offs, props)
@@ -291,16 +293,16 @@ func (ctl *control) applyTables(ctx context.Context, round string, tables []tabl
 	return run(false)
 }
 
-func (ctl *control) applyTable(ctx context.Context, w *Writer, cts []ctlTable, offsets Offsets, props map[string]string) (CommitStats, error) {
+func (ctl *control) applyTable(ctx context.Context, w *icetable.Writer, cts []ctlTable, offsets icetable.Offsets, props map[string]string) (icetable.CommitStats, error) {
 	if err := w.Load(ctx, nil); err != nil { // always the current head
 		w.Tbl = nil
-		return CommitStats{}, err
+		return icetable.CommitStats{}, err
 	}
-	parts := make([]*Part, 0, len(cts))
+	parts := make([]*icetable.Part, 0, len(cts))
 	for _, ct := range cts {
 		p, err := decodePart(w.Tbl, ct)
 		if err != nil {
-			return CommitStats{}, err
+			return icetable.CommitStats{}, err
 		}
 		parts = append(parts, p)
 	}

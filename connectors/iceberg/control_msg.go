@@ -6,6 +6,8 @@ import (
 	ice "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/codec"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
 // The control messages (JSON) and the encoding of prepared parts in them.
@@ -31,13 +33,13 @@ type ctlFile struct {
 }
 
 type ctlTable struct {
-	Name     string      `json:"name"`
-	Base     int64       `json:"base"`
-	SchemaID int         `json:"schemaId"`
-	Data     []ctlFile   `json:"data,omitempty"`
-	Deletes  []ctlFile   `json:"deletes,omitempty"`
-	Stats    CommitStats `json:"stats"`
-	Tomb     *ctlTable   `json:"tombstones,omitempty"`
+	Name     string               `json:"name"`
+	Base     int64                `json:"base"`
+	SchemaID int                  `json:"schemaId"`
+	Data     []ctlFile            `json:"data,omitempty"`
+	Deletes  []ctlFile            `json:"deletes,omitempty"`
+	Stats    icetable.CommitStats `json:"stats"`
+	Tomb     *ctlTable            `json:"tombstones,omitempty"`
 }
 
 type ctlMsg struct {
@@ -54,7 +56,7 @@ type ctlMsg struct {
 }
 
 // encodePart turns a prepared part into its control-topic form.
-func encodePart(name string, tbl *table.Table, p *Part) (ctlTable, error) {
+func encodePart(name string, tbl *table.Table, p *icetable.Part) (ctlTable, error) {
 	ct := ctlTable{Name: name, Base: p.Base, SchemaID: p.SchemaID, Stats: p.Stats}
 	if !p.Files() {
 		return ct, nil
@@ -89,22 +91,22 @@ func encodePart(name string, tbl *table.Table, p *Part) (ctlTable, error) {
 
 // decodePart is the inverse of encodePart against the committer's copy of the table metadata
 // (schemas and specs are only ever added, so the ids the part names are there).
-func decodePart(tbl *table.Table, ct ctlTable) (*Part, error) {
-	p := &Part{Base: ct.Base, SchemaID: ct.SchemaID, Stats: ct.Stats}
+func decodePart(tbl *table.Table, ct ctlTable) (*icetable.Part, error) {
+	p := &icetable.Part{Base: ct.Base, SchemaID: ct.SchemaID, Stats: ct.Stats}
 	if len(ct.Data)+len(ct.Deletes) == 0 {
 		return p, nil
 	}
 	md := tbl.Metadata()
 	sc := schemaByID(md, ct.SchemaID)
 	if sc == nil {
-		return nil, fmt.Errorf("%w: schema %d not in the committer's metadata", ErrFenced, ct.SchemaID)
+		return nil, fmt.Errorf("%w: schema %d not in the committer's metadata", icetable.ErrFenced, ct.SchemaID)
 	}
 	dec := func(fs []ctlFile) ([]ice.DataFile, error) {
 		out := make([]ice.DataFile, 0, len(fs))
 		for _, f := range fs {
 			spec := md.PartitionSpecByID(f.Spec)
 			if spec == nil {
-				return nil, fmt.Errorf("%w: partition spec %d not in the committer's metadata", ErrFenced, f.Spec)
+				return nil, fmt.Errorf("%w: partition spec %d not in the committer's metadata", icetable.ErrFenced, f.Spec)
 			}
 			df, err := codec.DecodeDataFile(f.Entry, *spec, sc, md.Version())
 			if err != nil {

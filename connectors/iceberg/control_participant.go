@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go/catalog"
+
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
 // The participant side of a round, run by every process: answer START with DATA (or ASSIGN when
@@ -92,10 +94,10 @@ func (ctl *control) resolve(p *pendingRound, ok bool) {
 	ctl.c.roundEnded(ok)
 }
 
-func (ctl *control) pwriter(cat catalog.Catalog, name string) *Writer {
+func (ctl *control) pwriter(cat catalog.Catalog, name string) *icetable.Writer {
 	w, ok := ctl.pwriters[name]
 	if !ok {
-		w = &Writer{Cat: cat, Ident: catalog.ToIdentifier(name), Opts: ctl.c.cfg.TableOptions(name)}
+		w = &icetable.Writer{Cat: cat, Ident: catalog.ToIdentifier(name), Opts: ctl.c.cfg.TableOptions(name)}
 		ctl.pwriters[name] = w
 	}
 	return w
@@ -107,8 +109,8 @@ func (ctl *control) prepare(start ctlMsg) *pendingRound {
 	ctx := ctl.ctx
 	tasks := c.taskList()
 	p := &pendingRound{id: start.Round, deadline: time.Now().Add(2*commitTimeout(c.cfg) + c.cfg.CommitTimeout)}
-	perTable := map[string][]Rec{}
-	positions := Offsets{}
+	perTable := map[string][]icetable.Rec{}
+	positions := icetable.Offsets{}
 	msg := ctlMsg{Type: ctlData, Round: start.Round}
 	for _, t := range tasks {
 		d, assigned := t.drainAssigned()
@@ -124,7 +126,7 @@ func (ctl *control) prepare(start ctlMsg) *pendingRound {
 			msg.Assigned = append(msg.Assigned, ctlTP{Topic: tp.Topic, Partition: tp.Partition})
 		}
 	}
-	for _, tp := range sortedTPs(positions) {
+	for _, tp := range icetable.SortedTPs(positions) {
 		msg.Offsets = append(msg.Offsets, ctlTP{Topic: tp.Topic, Partition: tp.Partition, Offset: positions[tp]})
 	}
 	tables, err := ctl.prepareTables(ctx, perTable)
@@ -148,7 +150,7 @@ func (ctl *control) prepare(start ctlMsg) *pendingRound {
 	return p
 }
 
-func (ctl *control) prepareTables(ctx context.Context, perTable map[string][]Rec) ([]ctlTable, error) {
+func (ctl *control) prepareTables(ctx context.Context, perTable map[string][]icetable.Rec) ([]ctlTable, error) {
 	parts, err := ctl.prepareParts(ctx, perTable)
 	if err != nil {
 		return nil, err
@@ -158,7 +160,7 @@ func (ctl *control) prepareTables(ctx context.Context, perTable map[string][]Rec
 		ct, err := encodePart(pp.name, pp.w.Tbl, pp.part)
 		if err == nil && pp.part.Tombstones != nil {
 			var tt ctlTable
-			tt, err = encodePart(pp.name+TombstoneSuffix, pp.w.tombs.Tbl, pp.part.Tombstones)
+			tt, err = encodePart(pp.name+icetable.TombstoneSuffix, pp.w.Tombs.Tbl, pp.part.Tombstones)
 			ct.Tomb = &tt
 		}
 		if err != nil {
@@ -172,13 +174,13 @@ func (ctl *control) prepareTables(ctx context.Context, perTable map[string][]Rec
 // preparedPart is one table's files of a round, written by this process for another to commit.
 type preparedPart struct {
 	name string
-	w    *Writer // w.Tbl: the metadata the part was planned on
-	part *Part
+	w    *icetable.Writer // w.Tbl: the metadata the part was planned on
+	part *icetable.Part
 }
 
 // prepareParts plans and writes every table's records on the table's current head; tables
 // skipped by tableError (dropped, or not created with dynamic routing) are left out.
-func (ctl *control) prepareParts(ctx context.Context, perTable map[string][]Rec) ([]preparedPart, error) {
+func (ctl *control) prepareParts(ctx context.Context, perTable map[string][]icetable.Rec) ([]preparedPart, error) {
 	c := ctl.c
 	if len(perTable) == 0 {
 		return nil, nil

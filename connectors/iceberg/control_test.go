@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
 )
 
@@ -121,10 +122,10 @@ func TestControlTopicOneSnapshotPerRound(t *testing.T) {
 		seen := map[string]bool{}
 		both := 0
 		for _, s := range tbl.Metadata().Snapshots() {
-			if s.Summary == nil || s.Summary.Properties[SummaryCommitID] == "" {
+			if s.Summary == nil || s.Summary.Properties[icetable.SummaryCommitID] == "" {
 				continue
 			}
-			id := s.Summary.Properties[SummaryCommitID]
+			id := s.Summary.Properties[icetable.SummaryCommitID]
 			require.False(t, seen[id], "%s: two snapshots in round %s", name, id)
 			seen[id] = true
 			if n, _ := strconv.Atoi(s.Summary.Properties[SummaryContributors]); n == 2 {
@@ -142,26 +143,26 @@ func TestControlTopicOneSnapshotPerRound(t *testing.T) {
 func TestApplyFencesStaleParts(t *testing.T) {
 	ctx := context.Background()
 	cat := sqliteCatalog(t)
-	tp := TP{"t", 0}
-	w := &Writer{Cat: cat, Ident: table.Identifier{"db", "events"}, Opts: TableOptions{AutoCreate: true, OffsetsKey: OffsetsSummaryKey("g")}}
-	rec := func(off int64) Rec {
-		return Rec{TP: tp, Offset: off, Op: OpInsert, Schema: customerSchema, Row: Row{"id": off, "name": "x"}}
+	tp := icetable.TP{Topic: "t", Partition: 0}
+	w := &icetable.Writer{Cat: cat, Ident: table.Identifier{"db", "events"}, Opts: icetable.TableOptions{AutoCreate: true, OffsetsKey: icetable.OffsetsSummaryKey("g")}}
+	rec := func(off int64) icetable.Rec {
+		return icetable.Rec{TP: tp, Offset: off, Op: icetable.OpInsert, Schema: customerSchema, Row: icetable.Row{"id": off, "name": "x"}}
 	}
-	_, err := w.Commit(ctx, []Rec{rec(0)}, Offsets{tp: 1}, nil)
+	_, err := w.Commit(ctx, []icetable.Rec{rec(0)}, icetable.Offsets{tp: 1}, nil)
 	require.NoError(t, err)
-	p1, err := w.Prepare(ctx, []Rec{rec(1)})
+	p1, err := w.Prepare(ctx, []icetable.Rec{rec(1)})
 	require.NoError(t, err)
-	p2, err := w.Prepare(ctx, []Rec{rec(1), rec(2)}) // the same record, planned by a second committer
+	p2, err := w.Prepare(ctx, []icetable.Rec{rec(1), rec(2)}) // the same record, planned by a second committer
 	require.NoError(t, err)
-	_, err = w.Apply(ctx, []*Part{p1}, Offsets{tp: 2}, nil)
+	_, err = w.Apply(ctx, []*icetable.Part{p1}, icetable.Offsets{tp: 2}, nil)
 	require.NoError(t, err)
-	_, err = w.Apply(ctx, []*Part{p2}, Offsets{tp: 3}, nil)
-	require.ErrorIs(t, err, ErrFenced)
+	_, err = w.Apply(ctx, []*icetable.Part{p2}, icetable.Offsets{tp: 3}, nil)
+	require.ErrorIs(t, err, icetable.ErrFenced)
 	// planned again on the new head, the replayed record is skipped
-	p3, err := w.Prepare(ctx, []Rec{rec(1), rec(2)})
+	p3, err := w.Prepare(ctx, []icetable.Rec{rec(1), rec(2)})
 	require.NoError(t, err)
 	require.Equal(t, 1, p3.Stats.Skipped)
-	_, err = w.Apply(ctx, []*Part{p3}, Offsets{tp: 3}, nil)
+	_, err = w.Apply(ctx, []*icetable.Part{p3}, icetable.Offsets{tp: 3}, nil)
 	require.NoError(t, err)
 	require.Len(t, scanRows(t, w.Tbl), 3)
 }
@@ -316,14 +317,14 @@ func TestControlTopicPartitionAnsweredTwice(t *testing.T) {
 func TestApplySamePartTwice(t *testing.T) {
 	ctx := context.Background()
 	cat := sqliteCatalog(t)
-	tp := TP{"t", 0}
-	w := &Writer{Cat: cat, Ident: table.Identifier{"db", "events"}, Opts: TableOptions{AutoCreate: true, OffsetsKey: OffsetsSummaryKey("g")}}
-	rec := func(off int64) Rec {
-		return Rec{TP: tp, Offset: off, Op: OpInsert, Schema: customerSchema, Row: Row{"id": off, "name": "x"}}
+	tp := icetable.TP{Topic: "t", Partition: 0}
+	w := &icetable.Writer{Cat: cat, Ident: table.Identifier{"db", "events"}, Opts: icetable.TableOptions{AutoCreate: true, OffsetsKey: icetable.OffsetsSummaryKey("g")}}
+	rec := func(off int64) icetable.Rec {
+		return icetable.Rec{TP: tp, Offset: off, Op: icetable.OpInsert, Schema: customerSchema, Row: icetable.Row{"id": off, "name": "x"}}
 	}
-	p, err := w.Prepare(ctx, []Rec{rec(0), rec(1)})
+	p, err := w.Prepare(ctx, []icetable.Rec{rec(0), rec(1)})
 	require.NoError(t, err)
-	_, err = w.Apply(ctx, []*Part{p, p}, Offsets{tp: 2}, nil)
+	_, err = w.Apply(ctx, []*icetable.Part{p, p}, icetable.Offsets{tp: 2}, nil)
 	require.NoError(t, err)
 	require.Len(t, scanRows(t, w.Tbl), 2)
 }

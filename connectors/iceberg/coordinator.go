@@ -7,7 +7,7 @@ package iceberg
 //  2. A commit reloads the branch head, DROPS every record whose offset is below the head's
 //     offset for its partition, writes the rest, and commits with AssertRefSnapshotID (a
 //     compare-and-swap on the branch head). Rows a task wrote to data files during the interval
-//     (early.go) are decided the same way: a file goes in as it is only when it holds no such
+//     (icetable/early.go) are decided the same way: a file goes in as it is only when it holds no such
 //     row and no row of a partition revoked since, else its other rows are written again.
 //     So the check "already in the table?" and the
 //     commit are atomic: if anyone (a zombie task after a rebalance, a second process, a
@@ -44,6 +44,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connectors/iceberg/catalogx"
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
 var coordinators = struct {
@@ -74,7 +76,7 @@ type coordinator struct {
 	ctl          *control // distributed coordination (control.go); nil: this process commits alone
 	catMu        sync.Mutex
 	cat          catalog.Catalog
-	writers      map[string]*Writer
+	writers      map[string]*icetable.Writer
 
 	counts coordinatorStats // what the metrics report (metrics.go)
 	maint  *maintainer      // table maintenance between rounds (maintain.go); nil: off
@@ -123,7 +125,7 @@ func newCoordinator(cfg *SinkConfig, wi connect.WorkerInfo) (*coordinator, error
 	c := &coordinator{
 		key: cfg.GroupID, cfg: cfg, tasks: map[*Task]struct{}{},
 		trigger: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
-		writers: map[string]*Writer{},
+		writers: map[string]*icetable.Writer{},
 		log:     slog.Default().With("connector", cfg.Name, "component", "iceberg-coordinator"),
 	}
 	c.cond = sync.NewCond(&c.mu)
@@ -338,7 +340,7 @@ func (c *coordinator) catalog(ctx context.Context) (catalog.Catalog, error) {
 	if c.cat != nil {
 		return c.cat, nil
 	}
-	cat, err := OpenCatalog(ctx, c.cfg.CatalogName, c.cfg.CatalogProps)
+	cat, err := catalogx.Open(ctx, c.cfg.CatalogName, c.cfg.CatalogProps)
 	if err != nil {
 		return nil, err
 	}
@@ -346,10 +348,10 @@ func (c *coordinator) catalog(ctx context.Context) (catalog.Catalog, error) {
 	return cat, nil
 }
 
-func (c *coordinator) writer(cat catalog.Catalog, name string) *Writer {
+func (c *coordinator) writer(cat catalog.Catalog, name string) *icetable.Writer {
 	w, ok := c.writers[name]
 	if !ok {
-		w = &Writer{Cat: cat, Ident: catalog.ToIdentifier(name), Opts: c.cfg.TableOptions(name)}
+		w = &icetable.Writer{Cat: cat, Ident: catalog.ToIdentifier(name), Opts: c.cfg.TableOptions(name)}
 		c.writers[name] = w
 	}
 	return w
@@ -363,8 +365,8 @@ func (c *coordinator) commitRound(ctx context.Context, tasks []*Task) (ok bool) 
 	defer func() { c.roundEnded(ok) }()
 
 	var ds []drained
-	perTable := map[string][]Rec{}
-	offsets := Offsets{}
+	perTable := map[string][]icetable.Rec{}
+	offsets := icetable.Offsets{}
 	total := 0
 	for _, t := range tasks {
 		d := t.drain()
@@ -426,10 +428,10 @@ func (c *coordinator) commitRound(ctx context.Context, tasks []*Task) (ok bool) 
 		}
 		wg.Add(1)
 		sem <- struct{}{}
-		go func(name string, recs []Rec, w *Writer) {
+		go func(name string, recs []icetable.Rec, w *icetable.Writer) {
 			defer func() { <-sem; wg.Done() }()
-			props := map[string]string{SummaryCommitID: commitID, SummaryTaskID: c.cfg.Name}
-			var st CommitStats
+			props := map[string]string{icetable.SummaryCommitID: commitID, icetable.SummaryTaskID: c.cfg.Name}
+			var st icetable.CommitStats
 			var err error
 			if hooks != nil && hooks.failTableCommit != nil {
 				err = hooks.failTableCommit(name)
@@ -451,7 +453,7 @@ func (c *coordinator) commitRound(ctx context.Context, tasks []*Task) (ok bool) 
 				}
 				return
 			}
-			c.countCommit(st, int64(recRows(recs)-st.Skipped), int64(st.Skipped))
+			c.countCommit(st, int64(icetable.RecRows(recs)-st.Skipped), int64(st.Skipped))
 		}(name, recs, w)
 	}
 	wg.Wait()
@@ -477,7 +479,7 @@ func (c *coordinator) tableError(name string, records int, err error) (skip bool
 		return true, nil
 	}
 	if errors.Is(err, catalog.ErrNoSuchTable) {
-		err = &dataErr{err}
+		err = &icetable.DataError{Err: err}
 	}
 	if isFatal(err) {
 		c.mu.Lock()
@@ -489,7 +491,7 @@ func (c *coordinator) tableError(name string, records int, err error) (skip bool
 }
 
 // countCommit adds a table commit to the stats.
-func (c *coordinator) countCommit(st CommitStats, records, skipped int64) {
+func (c *coordinator) countCommit(st icetable.CommitStats, records, skipped int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if st.DataFiles+st.DeleteFiles > 0 {
@@ -532,25 +534,10 @@ func commitTimeout(cfg *SinkConfig) time.Duration {
 
 // isFatal tells errors that a retry cannot fix (bad data, incompatible schema, bad config).
 func isFatal(err error) bool {
-	if errors.Is(err, ErrFenced) || errors.Is(err, table.ErrCommitFailed) || errors.Is(err, context.DeadlineExceeded) {
+	if errors.Is(err, icetable.ErrFenced) || errors.Is(err, table.ErrCommitFailed) || errors.Is(err, context.DeadlineExceeded) {
 		return false
 	}
-	var de *dataErr
-	var te *tableDefErr
+	var de *icetable.DataError
+	var te *icetable.TableDefError
 	return errors.As(err, &de) || errors.As(err, &te)
 }
-
-// dataErr marks a record that cannot be written into its table.
-type dataErr struct{ err error }
-
-func (e *dataErr) Error() string { return e.err.Error() }
-func (e *dataErr) Unwrap() error { return e.err }
-
-// tableDefErr marks a table definition (identifier fields, partition spec, a schema to create it from) that
-// cannot work: a retry cannot fix it.
-type tableDefErr struct{ err error }
-
-func (e *tableDefErr) Error() string { return e.err.Error() }
-func (e *tableDefErr) Unwrap() error { return e.err }
-
-func defErrorf(format string, args ...any) error { return &tableDefErr{fmt.Errorf(format, args...)} }

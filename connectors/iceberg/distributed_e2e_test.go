@@ -25,6 +25,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/connectd/connectd/connectors/iceberg/catalogx"
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
 )
 
@@ -290,14 +292,16 @@ func TestE2EDistributedSingleCommitter(t *testing.T) {
 		"iceberg.catalog.uri": "jdbc:sqlite:" + catDB, "iceberg.catalog.warehouse": wh})
 	require.NoError(t, err)
 	withTable := func(tbl string, f func(*table.Table)) bool { return distWithTable(scfg, tbl, f) }
-	tableOffsets := func(tbl string) (o Offsets) {
-		withTable(tbl, func(tb *table.Table) { o, _ = CommittedOffsets(tb, "", OffsetsSummaryKey("connect-"+name)) })
+	tableOffsets := func(tbl string) (o icetable.Offsets) {
+		withTable(tbl, func(tb *table.Table) {
+			o, _ = icetable.CommittedOffsets(tb, "", icetable.OffsetsSummaryKey("connect-"+name))
+		})
 		return o
 	}
 	caughtUp := func(tbl string) bool {
 		o := tableOffsets(tbl)
 		for p := int32(0); p < parts; p++ {
-			if o[TP{topic, p}] < next[p] {
+			if o[icetable.TP{Topic: topic, Partition: p}] < next[p] {
 				return false
 			}
 		}
@@ -411,7 +415,7 @@ func TestE2EDistributedSingleCommitter(t *testing.T) {
 	}
 
 	// (a) exactly once, seen by the independent reader
-	cat, err := OpenCatalog(context.Background(), scfg.CatalogName, scfg.CatalogProps)
+	cat, err := catalogx.Open(context.Background(), scfg.CatalogName, scfg.CatalogProps)
 	require.NoError(t, err)
 	st, err := cat.LoadTable(context.Background(), catalog.ToIdentifier("shop.customers"))
 	require.NoError(t, err)
@@ -580,7 +584,7 @@ offset.flush.interval.ms=200
 // distWithTable calls f with table tbl as the catalog of scfg holds it now, on a catalog connection of its own
 // (the workers write meanwhile); false when the table cannot be read.
 func distWithTable(scfg *SinkConfig, tbl string, f func(*table.Table)) bool {
-	cat, err := OpenCatalog(context.Background(), scfg.CatalogName, scfg.CatalogProps)
+	cat, err := catalogx.Open(context.Background(), scfg.CatalogName, scfg.CatalogProps)
 	if err != nil {
 		return false
 	}

@@ -22,6 +22,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
+	"github.com/connectd/connectd/connectors/iceberg/catalogx"
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 	"github.com/connectd/connectd/internal/testutil/icebergtest"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
 )
@@ -195,8 +197,8 @@ iceberg.control.commit.interval-ms=250
 	props := map[string]string{"name": name, KeyTables: "x.y", "iceberg.catalog.type": "sql", "iceberg.catalog.uri": "jdbc:sqlite:" + catDB, "iceberg.catalog.warehouse": wh}
 	scfg, err := ParseConfig(props)
 	require.NoError(t, err)
-	tableOffsets := func(tbl string) Offsets {
-		cat, err := OpenCatalog(context.Background(), scfg.CatalogName, scfg.CatalogProps)
+	tableOffsets := func(tbl string) icetable.Offsets {
+		cat, err := catalogx.Open(context.Background(), scfg.CatalogName, scfg.CatalogProps)
 		if err != nil {
 			return nil
 		}
@@ -209,13 +211,13 @@ iceberg.control.commit.interval-ms=250
 		if err != nil {
 			return nil
 		}
-		o, _ := CommittedOffsets(tb, "", OffsetsSummaryKey("connect-"+name))
+		o, _ := icetable.CommittedOffsets(tb, "", icetable.OffsetsSummaryKey("connect-"+name))
 		return o
 	}
 	caughtUp := func(tbl string) bool {
 		o := tableOffsets(tbl)
 		for p := int32(0); p < parts; p++ {
-			if o[TP{topic, p}] < next[p] {
+			if o[icetable.TP{Topic: topic, Partition: p}] < next[p] {
 				return false
 			}
 		}
@@ -226,7 +228,7 @@ iceberg.control.commit.interval-ms=250
 	kills, insideCommit := 0, 0
 	const incarnations = 6
 	chunk := len(events) / (incarnations + 1)
-	var lastOffsets Offsets
+	var lastOffsets icetable.Offsets
 	for kills < incarnations {
 		// new data for every incarnation; before a kill inside a commit, part of it is held back and
 		// produced once the lock is about to be taken, so that a commit is still to come then
@@ -279,7 +281,7 @@ iceberg.control.commit.interval-ms=250
 	require.NoError(t, w.cmd.Process.Signal(syscall.SIGTERM))
 	_ = w.cmd.Wait()
 
-	cat, err := OpenCatalog(context.Background(), scfg.CatalogName, scfg.CatalogProps)
+	cat, err := catalogx.Open(context.Background(), scfg.CatalogName, scfg.CatalogProps)
 	require.NoError(t, err)
 	st, err := cat.LoadTable(context.Background(), catalog.ToIdentifier("shop.customers"))
 	require.NoError(t, err)
@@ -373,8 +375,8 @@ iceberg.control.commit.retry-backoff-ms=1000
 	scfg, err := ParseConfig(map[string]string{"name": name, KeyTables: "x.y", "iceberg.catalog.uri": pg.JDBCURI(),
 		"iceberg.catalog.jdbc.user": "postgres", "iceberg.catalog.warehouse": wh})
 	require.NoError(t, err)
-	offsetsOf := func(tbl string) Offsets {
-		cat, err := OpenCatalog(context.Background(), scfg.CatalogName, scfg.CatalogProps)
+	offsetsOf := func(tbl string) icetable.Offsets {
+		cat, err := catalogx.Open(context.Background(), scfg.CatalogName, scfg.CatalogProps)
 		if err != nil {
 			return nil
 		}
@@ -387,13 +389,13 @@ iceberg.control.commit.retry-backoff-ms=1000
 		if err != nil {
 			return nil
 		}
-		o, _ := CommittedOffsets(tb, "", OffsetsSummaryKey("connect-"+name))
+		o, _ := icetable.CommittedOffsets(tb, "", icetable.OffsetsSummaryKey("connect-"+name))
 		return o
 	}
 	caughtUp := func(tbl string) bool {
 		o := offsetsOf(tbl)
 		for p := int32(0); p < parts; p++ {
-			if o[TP{topic, p}] < next[p] {
+			if o[icetable.TP{Topic: topic, Partition: p}] < next[p] {
 				return false
 			}
 		}
@@ -436,7 +438,7 @@ iceberg.control.commit.retry-backoff-ms=1000
 	_ = w.cmd.Wait()
 	require.Contains(t, w.log.String(), "iceberg commit round failed", "the outage must have been noticed")
 
-	cat, err := OpenCatalog(context.Background(), scfg.CatalogName, scfg.CatalogProps)
+	cat, err := catalogx.Open(context.Background(), scfg.CatalogName, scfg.CatalogProps)
 	require.NoError(t, err)
 	st, err := cat.LoadTable(context.Background(), catalog.ToIdentifier("shop.customers"))
 	require.NoError(t, err)
@@ -522,15 +524,15 @@ iceberg.control.commit.interval-ms=300
 	props := map[string]string{"name": name, KeyTables: "x.y", "iceberg.catalog.type": "sql", "iceberg.catalog.uri": "jdbc:sqlite:" + catDB, "iceberg.catalog.warehouse": wh}
 	scfg, err := ParseConfig(props)
 	require.NoError(t, err)
-	cat, err := OpenCatalog(context.Background(), scfg.CatalogName, scfg.CatalogProps)
+	cat, err := catalogx.Open(context.Background(), scfg.CatalogName, scfg.CatalogProps)
 	require.NoError(t, err)
 	offsetOf := func(tbl string) int64 {
 		tb, err := cat.LoadTable(context.Background(), catalog.ToIdentifier(tbl))
 		if err != nil {
 			return -1
 		}
-		o, _ := CommittedOffsets(tb, "", OffsetsSummaryKey("connect-"+name))
-		return o[TP{topic, 0}]
+		o, _ := icetable.CommittedOffsets(tb, "", icetable.OffsetsSummaryKey("connect-"+name))
+		return o[icetable.TP{Topic: topic, Partition: 0}]
 	}
 	require.Eventually(t, func() bool { return offsetOf("db.orders") >= 199 && offsetOf("db.refunds") >= 199 }, 60*time.Second, 100*time.Millisecond)
 	kafkatest.Produce(t, addr, topic, msgs[200:]...)

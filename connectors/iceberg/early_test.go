@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
 // earlyRecords are records n of partition p from offset from on, as the crash model's.
@@ -83,10 +84,10 @@ func TestEarlyFilesCommittedAsWritten(t *testing.T) {
 	}
 	e := task.appendTables["shop.events"].cur
 	require.NotNil(t, e, "the table's rows go to data files as they are put")
-	require.Greater(t, len(e.runs), 3, "batches of several partitions")
+	require.Greater(t, len(e.Runs), 3, "batches of several partitions")
 	require.True(t, task.coord.CommitNow(ctx), task.coord.stats().LastError)
 
-	files, err := e.result(ctx)
+	files, err := e.Result(ctx)
 	require.NoError(t, err)
 	var written []string
 	for _, f := range files {
@@ -96,7 +97,7 @@ func TestEarlyFilesCommittedAsWritten(t *testing.T) {
 	require.Equal(t, written, tableFiles(t, props, "shop.events"), "the files written at put are the snapshot's")
 	_, meta := loadTable(t, props, "shop.events")
 	require.Equal(t, earlyWant(0, 20000, 0, 1, 2), duckRows(t, meta, "SELECT id, n FROM t"))
-	require.Nil(t, e.offs.File, "the offsets file is given back once the rows are committed")
+	require.Nil(t, e.Offs.File, "the offsets file is given back once the rows are committed")
 }
 
 // TestEarlyFilesCutInsideRun: another committer (a zombie, or another process after a rebalance)
@@ -109,13 +110,13 @@ func TestEarlyFilesCutInsideRun(t *testing.T) {
 	require.NoError(t, task.Put(ctx, earlyRecords(0, 0, 100)))
 
 	cat, _ := loadTable(t, props, "shop.events")
-	other := &Writer{Cat: cat, Ident: catalog.ToIdentifier("shop.events"), Opts: task.tableOpts("shop.events")}
+	other := &icetable.Writer{Cat: cat, Ident: catalog.ToIdentifier("shop.events"), Opts: task.tableOpts("shop.events")}
 	require.NoError(t, other.Load(ctx, nil))
-	var recs []Rec
+	var recs []icetable.Rec
 	for _, r := range earlyRecords(0, 0, 50) {
-		recs = append(recs, Rec{Op: OpInsert, Row: Row(r.Value.(map[string]any)), TP: TP{"ev", 0}, Offset: r.Offset})
+		recs = append(recs, icetable.Rec{Op: icetable.OpInsert, Row: icetable.Row(r.Value.(map[string]any)), TP: icetable.TP{Topic: "ev", Partition: 0}, Offset: r.Offset})
 	}
-	_, err := other.Commit(ctx, recs, Offsets{TP{"ev", 0}: 50}, nil)
+	_, err := other.Commit(ctx, recs, icetable.Offsets{icetable.TP{Topic: "ev", Partition: 0}: 50}, nil)
 	require.NoError(t, err)
 
 	require.True(t, task.coord.CommitNow(ctx), task.coord.stats().LastError)
@@ -142,7 +143,7 @@ func TestEarlyFilesRevokedPartition(t *testing.T) {
 	require.True(t, task.coord.CommitNow(ctx), task.coord.stats().LastError)
 	_, meta := loadTable(t, props, "shop.events")
 	require.Equal(t, earlyWant(0, 10000, 1), duckRows(t, meta, "SELECT id, n FROM t"))
-	files, err := e.result(ctx)
+	files, err := e.Result(ctx)
 	require.NoError(t, err)
 	for _, f := range files {
 		require.NotContains(t, tableFiles(t, props, "shop.events"), f.FilePath(), "a file with the revoked rows is not committed")
@@ -205,7 +206,7 @@ func TestEarlyFilesRemovedAtStop(t *testing.T) {
 	require.Eventually(t, func() bool { return len(parquetFiles(t, dir)) > 0 }, 10*time.Second, 10*time.Millisecond,
 		"files are written while rows are put")
 	require.NoError(t, task.Stop())
-	<-e.done
+	<-e.Done
 	require.Eventually(t, func() bool { return len(parquetFiles(t, dir)) == 0 }, 10*time.Second, 10*time.Millisecond)
 }
 

@@ -16,6 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connectors/iceberg/catalogx"
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 	"github.com/connectd/connectd/connectors/iceberg/transforms"
 	"github.com/connectd/connectd/internal/testutil/icebergtest"
 )
@@ -52,7 +54,7 @@ func TestExampleConfigsAccepted(t *testing.T) {
 			require.Len(t, tcs, 2)
 			cfg, err := ParseConfig(tcs[0])
 			require.NoError(t, err)
-			cp, err := CatalogProps(cfg.CatalogProps)
+			cp, err := catalogx.Props(cfg.CatalogProps)
 			require.NoError(t, err)
 			require.NotEmpty(t, cp["type"])
 			require.NoError(t, conn.Stop())
@@ -111,14 +113,14 @@ func TestIdentifierFieldValidation(t *testing.T) {
 		ice.NestedField{ID: 2, Name: "f", Type: ice.PrimitiveTypes.Float64, Required: true},
 		ice.NestedField{ID: 3, Name: "opt", Type: ice.PrimitiveTypes.String},
 	)
-	require.NoError(t, ValidateIdentifierFields(sc, []string{"id"}))
-	require.ErrorContains(t, ValidateIdentifierFields(sc, []string{"f"}), "floating point")
-	require.ErrorContains(t, ValidateIdentifierFields(sc, []string{"opt"}), "required")
-	require.ErrorContains(t, ValidateIdentifierFields(sc, []string{"nope"}), "not found")
+	require.NoError(t, icetable.ValidateIdentifierFields(sc, []string{"id"}))
+	require.ErrorContains(t, icetable.ValidateIdentifierFields(sc, []string{"f"}), "floating point")
+	require.ErrorContains(t, icetable.ValidateIdentifierFields(sc, []string{"opt"}), "required")
+	require.ErrorContains(t, icetable.ValidateIdentifierFields(sc, []string{"nope"}), "not found")
 	// auto-create makes optional id columns required, and rejects floating ones
 	cat := sqliteCatalog(t)
 	st := &ice.StructType{FieldList: []ice.NestedField{{ID: 1, Name: "f", Type: ice.PrimitiveTypes.Float64}}}
-	_, err := CreateTable(context.Background(), cat, catalog.ToIdentifier("db.bad"), st, TableOptions{IDColumns: []string{"f"}})
+	_, err := icetable.CreateTable(context.Background(), cat, catalog.ToIdentifier("db.bad"), st, icetable.TableOptions{IDColumns: []string{"f"}})
 	require.ErrorContains(t, err, "floating point")
 }
 
@@ -494,9 +496,9 @@ func TestRESTCatalog(t *testing.T) {
 	tbl, err := cat.LoadTable(context.Background(), catalog.ToIdentifier("shop.customers"))
 	require.NoError(t, err)
 	require.Len(t, tbl.Schema().IdentifierFieldIDs, 1)
-	offs, err := CommittedOffsets(tbl, "", OffsetsSummaryKey("connect-"+props["name"]))
+	offs, err := icetable.CommittedOffsets(tbl, "", icetable.OffsetsSummaryKey("connect-"+props["name"]))
 	require.NoError(t, err)
-	require.Equal(t, int64(len(events)), offs[TP{"cdc", 0}])
+	require.Equal(t, int64(len(events)), offs[icetable.TP{Topic: "cdc", Partition: 0}])
 }
 
 func TestMissingStaticTableFailsTask(t *testing.T) {

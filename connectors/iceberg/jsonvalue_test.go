@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 	"github.com/connectd/connectd/converters/jsonconv"
 )
 
@@ -252,25 +253,25 @@ func FuzzJSONValueRow(f *testing.F) {
 		if !ok {
 			return
 		}
-		slow, err := newSegment(nil, dir, TP{"t", 0}, 1, sc)
+		slow, err := icetable.NewSegment(nil, dir, icetable.TP{Topic: "t", Partition: 0}, 1, sc)
 		require.NoError(t, err)
-		defer slow.remove()
-		js := compileShape(st, slow.schemaID, slow.fields)
+		defer slow.Remove()
+		js := icetable.CompileShape(st, slow.SchemaID, slow.Fields)
 		if js == nil {
 			return
 		}
-		var want []Row
+		var want []icetable.Row
 		for _, listed := range [][]connect.JSONMember{nil, members} { // found in the bytes, and listed
-			fast, err := newSegment(nil, dir, TP{"t", 0}, 1, sc)
+			fast, err := icetable.NewSegment(nil, dir, icetable.TP{Topic: "t", Partition: 0}, 1, sc)
 			require.NoError(t, err)
-			defer fast.remove()
-			if ok, err := js.appendJSON(fast, data, listed, 0); !ok || err != nil {
+			defer fast.Remove()
+			if ok, err := js.AppendJSON(fast, data, listed, 0); !ok || err != nil {
 				require.NoError(t, err)
 				require.Nil(t, listed, "%q: taken as found in the bytes, refused as listed", data)
 				return
 			}
 			if want == nil {
-				require.NoError(t, slow.add(m, 0), "appendJSON took %q, segment.add refused its map", data)
+				require.NoError(t, slow.Add(m, 0), "appendJSON took %q, segment.add refused its map", data)
 				want = segmentRows(t, slow, sc)
 			}
 			require.Equal(t, want, segmentRows(t, fast, sc), "%q (listed: %v)", data, listed != nil)
@@ -288,7 +289,7 @@ func convertedShape(t *testing.T, conv *jsonconv.Converter, data []byte) (map[st
 	sv, err := conv.ToConnectData("t", nil, data)
 	require.NoError(t, err)
 	m := sv.Value.(map[string]any)
-	return m, newSchemaCache().forSchemaless(m), members, true
+	return m, icetable.NewSchemaCache().ForSchemaless(m), members, true
 }
 
 // arrowSchemaOf is the table schema (with field ids) auto-created for a schemaless record.
@@ -296,19 +297,19 @@ func arrowSchemaOf(t testing.TB, record string) *arrow.Schema {
 	conv := schemalessConverter(t)
 	sv, err := conv.ToConnectData("t", nil, []byte(record))
 	require.NoError(t, err)
-	st := newSchemaCache().forSchemaless(sv.Value.(map[string]any))
+	st := icetable.NewSchemaCache().ForSchemaless(sv.Value.(map[string]any))
 	sc, err := table.SchemaToArrowSchema(ice.NewSchema(0, st.FieldList...), nil, true, false)
 	require.NoError(t, err)
 	return sc
 }
 
-func segmentRows(t *testing.T, s *segment, sc *arrow.Schema) []Row {
-	require.NoError(t, s.seal())
-	var rows []Row
+func segmentRows(t *testing.T, s *icetable.Segment, sc *arrow.Schema) []icetable.Row {
+	require.NoError(t, s.Seal())
+	var rows []icetable.Row
 	var n, skipped int
-	for rec, err := range s.batches(sc, s.schemaID, 0, &n, &skipped) {
+	for rec, err := range s.Batches(sc, s.SchemaID, 0, &n, &skipped) {
 		require.NoError(t, err)
-		rows = append(rows, recordToRows(rec)...)
+		rows = append(rows, icetable.RecordToRows(rec)...)
 		rec.Release()
 	}
 	return rows
@@ -329,26 +330,26 @@ func FuzzJSONKeyShape(f *testing.F) {
 		if !ok {
 			return
 		}
-		for _, o := range []TableOptions{
+		for _, o := range []icetable.TableOptions{
 			{IDColumns: []string{"id"}, VersionColumn: "n"},
 			{IDColumns: []string{"n", "id"}, VersionColumn: "v"},
 		} {
-			ks := compileKeyShape(st, o)
+			ks := icetable.CompileKeyShape(st, o)
 			if ks == nil {
 				continue
 			}
-			kb, ver, ok := ks.read(data, nil)
+			kb, ver, ok := ks.Read(data, nil)
 			k := string(kb) // kb is valid until the next read
-			lk, lver, lok := ks.read(data, members)
+			lk, lver, lok := ks.Read(data, members)
 			require.Equal(t, ok, lok, "%q: read found in the bytes and listed", data)
 			if !ok {
 				continue
 			}
 			require.Equal(t, k, string(lk), "%q", data)
 			require.Equal(t, ver, lver, "%q", data)
-			row, _, err := newSchemaCache().recordValue(nil, m)
+			row, _, err := icetable.NewSchemaCache().RecordValue(nil, m)
 			require.NoError(t, err)
-			require.Equal(t, keyOf(row, o.IDColumns), k, "%q", data)
+			require.Equal(t, icetable.KeyOf(row, o.IDColumns), k, "%q", data)
 			require.Equal(t, row[o.VersionColumn], ver, "%q", data)
 		}
 	})
@@ -374,23 +375,23 @@ func FuzzJSONRoundRows(f *testing.F) {
 		if !ok {
 			return
 		}
-		row, _, err := newSchemaCache().recordValue(nil, m)
+		row, _, err := icetable.NewSchemaCache().RecordValue(nil, m)
 		require.NoError(t, err)
 		jv := &connect.JSONValue{Bytes: data, Topic: "t", Conv: conv}
 		names := []string{"id", "n", "missing"}
 		for k := range m {
 			names = append(names, k)
 		}
-		recs := []Rec{{Op: OpUpdate, Schema: st, JSON: jv}}
-		require.NoError(t, keyRows(recs, names, true))
+		recs := []icetable.Rec{{Op: icetable.OpUpdate, Schema: st, JSON: jv}}
+		require.NoError(t, icetable.KeyRows(recs, names, true))
 		for _, n := range names {
 			require.Equal(t, row[n], recs[0].Row[n], "%q: column %s", data, n)
 		}
 		own, err := table.SchemaToArrowSchema(ice.NewSchema(0, st.FieldList...), nil, true, false)
 		require.NoError(t, err)
 		for _, sc := range []*arrow.Schema{own, other, deletes} {
-			want, werr := buildRecord(sc, []Row{row})
-			got, gerr := buildDataRecord(sc, sc.Fields(), 0, []*Rec{{Op: OpUpdate, Schema: st, JSON: jv}}, map[*ice.StructType]*jsonShape{})
+			want, werr := icetable.BuildRecord(sc, []icetable.Row{row})
+			got, gerr := icetable.BuildDataRecord(sc, sc.Fields(), 0, []*icetable.Rec{{Op: icetable.OpUpdate, Schema: st, JSON: jv}}, map[*ice.StructType]*icetable.JSONShape{})
 			if werr != nil {
 				require.Error(t, gerr, "%q: buildRecord refused the map, buildDataRecord took the bytes", data)
 				continue
@@ -502,12 +503,12 @@ func TestSupersededBytesReused(t *testing.T) {
 
 // heldBytes reads the bytes of a record buffered as bytes, from memory or from its task's spill file,
 // which is flushed first when the task still writes it (caller holds the task's mu).
-func heldBytes(t *testing.T, r Rec) string {
+func heldBytes(t *testing.T, r icetable.Rec) string {
 	t.Helper()
-	if r.key != nil && r.key.spill != nil && r.key.spill.bw != nil {
-		require.NoError(t, r.key.spill.bw.Flush())
+	if r.Key != nil && r.Key.Spill != nil && r.Key.Spill.Buf != nil {
+		require.NoError(t, r.Key.Spill.Buf.Flush())
 	}
-	b, err := r.jsonBytes(nil)
+	b, err := r.JSONBytes(nil)
 	require.NoError(t, err)
 	return string(b)
 }
@@ -549,17 +550,17 @@ func TestSpillCompacted(t *testing.T) {
 		if task.spill == nil {
 			return len(task.spills), 0
 		}
-		return len(task.spills), task.spill.size
+		return len(task.spills), task.spill.Size
 	}
 	var maxSize int64
-	for range 3 * spillCompactAt / 2 / (64 << 10) / 256 {
+	for range 3 * icetable.SpillCompactAt / 2 / (64 << 10) / 256 {
 		put(256)
 		_, size := files()
 		maxSize = max(maxSize, size)
 	}
 	n, size := files()
 	require.Equal(t, 2, n, "the given-back round's file and the one written now")
-	require.Less(t, maxSize, int64(spillCompactAt+256*(64<<10+64)), "the file written now was not compacted")
+	require.Less(t, maxSize, int64(icetable.SpillCompactAt+256*(64<<10+64)), "the file written now was not compacted")
 	require.Greater(t, size, int64(0))
 
 	task.mu.Lock()
@@ -596,7 +597,7 @@ func benchShapeRecord(b *testing.B) ([]byte, *ice.StructType) {
 		`"amount":12345.67,"qty":7,"ts":"2026-01-02T10:17:36Z","version":3,"note":"` + strings.Repeat("abcdefghijklmnopqrstuvwxyz", 9) + `"}`)
 	sv, err := schemalessConverter(b).ToConnectData("t", nil, rec)
 	require.NoError(b, err)
-	return rec, newSchemaCache().forSchemaless(sv.Value.(map[string]any))
+	return rec, icetable.NewSchemaCache().ForSchemaless(sv.Value.(map[string]any))
 }
 
 // BenchmarkJSONShapeAppend: benchShapeRecord from its bytes into the builders of its columns, its
@@ -613,15 +614,15 @@ func BenchmarkJSONShapeAppend(b *testing.B) {
 			sc := arrowSchemaOf(b, string(rec))
 			bld := array.NewRecordBuilder(memory.DefaultAllocator, sc)
 			defer bld.Release()
-			js := compileShape(st, 1, sc.Fields())
+			js := icetable.CompileShape(st, 1, sc.Fields())
 			require.NotNil(b, js)
 			b.SetBytes(int64(len(rec)))
 			b.ReportAllocs()
 			for i := range b.N {
-				if !js.appendRow(bld.Fields(), rec, bc.members) {
+				if !js.AppendRow(bld.Fields(), rec, bc.members) {
 					b.Fatal("not of the shape")
 				}
-				if i%spoolBatchRows == spoolBatchRows-1 {
+				if i%icetable.SpoolBatchRows == icetable.SpoolBatchRows-1 {
 					bld.NewRecordBatch().Release()
 				}
 			}
@@ -636,25 +637,25 @@ func BenchmarkJSONShapeAppend(b *testing.B) {
 // first touch); spool-B/row is the file's size per row.
 func BenchmarkSpoolWrite(b *testing.B) {
 	rec, st := benchShapeRecord(b)
-	s, err := newSegment(nil, b.TempDir(), TP{"t", 0}, 1, arrowSchemaOf(b, string(rec)))
+	s, err := icetable.NewSegment(nil, b.TempDir(), icetable.TP{Topic: "t", Partition: 0}, 1, arrowSchemaOf(b, string(rec)))
 	require.NoError(b, err)
-	defer s.remove()
-	js := compileShape(st, 1, s.fields)
+	defer s.Remove()
+	js := icetable.CompileShape(st, 1, s.Fields)
 	require.NotNil(b, js)
 	var r0, r1 syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &r0)
 	b.SetBytes(int64(len(rec)))
 	b.ResetTimer()
 	for i := range b.N {
-		if ok, err := js.appendJSON(s, rec, nil, int64(i)); !ok || err != nil {
+		if ok, err := js.AppendJSON(s, rec, nil, int64(i)); !ok || err != nil {
 			b.Fatal("not appended", err)
 		}
 	}
-	require.NoError(b, s.seal())
+	require.NoError(b, s.Seal())
 	b.StopTimer()
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &r1)
 	b.ReportMetric(float64(r1.Stime.Nano()-r0.Stime.Nano())/float64(b.N), "sys-ns/row")
-	b.ReportMetric(float64(s.size)/float64(b.N), "spool-B/row")
+	b.ReportMetric(float64(s.Size)/float64(b.N), "spool-B/row")
 }
 
 // TestScanListedLikeFound: for random objects against random shapes, memberScan.scan over the members
@@ -677,7 +678,7 @@ func TestScanListedLikeFound(t *testing.T) {
 				st.FieldList = append(st.FieldList, ice.NestedField{ID: i + 1, Name: nm, Type: kinds[rng.Intn(len(kinds))]})
 			}
 		}
-		ms := newMemberScan(st)
+		ms := icetable.NewMemberScan(st)
 		// members of the shape with values of their kinds, mostly, else any
 		type member struct{ name, value string }
 		var mbs []member
@@ -718,15 +719,15 @@ func TestScanListedLikeFound(t *testing.T) {
 		listed, ok := conv.SchemalessJSONObject(data, []connect.JSONMember{})
 		require.True(t, ok, "seed %d, iteration %d: %q", seed, iter, data)
 		for range 2 { // the second time with the member order learnt
-			found := ms.scan(data, nil)
-			pos, end := slices.Clone(ms.pos), slices.Clone(ms.end)
-			require.Equal(t, found, ms.scan(data, listed), "seed %d, iteration %d: %q", seed, iter, data)
+			found := ms.Scan(data, nil)
+			pos, end := slices.Clone(ms.Pos), slices.Clone(ms.End)
+			require.Equal(t, found, ms.Scan(data, listed), "seed %d, iteration %d: %q", seed, iter, data)
 			if found {
 				taken++
-				require.Equal(t, pos, ms.pos, "seed %d, iteration %d: %q", seed, iter, data)
+				require.Equal(t, pos, ms.Pos, "seed %d, iteration %d: %q", seed, iter, data)
 				for m, p := range pos {
 					if p >= 0 {
-						require.Equal(t, end[m], ms.end[m], "seed %d, iteration %d: %q", seed, iter, data)
+						require.Equal(t, end[m], ms.End[m], "seed %d, iteration %d: %q", seed, iter, data)
 					}
 				}
 			}

@@ -15,14 +15,14 @@ import (
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connectors/iceberg/maintenance"
 )
 
 // MaintainTable maintains one table on branch ("" is main) and says what the table looks like
 // afterwards. An error leaves the table as consistent as before; what was done is in the result.
 type MaintainTable func(ctx context.Context, cat catalog.Catalog, ident table.Identifier, branch string) (MaintenanceResult, error)
-
-// MaintenanceFactory reads the iceberg.tables.maintenance.* keys of a connector's properties.
-type MaintenanceFactory func(props map[string]string) (MaintainTable, error)
 
 // MaintenanceResult is what one maintenance of a table did and left.
 type MaintenanceResult struct {
@@ -36,26 +36,6 @@ type MaintenanceResult struct {
 	OrphansRemoved                int
 	// Measured is false when the run failed before it read the table afterwards.
 	Measured bool
-}
-
-var maintenanceFactory struct {
-	mu sync.Mutex
-	f  MaintenanceFactory
-}
-
-// RegisterMaintenance installs the table maintenance the connector runs. Package maintenance
-// registers itself: it imports this package (the sink's offsets, its writer in tests), so this
-// package cannot call it directly.
-func RegisterMaintenance(f MaintenanceFactory) {
-	maintenanceFactory.mu.Lock()
-	defer maintenanceFactory.mu.Unlock()
-	maintenanceFactory.f = f
-}
-
-func registeredMaintenance() MaintenanceFactory {
-	maintenanceFactory.mu.Lock()
-	defer maintenanceFactory.mu.Unlock()
-	return maintenanceFactory.f
 }
 
 // maintainer schedules the maintenance of one coordinator's tables.
@@ -190,4 +170,42 @@ func (m *maintainer) stats() map[string]tableMaintenance {
 		out[n] = *tm
 	}
 	return out
+}
+
+// connectorMaintenance is the connector's view of maintenance.Run: the policy and actions of its properties,
+// the table's commit branch, and the numbers its metrics report.
+func connectorMaintenance(props map[string]string) (MaintainTable, error) {
+	pol, err := maintenance.ParsePolicy(props)
+	if err != nil {
+		return nil, err
+	}
+	do, err := maintenance.ParseActions(props[KeyMaintenanceActions])
+	if err != nil {
+		return nil, &connect.ConfigError{Name: KeyMaintenanceActions, Value: props[KeyMaintenanceActions], Message: err.Error()}
+	}
+	return func(ctx context.Context, cat catalog.Catalog, ident table.Identifier, branch string) (MaintenanceResult, error) {
+		p := pol
+		p.Compact.Branch = branch
+		r, err := maintenance.Run(ctx, cat, ident, p, do)
+		var res MaintenanceResult
+		if r.Manifests != nil {
+			res.ManifestsRewritten = r.Manifests.Rewritten > 0
+		}
+		if r.Compaction != nil {
+			res.Compacted = r.Compaction.SnapshotID != 0
+		}
+		if r.Expiry != nil {
+			res.SnapshotsExpired = max(r.Expiry.SnapshotsBefore-r.Expiry.SnapshotsAfter, 0)
+		}
+		if r.Orphans != nil {
+			res.OrphansRemoved = r.Orphans.Removed
+		}
+		if err == nil {
+			a := r.After
+			res.Measured = true
+			res.DataFiles, res.DeleteFiles, res.DataBytes, res.DeleteBytes, res.Snapshots =
+				a.DataFiles, a.DeleteFiles, a.DataBytes, a.DeleteBytes, a.Snapshots
+		}
+		return res, err
+	}, nil
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/connectd/connectd/connect"
 	iceberg "github.com/connectd/connectd/connectors/iceberg"
+	"github.com/connectd/connectd/connectors/iceberg/catalogx"
 	"github.com/connectd/connectd/connectors/iceberg/maintenance"
 	"github.com/connectd/connectd/internal/metrics"
 )
@@ -187,7 +188,7 @@ func openCatalog(t *testing.T, props map[string]string) catalog.Catalog {
 	t.Helper()
 	cfg, err := iceberg.ParseConfig(props)
 	require.NoError(t, err)
-	cat, err := iceberg.OpenCatalog(context.Background(), cfg.CatalogName, cfg.CatalogProps)
+	cat, err := catalogx.Open(context.Background(), cfg.CatalogName, cfg.CatalogProps)
 	require.NoError(t, err)
 	return cat
 }

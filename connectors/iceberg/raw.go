@@ -7,6 +7,7 @@ import (
 	ice "github.com/apache/iceberg-go"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
 // rawSchema is the raw CDC history model (one row per change event, never updated): what
@@ -34,18 +35,18 @@ func str(v any) any {
 	if v == nil {
 		return nil
 	}
-	return toString(v)
+	return icetable.ToString(v)
 }
 
 // rawRow builds the raw history row of one record. value is the converted record value (a
 // Debezium envelope, or anything else, which is stored as after_payload with op "c"), key the
 // converted key.
-func rawRow(r *connect.SinkRecord, value Row, key any, now time.Time) Row {
-	row := Row{
+func rawRow(r *connect.SinkRecord, value icetable.Row, key any, now time.Time) icetable.Row {
+	row := icetable.Row{
 		"kafka_topic":     r.OriginalTopic,
 		"kafka_partition": r.OriginalPartition,
 		"kafka_offset":    r.OriginalOffset,
-		"primary_key":     jsonString(key),
+		"primary_key":     icetable.JSONString(key),
 		"ingested_at":     now,
 	}
 	if row["kafka_topic"] == "" {
@@ -58,14 +59,14 @@ func rawRow(r *connect.SinkRecord, value Row, key any, now time.Time) Row {
 		row["operation"] = "tombstone"
 		return row
 	}
-	if !debeziumEnvelope(value) {
+	if !icetable.DebeziumEnvelope(value) {
 		row["operation"] = "c"
-		row["after_payload"] = jsonString(value)
+		row["after_payload"] = icetable.JSONString(value)
 		return row
 	}
 	row["operation"] = value["op"]
-	row["before_payload"] = jsonString(value["before"])
-	row["after_payload"] = jsonString(value["after"])
+	row["before_payload"] = icetable.JSONString(value["before"])
+	row["after_payload"] = icetable.JSONString(value["after"])
 	if src, ok := value["source"].(map[string]any); ok {
 		row["source_system"] = str(src["connector"])
 		if n, ok := src["name"]; ok && n != nil {
@@ -78,7 +79,7 @@ func rawRow(r *connect.SinkRecord, value Row, key any, now time.Time) Row {
 		}
 		row["source_table"] = str(src["table"])
 		if ts, ok := src["ts_ms"]; ok && ts != nil {
-			if ms, err := toInt64(ts); err == nil {
+			if ms, err := icetable.ToInt64(ts); err == nil {
 				row["source_timestamp"] = time.UnixMilli(ms).UTC()
 			}
 		}
@@ -91,7 +92,7 @@ func rawRow(r *connect.SinkRecord, value Row, key any, now time.Time) Row {
 		}
 	}
 	if row["source_timestamp"] == nil {
-		if ms, err := toInt64(value["ts_ms"]); err == nil && value["ts_ms"] != nil {
+		if ms, err := icetable.ToInt64(value["ts_ms"]); err == nil && value["ts_ms"] != nil {
 			row["source_timestamp"] = time.UnixMilli(ms).UTC()
 		}
 	}

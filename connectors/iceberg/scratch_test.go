@@ -14,24 +14,25 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
 // TestScratchFilesReused: a released file comes back from create at its start and is written over;
 // files with a name, files whose write failed and files beyond scratchKeepBytes are closed instead.
 func TestScratchFilesReused(t *testing.T) {
 	dir := t.TempDir()
-	var p scratchFiles
-	f, err := p.create(dir, "x-*")
+	var p icetable.ScratchFiles
+	f, err := p.Create(dir, "x-*")
 	require.NoError(t, err)
-	require.False(t, f.named, "the file keeps its name")
+	require.False(t, f.Named, "the file keeps its name")
 	ents, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	require.Empty(t, ents, "the file has no name")
 	_, err = f.Write([]byte("0123456789"))
 	require.NoError(t, err)
-	p.release(f, false)
+	p.Release(f, false)
 
-	g, err := p.create(dir, "x-*")
+	g, err := p.Create(dir, "x-*")
 	require.NoError(t, err)
 	require.Same(t, f.File, g.File, "the released file was not reused")
 	_, err = g.Write([]byte("ab"))
@@ -41,31 +42,31 @@ func TestScratchFilesReused(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "ab23456789", string(buf), "written from the start, over the old bytes")
 
-	p.release(g, true) // a failed write: closed
-	h, err := p.create(dir, "x-*")
+	p.Release(g, true) // a failed write: closed
+	h, err := p.Create(dir, "x-*")
 	require.NoError(t, err)
 	require.NotSame(t, g.File, h.File)
 	_, err = g.Write([]byte("x"))
 	require.Error(t, err, "the failed file was not closed")
 
-	require.NoError(t, h.Truncate(scratchKeepBytes+1))
-	p.release(h, false) // too large to keep
-	require.Empty(t, p.free)
+	require.NoError(t, h.Truncate(icetable.ScratchKeepBytes+1))
+	p.Release(h, false) // too large to keep
+	require.Empty(t, p.Free)
 	_, err = h.Write([]byte("x"))
 	require.Error(t, err, "the large file was not closed")
 
-	n, err := p.create(dir, "x-*")
+	n, err := p.Create(dir, "x-*")
 	require.NoError(t, err)
-	p.close()
-	p.release(n, false) // after close: closed at once
-	require.Empty(t, p.free)
+	p.Close()
+	p.Release(n, false) // after close: closed at once
+	require.Empty(t, p.Free)
 	_, err = n.Write([]byte("x"))
 	require.Error(t, err)
 
-	var none *scratchFiles // keeps nothing
-	m, err := none.create(dir, "x-*")
+	var none *icetable.ScratchFiles // keeps nothing
+	m, err := none.Create(dir, "x-*")
 	require.NoError(t, err)
-	none.release(m, false)
+	none.Release(m, false)
 	_, err = m.Write([]byte("x"))
 	require.Error(t, err)
 }
@@ -134,11 +135,11 @@ func TestSpillFilesReusedModel(t *testing.T) {
 		switch x := rng.Intn(10); {
 		case x < 6:
 			task.mu.Lock()
-			free := slices.Clone(task.scratch.free)
+			free := slices.Clone(task.scratch.Free)
 			task.mu.Unlock()
 			put(1 + rng.Intn(40))
 			task.mu.Lock()
-			if task.spill != nil && slices.ContainsFunc(free, func(k keptFile) bool { return k.f == task.spill.f.File }) {
+			if task.spill != nil && slices.ContainsFunc(free, func(k icetable.KeptFile) bool { return k.File == task.spill.File.File }) {
 				reused++
 			}
 			task.mu.Unlock()

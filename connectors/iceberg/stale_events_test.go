@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
 // versionSource is one way of ordering the events of a key: a table column or a position in
@@ -182,7 +183,7 @@ func TestDeletedKeyStaysDeleted(t *testing.T) {
 			require.Equal(t, []string{"1|one"}, got[0], "after round 1")
 			require.Equal(t, []string{"1|one"}, got[1], "after the stale redelivery")
 			cat, _ := loadTable(t, props, "shop.c")
-			tomb, err := cat.LoadTable(context.Background(), TombstoneIdent(catalog.ToIdentifier("shop.c")))
+			tomb, err := cat.LoadTable(context.Background(), icetable.TombstoneIdent(catalog.ToIdentifier("shop.c")))
 			require.NoError(t, err, "every versioned delete reaches <table>__deletes")
 			require.Equal(t, []string{"2"}, duckRows(t, tomb.MetadataLocation(), "SELECT id FROM t"))
 		})
@@ -347,7 +348,7 @@ func TestEnvelopeVersionOnExistingTable(t *testing.T) {
 	require.Equal(t, []string{"1|one-b"}, got[1])
 	_, meta := loadTable(t, props, "shop.c")
 	require.Equal(t, []string{"1|one-b|041105"}, duckRows(t, meta, "SELECT id, name, _pos FROM t"))
-	tomb, err := cat.LoadTable(context.Background(), TombstoneIdent(catalog.ToIdentifier("shop.c")))
+	tomb, err := cat.LoadTable(context.Background(), icetable.TombstoneIdent(catalog.ToIdentifier("shop.c")))
 	require.NoError(t, err)
 	require.Equal(t, []string{"2|041120"}, duckRows(t, tomb.MetadataLocation(), "SELECT id, _pos FROM t"))
 }

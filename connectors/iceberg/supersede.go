@@ -5,10 +5,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
 // keyIndex keeps a keyed delta table's buffer at about one record per key instead of one per
-// event: a record replaces its key's last buffered record when planDelta (delta.go) would let it
+// event: a record replaces its key's last buffered record when planDelta (icetable/delta.go) would let it
 // supersede that record without a trace. Memory between commit rounds then grows with the keys
 // changed in the interval, not with the events. Only the record last buffered for the key is a
 // candidate, so the records planDelta sees per key keep their Kafka order.
@@ -31,7 +33,7 @@ import (
 // least p's), whether the key's last versioned event is a delete (r is after p), and the key's
 // final record (r beats p and, by the rule above, whatever p beat).
 type keyIndex struct {
-	opts  TableOptions
+	opts  icetable.TableOptions
 	last  map[string]int32 // key → its slot
 	slots []keySlot
 }
@@ -57,7 +59,7 @@ const (
 	mixedVersion               // anything else, or versions of several kinds: never superseded
 )
 
-func newKeyIndex(o TableOptions) *keyIndex {
+func newKeyIndex(o icetable.TableOptions) *keyIndex {
 	return &keyIndex{opts: o, last: map[string]int32{}}
 }
 
@@ -83,7 +85,7 @@ func textKind(s string) versionKind {
 	if _, ok := new(big.Int).SetString(strings.TrimSpace(s), 10); ok {
 		return decimalVersion
 	}
-	if _, ok := hexLSNParts(s); ok {
+	if _, ok := icetable.HexLSNParts(s); ok {
 		return hexLSNVersion
 	}
 	if _, err := strconv.ParseFloat(s, 64); err == nil {
@@ -105,19 +107,19 @@ func (a versionKind) join(b versionKind) versionKind {
 
 // add appends rec to buf or puts it in place of the record it supersedes; grew reports whether
 // buf has one more record.
-func (x *keyIndex) add(buf []Rec, rec Rec) (out []Rec, grew bool) {
+func (x *keyIndex) add(buf []icetable.Rec, rec icetable.Rec) (out []icetable.Rec, grew bool) {
 	if rec.Seg != nil || rec.Row == nil {
 		return append(buf, rec), true
 	}
 	var ver any
-	if vc := x.opts.versionColumn(); vc != "" {
+	if vc := x.opts.KeyVersionColumn(); vc != "" {
 		ver = rec.Row[vc]
 	}
-	return x.addKeyed(buf, rec, keyOf(rec.Row, x.opts.IDColumns), ver)
+	return x.addKeyed(buf, rec, icetable.KeyOf(rec.Row, x.opts.IDColumns), ver)
 }
 
 // addKeyed is add for a record whose key and version are known (its Row may not be built yet).
-func (x *keyIndex) addKeyed(buf []Rec, rec Rec, k string, ver any) (out []Rec, grew bool) {
+func (x *keyIndex) addKeyed(buf []icetable.Rec, rec icetable.Rec, k string, ver any) (out []icetable.Rec, grew bool) {
 	out, _, _, grew = x.place(buf, rec, x.slot(k), ver)
 	return out, grew
 }
@@ -152,9 +154,9 @@ func (x *keyIndex) newSlot() int32 {
 
 // place puts rec in buf for the key of slot: in place of the key's last record when it supersedes
 // it (at is that place, old the record it took it from), else appended (grew, at its end).
-func (x *keyIndex) place(buf []Rec, rec Rec, slot *keySlot, ver any) (out []Rec, at int, old Rec, grew bool) {
+func (x *keyIndex) place(buf []icetable.Rec, rec icetable.Rec, slot *keySlot, ver any) (out []icetable.Rec, at int, old icetable.Rec, grew bool) {
 	var kind versionKind
-	if x.opts.versionColumn() != "" {
+	if x.opts.KeyVersionColumn() != "" {
 		kind = x.kindOf(ver)
 	}
 	if slot.at >= 0 {
@@ -167,18 +169,18 @@ func (x *keyIndex) place(buf []Rec, rec Rec, slot *keySlot, ver any) (out []Rec,
 		}
 	}
 	slot.at, slot.ver, slot.kind = len(buf), ver, kind
-	return append(buf, rec), len(buf), Rec{}, true
+	return append(buf, rec), len(buf), icetable.Rec{}, true
 }
 
 // supersedes reports whether r (version rv) may take the place of p (version pv).
-func (x *keyIndex) supersedes(r Rec, rv any, p Rec, pv any) bool {
-	if p.Seg != nil || r.TP != p.TP || r.Schema != p.Schema || (r.Op == OpDelete) != (p.Op == OpDelete) {
+func (x *keyIndex) supersedes(r icetable.Rec, rv any, p icetable.Rec, pv any) bool {
+	if p.Seg != nil || r.TP != p.TP || r.Schema != p.Schema || (r.Op == icetable.OpDelete) != (p.Op == icetable.OpDelete) {
 		return false
 	}
-	if x.opts.versionColumn() == "" {
+	if x.opts.KeyVersionColumn() == "" {
 		rv, pv = nil, nil
 	}
-	if (r.Op == OpDelete && rv == nil) || (p.Op == OpDelete && pv == nil) {
+	if (r.Op == icetable.OpDelete && rv == nil) || (p.Op == icetable.OpDelete && pv == nil) {
 		return false // a tombstone
 	}
 	switch {
@@ -187,7 +189,7 @@ func (x *keyIndex) supersedes(r Rec, rv any, p Rec, pv any) bool {
 	case rv == nil || pv == nil:
 		return false
 	}
-	return x.opts.cmpVersion(rv, pv) >= 0 // same op kind: at one version the later wins
+	return x.opts.CmpVersion(rv, pv) >= 0 // same op kind: at one version the later wins
 }
 
 // reset forgets every position: the buffer was handed over, reordered or filtered.

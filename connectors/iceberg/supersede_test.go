@@ -11,6 +11,8 @@ import (
 
 	ice "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
 // keyEvent is one event of a generated keyed stream; p < 0 means the record has no version.
@@ -31,21 +33,23 @@ func (e keyEvent) String() string {
 // keyVersioning is how the generated records carry their version.
 type keyVersioning struct {
 	name  string
-	opts  func(o *TableOptions)
+	opts  func(o *icetable.TableOptions)
 	col   string // the row column of the version ("": none)
 	vtype ice.Type
 	val   func(p int64) any
 }
 
 var keyVersionings = []keyVersioning{
-	{"none", func(o *TableOptions) {}, "", ice.PrimitiveTypes.Int64, nil},
-	{"table-column", func(o *TableOptions) { o.VersionColumn = "version" }, "version", ice.PrimitiveTypes.Int64,
+	{"none", func(o *icetable.TableOptions) {}, "", ice.PrimitiveTypes.Int64, nil},
+	{"table-column", func(o *icetable.TableOptions) { o.VersionColumn = "version" }, "version", ice.PrimitiveTypes.Int64,
 		func(p int64) any { return p }},
-	{"envelope", func(o *TableOptions) { o.VersionColumn, o.CDCVersionColumn = "source.lsn", DefaultCDCVersionColumn },
+	{"envelope", func(o *icetable.TableOptions) {
+		o.VersionColumn, o.CDCVersionColumn = "source.lsn", DefaultCDCVersionColumn
+	},
 		DefaultCDCVersionColumn, ice.PrimitiveTypes.Int64, func(p int64) any { return fmt.Sprintf("%020d", p) }},
 	// strings of the formats compareVersion compares differently (as numbers, as text), mixed within a key:
 	// its order is not transitive across them
-	{"table-column-mixed-strings", func(o *TableOptions) { o.VersionColumn = "version" }, "version", ice.PrimitiveTypes.String,
+	{"table-column-mixed-strings", func(o *icetable.TableOptions) { o.VersionColumn = "version" }, "version", ice.PrimitiveTypes.String,
 		func(p int64) any {
 			n := (p - 100) * 3 // one and two digits: as numbers 9 < 12, as text "12.0.1" < "9"
 			switch p % 3 {
@@ -100,11 +104,11 @@ func genKeyRounds(rng *rand.Rand) [][]keyEvent {
 	return rounds
 }
 
-func (kv keyVersioning) rec(e keyEvent, off int64, schemas [2]*ice.StructType) Rec {
-	row := Row{"id": e.id}
-	op := OpDelete
+func (kv keyVersioning) rec(e keyEvent, off int64, schemas [2]*ice.StructType) icetable.Rec {
+	row := icetable.Row{"id": e.id}
+	op := icetable.OpDelete
 	if e.op == "u" {
-		op = OpUpdate
+		op = icetable.OpUpdate
 		row["name"] = e.name
 		if e.schema == 1 {
 			row["extra"] = "x" + e.name
@@ -116,32 +120,32 @@ func (kv keyVersioning) rec(e keyEvent, off int64, schemas [2]*ice.StructType) R
 	case kv.col != "" && e.p >= 0:
 		row[kv.col] = kv.val(e.p)
 	}
-	return Rec{Op: op, Row: row, Schema: schemas[e.schema], TP: TP{"cdc", e.part}, Offset: off}
+	return icetable.Rec{Op: op, Row: row, Schema: schemas[e.schema], TP: icetable.TP{Topic: "cdc", Partition: e.part}, Offset: off}
 }
 
 // checkKeyIndex commits the stream round by round into table a as the records arrived and
 // into table b as the task's key index leaves them, and reports the first difference: in what
 // planDelta makes of the two on the same state, or in the schema and rows a reader sees.
-func checkKeyIndex(t testing.TB, kv keyVersioning, rounds [][]keyEvent, boot bool, cat func() *Writer) error {
+func checkKeyIndex(t testing.TB, kv keyVersioning, rounds [][]keyEvent, boot bool, cat func() *icetable.Writer) error {
 	ctx := context.Background()
 	// a gets every event, b the superseded buffer, and c every event too: planDelta is asked on c
 	// (it may add a metadata column, which must not change what a's commits do)
 	a, b, c := cat(), cat(), cat()
 	b.Ident, c.Ident = table.Identifier{"db", "b"}, table.Identifier{"db", "c"}
 	schemas := kv.schemas()
-	offs := Offsets{}
+	offs := icetable.Offsets{}
 	next := int64(1)
 	if boot {
 		// a first commit of another key creates both tables, so that planDelta can be asked too
-		boot := []Rec{kv.rec(keyEvent{op: "u", id: 99, p: 1, name: "boot"}, 0, schemas)}
-		for _, w := range []*Writer{a, b, c} {
-			if _, err := w.Commit(ctx, boot, Offsets{boot[0].TP: 1}, nil); err != nil {
+		boot := []icetable.Rec{kv.rec(keyEvent{op: "u", id: 99, p: 1, name: "boot"}, 0, schemas)}
+		for _, w := range []*icetable.Writer{a, b, c} {
+			if _, err := w.Commit(ctx, boot, icetable.Offsets{boot[0].TP: 1}, nil); err != nil {
 				return err
 			}
 		}
 	}
 	for i, round := range rounds {
-		var full []Rec
+		var full []icetable.Rec
 		for _, e := range round {
 			r := kv.rec(e, next, schemas)
 			next++
@@ -149,7 +153,7 @@ func checkKeyIndex(t testing.TB, kv keyVersioning, rounds [][]keyEvent, boot boo
 			offs[r.TP] = r.Offset + 1
 		}
 		x := newKeyIndex(a.Opts)
-		var comp []Rec
+		var comp []icetable.Rec
 		for _, r := range full {
 			comp, _ = x.add(comp, r)
 		}
@@ -179,21 +183,21 @@ func checkKeyIndex(t testing.TB, kv keyVersioning, rounds [][]keyEvent, boot boo
 }
 
 // samePlan compares what planDelta makes of all events and of the superseded buffer on a's state.
-func samePlan(ctx context.Context, round int, a *Writer, full, comp []Rec) error {
+func samePlan(ctx context.Context, round int, a *icetable.Writer, full, comp []icetable.Rec) error {
 	if a.Tbl == nil {
 		return nil // Prepare would create the table first
 	}
-	fd, fdel, ft, err := a.planDelta(ctx, full, a.Opts.IDColumns, &CommitStats{})
+	fd, fdel, ft, err := a.PlanDelta(ctx, full, a.Opts.IDColumns, &icetable.CommitStats{})
 	if err != nil {
 		return err
 	}
-	cd, cdel, ct, err := a.planDelta(ctx, comp, a.Opts.IDColumns, &CommitStats{})
+	cd, cdel, ct, err := a.PlanDelta(ctx, comp, a.Opts.IDColumns, &icetable.CommitStats{})
 	if err != nil {
 		return err
 	}
 	for _, p := range []struct {
 		what string
-		f, c []Row
+		f, c []icetable.Row
 	}{{"data", recRowsOf(fd), recRowsOf(cd)}, {"deletes", recRowsOf(fdel), recRowsOf(cdel)}, {"tombstones", ft, ct}} {
 		if f, c := rowSet(p.f), rowSet(p.c); !slices.Equal(f, c) {
 			return fmt.Errorf("round %d: planned %s differ:\n all events %v\n superseded %v", round, p.what, f, c)
@@ -203,8 +207,8 @@ func samePlan(ctx context.Context, round int, a *Writer, full, comp []Rec) error
 }
 
 // recRowsOf is the rows of recs.
-func recRowsOf(recs []*Rec) []Row {
-	rows := make([]Row, len(recs))
+func recRowsOf(recs []*icetable.Rec) []icetable.Row {
+	rows := make([]icetable.Row, len(recs))
 	for i, r := range recs {
 		rows[i] = r.Row
 	}
@@ -212,11 +216,11 @@ func recRowsOf(recs []*Rec) []Row {
 }
 
 // rowSet renders rows as sorted strings, without the delete time of tombstone rows.
-func rowSet(rows []Row) []string {
+func rowSet(rows []icetable.Row) []string {
 	out := make([]string, 0, len(rows))
 	for _, r := range rows {
-		c := cloneRow(r)
-		delete(c, DeletedAtColumn)
+		c := icetable.CloneRow(r)
+		delete(c, icetable.DeletedAtColumn)
 		out = append(out, fmt.Sprint(map[string]any(c)))
 	}
 	slices.Sort(out)
@@ -268,11 +272,11 @@ func TestKeyIndexCases(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			kv := kvs[c.versioning]
 			for _, evolve := range []bool{false, true} {
-				writer := func() *Writer {
-					o := TableOptions{IDColumns: []string{"id"}, AutoCreate: true, DeltaMode: true, UpsertMode: true,
-						EvolveSchema: evolve, OffsetsKey: OffsetsSummaryKey("g")}
+				writer := func() *icetable.Writer {
+					o := icetable.TableOptions{IDColumns: []string{"id"}, AutoCreate: true, DeltaMode: true, UpsertMode: true,
+						EvolveSchema: evolve, OffsetsKey: icetable.OffsetsSummaryKey("g")}
 					kv.opts(&o)
-					return &Writer{Cat: sqliteCatalog(t), Ident: table.Identifier{"db", "a"}, Opts: o}
+					return &icetable.Writer{Cat: sqliteCatalog(t), Ident: table.Identifier{"db", "a"}, Opts: o}
 				}
 				if err := checkKeyIndex(t, kv, c.rounds, c.boot, writer); err != nil {
 					t.Fatalf("evolve %v: %v", evolve, err)
@@ -306,11 +310,11 @@ func TestKeyIndexModel(t *testing.T) {
 				rng := rand.New(rand.NewSource(seed))
 				rounds := genKeyRounds(rng)
 				boot, evolve := rng.Intn(2) == 0, rng.Intn(2) == 0
-				writer := func() *Writer {
-					o := TableOptions{IDColumns: []string{"id"}, AutoCreate: true, DeltaMode: true, UpsertMode: true,
-						EvolveSchema: evolve, OffsetsKey: OffsetsSummaryKey("g")}
+				writer := func() *icetable.Writer {
+					o := icetable.TableOptions{IDColumns: []string{"id"}, AutoCreate: true, DeltaMode: true, UpsertMode: true,
+						EvolveSchema: evolve, OffsetsKey: icetable.OffsetsSummaryKey("g")}
 					kv.opts(&o)
-					return &Writer{Cat: sqliteCatalog(t), Ident: table.Identifier{"db", "a"}, Opts: o}
+					return &icetable.Writer{Cat: sqliteCatalog(t), Ident: table.Identifier{"db", "a"}, Opts: o}
 				}
 				check := func(r [][]keyEvent) error { return checkKeyIndex(t, kv, r, boot, writer) }
 				err := check(rounds)

@@ -13,6 +13,7 @@ import (
 	ice "github.com/apache/iceberg-go"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
 // Task is the sink task. Put converts and routes records into per-table buffers; the
@@ -24,30 +25,31 @@ type Task struct {
 	connect.SinkTaskBase
 	cfg   *SinkConfig
 	coord *coordinator
-	cache *schemaCache
-	opts  map[string]TableOptions
+	cache *icetable.SchemaCache
+	opts  map[string]icetable.TableOptions
 
 	mu        sync.Mutex
-	buf       map[string][]Rec
+	buf       map[string][]icetable.Rec
 	nbuf      int
 	keys      map[string]*keyIndex          // per keyed delta table: supersede.go
-	keyShapes map[string]*keyShape          // per keyed table, the JSON shape last buffered converted: jsonkeyed.go
-	spill     *jsonSpill                    // the file bufferJSON writes to (nil: none yet since the last drain)
-	spills    []*jsonSpill                  // every file records of buf may be in, spill included
+	keyShapes map[string]*icetable.KeyShape // per keyed table, the JSON shape last buffered converted: icetable/jsonkeyed.go
+	spill     *icetable.JSONSpill           // the file bufferJSON writes to (nil: none yet since the last drain)
+	spills    []*icetable.JSONSpill         // every file records of buf may be in, spill included
 	spilled   map[string]*connect.JSONValue // per topic, the value of records whose bytes are in a spill file (spilledValue)
 	inflight  int                           // rows drained into rounds not yet resolved
-	pos       map[TP]int64                  // next offset per partition, through what Put has seen
-	committed map[TP]int64                  // next offset per partition that every table holds
-	assigned  map[TP]bool
-	gen       map[TP]int // bumped by Open and Close: records drained before are stale after
+	pos       map[icetable.TP]int64         // next offset per partition, through what Put has seen and PreCommit's consumed offsets
+	committed map[icetable.TP]int64         // next offset per partition that every table holds
+	assigned  map[icetable.TP]bool
+	gen       map[icetable.TP]int // bumped by Open and Close: records drained before are stale after
 	now       func() time.Time
 	warned    map[string]bool // tables warned about (warnOnce)
 	// appendTables are the append tables whose rows Put converts into spool segments
 	// (appendtable.go) instead of buffering records.
 	appendTables map[string]*appendTable
-	spoolRows    int          // rows in spool segments not yet removed (buffered or in a round): on disk
-	scratch      scratchFiles // the spool and spill files no record is in any more, for the next ones
-	// lost is set when a data file writer of rows already put failed (early.go): those rows are
+	spoolRows    int                   // rows in spool segments not yet removed (buffered or in a round): on disk
+	scratch      icetable.ScratchFiles // the spool and spill files no record is in any more, for the next ones
+	scratchDir   string                // where the spool and spill files are made (connect.ScratchSpace); "": os.TempDir
+	// lost is set when a data file writer of rows already put failed (icetable/early.go): those rows are
 	// only in Kafka now, so the task fails and its restart reads them again from the group offset
 	lost atomic.Pointer[error]
 }
@@ -61,18 +63,21 @@ func (t *Task) Start(props map[string]string) error {
 		return err
 	}
 	t.cfg = cfg
-	t.cache = newSchemaCache()
-	t.opts = map[string]TableOptions{}
-	t.buf = map[string][]Rec{}
+	t.cache = icetable.NewSchemaCache()
+	t.opts = map[string]icetable.TableOptions{}
+	t.buf = map[string][]icetable.Rec{}
 	t.keys = map[string]*keyIndex{}
-	t.keyShapes = map[string]*keyShape{}
-	t.pos = map[TP]int64{}
-	t.committed = map[TP]int64{}
-	t.assigned = map[TP]bool{}
-	t.gen = map[TP]int{}
+	t.keyShapes = map[string]*icetable.KeyShape{}
+	t.pos = map[icetable.TP]int64{}
+	t.committed = map[icetable.TP]int64{}
+	t.assigned = map[icetable.TP]bool{}
+	t.gen = map[icetable.TP]int{}
 	t.warned = map[string]bool{}
 	t.appendTables = map[string]*appendTable{}
 	t.warnVersionConfig()
+	if ss, ok := t.Ctx.(connect.ScratchSpace); ok {
+		t.scratchDir = ss.ScratchDir()
+	}
 	if t.now == nil {
 		t.now = time.Now
 	}
@@ -91,7 +96,7 @@ func (t *Task) Start(props map[string]string) error {
 	return nil
 }
 
-func (t *Task) tableOpts(name string) TableOptions {
+func (t *Task) tableOpts(name string) icetable.TableOptions {
 	o, ok := t.opts[name]
 	if !ok {
 		o = t.cfg.TableOptions(name)
@@ -100,11 +105,11 @@ func (t *Task) tableOpts(name string) TableOptions {
 	return o
 }
 
-func origin(r *connect.SinkRecord) (TP, int64) {
+func origin(r *connect.SinkRecord) (icetable.TP, int64) {
 	if r.OriginalTopic != "" {
-		return TP{r.OriginalTopic, r.OriginalPartition}, r.OriginalOffset
+		return icetable.TP{Topic: r.OriginalTopic, Partition: r.OriginalPartition}, r.OriginalOffset
 	}
-	return TP{r.Topic, r.Partition}, r.Offset
+	return icetable.TP{Topic: r.Topic, Partition: r.Partition}, r.Offset
 }
 
 // Put buffers records. A record at or below the position already seen for its partition
@@ -180,10 +185,10 @@ func (t *Task) route(ctx context.Context, r *connect.SinkRecord, now time.Time) 
 		c.Value = v
 		r = &c
 	}
-	var value Row
+	var value icetable.Row
 	var vst *ice.StructType
 	if r.Value != nil {
-		v, st, err := t.cache.recordValue(r.ValueSchema, r.Value)
+		v, st, err := t.cache.RecordValue(r.ValueSchema, r.Value)
 		if err != nil {
 			return err
 		}
@@ -191,7 +196,7 @@ func (t *Task) route(ctx context.Context, r *connect.SinkRecord, now time.Time) 
 	}
 	var key any
 	if r.Key != nil {
-		key = connectValue(r.KeySchema, r.Key)
+		key = icetable.ConnectValue(r.KeySchema, r.Key)
 	}
 	tables, err := t.routes(value)
 	if err != nil {
@@ -212,7 +217,7 @@ func (t *Task) route(ctx context.Context, r *connect.SinkRecord, now time.Time) 
 				}
 				continue
 			}
-			t.add(name, Rec{Op: OpInsert, Row: row, Schema: rawSchema, TP: tp, Offset: off})
+			t.add(name, icetable.Rec{Op: icetable.OpInsert, Row: row, Schema: rawSchema, TP: tp, Offset: off})
 			continue
 		}
 		rec, ok, err := t.cdcRecord(name, o, value, vst, key)
@@ -222,7 +227,7 @@ func (t *Task) route(ctx context.Context, r *connect.SinkRecord, now time.Time) 
 		if !ok {
 			continue
 		}
-		if rec.Op != OpDelete {
+		if rec.Op != icetable.OpDelete {
 			a, err := t.appendTarget(ctx, name, o, rec.Schema)
 			if err != nil {
 				return err
@@ -253,13 +258,13 @@ func (t *Task) route(ctx context.Context, r *connect.SinkRecord, now time.Time) 
 	return nil
 }
 
-func (t *Task) add(table string, rec Rec) {
+func (t *Task) add(table string, rec icetable.Rec) {
 	t.buf[table] = append(t.buf[table], rec)
 	t.nbuf++
 }
 
 // keyIndex returns the key index of a keyed delta table (nil for other tables).
-func (t *Task) keyIndex(table string, o TableOptions) *keyIndex {
+func (t *Task) keyIndex(table string, o icetable.TableOptions) *keyIndex {
 	if x, ok := t.keys[table]; ok {
 		return x
 	}
@@ -282,51 +287,51 @@ func (t *Task) resetKeys() {
 
 // cdcRecord derives the op and row of one record for a (non-raw) table. With a version from
 // the envelope, the row gets its normalized version in the metadata column.
-func (t *Task) cdcRecord(table string, o TableOptions, value Row, st *ice.StructType, key any) (Rec, bool, error) {
-	op := OpInsert
+func (t *Task) cdcRecord(table string, o icetable.TableOptions, value icetable.Row, st *ice.StructType, key any) (icetable.Rec, bool, error) {
+	op := icetable.OpInsert
 	row := value
 	if value == nil {
 		// tombstone: a key delete when the table is keyed, otherwise nothing to write
 		km, ok := key.(map[string]any)
 		if !ok || len(o.IDColumns) == 0 {
-			return Rec{}, false, nil
+			return icetable.Rec{}, false, nil
 		}
-		return Rec{Op: OpDelete, Row: km}, true, nil
+		return icetable.Rec{Op: icetable.OpDelete, Row: km}, true, nil
 	}
-	if debeziumEnvelope(value) {
+	if icetable.DebeziumEnvelope(value) {
 		switch value["op"] {
 		case "d":
-			op = OpDelete
+			op = icetable.OpDelete
 			row, _ = value["before"].(map[string]any)
-			st = structField(st, "before")
+			st = icetable.StructField(st, "before")
 		default: // c, r, u (and t=truncate, m=message, ignored below)
 			if value["op"] == "t" || value["op"] == "m" {
-				return Rec{}, false, nil
+				return icetable.Rec{}, false, nil
 			}
-			op = OpUpdate
+			op = icetable.OpUpdate
 			row, _ = value["after"].(map[string]any)
-			st = structField(st, "after")
+			st = icetable.StructField(st, "after")
 		}
 	} else if t.cfg.CDCField != "" {
-		if v, ok := fieldPath(value, t.cfg.CDCField); ok && v != nil {
-			s := strings.ToUpper(toString(v))
+		if v, ok := icetable.FieldPath(value, t.cfg.CDCField); ok && v != nil {
+			s := strings.ToUpper(icetable.ToString(v))
 			switch {
 			case strings.HasPrefix(s, "U"):
-				op = OpUpdate
+				op = icetable.OpUpdate
 			case strings.HasPrefix(s, "D"):
-				op = OpDelete
+				op = icetable.OpDelete
 			}
 		}
 	}
-	if o.UpsertMode && op == OpInsert {
-		op = OpUpdate
+	if o.UpsertMode && op == icetable.OpInsert {
+		op = icetable.OpUpdate
 	}
-	if op == OpDelete {
+	if op == icetable.OpDelete {
 		km, _ := key.(map[string]any)
 		if row == nil {
 			row = map[string]any{}
 		} else {
-			row = cloneRow(row)
+			row = icetable.CloneRow(row)
 		}
 		for _, c := range o.IDColumns {
 			if row[c] == nil && km != nil {
@@ -334,34 +339,34 @@ func (t *Task) cdcRecord(table string, o TableOptions, value Row, st *ice.Struct
 			}
 		}
 		if len(o.IDColumns) == 0 {
-			return Rec{}, false, nil // nothing to delete by in an unkeyed table
+			return icetable.Rec{}, false, nil // nothing to delete by in an unkeyed table
 		}
 	}
 	if row == nil {
-		return Rec{}, false, nil
+		return icetable.Rec{}, false, nil
 	}
 	switch vc := o.VersionColumn; {
 	case o.CDCVersionColumn != "":
-		v, err := envelopeVersion(vc, value)
+		v, err := icetable.EnvelopeVersion(vc, value)
 		if err != nil {
-			return Rec{}, false, connect.DataErrorf("version %s: %v", vc, err)
+			return icetable.Rec{}, false, connect.DataErrorf("version %s: %v", vc, err)
 		}
 		if v == "" {
 			t.warnOnce(table, "the version path resolves to nothing in this table's records: they are ordered by Kafka offset within a commit and not protected across commits; set "+KeyVersionColumn+" (or iceberg.table."+table+".version-column) to a position the records carry (source.lsn, source.pos, source.scn, source.commit_lsn, source.ts_ms, or source to detect it; unwrapped records need ExtractNewRecordState add.fields, e.g. lsn)", "version_column", vc)
 			break
 		}
-		if op != OpDelete { // a delete's row is already a copy
-			row = cloneRow(row)
+		if op != icetable.OpDelete { // a delete's row is already a copy
+			row = icetable.CloneRow(row)
 		}
 		row[o.CDCVersionColumn] = v
 	case vc != "":
-		if row[vc] == nil && op != OpDelete {
+		if row[vc] == nil && op != icetable.OpDelete {
 			t.warnOnce(table, "records lack the version column: they are ordered by Kafka offset and not protected across commits", "version_column", vc)
 		}
-	case op == OpDelete && !o.DeltaMode:
+	case op == icetable.OpDelete && !o.DeltaMode:
 		t.warnOnce(table, "deletes reach a table without a version: a stale or redelivered event in a later commit can bring a deleted key back; set "+KeyVersionColumn+" (e.g. source.lsn, source.pos, source, or a column such as updated_at)")
 	}
-	return Rec{Op: op, Row: row, Schema: st}, true, nil
+	return icetable.Rec{Op: op, Row: row, Schema: st}, true, nil
 }
 
 // warnOnce logs a configuration warning about a table once per task.
@@ -377,12 +382,12 @@ func (t *Task) warnOnce(table, msg string, args ...any) {
 // stale event from winning across commits.
 func (t *Task) warnVersionConfig() {
 	const set = "set " + KeyVersionColumn + " or iceberg.table.<table>.version-column to a position in the change event (source.lsn, source.pos, source.scn, source.commit_lsn, source) or to a column such as updated_at"
-	check := func(table string, o TableOptions) {
+	check := func(table string, o icetable.TableOptions) {
 		switch {
 		case o.DeltaMode && o.VersionColumn == "":
 			t.warnOnce(table, "upsert table without a version: a stale or redelivered event in a later commit can bring a deleted key or an older row back; "+set)
 		case o.CDCVersionColumn != "" && strings.HasPrefix(o.VersionColumn, "source."):
-			if f := strings.TrimPrefix(o.VersionColumn, "source."); !knownSourceFields[f] {
+			if f := strings.TrimPrefix(o.VersionColumn, "source."); !icetable.KnownSourceFields[f] {
 				t.warnOnce(table, "the version path is not a known source position (lsn, file/pos/row, scn, commit_scn, change_lsn, commit_lsn, ts_ms): ordered by its value as a number or a string", "version_column", o.VersionColumn)
 			}
 		}
@@ -399,34 +404,26 @@ func (t *Task) warnVersionConfig() {
 	}
 }
 
-func cloneRow(r Row) Row {
-	out := make(Row, len(r))
-	for k, v := range r {
-		out[k] = v
-	}
-	return out
-}
-
 // routes returns the tables a record goes to (Apache semantics): static tables all get every
 // record unless a route field is set, then each table whose route-regex matches its value;
 // dynamic routing uses the lower-cased route field value as the table name.
-func (t *Task) routes(value Row) ([]string, error) {
+func (t *Task) routes(value icetable.Row) ([]string, error) {
 	c := t.cfg
 	if c.DynamicEnabled {
-		v, ok := fieldPath(value, c.RouteField)
+		v, ok := icetable.FieldPath(value, c.RouteField)
 		if !ok || v == nil {
 			return nil, nil
 		}
-		return []string{strings.ToLower(toString(v))}, nil
+		return []string{strings.ToLower(icetable.ToString(v))}, nil
 	}
 	if c.RouteField == "" {
 		return c.Tables, nil
 	}
-	v, ok := fieldPath(value, c.RouteField)
+	v, ok := icetable.FieldPath(value, c.RouteField)
 	if !ok || v == nil {
 		return nil, nil
 	}
-	s := toString(v)
+	s := icetable.ToString(v)
 	var out []string
 	for _, name := range c.Tables {
 		if pt := c.PerTable[name]; pt != nil && pt.RouteRegex != nil && matchFull(pt.RouteRegex, s) {
@@ -450,12 +447,12 @@ func matchFull(re *regexp.Regexp, s string) bool {
 // positions made durable on success (roundCommitted).
 type drained struct {
 	t    *Task
-	bufs map[string][]Rec
+	bufs map[string][]icetable.Rec
 	n    int // rows in bufs
-	pos  map[TP]int64
-	gen  map[TP]int
+	pos  map[icetable.TP]int64
+	gen  map[icetable.TP]int
 	// spills are the files the bytes of bufs' records buffered as bytes are in, ended by the drain
-	spills []*jsonSpill
+	spills []*icetable.JSONSpill
 }
 
 // drain hands the buffers and positions to the coordinator.
@@ -463,13 +460,13 @@ func (t *Task) drain() drained {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.sealAll()
-	d := drained{t: t, bufs: t.buf, n: t.nbuf, pos: make(map[TP]int64, len(t.pos)), gen: make(map[TP]int, len(t.pos))}
+	d := drained{t: t, bufs: t.buf, n: t.nbuf, pos: make(map[icetable.TP]int64, len(t.pos)), gen: make(map[icetable.TP]int, len(t.pos))}
 	if t.spill != nil {
-		t.spill.end()
+		t.spill.End()
 		t.spill = nil
 	}
 	d.spills, t.spills = t.spills, nil
-	t.buf = map[string][]Rec{}
+	t.buf = map[string][]icetable.Rec{}
 	t.resetKeys()
 	t.inflight += t.nbuf
 	t.nbuf = 0
@@ -481,15 +478,15 @@ func (t *Task) drain() drained {
 }
 
 // drainAssigned is drain plus the partitions the task holds.
-func (t *Task) drainAssigned() (drained, []TP) {
+func (t *Task) drainAssigned() (drained, []icetable.TP) {
 	return t.drain(), t.assignment()
 }
 
 // assignment returns the partitions the task holds.
-func (t *Task) assignment() []TP {
+func (t *Task) assignment() []icetable.TP {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	out := make([]TP, 0, len(t.assigned))
+	out := make([]icetable.TP, 0, len(t.assigned))
 	for tp := range t.assigned {
 		out = append(out, tp)
 	}
@@ -497,7 +494,7 @@ func (t *Task) assignment() []TP {
 }
 
 // holds reports whether the task is assigned tp.
-func (t *Task) holds(tp TP) bool {
+func (t *Task) holds(tp icetable.TP) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.assigned[tp]
@@ -510,7 +507,7 @@ func (t *Task) roundCommitted(d drained) {
 	t.inflight -= d.n
 	t.removeSegments(d.bufs)
 	for _, s := range d.spills {
-		s.close()
+		s.Close()
 	}
 	for tp, o := range d.pos {
 		if c, ok := t.committed[tp]; ok && o > c {
@@ -535,7 +532,7 @@ func (t *Task) roundFailed(d drained) {
 	t.inflight -= d.n
 	t.spills = append(t.spills, d.spills...)
 	for name, recs := range d.bufs {
-		kept := make([]Rec, 0, len(recs))
+		kept := make([]icetable.Rec, 0, len(recs))
 		for _, r := range recs {
 			if g, ok := d.gen[r.TP]; ok && g == t.gen[r.TP] {
 				kept = append(kept, r)
@@ -545,16 +542,31 @@ func (t *Task) roundFailed(d drained) {
 		}
 		if len(kept) > 0 {
 			t.buf[name] = append(kept, t.buf[name]...)
-			t.nbuf += recRows(kept)
+			t.nbuf += icetable.RecRows(kept)
 		}
 	}
 	t.resetKeys()
 }
 
-// PreCommit returns the offsets that every table holds (never more).
-func (t *Task) PreCommit(_ context.Context, _ map[connect.TopicPartition]connect.OffsetAndMetadata) (map[connect.TopicPartition]connect.OffsetAndMetadata, error) {
+// PreCommit returns the offsets that every table holds (never more). It first takes the consumed
+// offsets as positions: the records between what Put saw and a consumed offset never reach the task
+// (filtered, tolerated, dead-lettered), so the next round that makes everything before them durable
+// covers them too, and the group moves past a partition's skipped tail. A round's positions go into the
+// tables' offsets as well, which a restart's per-table skip reads: the records below them that were
+// never written are skipped again by the runtime.
+func (t *Task) PreCommit(_ context.Context, consumed connect.ConsumedOffsets) (map[connect.TopicPartition]connect.OffsetAndMetadata, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	for p, om := range consumed {
+		tp := icetable.TP{Topic: p.Topic, Partition: p.Partition}
+		if !t.assigned[tp] || om.Offset <= t.pos[tp] {
+			continue
+		}
+		t.pos[tp] = om.Offset
+		if _, ok := t.committed[tp]; !ok {
+			t.committed[tp] = om.Offset // nothing put since Open: nothing to make durable
+		}
+	}
 	out := map[connect.TopicPartition]connect.OffsetAndMetadata{}
 	for tp, o := range t.committed {
 		out[connect.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}] = connect.OffsetAndMetadata{Offset: o}
@@ -573,7 +585,7 @@ func (t *Task) Open(partitions []connect.TopicPartition) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, p := range partitions {
-		tp := TP{p.Topic, p.Partition}
+		tp := icetable.TP{Topic: p.Topic, Partition: p.Partition}
 		delete(t.pos, tp)
 		delete(t.committed, tp)
 		t.assigned[tp] = true
@@ -593,9 +605,9 @@ func (t *Task) Close(partitions []connect.TopicPartition) error {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	gone := map[TP]bool{}
+	gone := map[icetable.TP]bool{}
 	for _, p := range partitions {
-		tp := TP{p.Topic, p.Partition}
+		tp := icetable.TP{Topic: p.Topic, Partition: p.Partition}
 		gone[tp] = true
 		delete(t.assigned, tp)
 		t.gen[tp]++
@@ -614,7 +626,7 @@ func (t *Task) Close(partitions []connect.TopicPartition) error {
 			}
 		}
 		t.buf[name] = kept
-		n += recRows(kept)
+		n += icetable.RecRows(kept)
 	}
 	t.nbuf = n
 	t.resetKeys()
@@ -629,17 +641,20 @@ func (t *Task) Stop() error {
 	// what the last round left in the buffer is read again from the group offsets by the next owner
 	t.mu.Lock()
 	for _, s := range t.spills {
-		s.close()
+		s.Close()
 	}
 	t.spill, t.spills = nil, nil
 	t.abortEarly()
 	t.mu.Unlock()
-	t.scratch.close()
+	t.scratch.Close()
 	return nil
 }
 
-// Version of the plugin.
-const Version = "1.0.0"
+// Version of the plugin, connector and tasks: the Apache Iceberg sink release whose config keys and control
+// events this plugin matches, as GET / reports the Kafka Connect release matched. The tasks of one connector
+// on JVM and connectd workers thus report one version, and a connector.plugin.version pin written for the
+// Apache sink selects this plugin.
+const Version = "1.10.1"
 
 var _ connect.PreCommitter = (*Task)(nil)
 

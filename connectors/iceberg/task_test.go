@@ -14,9 +14,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connectors/iceberg/catalogx"
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 	"github.com/connectd/connectd/internal/kafka"
 	"github.com/connectd/connectd/internal/metrics"
-	"github.com/connectd/connectd/internal/testutil/icebergtest"
 )
 
 // fakeCtx is a SinkTaskContext that records rewinds and commit requests.
@@ -39,7 +40,7 @@ func (f *fakeCtx) Pause(...connect.TopicPartition)                    {}
 func (f *fakeCtx) Resume(...connect.TopicPartition)                   {}
 func (f *fakeCtx) RequestCommit()                                     { f.mu.Lock(); f.commits++; f.mu.Unlock() }
 func (f *fakeCtx) ErrantRecordReporter() connect.ErrantRecordReporter { return nil }
-func (f *fakeCtx) PluginMetrics() connect.PluginMetrics               { return metrics.Registry }
+func (f *fakeCtx) PluginMetrics() connect.PluginMetrics               { return metrics.Plugins }
 func (f *fakeCtx) KafkaClients() connect.KafkaClients                 { return kafka.PluginClients{} }
 
 var testSeq int
@@ -203,28 +204,11 @@ func loadTable(t testing.TB, props map[string]string, name string) (catalog.Cata
 	t.Helper()
 	cfg, err := ParseConfig(props)
 	require.NoError(t, err)
-	cat, err := OpenCatalog(context.Background(), cfg.CatalogName, cfg.CatalogProps)
+	cat, err := catalogx.Open(context.Background(), cfg.CatalogName, cfg.CatalogProps)
 	require.NoError(t, err)
 	tbl, err := cat.LoadTable(context.Background(), catalog.ToIdentifier(name))
 	require.NoError(t, err)
 	return cat, tbl.MetadataLocation()
-}
-
-func duckRows(t testing.TB, metadata, query string) []string {
-	res := icebergtest.Read(t, metadata, query, nil)
-	var out []string
-	for _, r := range res.Rows {
-		s := ""
-		for i, v := range r {
-			if i > 0 {
-				s += "|"
-			}
-			s += fmt.Sprint(v)
-		}
-		out = append(out, s)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // TestDebeziumUpsertAndRawHistory: a Debezium CDC stream over many keys into an upsert table
@@ -414,9 +398,9 @@ func TestOneSnapshotPerTablePerRound(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, tbl.Metadata().Snapshots(), 3, name)
 		require.Equal(t, []string{"90"}, duckRows(t, meta, "SELECT count(*) FROM t"))
-		offs, err := CommittedOffsets(tbl, "", OffsetsSummaryKey("connect-"+props["name"]))
+		offs, err := icetable.CommittedOffsets(tbl, "", icetable.OffsetsSummaryKey("connect-"+props["name"]))
 		require.NoError(t, err)
-		require.Equal(t, Offsets{{"t", 0}: 30, {"t", 1}: 30, {"t", 2}: 30}, offs)
+		require.Equal(t, icetable.Offsets{{Topic: "t", Partition: 0}: 30, {Topic: "t", Partition: 1}: 30, {Topic: "t", Partition: 2}: 30}, offs)
 	}
 }
 

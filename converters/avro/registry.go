@@ -11,7 +11,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,17 +18,20 @@ import (
 	"time"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/tlsstore"
 )
 
-// TLS keys (schema.registry.ssl.*). Only PEM material is supported: JKS and PKCS12 stores are rejected
-// with a ConfigError naming the key.
+// TLS keys (schema.registry.ssl.*): JKS, PKCS12 and PEM stores, read as the worker reads its ssl.* stores,
+// and inline PEM certificates and keys.
 const (
 	sslPrefix               = "schema.registry.ssl."
 	ConfigSSLTruststoreType = sslPrefix + "truststore.type"
 	ConfigSSLTruststoreLoc  = sslPrefix + "truststore.location"
+	ConfigSSLTruststorePass = sslPrefix + "truststore.password"
 	ConfigSSLTruststoreCert = sslPrefix + "truststore.certificates"
 	ConfigSSLKeystoreType   = sslPrefix + "keystore.type"
 	ConfigSSLKeystoreLoc    = sslPrefix + "keystore.location"
+	ConfigSSLKeystorePass   = sslPrefix + "keystore.password"
 	ConfigSSLKeystoreChain  = sslPrefix + "keystore.certificate.chain"
 	ConfigSSLKeystoreKey    = sslPrefix + "keystore.key"
 	ConfigSSLKeyPassword    = sslPrefix + "key.password"
@@ -41,18 +43,22 @@ func defineTLS(d *connect.ConfigDef) {
 	str := func(name, def, doc string) {
 		d.Define(connect.ConfigKey{Name: name, Type: connect.ConfigString, Default: def, Importance: connect.Medium, Doc: doc})
 	}
-	str(ConfigSSLTruststoreType, "PEM", "The file format of the trust store file (PEM only).")
-	str(ConfigSSLTruststoreLoc, "", "The location of the trust store file (PEM certificates).")
+	str(ConfigSSLTruststoreType, "JKS", "The file format of the trust store file: JKS, PKCS12 or PEM (JKS and PKCS12 read either binary format, as the JVM).")
+	str(ConfigSSLTruststoreLoc, "", "The location of the trust store file.")
+	d.Define(connect.ConfigKey{Name: ConfigSSLTruststorePass, Type: connect.ConfigPassword, Default: "", Importance: connect.High,
+		Doc: "The password of the trust store file; without it a JKS store is read without checking its integrity."})
 	d.Define(connect.ConfigKey{Name: ConfigSSLTruststoreCert, Type: connect.ConfigPassword, Default: "", Importance: connect.Medium,
 		Doc: "Trusted certificates in PEM format."})
-	str(ConfigSSLKeystoreType, "PEM", "The file format of the key store file (PEM only).")
-	str(ConfigSSLKeystoreLoc, "", "The location of the key store file (PEM private key and certificate chain).")
+	str(ConfigSSLKeystoreType, "JKS", "The file format of the key store file: JKS, PKCS12 or PEM.")
+	str(ConfigSSLKeystoreLoc, "", "The location of the key store file (the client certificate and its private key).")
+	d.Define(connect.ConfigKey{Name: ConfigSSLKeystorePass, Type: connect.ConfigPassword, Default: "", Importance: connect.High,
+		Doc: "The store password of the key store file."})
 	d.Define(connect.ConfigKey{Name: ConfigSSLKeystoreChain, Type: connect.ConfigPassword, Default: "", Importance: connect.Medium,
 		Doc: "Certificate chain in PEM format."})
 	d.Define(connect.ConfigKey{Name: ConfigSSLKeystoreKey, Type: connect.ConfigPassword, Default: "", Importance: connect.Medium,
 		Doc: "Private key in PEM format (unencrypted)."})
-	d.Define(connect.ConfigKey{Name: ConfigSSLKeyPassword, Type: connect.ConfigPassword, Default: "", Importance: connect.Low,
-		Doc: "Not supported for PEM keys (must be unencrypted)."})
+	d.Define(connect.ConfigKey{Name: ConfigSSLKeyPassword, Type: connect.ConfigPassword, Default: "", Importance: connect.High,
+		Doc: "The password of the private key in the key store file; the store password when not set."})
 	str(ConfigSSLEndpointAlgo, "https", "The endpoint identification algorithm; empty disables host name verification.")
 	str(ConfigSSLProtocol, "TLSv1.3", "Minimum TLS protocol (TLSv1.2 or TLSv1.3 accepted; TLSv1.2 is the floor used).")
 }
@@ -101,7 +107,7 @@ func newRegistryClient(cfg *connect.Config, raw map[string]string) (*registryCli
 	if len(urls) == 0 {
 		return nil, &connect.ConfigError{Name: ConfigURL, Value: "", Message: "Missing Schema Registry url!"}
 	}
-	tlsCfg, err := tlsConfig(cfg)
+	tlsCfg, err := tlsConfig(cfg, raw)
 	if err != nil {
 		return nil, err
 	}
@@ -162,73 +168,30 @@ func newRegistryClient(cfg *connect.Config, raw map[string]string) (*registryCli
 	return rc, nil
 }
 
-func tlsConfig(cfg *connect.Config) (*tls.Config, error) {
-	t := &tls.Config{MinVersion: tls.VersionTLS12}
-	if typ := strings.ToUpper(cfg.String(ConfigSSLTruststoreType)); typ != "PEM" && (cfg.String(ConfigSSLTruststoreLoc) != "" || cfg.Password(ConfigSSLTruststoreCert) != "") {
-		return nil, &connect.ConfigError{Name: ConfigSSLTruststoreType, Value: typ, Message: "only PEM trust stores are supported"}
-	}
-	var pemData []byte
-	if loc := cfg.String(ConfigSSLTruststoreLoc); loc != "" {
-		b, err := os.ReadFile(loc)
-		if err != nil {
-			return nil, &connect.ConfigError{Name: ConfigSSLTruststoreLoc, Value: loc, Message: err.Error()}
-		}
-		pemData = append(pemData, b...)
+// tlsConfig reads the schema.registry.ssl.* stores as the Kafka clients read ssl.* (JKS, PKCS12 or PEM files),
+// plus the inline PEM keys.
+func tlsConfig(cfg *connect.Config, raw map[string]string) (*tls.Config, error) {
+	t, err := tlsstore.ClientConfig(raw, sslPrefix)
+	if err != nil {
+		return nil, &connect.ConfigError{Name: sslPrefix + "*", Value: "", Message: err.Error()}
 	}
 	if inline := cfg.Password(ConfigSSLTruststoreCert); inline != "" {
-		pemData = append(pemData, []byte("\n"+inline)...)
+		if t.RootCAs == nil {
+			t.RootCAs = x509.NewCertPool()
+		}
+		if !t.RootCAs.AppendCertsFromPEM([]byte(inline)) {
+			return nil, &connect.ConfigError{Name: ConfigSSLTruststoreCert, Value: "[hidden]", Message: "no PEM certificates found"}
+		}
+		if t.VerifyConnection != nil { // no host name check: verify the chain against the pool with the inline certificates
+			t.VerifyConnection = tlsstore.VerifyChainOnly(t.RootCAs)
+		}
 	}
-	if len(pemData) > 0 {
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pemData) {
-			return nil, &connect.ConfigError{Name: ConfigSSLTruststoreLoc, Value: cfg.String(ConfigSSLTruststoreLoc), Message: "no PEM certificates found"}
-		}
-		t.RootCAs = pool
-	}
-	ksLoc, ksChain, ksKey := cfg.String(ConfigSSLKeystoreLoc), cfg.Password(ConfigSSLKeystoreChain), cfg.Password(ConfigSSLKeystoreKey)
-	if ksLoc != "" || ksChain != "" {
-		if typ := strings.ToUpper(cfg.String(ConfigSSLKeystoreType)); typ != "PEM" {
-			return nil, &connect.ConfigError{Name: ConfigSSLKeystoreType, Value: typ, Message: "only PEM key stores are supported"}
-		}
-		var certPEM, keyPEM []byte
-		if ksLoc != "" {
-			b, err := os.ReadFile(ksLoc)
-			if err != nil {
-				return nil, &connect.ConfigError{Name: ConfigSSLKeystoreLoc, Value: ksLoc, Message: err.Error()}
-			}
-			certPEM, keyPEM = splitPEM(b)
-		} else {
-			certPEM, keyPEM = []byte(ksChain), []byte(ksKey)
-		}
-		cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if chain := cfg.Password(ConfigSSLKeystoreChain); chain != "" && cfg.String(ConfigSSLKeystoreLoc) == "" {
+		cert, err := tls.X509KeyPair([]byte(chain), []byte(cfg.Password(ConfigSSLKeystoreKey)))
 		if err != nil {
-			return nil, &connect.ConfigError{Name: ConfigSSLKeystoreLoc, Value: ksLoc, Message: err.Error()}
+			return nil, &connect.ConfigError{Name: ConfigSSLKeystoreChain, Value: "[hidden]", Message: err.Error()}
 		}
 		t.Certificates = []tls.Certificate{cert}
-	}
-	if cfg.String(ConfigSSLEndpointAlgo) == "" {
-		// Verify the chain but not the host name, as the JVM does with an empty algorithm.
-		roots := t.RootCAs
-		t.InsecureSkipVerify = true
-		t.VerifyPeerCertificate = func(raw [][]byte, _ [][]*x509.Certificate) error {
-			if len(raw) == 0 {
-				return errors.New("no server certificate")
-			}
-			certs := make([]*x509.Certificate, len(raw))
-			for i, r := range raw {
-				c, err := x509.ParseCertificate(r)
-				if err != nil {
-					return err
-				}
-				certs[i] = c
-			}
-			inter := x509.NewCertPool()
-			for _, c := range certs[1:] {
-				inter.AddCert(c)
-			}
-			_, err := certs[0].Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter})
-			return err
-		}
 	}
 	return t, nil
 }

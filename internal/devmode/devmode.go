@@ -11,9 +11,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/IBM/sarama"
 	"github.com/twmb/franz-go/pkg/kfake"
 
+	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/internal/kafka"
 )
 
@@ -221,14 +221,7 @@ func sortInt32(s []int32) {
 // Produce writes events every interval until ctx ends (or max events, if > 0); key-hash partitioning keeps
 // every customer's changes in one partition, in order.
 func Produce(ctx context.Context, bootstrap string, interval time.Duration, max int, onEvent func(Event)) error {
-	cfg, err := kafka.NewConfig(map[string]string{"client.id": "devmode-cdc-producer"})
-	if err != nil {
-		return err
-	}
-	if err := kafka.ApplyProducer(cfg, nil); err != nil {
-		return err
-	}
-	p, err := sarama.NewSyncProducer([]string{bootstrap}, cfg)
+	p, err := kafka.NewProducer(ctx, map[string]string{"bootstrap.servers": bootstrap, "client.id": "devmode-cdc-producer"})
 	if err != nil {
 		return fmt.Errorf("demo producer: %w", err)
 	}
@@ -239,11 +232,11 @@ func Produce(ctx context.Context, bootstrap string, interval time.Duration, max 
 	defer t.Stop()
 	for {
 		for _, ev := range g.Next(time.Now()) {
-			msg := &sarama.ProducerMessage{Topic: CustomersTopic, Key: sarama.ByteEncoder(ev.Key)}
-			if ev.Value != nil {
-				msg.Value = sarama.ByteEncoder(ev.Value)
-			}
-			if _, _, err := p.SendMessage(msg); err != nil {
+			msg := &connect.ProducerRecord{Topic: CustomersTopic, Partition: connect.AnyPartition, Key: ev.Key, Value: ev.Value}
+			if err := p.Produce(ctx, msg); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
 				return fmt.Errorf("producing demo event: %w", err)
 			}
 			if onEvent != nil {

@@ -45,8 +45,8 @@ type Config struct {
 	MaxDelay          time.Duration // scheduled.rebalance.max.delay.ms
 	UnsyncBackoff     time.Duration // worker.unsync.backoff.ms
 	Protocol          string        // connect.protocol: eager, compatible, sessioned
-	// PeerProbeInterval is how often the leader probes the other members' REST listeners to remove dead
-	// members before their session times out (probe.go); 0 turns it off.
+	// PeerProbeInterval is how often the leader probes the other members' REST listeners, and the other
+	// members the leader's, to remove dead members before their session times out (probe.go); 0 turns it off.
 	PeerProbeInterval time.Duration
 	Logger            *slog.Logger
 }
@@ -65,7 +65,7 @@ type Member struct {
 	rejoin     chan struct{}
 
 	leaderAssignor      *IncrementalAssignor
-	peers               map[string]string // leader: member id -> REST host:port of the other members
+	peers               map[string]string // member id -> REST host:port of the members this one probes
 	prober              peerProber
 	lastCompletedGen    int32
 	mu                  sync.Mutex
@@ -325,6 +325,9 @@ func (m *Member) joinAndSync(ctx context.Context) (time.Duration, <-chan struct{
 		m.h.CatchUp(a.Offset)
 		return 0, nil, fmt.Errorf("group: config mismatch at offset %d", a.Offset)
 	}
+	if !isLeader {
+		m.peers = leaderTarget(a.Leader, a.LeaderURL, resp.MemberId)
+	}
 	m.lastCompletedGen = gen // every member tracks it (the JVM's lastCompletedGenerationId), leader or not
 	if !m.h.CatchUp(a.Offset) {
 		m.log.Warn("could not read the config topic to the assignment's offset; leaving the group", "offset", a.Offset)
@@ -418,10 +421,7 @@ func (m *Member) heartbeatUntilRejoin(ctx context.Context, delay time.Duration, 
 	}
 	var probeC <-chan time.Time
 	var probe *time.Timer
-	m.mu.Lock()
-	leading := m.isLeader
-	m.mu.Unlock()
-	if leading && m.cfg.PeerProbeInterval > 0 && len(m.peers) > 0 {
+	if m.cfg.PeerProbeInterval > 0 && len(m.peers) > 0 {
 		probe = time.NewTimer(m.cfg.PeerProbeInterval)
 		defer probe.Stop()
 		probeC = probe.C

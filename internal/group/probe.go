@@ -13,12 +13,17 @@ import (
 
 // Dead-peer detection (connectd only): the coordinator notices a SIGKILLed worker only after its session
 // timeout (10 s by default, and never under the broker's group.min.session.timeout.ms, 6 s by default). The
-// leader learns of it sooner: it connects to every member's advertised REST address each probe interval,
-// and a member whose address actively refuses connections twice in a row (the host answers, nothing listens:
-// the process is gone) is removed from the group on its behalf (LeaveGroup with its member id, as the admin
-// client's removeMembersFromConsumerGroup does), which starts the rebalance at once. Anything short of a
+// members learn of it sooner by probing each other's advertised REST addresses each probe interval: the
+// leader probes every other member, and every other member probes the leader (so a dead leader is found as
+// fast as a dead member, by whichever survivor sees it first). A probed worker whose address actively
+// refuses connections twice in a row (the host answers, nothing listens: the process is gone) is removed
+// from the group on its behalf (LeaveGroup with its member id, as the admin client's
+// removeMembersFromConsumerGroup does), which starts the rebalance at once; when several survivors remove
+// the same leader, the later removals fail with UNKNOWN_MEMBER_ID and change nothing. Anything short of a
 // refusal (timeouts, unreachable hosts, a listener that accepts) changes nothing, so a live but slow or
-// partitioned worker is never removed this way: its session timeout decides as before.
+// partitioned worker is never removed this way: its session timeout decides as before. A worker's REST
+// listener accepts before it joins the group and until after it left (cmd/connectd), so a live member is
+// never refused.
 
 // probeRefusals is how many refused probes in a row remove a member.
 const probeRefusals = 2
@@ -51,6 +56,15 @@ func probeTargets(states map[string]*WorkerState, self string) map[string]string
 		out[id] = host
 	}
 	return out
+}
+
+// leaderTarget is what a member other than the leader probes: the leader's member id -> host:port of its
+// REST listener, or nothing when this member leads or the leader's URL is unknown.
+func leaderTarget(leaderID, leaderURL, self string) map[string]string {
+	if leaderID == "" || leaderID == self {
+		return nil
+	}
+	return probeTargets(map[string]*WorkerState{leaderID: {URL: leaderURL}}, self)
 }
 
 // refused says whether err is an active refusal of the connection.

@@ -42,3 +42,12 @@ func TestProbeTargets(t *testing.T) {
 	}, "self")
 	require.Equal(t, map[string]string{"a": "10.0.0.2:8083", "b": "connect-b:443"}, got)
 }
+
+// TestLeaderTarget: a member other than the leader probes the leader's REST listener; the leader itself, or a
+// member that does not know the leader, probes nobody this way.
+func TestLeaderTarget(t *testing.T) {
+	require.Equal(t, map[string]string{"lead": "10.0.0.1:8083"}, leaderTarget("lead", "http://10.0.0.1:8083/", "me"))
+	require.Empty(t, leaderTarget("me", "http://10.0.0.1:8083/", "me"))
+	require.Empty(t, leaderTarget("", "", "me"))
+	require.Empty(t, leaderTarget("lead", "::bad", "me"))
+}

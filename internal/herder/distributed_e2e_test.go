@@ -935,3 +935,51 @@ func checkVersions(t testing.TB, body string, want map[string]string) {
 		assert.Equal(t, want[w], m["version"], "version of %v in %s", m, body)
 	}
 }
+
+// TestDistributedCreatedPaused: as on the JVM's distributed worker, a connector created with initial_state PAUSED
+// has no tasks until resumed, restarting a task of a missing connector answers 404 Unknown connector, and the
+// offsets of a group that never committed are an empty list.
+func TestDistributedCreatedPaused(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t, "")
+	w := c.start("a", 0)
+	topic := c.group + "-in"
+	createTopic(t, c.kafka, topic, 2)
+	name := c.group + "-p"
+	code, body := httpDo("POST", w.url+"/connectors", fmt.Sprintf(`{"name":%q,"config":{"connector.class":"FileStreamSink","tasks.max":"2","topics":%q,"file":%q},"initial_state":"PAUSED"}`,
+		name, topic, filepath.Join(c.dir, "sink.txt")))
+	require.Equal(t, 201, code, body)
+	assert.Contains(t, body, `"tasks":[]`)
+	require.Eventually(t, func() bool { cs, ok := status(t, w, name); return ok && cs.Connector.State == "PAUSED" }, 30*time.Second, 100*time.Millisecond)
+	time.Sleep(2 * time.Second) // a reconfiguration would have written task configs by now
+	code, body = httpDo("GET", w.url+"/connectors/"+name+"/status", "")
+	require.Equal(t, 200, code, body)
+	assert.Contains(t, body, `"tasks":[]`)
+	code, body = httpDo("GET", w.url+"/connectors/"+name+"/tasks", "")
+	require.Equal(t, 200, code, body)
+	assert.Equal(t, "[]", strings.TrimSpace(body))
+
+	code, body = httpDo("POST", w.url+"/connectors/nope/tasks/0/restart", "")
+	assert.Equal(t, 404, code)
+	assert.JSONEq(t, `{"error_code":404,"message":"Unknown connector: nope"}`, body)
+	code, body = httpDo("POST", w.url+"/connectors/"+name+"/tasks/5/restart", "")
+	assert.Equal(t, 404, code)
+	assert.JSONEq(t, fmt.Sprintf(`{"error_code":404,"message":"Unknown task: %s-5"}`, name), body)
+
+	code, body = httpDo("PUT", w.url+"/connectors/"+name+"/resume", "")
+	require.Equal(t, 202, code, body)
+	require.Eventually(t, func() bool {
+		cs, ok := status(t, w, name)
+		return ok && cs.Connector.State == "RUNNING" && len(cs.Tasks) == 2
+	}, 30*time.Second, 100*time.Millisecond)
+
+	// a second connector stopped from the start: its group never committed
+	never := c.group + "-never"
+	code, body = httpDo("POST", w.url+"/connectors", fmt.Sprintf(`{"name":%q,"config":{"connector.class":"FileStreamSink","topics":%q,"file":%q},"initial_state":"STOPPED"}`,
+		never, topic, filepath.Join(c.dir, "never.txt")))
+	require.Equal(t, 201, code, body)
+	require.Eventually(t, func() bool { cs, ok := status(t, w, never); return ok && cs.Connector.State == "STOPPED" }, 30*time.Second, 100*time.Millisecond)
+	code, body = httpDo("GET", w.url+"/connectors/"+never+"/offsets", "")
+	assert.Equal(t, 200, code)
+	assert.JSONEq(t, `{"offsets":[]}`, body)
+}

@@ -76,6 +76,25 @@ func (d *Distributed) awaitLeader(ctx context.Context) (bool, string) {
 	}
 }
 
+// AwaitLeaderChange implements LeaderAwaiter: the members probe the leader and remove it once its REST
+// listener refuses connections (group/probe.go), and the next completed rebalance names its successor.
+func (d *Distributed) AwaitLeaderChange(ctx context.Context, gone string) (bool, string) {
+	if d.member == nil {
+		return false, ""
+	}
+	for {
+		changed := d.member.LeaderChanged() // taken before reading, so that no change is missed
+		if self, url := d.isLeader(); self || (url != "" && url != gone) {
+			return self, url
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return false, ""
+		}
+	}
+}
+
 // readBack waits until the config store has read what this worker just wrote (the change is accepted), as
 // the JVM's store reads its log to the end after a write.
 func (d *Distributed) readBack(ctx context.Context) error {
@@ -300,7 +319,10 @@ func (d *Distributed) RestartTask(ctx context.Context, id ConnectorTaskID) error
 	if err != nil {
 		return err
 	}
-	if _, ok := snap.Connectors[id.Connector]; !ok || id.Task < 0 || id.Task >= snap.TaskCounts[id.Connector] {
+	if _, ok := snap.Connectors[id.Connector]; !ok {
+		return NotFound("Unknown connector: %s", id.Connector)
+	}
+	if id.Task < 0 || id.Task >= snap.TaskCounts[id.Connector] {
 		return NotFound("Unknown task: %s", id)
 	}
 	d.mu.Lock()

@@ -36,6 +36,10 @@ func (d *Distributed) reconfigure(name string) {
 	if !ok {
 		return
 	}
+	if snap.TargetState(name) == state.Paused {
+		// DistributedHerder.reconfigureConnector: a connector created paused gets its tasks when resumed
+		return
+	}
 	var cfgs []map[string]string
 	if snap.TargetState(name) != state.Stopped {
 		var err error

@@ -297,6 +297,15 @@ func (e *NotLeaderError) Error() string {
 	return "Cannot complete request because of a conflicting operation (e.g. worker rebalance)"
 }
 
+// LeaderAwaiter is implemented by a herder in a group (distributed mode): when the leader a request was
+// forwarded to refuses connections (its process is gone), the REST layer waits for its successor instead of
+// failing the request.
+type LeaderAwaiter interface {
+	// AwaitLeaderChange waits until the group's leader is another than the one at url and returns whether
+	// this worker now leads and the leader's URL; leaderURL is "" when ctx ended first.
+	AwaitLeaderChange(ctx context.Context, url string) (self bool, leaderURL string)
+}
+
 // PluginLister is served by the REST layer for /connector-plugins; it reads the registry directly.
 var _ = connect.DefaultRegistry
 

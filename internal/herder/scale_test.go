@@ -33,17 +33,25 @@ type scaleParams struct {
 	partitions int // per topic
 	tasks      int // tasks.max per connector
 	failover   bool
+	killLeader bool // the SIGKILL hits the group's leader rather than another worker
 }
 
 func (p scaleParams) String() string {
-	return fmt.Sprintf("%d+%d workers, %d connectors x %d tasks, %d partitions/topic", p.workers, p.add, p.connectors, p.tasks, p.partitions)
+	s := fmt.Sprintf("%d+%d workers, %d connectors x %d tasks, %d partitions/topic", p.workers, p.add, p.connectors, p.tasks, p.partitions)
+	if p.failover && p.killLeader {
+		s += ", SIGKILL of the leader"
+	}
+	return s
 }
 
 // scaleParamsFromEnv: SCALE_WORKERS, SCALE_ADD, SCALE_CONNECTORS, SCALE_PARTITIONS, SCALE_TASKS override def;
-// SCALE_FAILOVER=0 leaves out the SIGKILL and SIGTERM.
+// SCALE_FAILOVER=0 leaves out the SIGKILL and SIGTERM; SCALE_KILL_LEADER=1 SIGKILLs the group's leader.
 func scaleParamsFromEnv(t testing.TB, def scaleParams) scaleParams {
 	if os.Getenv("SCALE_FAILOVER") == "0" {
 		def.failover = false
+	}
+	if os.Getenv("SCALE_KILL_LEADER") == "1" {
+		def.killLeader = true
 	}
 	for _, f := range []struct {
 		env string
@@ -465,6 +473,12 @@ func runScale(t testing.TB, p scaleParams) scaleResult {
 
 	if p.failover && len(c.workers) >= 3 {
 		victim := c.workers[1]
+		if p.killLeader {
+			victim = leaderOf(t, c)
+		}
+		if victim == first { // statuses are read from a survivor
+			first = c.workers[1]
+		}
 		t0 = time.Now()
 		victim.kill()
 		require.Eventually(t, func() bool {
@@ -473,7 +487,14 @@ func runScale(t testing.TB, p scaleParams) scaleResult {
 		}, 5*time.Minute, 100*time.Millisecond, "tasks of the SIGKILLed worker not running elsewhere")
 		res.sigkill = time.Since(t0)
 		// the stopping worker counts as gone from the signal on: its tasks must run elsewhere
-		victim = c.workers[2]
+		killed := victim
+		for _, w := range c.workers[2:] {
+			if w.alive() && w != first {
+				victim = w
+				break
+			}
+		}
+		require.NotSame(t, killed, victim, "no worker left to SIGTERM")
 		survivors := func() map[string]bool {
 			l := c.live()
 			delete(l, fmt.Sprintf("127.0.0.1:%d", victim.port))

@@ -176,7 +176,8 @@ func (h *Standalone) startConnectorLocked(name string, c *standaloneConnector) {
 		slog.Error("connector failed to start", "connector", name, "error", err)
 		return
 	}
-	if c.target == TargetStopped {
+	if c.target != TargetStarted {
+		// StandaloneHerder.updateConnectorTasks: a connector created paused or stopped gets its tasks when resumed
 		c.taskConfigs = nil
 		return
 	}
@@ -208,7 +209,7 @@ func (h *Standalone) reconfigure(name string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	c, ok := h.connectors[name]
-	if !ok || c.target == TargetStopped {
+	if !ok || c.target != TargetStarted {
 		return
 	}
 	cfgs, err := h.w.ConnectorTaskConfigs(name, TasksMax(c.config))
@@ -356,10 +357,11 @@ func (h *Standalone) RestartConnectorAndTasks(ctx context.Context, req RestartRe
 func (h *Standalone) RestartTask(ctx context.Context, id ConnectorTaskID) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	// StandaloneHerder.restartTask's answers (the distributed herder says "Unknown task").
+	// A missing connector answers as DistributedHerder.restartTask (StandaloneHerder's answer is overwritten by a
+	// 500 when it fails to start the task it does not have); a missing task as StandaloneHerder.restartTask.
 	c, ok := h.connectors[id.Connector]
 	if !ok {
-		return NotFound("Connector %s not found", id.Connector)
+		return NotFound("Unknown connector: %s", id.Connector)
 	}
 	if id.Task < 0 || id.Task >= len(c.taskConfigs) {
 		return NotFound("Task %s not found", id)
@@ -382,9 +384,11 @@ func (h *Standalone) setTarget(name string, t TargetState) error {
 		h.w.StopTasks(h.w.TasksOf(name))
 		c.taskConfigs = nil
 		h.w.SetTargetState(name, t)
-	case prev == TargetStopped:
+	case prev == TargetStopped || (t == TargetStarted && c.taskConfigs == nil):
 		h.w.SetTargetState(name, t)
-		h.generateAndStartTasksLocked(name, c)
+		if t == TargetStarted {
+			h.generateAndStartTasksLocked(name, c)
+		}
 	default:
 		h.w.SetTargetState(name, t)
 	}

@@ -18,11 +18,14 @@ type Validator struct {
 	WorkerGroupID  string
 	// WorkerProps are the worker's properties: its converters are the defaults of a connector's.
 	WorkerProps map[string]string
+	// TasksMaxLimit bounds tasks.max (worker.TasksMaxPerWorkerKey); 0: unbounded.
+	TasksMaxLimit int
 }
 
 // NewValidator returns the validator of a worker's connectors.
 func NewValidator(w *worker.Worker) *Validator {
-	return &Validator{Registry: w.Registry(), OverridePolicy: w.Config().OverridePolicy, WorkerProps: w.Config().Props}
+	return &Validator{Registry: w.Registry(), OverridePolicy: w.Config().OverridePolicy, WorkerProps: w.Config().Props,
+		TasksMaxLimit: w.Config().TasksMaxLimit}
 }
 
 // Validate returns the JVM's ConfigInfos for a connector config (AbstractHerder.validateConnectorConfig): the
@@ -52,6 +55,11 @@ func (v *Validator) Validate(config map[string]string) (*ConfigInfos, error) {
 		values[aliasValues[i].Name] = &aliasValues[i]
 	}
 	v.validateSinkRules(config, values)
+	if raw := config["tasks.max"]; v.TasksMaxLimit > 0 {
+		if n, err := strconv.Atoi(strings.TrimSpace(raw)); err == nil && n > v.TasksMaxLimit {
+			addConfigError(values, "tasks.max", raw, fmt.Sprintf("Value must be no more than %d (%s, this worker's bound)", v.TasksMaxLimit, worker.TasksMaxPerWorkerKey))
+		}
+	}
 	if v.WorkerGroupID != "" && "connect-"+config["name"] == v.WorkerGroupID {
 		addConfigError(values, "name", config["name"], fmt.Sprintf("Consumer group connect-%s conflicts with Connect worker group %s", config["name"], v.WorkerGroupID))
 	}

@@ -1,6 +1,8 @@
-// Package kafka builds Kafka clients from JVM-style client properties (bootstrap.servers, security.protocol,
-// sasl.*, ssl.*, consumer and producer keys), so worker files and consumer.override.* keep working: sarama
-// clients for the worker's stores, producers and admin, and franz-go consumers for the sink tasks.
+// Package kafka builds the worker's Kafka clients from JVM-style client properties (bootstrap.servers,
+// security.protocol, sasl.*, ssl.*, consumer and producer keys), so worker files and consumer.override.* keep
+// working. franz-go clients (ClientOpts, ConsumerOpts, ProducerOpts, Open, EnsureTopic) serve the sink tasks'
+// consumers, the producers, the admin and the plugins' connect.KafkaClients; this file's sarama translation
+// (NewConfig, ApplyProducer) serves the clients that have not moved to franz-go yet.
 package kafka
 
 import (
@@ -14,6 +16,8 @@ import (
 
 	"github.com/IBM/sarama"
 	"github.com/xdg-go/scram"
+
+	"github.com/connectd/connectd/tlsstore"
 )
 
 // Version is the protocol version we speak (brokers ≥ 2.1 per KIP-896; Kafka 4 brokers).
@@ -48,7 +52,7 @@ func NewConfig(props map[string]string) (*sarama.Config, error) {
 	c.Version = Version
 	c.Metadata.RefreshFrequency = 5 * time.Minute
 	if v := props["client.id"]; v != "" {
-		c.ClientID = sanitizeClientID(v)
+		c.ClientID = ClientID(sanitizeClientID(v))
 	}
 	if err := durationMS(props, "request.timeout.ms", &c.Net.ReadTimeout); err != nil {
 		return nil, err
@@ -151,32 +155,7 @@ func securityProtocol(props map[string]string) (string, error) {
 
 // tlsConfig builds the TLS settings of an SSL or SASL_SSL connection from the ssl.* keys.
 func tlsConfig(props map[string]string) (*tls.Config, error) {
-	tc := &tls.Config{MinVersion: tls.VersionTLS12}
-	if props["ssl.truststore.location"] != "" {
-		pool, err := loadTrustStore(props)
-		if err != nil {
-			return nil, err
-		}
-		tc.RootCAs = pool
-	}
-	if props["ssl.keystore.location"] != "" {
-		certs, err := loadKeyStore(props)
-		if err != nil {
-			return nil, err
-		}
-		tc.Certificates = certs
-	}
-	// ssl.endpoint.identification.algorithm: "https" (the default) checks the host name against
-	// the certificate; explicitly empty checks only the chain, as in the JVM client.
-	switch v, set := props["ssl.endpoint.identification.algorithm"]; {
-	case set && strings.TrimSpace(v) == "":
-		tc.InsecureSkipVerify = true // the chain is still verified, by VerifyConnection
-		tc.VerifyConnection = verifyChainOnly(tc.RootCAs)
-	case !set || strings.EqualFold(strings.TrimSpace(v), "https"):
-	default:
-		return nil, fmt.Errorf("invalid value %s for configuration ssl.endpoint.identification.algorithm: use https or an empty value", v)
-	}
-	return tc, nil
+	return tlsstore.ClientConfig(props, "ssl.")
 }
 
 // applySASL applies sasl.mechanism and the user name and password of sasl.jaas.config.

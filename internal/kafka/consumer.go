@@ -96,7 +96,7 @@ func ClientOpts(props map[string]string) ([]kgo.Opt, error) {
 		kgo.MetadataMaxAge(5 * time.Minute),
 	}
 	if v := props["client.id"]; v != "" {
-		opts = append(opts, kgo.ClientID(v))
+		opts = append(opts, kgo.ClientID(ClientID(v)))
 	}
 	var d time.Duration
 	if err := durationMS(props, "request.timeout.ms", &d); err != nil {

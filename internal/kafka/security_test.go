@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
 )
 
@@ -228,6 +229,79 @@ func roundTrip(t *testing.T, b secureBroker, addr string, props map[string]strin
 	recs := fs.Records()
 	require.Len(t, recs, 1)
 	require.Equal(t, "hello "+t.Name(), string(recs[0].Value))
+
+	factoryRoundTrip(t, props)
+}
+
+// factoryRoundTrip checks the clients of the one factory with the same settings: the admin creates a
+// topic (as for the DLQ), the producer of the DLQ sink and of the worker's DLQ reporter writes to it, a
+// transactional producer commits a record and aborts another, and a read_committed consumer reads back.
+func factoryRoundTrip(t *testing.T, props map[string]string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	clients := PluginClients{}
+	topic := kafkatest.UniqueName(t, "factory")
+
+	admin, err := clients.NewTopicAdmin(props)
+	require.NoError(t, err, "admin")
+	require.NoError(t, admin.EnsureTopic(ctx, connect.TopicSpec{Name: topic, Partitions: 2, ReplicationFactor: 1,
+		Configs: map[string]string{"cleanup.policy": "delete"}}))
+	require.NoError(t, admin.EnsureTopic(ctx, connect.TopicSpec{Name: topic, Partitions: 2, ReplicationFactor: 1}), "an existing topic is fine")
+	admin.Close()
+
+	producer, err := clients.NewProducer(props)
+	require.NoError(t, err, "producer")
+	require.NoError(t, producer.Produce(ctx, &connect.ProducerRecord{Topic: topic, Partition: 1, Value: []byte("plain"),
+		Headers: []connect.RecordHeader{{Key: "h", Value: []byte("v")}}}))
+	err = producer.Produce(ctx, &connect.ProducerRecord{Topic: topic, Partition: 5, Value: []byte("nowhere")})
+	var pe *connect.ProduceError
+	require.ErrorAs(t, err, &pe)
+	require.True(t, pe.Fatal, "a partition the topic lacks: %v", err)
+	producer.Close()
+
+	tx, err := clients.NewTransactionalProducer(props, kafkatest.UniqueName(t, "tx"))
+	require.NoError(t, err, "transactional producer")
+	require.NoError(t, tx.BeginTransaction())
+	require.NoError(t, tx.Produce(ctx, &connect.ProducerRecord{Topic: topic, Partition: 0, Value: []byte("aborted")}))
+	require.NoError(t, tx.AbortTransaction(ctx))
+	require.NoError(t, tx.BeginTransaction())
+	require.NoError(t, tx.Produce(ctx, &connect.ProducerRecord{Topic: topic, Partition: 0, Value: []byte("committed")}))
+	require.NoError(t, tx.CommitTransaction(ctx))
+	tx.Close()
+
+	cl, err := Open(ctx, props, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	require.NoError(t, err, "consumer")
+	defer cl.Close()
+	got := map[string]int32{}
+	for len(got) < 2 {
+		fs := cl.PollFetches(ctx)
+		require.NoError(t, fs.Err0())
+		fs.EachRecord(func(r *kgo.Record) { got[string(r.Value)] = r.Partition })
+	}
+	require.Equal(t, map[string]int32{"plain": 1, "committed": 0}, got)
+}
+
+// factoryConnectErr is connectErr for the factory's producer and admin, as the DLQs open them.
+func factoryConnectErr(t *testing.T, addr string, props map[string]string, admin bool) error {
+	t.Helper()
+	props["bootstrap.servers"] = addr
+	start := time.Now()
+	var err error
+	if admin {
+		var a connect.TopicAdmin
+		if a, err = (PluginClients{}).NewTopicAdmin(props); err == nil {
+			a.Close()
+		}
+	} else {
+		var p connect.Producer
+		if p, err = (PluginClients{}).NewProducer(props); err == nil {
+			p.Close()
+		}
+	}
+	require.Less(t, time.Since(start), time.Minute, "the client neither connected nor failed within a minute")
+	return err
 }
 
 // consumerConnectErr is connectErr for the sink tasks' consumer (ConsumerOpts and PingConsumer).
@@ -393,6 +467,17 @@ func TestSecurityAgainstBroker(t *testing.T) {
 				require.Contains(t, strings.ToLower(err.Error()), strings.ToLower(w))
 			}
 		})
+		for _, admin := range []bool{false, true} {
+			name := map[bool]string{false: "/producer", true: "/admin"}[admin]
+			t.Run(tc.name+name, func(t *testing.T) {
+				err := factoryConnectErr(t, tc.addr, tc.props, admin)
+				require.Error(t, err)
+				t.Logf("error: %v", err)
+				for _, w := range tc.want {
+					require.Contains(t, strings.ToLower(err.Error()), strings.ToLower(w))
+				}
+			})
+		}
 	}
 	t.Logf("total %v", time.Since(start).Round(time.Millisecond))
 }

@@ -1,7 +1,7 @@
 // Package metrics exposes the runtime's Prometheus metrics: the JVM's sink-task and task-error metrics
 // (sink-record-read-total, sink-record-send-total, offset-commit-*, put-batch time, total-record-errors,
-// total-records-skipped, deadletterqueue-produce-requests) and per-partition consumer lag, so that lag is
-// visible per connector (sum by connector).
+// total-records-skipped, deadletterqueue-produce-requests) and per-partition consumer lag (behind the consumed
+// position and behind the group's committed offset), so that lag is visible per connector (sum by connector).
 package metrics
 
 import (
@@ -38,11 +38,13 @@ var (
 		Name: "partition_lag_records", Help: "High watermark minus the task's consumed position, per partition."}, []string{"connector", "task", "topic", "partition"})
 	Committed = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "connectd", Subsystem: "sink",
 		Name: "partition_committed_offset", Help: "Last offset committed to the connector's consumer group, per partition."}, []string{"connector", "task", "topic", "partition"})
+	CommittedLag = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "connectd", Subsystem: "sink",
+		Name: "partition_committed_lag_records", Help: "High watermark minus the offset committed to the connector's consumer group, per partition (the group's lag)."}, []string{"connector", "task", "topic", "partition"})
 )
 
 func init() {
 	Registry.MustRegister(RecordsRead, RecordsSent, PutBatch, Commits, CommitFailures, RecordErrors, RecordsSkipped,
-		DLQProduced, Lag, Committed, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		DLQProduced, Lag, Committed, CommittedLag, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 }
 
 // Handler serves the registry in the Prometheus text format.
@@ -80,6 +82,19 @@ func (t *Task) SetCommitted(topic string, partition int32, off int64) {
 	Committed.WithLabelValues(t.connector, t.task, topic, strconv.Itoa(int(partition))).Set(float64(off))
 }
 
+// SetCommittedLag records a partition's lag behind its committed offset.
+func (t *Task) SetCommittedLag(topic string, partition int32, lag int64) {
+	CommittedLag.WithLabelValues(t.connector, t.task, topic, strconv.Itoa(int(partition))).Set(float64(lag))
+}
+
+// ForgetPartition removes a partition's series: a revoked partition's are its next owner's.
+func (t *Task) ForgetPartition(topic string, partition int32) {
+	m := prometheus.Labels{"connector": t.connector, "task": t.task, "topic": topic, "partition": strconv.Itoa(int(partition))}
+	Lag.DeletePartialMatch(m)
+	Committed.DeletePartialMatch(m)
+	CommittedLag.DeletePartialMatch(m)
+}
+
 // Forget removes a stopped task's series.
 func (t *Task) Forget() {
 	for _, v := range []*prometheus.CounterVec{RecordsRead, RecordsSent, Commits, CommitFailures, RecordsSkipped, DLQProduced} {
@@ -89,5 +104,6 @@ func (t *Task) Forget() {
 	m := prometheus.Labels{"connector": t.connector, "task": t.task}
 	Lag.DeletePartialMatch(m)
 	Committed.DeletePartialMatch(m)
+	CommittedLag.DeletePartialMatch(m)
 	RecordErrors.DeletePartialMatch(m)
 }

@@ -17,7 +17,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/stretchr/testify/require"
 
-	"github.com/connectd/connectd/connectors/iceberg"
+	"github.com/connectd/connectd/connectors/iceberg/catalogx"
 	"github.com/connectd/connectd/internal/testutil/chdb/chdbtest"
 )
 
@@ -33,7 +33,7 @@ func lakeWithRows(b *testing.B, n int) map[string]string {
 	dir := b.TempDir()
 	props := map[string]string{"type": "sql", "uri": "jdbc:sqlite:" + filepath.Join(dir, "catalog.db"), "warehouse": filepath.Join(dir, "wh")}
 	ctx := context.Background()
-	cat, err := iceberg.OpenCatalog(ctx, "", props)
+	cat, err := catalogx.Open(ctx, "", props)
 	require.NoError(b, err)
 	require.NoError(b, cat.CreateNamespace(ctx, catalog.ToIdentifier("cdc"), nil))
 	sc := ice.NewSchemaWithIdentifiers(0, []int{1},

@@ -22,7 +22,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/stretchr/testify/require"
 
-	"github.com/connectd/connectd/connectors/iceberg"
+	"github.com/connectd/connectd/connectors/iceberg/catalogx"
 	"github.com/connectd/connectd/internal/testutil/cdcstream"
 	"github.com/connectd/connectd/internal/testutil/chdb"
 	"github.com/connectd/connectd/internal/testutil/chdb/chdbtest"
@@ -258,7 +258,7 @@ func (p *pipeline) model() map[string]cdcstream.Row {
 // ClickHouse) and checks the report's row counts against them and against the model.
 func (p *pipeline) crossCheck(r *Report, iceRows, chRows int) {
 	p.t.Helper()
-	cat, err := iceberg.OpenCatalog(context.Background(), "", map[string]string{"type": "sql", "uri": "jdbc:sqlite:" + p.catDB, "warehouse": p.wh})
+	cat, err := catalogx.Open(context.Background(), "", map[string]string{"type": "sql", "uri": "jdbc:sqlite:" + p.catDB, "warehouse": p.wh})
 	require.NoError(p.t, err)
 	tbl, err := cat.LoadTable(context.Background(), catalog.ToIdentifier("cdc.customers"))
 	require.NoError(p.t, err)
@@ -409,7 +409,7 @@ func TestReconcileIcebergWithoutSnapshot(t *testing.T) {
 	n := p.produce(rand.New(rand.NewSource(seed)), 10)
 	p.waitGroup(chConnector)
 	p.stop()
-	cat, err := iceberg.OpenCatalog(context.Background(), "", map[string]string{"type": "sql", "uri": "jdbc:sqlite:" + p.catDB, "warehouse": p.wh})
+	cat, err := catalogx.Open(context.Background(), "", map[string]string{"type": "sql", "uri": "jdbc:sqlite:" + p.catDB, "warehouse": p.wh})
 	require.NoError(t, err)
 	require.NoError(t, cat.CreateNamespace(context.Background(), catalog.ToIdentifier("cdc"), nil))
 	sc := ice.NewSchemaWithIdentifiers(0, []int{1},

@@ -17,7 +17,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
-	"github.com/connectd/connectd/connectors/iceberg"
+	"github.com/connectd/connectd/connectors/iceberg/catalogx"
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 	"github.com/connectd/connectd/connectors/iceberg/maintenance"
 	"github.com/connectd/connectd/internal/testutil/cdcstream"
 	"github.com/connectd/connectd/internal/testutil/chdb/chdbtest"
@@ -25,7 +26,7 @@ import (
 )
 
 func (p *pipeline) catalog() catalog.Catalog {
-	cat, err := iceberg.OpenCatalog(context.Background(), "", map[string]string{"type": "sql", "uri": "jdbc:sqlite:" + p.catDB, "warehouse": p.wh})
+	cat, err := catalogx.Open(context.Background(), "", map[string]string{"type": "sql", "uri": "jdbc:sqlite:" + p.catDB, "warehouse": p.wh})
 	require.NoError(p.t, err)
 	return cat
 }
@@ -176,7 +177,7 @@ func TestErasureEndToEnd(t *testing.T) {
 	require.Equal(t, fmt.Sprint(b-k), p.duckCount("cdc.history", "true"), "the other history rows stay")
 
 	// Deletes hide the key; its values stay in the files until maintenance rewrites and expires them.
-	iceTables := []string{"cdc.customers", "cdc.history", "cdc.customers" + iceberg.TombstoneSuffix}
+	iceTables := []string{"cdc.customers", "cdc.history", "cdc.customers" + icetable.TombstoneSuffix}
 	held := p.filesHolding(victim, iceTables...)
 	t.Logf("live files holding %q before maintenance: %v", victim, held)
 	for _, name := range iceTables {

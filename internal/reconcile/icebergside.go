@@ -9,11 +9,12 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/connectd/connectd/connectors/iceberg"
+	"github.com/connectd/connectd/connectors/iceberg/catalogx"
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
 // tp is a Kafka topic-partition.
-type tp = iceberg.TP
+type tp = icetable.TP
 
 // lakeTable is the Iceberg side: the table and the consumer group whose offsets its snapshots record.
 type lakeTable struct {
@@ -22,7 +23,7 @@ type lakeTable struct {
 }
 
 func openLake(ctx context.Context, cfg *Config) (*lakeTable, error) {
-	cat, err := iceberg.OpenCatalog(ctx, cfg.CatalogName, cfg.CatalogProps)
+	cat, err := catalogx.Open(ctx, cfg.CatalogName, cfg.CatalogProps)
 	if err != nil {
 		return nil, fmt.Errorf("iceberg catalog: %w", err)
 	}
@@ -33,8 +34,8 @@ func openLake(ctx context.Context, cfg *Config) (*lakeTable, error) {
 	}
 	l := &lakeTable{tbl: tbl}
 	if cfg.IcebergGroup != "" {
-		l.offsetsKey = iceberg.OffsetsSummaryKey(cfg.IcebergGroup)
-	} else if keys := iceberg.OffsetsSummaryKeys(tbl, tbl.CurrentSnapshot()); len(keys) == 1 {
+		l.offsetsKey = icetable.OffsetsSummaryKey(cfg.IcebergGroup)
+	} else if keys := icetable.OffsetsSummaryKeys(tbl, tbl.CurrentSnapshot()); len(keys) == 1 {
 		l.offsetsKey = keys[0]
 	} else if len(keys) > 1 {
 		return nil, fmt.Errorf("iceberg: %s holds the offsets of several consumer groups (%s): set %s",
@@ -48,7 +49,7 @@ func (l *lakeTable) offsetsAt(snap *table.Snapshot) (map[tp]int64, error) {
 	if l.offsetsKey == "" || snap == nil {
 		return map[tp]int64{}, nil
 	}
-	o, _, err := iceberg.SnapshotOffsets(l.tbl, snap, l.offsetsKey)
+	o, _, err := icetable.SnapshotOffsets(l.tbl, snap, l.offsetsKey)
 	return o, err
 }
 

@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/IBM/sarama"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/connectd/connectd/internal/kafka"
 )
 
 // offsetRange is [From, To) of one topic-partition.
@@ -42,50 +45,83 @@ func inFlightKeys(ctx context.Context, bootstrap string, ranges []offsetRange, k
 	if len(ranges) == 0 {
 		return out, nil
 	}
-	cfg := sarama.NewConfig()
-	cfg.ClientID = "connectd-reconcile"
-	cfg.Consumer.Return.Errors = true
-	c, err := sarama.NewConsumer(splitList(bootstrap), cfg)
+	parts := map[string]map[int32]kgo.Offset{}
+	next := map[tp]int64{}
+	for _, r := range ranges {
+		if parts[r.TP.Topic] == nil {
+			parts[r.TP.Topic] = map[int32]kgo.Offset{}
+		}
+		parts[r.TP.Topic][r.TP.Partition] = kgo.NewOffset().At(r.From)
+		next[r.TP] = r.From
+	}
+	cl, err := kafka.Open(ctx, clientProps(bootstrap), kgo.ConsumePartitions(parts))
 	if err != nil {
 		return nil, fmt.Errorf("kafka: %w", err)
 	}
-	defer c.Close()
+	defer cl.Close()
+	ends := map[tp]int64{}
 	for _, r := range ranges {
-		pc, err := c.ConsumePartition(r.TP.Topic, r.TP.Partition, r.From)
-		if err != nil {
-			return nil, fmt.Errorf("kafka: reading %s from %d: %w", r.TP, r.From, err)
-		}
-		err = func() error {
-			defer pc.Close()
-			timeout := time.NewTimer(30 * time.Second)
-			defer timeout.Stop()
-			for next := r.From; next < r.To; {
-				select {
-				case m := <-pc.Messages():
-					next = m.Offset + 1
-					if m.Offset >= r.To {
-						return nil
-					}
-					k, err := recordKey(m.Key, keyCols)
-					if err != nil {
-						return fmt.Errorf("kafka: %s offset %d: %w", r.TP, m.Offset, err)
-					}
-					out[k] = true
-				case err := <-pc.Errors():
-					return fmt.Errorf("kafka: %s: %w", r.TP, err)
-				case <-timeout.C:
-					return fmt.Errorf("kafka: %s: offsets %d..%d not readable within 30s", r.TP, next, r.To)
-				case <-ctx.Done():
-					return ctx.Err()
-				}
+		ends[r.TP] = r.To
+	}
+	pending := func() (tp, bool) {
+		for _, r := range ranges {
+			if next[r.TP] < r.To {
+				return r.TP, true
 			}
-			return nil
-		}()
-		if err != nil {
-			return nil, err
+		}
+		return tp{}, false
+	}
+	for {
+		k, ok := pending()
+		if !ok {
+			return out, nil
+		}
+		// each poll must make progress within 30s
+		pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		fs := cl.PollFetches(pctx)
+		timedOut := pctx.Err() != nil
+		cancel()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if timedOut {
+			return nil, fmt.Errorf("kafka: %s: offsets %d..%d not readable within 30s", k, next[k], ends[k])
+		}
+		var ferr error
+		fs.EachError(func(t string, p int32, err error) {
+			if ferr == nil {
+				ferr = fmt.Errorf("kafka: %s: %w", tp{Topic: t, Partition: p}, err)
+			}
+		})
+		if ferr != nil {
+			return nil, ferr
+		}
+		fs.EachRecord(func(m *kgo.Record) {
+			t := tp{Topic: m.Topic, Partition: m.Partition}
+			if ferr != nil || m.Offset < next[t] {
+				return
+			}
+			if m.Offset >= ends[t] {
+				next[t] = max(next[t], ends[t])
+				return
+			}
+			next[t] = m.Offset + 1
+			k, err := recordKey(m.Key, keyCols)
+			if err != nil {
+				ferr = fmt.Errorf("kafka: %s offset %d: %w", t, m.Offset, err)
+				return
+			}
+			out[k] = true
+		})
+		if ferr != nil {
+			return nil, ferr
 		}
 	}
-	return out, nil
+}
+
+// clientProps are the client properties of the reconcile tool's Kafka clients.
+func clientProps(bootstrap string) map[string]string {
+	return map[string]string{"bootstrap.servers": bootstrap, "client.id": "connectd-reconcile"}
 }
 
 func recordKey(raw []byte, keyCols []string) (string, error) {
@@ -129,30 +165,26 @@ func recordKey(raw []byte, keyCols []string) (string, error) {
 	return keyText(keyCols, texts), nil
 }
 
-func splitList(s string) []string { return list(s) }
-
 // groupOffsets reads the committed offsets of a consumer group (the ClickHouse connector's `connect-<name>`).
 func groupOffsets(bootstrap, group string) (map[tp]int64, error) {
-	cfg := sarama.NewConfig()
-	cfg.ClientID = "connectd-reconcile"
-	admin, err := sarama.NewClusterAdmin(splitList(bootstrap), cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cl, err := kafka.Open(ctx, clientProps(bootstrap))
 	if err != nil {
 		return nil, fmt.Errorf("kafka: %w", err)
 	}
-	defer admin.Close()
-	resp, err := admin.ListConsumerGroupOffsets(group, nil)
+	defer cl.Close()
+	resp, err := kadm.NewClient(cl).FetchOffsets(ctx, group)
 	if err != nil {
 		return nil, fmt.Errorf("kafka: offsets of group %s: %w", group, err)
 	}
 	out := map[tp]int64{}
-	for topic, parts := range resp.Blocks {
-		for p, b := range parts {
-			if b.Err != sarama.ErrNoError {
-				return nil, fmt.Errorf("kafka: offsets of group %s, %s/%d: %w", group, topic, p, b.Err)
-			}
-			if b.Offset >= 0 {
-				out[tp{Topic: topic, Partition: p}] = b.Offset
-			}
+	for _, o := range resp.Sorted() {
+		if o.Err != nil {
+			return nil, fmt.Errorf("kafka: offsets of group %s, %s/%d: %w", group, o.Topic, o.Partition, o.Err)
+		}
+		if o.At >= 0 {
+			out[tp{Topic: o.Topic, Partition: o.Partition}] = o.At
 		}
 	}
 	return out, nil

@@ -12,7 +12,7 @@ import (
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connectors/clickhouse"
-	"github.com/connectd/connectd/connectors/iceberg"
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
 // Rebuild keys (besides the reconcile ones).
@@ -234,7 +234,7 @@ func (p *pair) load(ctx context.Context, snapshotID int64, table string, batch i
 		}
 		return nil
 	}
-	for row, err := range iceberg.LiveRows(ctx, p.lake.tbl, snapshotID, names) {
+	for row, err := range icetable.LiveRows(ctx, p.lake.tbl, snapshotID, names) {
 		if err != nil {
 			return n, err
 		}
@@ -282,7 +282,7 @@ func (p *pair) load(ctx context.Context, snapshotID int64, table string, batch i
 // sinkValue turns an Iceberg value into the Connect value a record would carry for it.
 func sinkValue(v any) any {
 	switch x := v.(type) {
-	case iceberg.Decimal:
+	case icetable.Decimal:
 		return connect.Decimal{Unscaled: x.Unscaled, Scale: x.Scale}
 	case uuid.UUID:
 		return x.String()

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/connectd/connectd/connectors/iceberg"
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
 // pair is everything a run needs of both layers once opened.
@@ -158,7 +158,7 @@ func (p *pair) readLake(ctx context.Context, snapshotID int64, b bucketer) (*dig
 		names = append(names, p.iceVer)
 	}
 	texts := make([]string, len(p.cols))
-	for row, err := range iceberg.LiveRows(ctx, p.lake.tbl, snapshotID, names) {
+	for row, err := range icetable.LiveRows(ctx, p.lake.tbl, snapshotID, names) {
 		if err != nil {
 			return nil, err
 		}

@@ -12,7 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/connectd/connectd/connectors/clickhouse/chtype"
-	"github.com/connectd/connectd/connectors/iceberg"
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
 // The type mapping between the layers. Iceberg is the system of record: each compared column gets a kind
@@ -160,7 +160,7 @@ func newMapping(name string, it ice.Type, chTypeText string) mapping {
 	return m
 }
 
-// fromIceberg is the canonical text of an Iceberg value (as iceberg.LiveRows yields it).
+// fromIceberg is the canonical text of an Iceberg value (as icetable.LiveRows yields it).
 func (m mapping) fromIceberg(v any) (string, error) {
 	if v == nil {
 		if m.ch.Nullable {
@@ -192,7 +192,7 @@ func (m mapping) fromIceberg(v any) (string, error) {
 			return strconv.FormatFloat(float64(f), 'g', -1, 64), nil
 		}
 	case kindDecimal:
-		if d, ok := v.(iceberg.Decimal); ok {
+		if d, ok := v.(icetable.Decimal); ok {
 			return decimalText(new(big.Rat).SetFrac(d.Unscaled, pow10(d.Scale)), m.scale), nil
 		}
 	case kindDate:

@@ -3,6 +3,7 @@ package worker
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -14,6 +15,14 @@ import (
 // listeners, behind the REST authentication. Off by default.
 const PprofEnableKey = "connectd.debug.pprof.enable"
 
+// ScratchDirKey (connectd's own worker key) is the directory of the temporary files the worker and its
+// plugins write (docs/DEPLOY.md lists them). Unset, it is scratchSubdir beside the standalone offsets
+// file (offset.storage.file.filename), else the system's temporary directory (os.TempDir).
+const ScratchDirKey = "connectd.scratch.dir"
+
+// scratchSubdir is the default scratch directory's name in the worker's data directory.
+const scratchSubdir = "scratch"
+
 // connectd's own worker keys of the reconcile schedule (docs/RECONCILE.md): the reconcile properties files,
 // as `connectd reconcile` takes them, compared every interval (0: only on POST /connectd/reconcile).
 const (
@@ -22,6 +31,22 @@ const (
 	ReconcileTimeoutKey  = "connectd.reconcile.timeout.ms"
 	reconcilePrefix      = "connectd.reconcile."
 )
+
+// connectd's own worker keys of the REST server under hostile load (docs/SECURITY.md): a connection idle this
+// long is closed (Jetty's idle timeout, which also bounds each read of a request), and at most this many
+// connections are open at once (-1: half the process's file-handle limit, the rest kept for Kafka clients).
+const (
+	RESTIdleTimeoutKey    = "connectd.rest.idle.timeout.ms"
+	RESTMaxConnectionsKey = "connectd.rest.max.connections"
+)
+
+// TasksMaxPerWorkerKey (connectd's own worker key) bounds tasks.max of every connector this worker accepts:
+// each task holds a consumer with its connections, so one request for 100,000 tasks would exhaust the
+// process's file handles.
+const TasksMaxPerWorkerKey = "connectd.tasks.max.limit"
+
+// DefaultTasksMaxPerWorker is generous: far more tasks than one worker runs well.
+const DefaultTasksMaxPerWorker = 1000
 
 // WorkerConfigDef lists the worker keys we read, with the JVM's defaults.
 func WorkerConfigDef() *connect.ConfigDef {
@@ -43,9 +68,13 @@ func WorkerConfigDef() *connect.ConfigDef {
 		Define(connect.ConfigKey{Name: "offset.storage.file.filename", Type: connect.ConfigString, Default: "", Importance: connect.Low}).
 		Define(connect.ConfigKey{Name: "group.id", Type: connect.ConfigString, Default: "", Importance: connect.High}).
 		Define(connect.ConfigKey{Name: PprofEnableKey, Type: connect.ConfigBoolean, Default: false, Importance: connect.Low}).
+		Define(connect.ConfigKey{Name: ScratchDirKey, Type: connect.ConfigString, Default: "", Importance: connect.Low}).
 		Define(connect.ConfigKey{Name: ReconcileConfigsKey, Type: connect.ConfigList, Default: "", Importance: connect.Low}).
 		Define(connect.ConfigKey{Name: ReconcileIntervalKey, Type: connect.ConfigLong, Default: int64(300000), Validator: connect.AtLeast(0), Importance: connect.Low}).
 		Define(connect.ConfigKey{Name: ReconcileTimeoutKey, Type: connect.ConfigLong, Default: int64(1800000), Validator: connect.AtLeast(0), Importance: connect.Low}).
+		Define(connect.ConfigKey{Name: RESTIdleTimeoutKey, Type: connect.ConfigLong, Default: int64(30000), Validator: connect.AtLeast(1), Importance: connect.Low}).
+		Define(connect.ConfigKey{Name: RESTMaxConnectionsKey, Type: connect.ConfigInt, Default: -1, Validator: connect.AtLeast(-1), Importance: connect.Low}).
+		Define(connect.ConfigKey{Name: TasksMaxPerWorkerKey, Type: connect.ConfigInt, Default: DefaultTasksMaxPerWorker, Validator: connect.AtLeast(1), Importance: connect.Low}).
 		Define(connect.ConfigKey{Name: configprovider.ProvidersKey, Type: connect.ConfigList, Default: "", Importance: connect.Low})
 }
 
@@ -74,6 +103,16 @@ type Config struct {
 	ReconcileInterval time.Duration
 	// ReconcileTimeout bounds one pair's run (ReconcileTimeoutKey); 0: unbounded.
 	ReconcileTimeout time.Duration
+	// ScratchDir is the directory of temporary files (ScratchDirKey, or its default); PrepareScratchDir
+	// makes it. ScratchDirSet: it was configured or derived from the data directory, not os.TempDir.
+	ScratchDir    string
+	ScratchDirSet bool
+	// RESTIdleTimeout closes idle REST connections (RESTIdleTimeoutKey).
+	RESTIdleTimeout time.Duration
+	// RESTMaxConnections caps open REST connections (RESTMaxConnectionsKey); -1: half the file-handle limit.
+	RESTMaxConnections int
+	// TasksMaxLimit bounds the tasks.max connectors may ask for (TasksMaxPerWorkerKey).
+	TasksMaxLimit int
 	// Distributed is set by the distributed runner (tasks of a connector may run in several processes).
 	Distributed bool
 }
@@ -119,11 +158,36 @@ func ParseConfig(props map[string]string) (*Config, error) {
 		ReconcileConfigs:       c.List(ReconcileConfigsKey),
 		ReconcileInterval:      time.Duration(c.Long(ReconcileIntervalKey)) * time.Millisecond,
 		ReconcileTimeout:       time.Duration(c.Long(ReconcileTimeoutKey)) * time.Millisecond,
+		RESTIdleTimeout:        time.Duration(c.Long(RESTIdleTimeoutKey)) * time.Millisecond,
+		RESTMaxConnections:     c.Int(RESTMaxConnectionsKey),
+		TasksMaxLimit:          c.Int(TasksMaxPerWorkerKey),
 	}
 	if p, ok := c.Get("rest.advertised.port").(int); ok {
 		wc.AdvertisedPort = p
 	}
+	switch dir, offsets := c.String(ScratchDirKey), c.String("offset.storage.file.filename"); {
+	case dir != "":
+		wc.ScratchDir, wc.ScratchDirSet = dir, true
+	case offsets != "":
+		wc.ScratchDir, wc.ScratchDirSet = filepath.Join(filepath.Dir(offsets), scratchSubdir), true
+	default:
+		wc.ScratchDir = os.TempDir()
+	}
 	return wc, nil
+}
+
+// PrepareScratchDir makes the scratch directory and checks that a file can be written in it, so that a
+// read-only or missing directory is reported at start, not at a connector's first record.
+func (c *Config) PrepareScratchDir() error {
+	if err := os.MkdirAll(c.ScratchDir, 0o700); err != nil {
+		return fmt.Errorf("scratch directory (%s): %w", ScratchDirKey, err)
+	}
+	f, err := os.CreateTemp(c.ScratchDir, "connectd-probe-*")
+	if err != nil {
+		return fmt.Errorf("scratch directory (%s): %w", ScratchDirKey, err)
+	}
+	_ = f.Close()
+	return os.Remove(f.Name())
 }
 
 // ClientProps returns the worker-level properties for one client role: the bare connection keys

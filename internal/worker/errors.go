@@ -12,7 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/IBM/sarama"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/connect"
@@ -102,7 +101,7 @@ func newErrorHandler(connector string, task int, props map[string]string, worker
 			replication:    int16(c.Int("errors.deadletterqueue.topic.replication.factor")),
 			contextHeaders: c.Bool("errors.deadletterqueue.context.headers.enable"),
 			clientProps:    workerClientProps,
-			clientID:       fmt.Sprintf("connector-dlq-producer-%s-%d", connector, task),
+			clientID:       kafka.ClientID(fmt.Sprintf("connector-dlq-producer-%s-%d", connector, task)),
 		}
 	}
 	return h, nil
@@ -199,58 +198,43 @@ type dlqReporter struct {
 	clientID       string
 
 	mu       sync.Mutex
-	client   sarama.Client
-	producer sarama.SyncProducer
+	producer connect.Producer
 }
 
-func (d *dlqReporter) ensure() error {
+func (d *dlqReporter) ensure(ctx context.Context) error {
 	if d.producer != nil {
 		return nil
 	}
-	cfg, err := kafka.NewConfig(d.clientProps)
-	if err != nil {
-		return err
+	props := make(map[string]string, len(d.clientProps)+1)
+	for k, v := range d.clientProps {
+		props[k] = v
 	}
-	if err := kafka.ApplyProducer(cfg, d.clientProps); err != nil {
-		return err
-	}
-	cfg.ClientID = d.clientID
-	client, err := kafka.NewClient(kafka.Brokers(d.clientProps), cfg)
+	props["client.id"] = d.clientID
+	p, err := kafka.NewProducer(ctx, props)
 	if err != nil {
 		return connect.Retriable(fmt.Errorf("connecting the DLQ producer: %w", err))
 	}
-	if err := ensureTopic(client, d.topic, 1, d.replication, nil); err != nil {
-		client.Close()
+	if err := kafka.EnsureTopic(ctx, p.Client(), connect.TopicSpec{Name: d.topic, Partitions: 1, ReplicationFactor: d.replication}); err != nil {
+		p.Close()
 		return err
 	}
-	p, err := sarama.NewSyncProducerFromClient(client)
-	if err != nil {
-		client.Close()
-		return err
-	}
-	d.client, d.producer = client, p
+	d.producer = p
 	return nil
 }
 
 func (d *dlqReporter) report(ctx context.Context, h *errorHandler, stage Stage, class string, raw *kgo.Record, cause error) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if err := d.ensure(); err != nil {
+	if err := d.ensure(ctx); err != nil {
 		return err
 	}
-	msg := &sarama.ProducerMessage{Topic: d.topic, Timestamp: raw.Timestamp}
-	if raw.Key != nil {
-		msg.Key = sarama.ByteEncoder(raw.Key)
-	}
-	if raw.Value != nil {
-		msg.Value = sarama.ByteEncoder(raw.Value)
-	}
+	msg := &connect.ProducerRecord{Topic: d.topic, Partition: connect.AnyPartition, Key: raw.Key, Value: raw.Value, Timestamp: raw.Timestamp}
 	for _, rh := range raw.Headers {
-		msg.Headers = append(msg.Headers, sarama.RecordHeader{Key: []byte(rh.Key), Value: rh.Value})
+		msg.Headers = append(msg.Headers, connect.RecordHeader{Key: rh.Key, Value: rh.Value})
 	}
 	if d.contextHeaders {
 		add := func(k, v string) {
-			msg.Headers = append(msg.Headers, sarama.RecordHeader{Key: []byte(k), Value: []byte(v)})
+			msg.Headers = append(msg.Headers, connect.RecordHeader{Key: k, Value: []byte(v)})
 		}
 		add(HeaderTopic, raw.Topic)
 		add(HeaderPartition, strconv.Itoa(int(raw.Partition)))
@@ -265,7 +249,7 @@ func (d *dlqReporter) report(ctx context.Context, h *errorHandler, stage Stage, 
 			add(HeaderExceptionTrace, Trace(cause))
 		}
 	}
-	if _, _, err := d.producer.SendMessage(msg); err != nil {
+	if err := d.producer.Produce(ctx, msg); err != nil {
 		return fmt.Errorf("producing to %s: %w", d.topic, err)
 	}
 	return nil
@@ -276,32 +260,9 @@ func (d *dlqReporter) close() {
 	defer d.mu.Unlock()
 	if d.producer != nil {
 		d.producer.Close()
-		d.client.Close()
-		d.producer, d.client = nil, nil
+		d.producer = nil
 	}
 }
-
-// ensureTopic creates a topic if it does not exist (the JVM's TopicAdmin.createOrFindTopics).
-func ensureTopic(client sarama.Client, topic string, partitions int32, rf int16, configs map[string]*string) error {
-	admin, err := sarama.NewClusterAdminFromClient(nopCloseClient{client})
-	if err != nil {
-		return err
-	}
-	defer admin.Close()
-	err = admin.CreateTopic(topic, &sarama.TopicDetail{NumPartitions: partitions, ReplicationFactor: rf, ConfigEntries: configs}, false)
-	if err != nil && !errors.Is(err, sarama.ErrTopicAlreadyExists) {
-		var te *sarama.TopicError
-		if !errors.As(err, &te) || te.Err != sarama.ErrTopicAlreadyExists {
-			return fmt.Errorf("creating topic %s: %w", topic, err)
-		}
-	}
-	return nil
-}
-
-// nopCloseClient lets a ClusterAdmin borrow a client without closing it.
-type nopCloseClient struct{ sarama.Client }
-
-func (nopCloseClient) Close() error { return nil }
 
 // Trace renders an error chain the way status traces and DLQ headers carry it: the JVM's
 // "Class: message" lines with "Caused by:" for wrapped causes, then the Go stack of the reporting goroutine.

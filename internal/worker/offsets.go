@@ -1,53 +1,62 @@
 package worker
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sort"
+	"time"
 
-	"github.com/IBM/sarama"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/internal/kafka"
 )
 
+// adminTimeout bounds one offsets or cluster request of the REST API, connecting included.
+const adminTimeout = 30 * time.Second
+
 // GroupOffsets is the committed offsets of a sink connector's consumer group (GET /connectors/{n}/offsets).
 func (w *Worker) GroupOffsets(group string) (map[connect.TopicPartition]int64, error) {
-	admin, closeFn, err := w.admin()
+	ctx, adm, closeFn, err := w.admin()
 	if err != nil {
 		return nil, err
 	}
 	defer closeFn()
-	resp, err := admin.ListConsumerGroupOffsets(group, nil)
+	out := map[connect.TopicPartition]int64{}
+	resp, err := adm.FetchOffsets(ctx, group)
+	// A group that never committed has no offsets: brokers with the KIP-848 group coordinator (and kfake) say
+	// so with GROUP_ID_NOT_FOUND, older ones with an empty answer.
+	if errors.Is(err, kerr.GroupIDNotFound) {
+		return out, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("listing offsets of group %s: %w", group, err)
 	}
-	if resp.Err != sarama.ErrNoError {
-		return nil, fmt.Errorf("listing offsets of group %s: %w", group, resp.Err)
-	}
-	out := map[connect.TopicPartition]int64{}
-	for topic, parts := range resp.Blocks {
-		for p, b := range parts {
-			if b.Err == sarama.ErrNoError && b.Offset >= 0 {
-				out[connect.TopicPartition{Topic: topic, Partition: p}] = b.Offset
-			}
+	resp.Each(func(o kadm.OffsetResponse) {
+		if o.Err == nil && o.At >= 0 {
+			out[connect.TopicPartition{Topic: o.Topic, Partition: o.Partition}] = o.At
 		}
-	}
+	})
 	return out, nil
 }
 
 // GroupIsEmpty reports whether the group has no active members (offsets may only be altered then).
 func (w *Worker) GroupIsEmpty(group string) (bool, error) {
-	admin, closeFn, err := w.admin()
+	ctx, adm, closeFn, err := w.admin()
 	if err != nil {
 		return false, err
 	}
 	defer closeFn()
-	ds, err := admin.DescribeConsumerGroups([]string{group})
+	ds, err := adm.DescribeGroups(ctx, group)
 	if err != nil {
 		return false, err
 	}
 	for _, d := range ds {
+		if d.Err != nil && !errors.Is(d.Err, kerr.GroupIDNotFound) {
+			return false, fmt.Errorf("describing group %s: %w", group, d.Err)
+		}
 		if len(d.Members) > 0 {
 			return false, nil
 		}
@@ -57,57 +66,40 @@ func (w *Worker) GroupIsEmpty(group string) (bool, error) {
 
 // AlterGroupOffsets commits the given offsets for the group; a nil offset deletes the partition's offset.
 func (w *Worker) AlterGroupOffsets(group string, offsets map[connect.TopicPartition]*int64) error {
-	props := w.cfg.ClientProps("admin")
-	cfg, err := kafka.NewConfig(props)
+	ctx, adm, closeFn, err := w.admin()
 	if err != nil {
 		return err
 	}
-	client, err := kafka.NewClient(kafka.Brokers(props), cfg)
-	if err != nil {
-		return fmt.Errorf("connecting to Kafka: %w", err)
-	}
-	defer client.Close()
-	admin, err := sarama.NewClusterAdminFromClient(nopCloseClient{client})
-	if err != nil {
-		return err
-	}
-	defer admin.Close()
+	defer closeFn()
 	var tps []connect.TopicPartition
 	for tp := range offsets {
 		tps = append(tps, tp)
 	}
 	sort.Slice(tps, func(i, j int) bool { return tps[i].String() < tps[j].String() })
-	var toCommit []connect.TopicPartition
+	toCommit := kadm.Offsets{}
 	for _, tp := range tps {
 		if offsets[tp] == nil {
-			if err := admin.DeleteConsumerGroupOffset(group, tp.Topic, tp.Partition); err != nil &&
-				!errors.Is(err, sarama.ErrUnknownTopicOrPartition) && !errors.Is(err, sarama.ErrGroupIDNotFound) {
+			resp, err := adm.DeleteOffsets(ctx, group, kadm.TopicsSet{tp.Topic: {tp.Partition: {}}})
+			if err == nil {
+				err = resp[tp.Topic][tp.Partition]
+			}
+			if err != nil && !errors.Is(err, kerr.UnknownTopicOrPartition) && !errors.Is(err, kerr.GroupIDNotFound) {
 				return fmt.Errorf("resetting offset of %s: %w", tp, err)
 			}
 			continue
 		}
-		toCommit = append(toCommit, tp)
+		toCommit.Add(kadm.Offset{Topic: tp.Topic, Partition: tp.Partition, At: *offsets[tp], LeaderEpoch: -1})
 	}
 	if len(toCommit) == 0 {
 		return nil
 	}
-	coord, err := client.Coordinator(group)
-	if err != nil {
-		return fmt.Errorf("finding the coordinator of %s: %w", group, err)
-	}
-	req := &sarama.OffsetCommitRequest{ConsumerGroup: group, ConsumerGroupGeneration: -1, Version: 2, RetentionTime: -1}
-	for _, tp := range toCommit {
-		req.AddBlock(tp.Topic, tp.Partition, *offsets[tp], 0, "")
-	}
-	resp, err := coord.CommitOffset(req)
+	resp, err := adm.CommitOffsets(ctx, group, toCommit)
 	if err != nil {
 		return fmt.Errorf("committing offsets for %s: %w", group, err)
 	}
-	for topic, parts := range resp.Errors {
-		for p, kerr := range parts {
-			if kerr != sarama.ErrNoError {
-				return fmt.Errorf("committing offset of %s-%d: %w", topic, p, kerr)
-			}
+	for _, o := range resp.Sorted() {
+		if o.Err != nil {
+			return fmt.Errorf("committing offset of %s-%d: %w", o.Topic, o.Partition, o.Err)
 		}
 	}
 	return nil
@@ -115,12 +107,16 @@ func (w *Worker) AlterGroupOffsets(group string, offsets map[connect.TopicPartit
 
 // DeleteGroup removes the consumer group (DELETE /connectors/{n}/offsets); a missing group is fine.
 func (w *Worker) DeleteGroup(group string) error {
-	admin, closeFn, err := w.admin()
+	ctx, adm, closeFn, err := w.admin()
 	if err != nil {
 		return err
 	}
 	defer closeFn()
-	if err := admin.DeleteConsumerGroup(group); err != nil && !errors.Is(err, sarama.ErrGroupIDNotFound) {
+	resp, err := adm.DeleteGroups(ctx, group)
+	if err == nil {
+		err = resp[group].Err
+	}
+	if err != nil && !errors.Is(err, kerr.GroupIDNotFound) {
 		return fmt.Errorf("deleting consumer group %s: %w", group, err)
 	}
 	return nil
@@ -128,39 +124,25 @@ func (w *Worker) DeleteGroup(group string) error {
 
 // ClusterID reads the Kafka cluster id (GET /).
 func (w *Worker) ClusterID() (string, error) {
-	props := w.cfg.ClientProps("admin")
-	cfg, err := kafka.NewConfig(props)
+	ctx, adm, closeFn, err := w.admin()
 	if err != nil {
 		return "", err
 	}
-	client, err := kafka.NewClient(kafka.Brokers(props), cfg)
+	defer closeFn()
+	md, err := adm.BrokerMetadata(ctx)
 	if err != nil {
 		return "", err
 	}
-	defer client.Close()
-	b, err := client.Controller()
-	if err != nil {
-		return "", err
-	}
-	md, err := b.GetMetadata(&sarama.MetadataRequest{Version: 2})
-	if err != nil {
-		return "", err
-	}
-	if md.ClusterID == nil {
-		return "", nil
-	}
-	return *md.ClusterID, nil
+	return md.Cluster, nil
 }
 
-func (w *Worker) admin() (sarama.ClusterAdmin, func(), error) {
-	props := w.cfg.ClientProps("admin")
-	cfg, err := kafka.NewConfig(props)
+// admin connects an admin client with the worker's admin properties; its context bounds the request.
+func (w *Worker) admin() (context.Context, *kadm.Client, func(), error) {
+	ctx, cancel := context.WithTimeout(context.Background(), adminTimeout)
+	cl, err := kafka.Open(ctx, w.cfg.ClientProps("admin"))
 	if err != nil {
-		return nil, nil, err
+		cancel()
+		return nil, nil, nil, connect.Retriable(fmt.Errorf("connecting to Kafka: %w", err))
 	}
-	admin, err := sarama.NewClusterAdmin(kafka.Brokers(props), cfg)
-	if err != nil {
-		return nil, nil, connect.Retriable(fmt.Errorf("connecting to Kafka: %w", err))
-	}
-	return admin, func() { admin.Close() }, nil
+	return ctx, kadm.NewClient(cl), func() { cl.Close(); cancel() }, nil
 }

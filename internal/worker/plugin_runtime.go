@@ -1,6 +1,8 @@
 package worker
 
 import (
+	"os"
+
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/internal/kafka"
 	"github.com/connectd/connectd/internal/metrics"
@@ -10,10 +12,23 @@ import (
 // worker's metrics registry and its Kafka client factory (connect.PluginRuntime).
 type pluginRuntime struct{}
 
-func (pluginRuntime) PluginMetrics() connect.PluginMetrics { return metrics.Registry }
+func (pluginRuntime) PluginMetrics() connect.PluginMetrics { return metrics.Plugins }
 func (pluginRuntime) KafkaClients() connect.KafkaClients   { return kafka.PluginClients{} }
+
+func (c *connectorCtx) ScratchDir() string { return c.w.cfg.scratchDir() }
+func (c *taskContext) ScratchDir() string  { return c.st.w.cfg.scratchDir() }
+
+// scratchDir is ScratchDir, or os.TempDir for a Config not made by ParseConfig.
+func (c *Config) scratchDir() string {
+	if c.ScratchDir == "" {
+		return os.TempDir()
+	}
+	return c.ScratchDir
+}
 
 var (
 	_ connect.PluginRuntime = (*connectorCtx)(nil)
 	_ connect.PluginRuntime = (*taskContext)(nil)
+	_ connect.ScratchSpace  = (*connectorCtx)(nil)
+	_ connect.ScratchSpace  = (*taskContext)(nil)
 )

@@ -66,6 +66,7 @@ type sinkTask struct {
 	current       map[connect.TopicPartition]int64 // next offset after what was put
 	pending       map[connect.TopicPartition]int64 // next offsets of the batch being put
 	lastCommitted map[connect.TopicPartition]int64
+	hwm           map[connect.TopicPartition]int64 // high watermark of each partition's last batch: the committed lag
 	taskPaused    map[connect.TopicPartition]bool
 	stashed       map[connect.TopicPartition][]*batch // batches of task-paused partitions
 	pendingSeeks  map[connect.TopicPartition]int64
@@ -127,7 +128,9 @@ func (st *sinkTask) shutdown(runErr error) {
 	st.chain.close()
 	st.errs.close()
 	if st.client != nil {
-		st.client.Close()
+		st.client.CloseAllowingRebalance() // a poll left unallowed would keep Close's leave waiting
+		// and a leave started earlier that still waits for polls to be allowed ends now, on the closed client
+		st.client.AllowRebalance()
 	}
 	if stopErr := st.task.Stop(); stopErr != nil && runErr == nil {
 		runErr = fmt.Errorf("stopping task: %w", stopErr)

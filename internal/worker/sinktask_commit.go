@@ -80,6 +80,15 @@ func (st *sinkTask) commit(ctx context.Context, final bool, only map[connect.Top
 	if !st.inSession {
 		return nil
 	}
+	if final {
+		// the last commit of revoked partitions, whose lag is their next owner's to report
+		defer func() {
+			for tp := range only {
+				delete(st.hwm, tp)
+				st.metrics.ForgetPartition(tp.Topic, tp.Partition)
+			}
+		}()
+	}
 	current := make(map[connect.TopicPartition]connect.OffsetAndMetadata, len(st.current))
 	for tp, off := range st.current {
 		if st.assignment[tp] && (only == nil || only[tp]) {
@@ -126,6 +135,9 @@ func (st *sinkTask) commit(ctx context.Context, final bool, only map[connect.Top
 		for tp := range committed {
 			st.lastCommitted[tp] = send[tp].Offset
 			st.metrics.SetCommitted(tp.Topic, tp.Partition, send[tp].Offset)
+			if h, ok := st.hwm[tp]; ok {
+				st.metrics.SetCommittedLag(tp.Topic, tp.Partition, max(h-send[tp].Offset, 0))
+			}
 		}
 		if len(committed) > 0 {
 			st.metrics.Commits.Inc()
@@ -138,6 +150,18 @@ func (st *sinkTask) commit(ctx context.Context, final bool, only map[connect.Top
 		}
 	}
 	return nil
+}
+
+// noteHWM keeps a partition's high watermark, for its lag behind the committed offset: a lag that returns
+// to zero when the task's commits reach the end of the partition, records it was never given included.
+func (st *sinkTask) noteHWM(tp connect.TopicPartition, hwm int64) {
+	if st.hwm == nil {
+		st.hwm = map[connect.TopicPartition]int64{}
+	}
+	st.hwm[tp] = hwm
+	if c, ok := st.lastCommitted[tp]; ok {
+		st.metrics.SetCommittedLag(tp.Topic, tp.Partition, max(hwm-c, 0))
+	}
 }
 
 // rewindToCommitted re-consumes from the last committed offsets after a failed flush (JVM behaviour).

@@ -195,6 +195,7 @@ func (st *sinkTask) consume(ctx context.Context, done chan struct{}) {
 		fs := st.client.PollRecords(pctx, st.maxBatch)
 		wake()
 		if fs.IsClientClosed() {
+			st.client.AllowRebalance() // the poll returned something: the leave waits for this
 			return
 		}
 		fs.EachError(func(topic string, partition int32, err error) {
@@ -214,6 +215,9 @@ func (st *sinkTask) consume(ctx context.Context, done chan struct{}) {
 func (st *sinkTask) leaveGroup() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	// No poll may hold rebalances back now: a leave waits for them, and would wait for ever, in a goroutine
+	// of its own that keeps the client, when it gave up.
+	st.client.AllowRebalance()
 	if memberID, _ := st.client.GroupMetadata(); memberID != "" && !st.joined.Load() {
 		now, stop := context.WithCancel(ctx)
 		stop()

@@ -67,6 +67,7 @@ func (st *sinkTask) convertBatch(ctx context.Context, b *batch) error {
 	st.metrics.Read.Add(float64(len(b.msgs)))
 	if n := len(b.msgs); n > 0 {
 		st.metrics.SetLag(b.tp.Topic, b.tp.Partition, max(b.hwm-(b.msgs[n-1].Offset+1), 0))
+		st.noteHWM(b.tp, b.hwm)
 	}
 	// a batch is of one partition: its offset and topic are noted once, after its last converted record
 	next := int64(-1)

@@ -175,10 +175,14 @@ func (w *Worker) applyConnectorTarget(r *connectorRunner, target state.Target) e
 			}
 			r.started, r.failedErr = true, nil
 		}
+		note := ""
+		if n, ok := r.conn.(connect.StatusNoter); ok {
+			note = n.StatusNote()
+		}
 		if target == state.Paused {
-			w.listener.ConnectorState(r.name, state.PausedS, "")
+			w.listener.ConnectorState(r.name, state.PausedS, note)
 		} else {
-			w.listener.ConnectorState(r.name, state.Running, "")
+			w.listener.ConnectorState(r.name, state.Running, note)
 		}
 	}
 	return nil
@@ -203,6 +207,9 @@ func (w *Worker) ConnectorTaskConfigs(name string, maxTasks int) ([]map[string]s
 	}
 	if n, ok := r.referencedTasksMax(); ok {
 		maxTasks = n // the herder read the stored tasks.max, a reference
+	}
+	if limit := w.cfg.TasksMaxLimit; limit > 0 && maxTasks > limit { // stored before the limit was set
+		return nil, fmt.Errorf("connector %s asks for tasks.max=%d, more than this worker's %s=%d", name, maxTasks, TasksMaxPerWorkerKey, limit)
 	}
 	cfgs, err := r.conn.TaskConfigs(maxTasks)
 	if err != nil {

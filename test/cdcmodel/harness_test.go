@@ -1,8 +1,12 @@
 package cdcmodel
 
 import (
+	"bufio"
+	"encoding/json"
 	"fmt"
 	"math/rand"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +15,7 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/internal/testutil/cdcstream"
@@ -29,30 +34,69 @@ type harness struct {
 	admin  sarama.ClusterAdmin
 	next   map[int32]int64
 	worker *worker
-	total  int64
+	total  int64 // records produced that reach the sink
+
+	// with skipped tails: every partition's waves end with records the sink never gets
+	skips     bool
+	rng       *rand.Rand
+	name      string // the connector
+	cprops    string // the connector's properties file
+	props     string // the sink's properties, without the error handling
+	dlq       bool   // tolerated records go to dlqTopic; each restart switches it
+	dlqTopic  string
+	rest      string // the worker's REST URL
+	skipSeq   int
+	rejected  map[int32]map[int64]bool // offsets of values the converter rejects
+	dlqRounds int                      // restarts that dead-lettered
 }
+
+// skippedTailProps drop the stream's tombstones (Debezium's usual filter) and tolerate the values the
+// converter rejects; restarts switch a dead letter queue for them on and off.
+const skippedTailProps = `transforms=dropTombstones
+transforms.dropTombstones.type=org.apache.kafka.connect.transforms.Filter
+transforms.dropTombstones.predicate=isTombstone
+predicates=isTombstone
+predicates.isTombstone.type=org.apache.kafka.connect.transforms.predicates.RecordIsTombstone
+errors.tolerance=all
+`
 
 func newHarness(t *testing.T, sink sinkUnderTest, p params, rng *rand.Rand) *harness {
 	addr := kafkatest.Bootstrap(t)
 	topic := kafkatest.UniqueName(t, "cdc-model")
 	kafkatest.CreateTopic(t, addr, topic, int32(p.partitions), nil)
 	dir := t.TempDir()
+	h := &harness{t: t, addr: addr, topic: topic, parts: p.partitions, next: map[int32]int64{}, skips: p.skippedTails}
+	listen := "127.0.0.1:0"
+	if h.skips {
+		h.rng = rand.New(rand.NewSource(rng.Int63()))
+		h.dlq = true // the first run, which delivers the known cases phase by phase, dead-letters
+		h.dlqTopic = topic + "-dlq"
+		h.rejected = map[int32]map[int64]bool{}
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		listen = l.Addr().String()
+		require.NoError(t, l.Close())
+		h.rest = "http://" + listen
+	}
 	wprops := filepath.Join(dir, "worker.properties")
 	require.NoError(t, os.WriteFile(wprops, []byte(fmt.Sprintf(`bootstrap.servers=%s
-listeners=http://127.0.0.1:0
+listeners=http://%s
 key.converter=org.apache.kafka.connect.json.JsonConverter
 key.converter.schemas.enable=false
 value.converter=org.apache.kafka.connect.json.JsonConverter
 value.converter.schemas.enable=false
 offset.flush.interval.ms=%d
-`, addr, 100+rng.Intn(300))), 0o644))
-	props := sink.props(topic, rng)
-	cprops := filepath.Join(dir, "connector.properties")
-	require.NoError(t, os.WriteFile(cprops, []byte(props), 0o644))
-	name := ""
-	for _, l := range strings.Split(props, "\n") {
+`, addr, listen, 100+rng.Intn(300))), 0o644))
+	h.props = sink.props(topic, rng)
+	if h.skips {
+		// a group of its own, apart from the same sink's run without skipped tails
+		h.props = strings.Replace(h.props, "name=cdc-model-", "name=cdc-model-skipped-tails-", 1)
+	}
+	h.cprops = filepath.Join(dir, "connector.properties")
+	h.writeConnectorProps()
+	for _, l := range strings.Split(h.props, "\n") {
 		if v, ok := strings.CutPrefix(l, "name="); ok {
-			name = v
+			h.name = v
 		}
 	}
 	cfg := kafkatest.NewConfig()
@@ -66,14 +110,39 @@ offset.flush.interval.ms=%d
 	admin, err := sarama.NewClusterAdmin([]string{addr}, kafkatest.NewConfig())
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = admin.Close() })
-	return &harness{t: t, addr: addr, topic: topic, group: "connect-" + name, parts: p.partitions,
-		args: []string{"standalone", wprops, cprops}, prod: prod, admin: admin, next: map[int32]int64{}}
+	h.group, h.args, h.prod, h.admin = "connect-"+h.name, []string{"standalone", wprops, h.cprops}, prod, admin
+	return h
 }
 
-func (h *harness) start() { h.worker = startWorker(h.t, h.args...) }
+func (h *harness) writeConnectorProps() {
+	props := h.props
+	if h.skips {
+		props += skippedTailProps
+		if h.dlq {
+			props += fmt.Sprintf(`errors.deadletterqueue.topic.name=%s
+errors.deadletterqueue.topic.replication.factor=1
+errors.deadletterqueue.context.headers.enable=true
+`, h.dlqTopic)
+		}
+	}
+	require.NoError(h.t, os.WriteFile(h.cprops, []byte(props), 0o644))
+}
 
+func (h *harness) start() {
+	if h.dlq {
+		h.dlqRounds++
+	}
+	h.worker = startWorker(h.t, h.args...)
+}
+
+// restart SIGKILLs the worker and starts it again; with skipped tails, with the dead letter queue
+// switched (what the killed worker consumed but did not commit is read again under the other setting).
 func (h *harness) restart() {
 	h.worker.kill()
+	if h.skips {
+		h.dlq = !h.dlq
+		h.writeConnectorProps()
+	}
 	h.start()
 }
 
@@ -96,8 +165,160 @@ func (h *harness) produce(msgs []*sarama.ProducerMessage) {
 		if m.Offset+1 > h.next[m.Partition] {
 			h.next[m.Partition] = m.Offset + 1
 		}
+		if _, rejected := m.Metadata.(rejectedValue); rejected {
+			if h.rejected[m.Partition] == nil {
+				h.rejected[m.Partition] = map[int64]bool{}
+			}
+			h.rejected[m.Partition][m.Offset] = true
+			continue
+		}
+		if m.Metadata == nil && (m.Value != nil || !h.skips) {
+			h.total++
+		}
 	}
-	h.total += int64(len(msgs))
+}
+
+type (
+	rejectedValue struct{} // a record whose value the converter rejects
+	droppedRecord struct{} // a record a transformation drops
+)
+
+// skippedTail returns, for each partition, up to three records the sink never gets (at least one with
+// every): tombstones of keys of no stream, which the Filter drops, and values the converter rejects,
+// which errors.tolerance=all skips or dead-letters.
+func (h *harness) skippedTail(every bool) []*sarama.ProducerMessage {
+	if !h.skips {
+		return nil
+	}
+	var msgs []*sarama.ProducerMessage
+	for p := 0; p < h.parts; p++ {
+		n := h.rng.Intn(4)
+		if every {
+			n = 1 + h.rng.Intn(3)
+		}
+		for i := 0; i < n; i++ {
+			h.skipSeq++
+			m := &sarama.ProducerMessage{Topic: h.topic, Partition: int32(p),
+				Key: sarama.StringEncoder(fmt.Sprintf(`{"id":"skipped-%d"}`, h.skipSeq)), Metadata: droppedRecord{}}
+			if h.rng.Intn(2) == 0 {
+				m.Value, m.Metadata = sarama.StringEncoder(fmt.Sprintf(`{"op":"c","after":{"id":"skipped-%d"`, h.skipSeq)), rejectedValue{}
+			}
+			msgs = append(msgs, m)
+		}
+	}
+	return msgs
+}
+
+// checkLagZero checks, with skipped tails, after the group committed every record: the connector's
+// offsets (REST) are the end offsets, and the group's lag in /metrics is 0 for every partition.
+func (h *harness) checkLagZero() {
+	if !h.skips {
+		return
+	}
+	t := h.t
+	assert.EventuallyWithT(t, func(c *assert.CollectT) {
+		resp, err := http.Get(h.rest + "/connectors/" + h.name + "/offsets")
+		if !assert.NoError(c, err) {
+			return
+		}
+		defer resp.Body.Close()
+		var body struct {
+			Offsets []struct {
+				Partition struct {
+					Topic     string `json:"kafka_topic"`
+					Partition int32  `json:"kafka_partition"`
+				} `json:"partition"`
+				Offset struct {
+					Offset int64 `json:"kafka_offset"`
+				} `json:"offset"`
+			} `json:"offsets"`
+		}
+		if !assert.NoError(c, json.NewDecoder(resp.Body).Decode(&body)) {
+			return
+		}
+		got := map[int32]int64{}
+		for _, o := range body.Offsets {
+			got[o.Partition.Partition] = o.Offset.Offset
+		}
+		assert.Equal(c, h.next, got, "GET /connectors/%s/offsets: the end offsets", h.name)
+	}, 30*time.Second, 100*time.Millisecond)
+	assert.EventuallyWithT(t, func(c *assert.CollectT) {
+		resp, err := http.Get(h.rest + "/metrics")
+		if !assert.NoError(c, err) {
+			return
+		}
+		defer resp.Body.Close()
+		lag := map[string]string{}
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			l := sc.Text()
+			if !strings.HasPrefix(l, "connectd_sink_partition_committed_lag_records{") || !strings.Contains(l, `connector="`+h.name+`"`) {
+				continue
+			}
+			labels, value, _ := strings.Cut(l, "} ")
+			_, part, _ := strings.Cut(labels, `partition="`)
+			part, _, _ = strings.Cut(part, `"`)
+			lag[part] = value
+		}
+		want := map[string]string{}
+		for p := 0; p < h.parts; p++ {
+			want[fmt.Sprint(p)] = "0"
+		}
+		assert.Equal(c, want, lag, "connectd_sink_partition_committed_lag_records of %s by partition", h.name)
+	}, 30*time.Second, 100*time.Millisecond)
+	if t.Failed() {
+		t.FailNow()
+	}
+}
+
+// checkDeadLetters checks, with skipped tails, that the dead letter queue holds rejected values (the first
+// run's at least) and nothing else (by their context headers).
+func (h *harness) checkDeadLetters() {
+	if !h.skips {
+		return
+	}
+	cfg := kafkatest.NewConfig()
+	cfg.Consumer.Offsets.Initial = sarama.OffsetOldest
+	c, err := sarama.NewConsumer([]string{h.addr}, cfg)
+	require.NoError(h.t, err)
+	defer c.Close()
+	offs, err := h.admin.ListTopics()
+	require.NoError(h.t, err)
+	_, ok := offs[h.dlqTopic]
+	require.True(h.t, ok, "dead letter queue %s: the first run had it, and every phase ended with rejected values", h.dlqTopic)
+	client, err := sarama.NewClient([]string{h.addr}, cfg)
+	require.NoError(h.t, err)
+	defer client.Close()
+	end, err := client.GetOffset(h.dlqTopic, 0, sarama.OffsetNewest)
+	require.NoError(h.t, err)
+	require.Positive(h.t, end, "dead letter queue %s: empty", h.dlqTopic)
+	pc, err := c.ConsumePartition(h.dlqTopic, 0, sarama.OffsetOldest)
+	require.NoError(h.t, err)
+	defer pc.Close()
+	seen := map[string]bool{}
+	for i := int64(0); i < end; i++ {
+		select {
+		case m := <-pc.Messages():
+			hs := map[string]string{}
+			for _, x := range m.Headers {
+				hs[string(x.Key)] = string(x.Value)
+			}
+			var part int32
+			var off int64
+			_, err := fmt.Sscan(hs["__connect.errors.partition"]+" "+hs["__connect.errors.offset"], &part, &off)
+			require.NoError(h.t, err, "dead letter headers %v", hs)
+			require.True(h.t, h.rejected[part][off], "dead letter of partition %d offset %d: not a rejected value", part, off)
+			seen[fmt.Sprint(part, "/", off)] = true
+		case <-time.After(30 * time.Second):
+			h.t.Fatalf("dead letter queue: %d of %d records read", i, end)
+		}
+	}
+	rejected := 0
+	for _, m := range h.rejected {
+		rejected += len(m)
+	}
+	h.t.Logf("dead letter queue: %d records, %d distinct, of %d rejected values (%d of the worker's runs had it)", end, len(seen), rejected, h.dlqRounds)
 }
 
 // committed returns the group's committed offsets; a transient error (coordinator loading, moving) is
@@ -166,6 +387,7 @@ func (h *harness) deliver(streams []cdcstream.Stream, rng *rand.Rand, kills int)
 			s := streams[tg.Stream]
 			msgs = append(msgs, h.record(s, s.Events[tg.Index]))
 		}
+		msgs = append(msgs, h.skippedTail(w == waves-1)...)
 		h.produce(msgs)
 		switch rng.Intn(3) {
 		case 0:
@@ -179,6 +401,7 @@ func (h *harness) deliver(streams []cdcstream.Stream, rng *rand.Rand, kills int)
 		}
 	}
 	h.waitCaughtUp(15 * time.Minute)
+	h.checkLagZero()
 	return len(killAfter)
 }
 
@@ -200,7 +423,17 @@ func (h *harness) deliverPhased(streams []cdcstream.Stream, phases [][]int) {
 				}
 			}
 		}
-		h.produce(msgs)
+		h.produce(append(msgs, h.skippedTail(true)...))
 		h.waitCaughtUp(10 * time.Minute)
+		h.checkLagZero()
 	}
+}
+
+// state is the model's current state after events; with skipped tails the Filter drops every tombstone
+// before the sink, so the model sees none of them.
+func (h *harness) state(events []cdcstream.Event, vs cdcstream.VersionSource) map[string]cdcstream.Row {
+	if h.skips {
+		events = slices.DeleteFunc(slices.Clone(events), func(e cdcstream.Event) bool { return e.Op == cdcstream.Tombstone })
+	}
+	return cdcstream.State(events, vs)
 }

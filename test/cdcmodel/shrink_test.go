@@ -32,7 +32,7 @@ func shrinkAndReport(t *testing.T, h *harness, v view, s cdcstream.Stream, got m
 		got := byPrefix(v.read(t))
 		out := make([]bool, len(trials))
 		for i, st := range streams {
-			out[i] = diff(st, keyed(st, cdcstream.State(st.Events, v.version)), got[st.Prefix]) != ""
+			out[i] = diff(st, keyed(st, h.state(st.Events, v.version)), got[st.Prefix]) != ""
 		}
 		return out, nil
 	}
@@ -42,7 +42,7 @@ func shrinkAndReport(t *testing.T, h *harness, v view, s cdcstream.Stream, got m
 	var m cdcstream.Trial
 	ok := false
 	var err error
-	if keys := differingKeys(s, cdcstream.State(s.Events, v.version), got); len(keys) > 0 {
+	if keys := differingKeys(s, h.state(s.Events, v.version), got); len(keys) > 0 {
 		var sub []cdcstream.Event
 		for _, e := range s.Events {
 			if keys[e.Key] {
@@ -82,7 +82,7 @@ func shrinkAndReport(t *testing.T, h *harness, v view, s cdcstream.Stream, got m
 		}
 	}
 	min := cdcstream.Stream{Prefix: s.Prefix, Events: m.Events}
-	want := keyed(min, cdcstream.State(m.Events, v.version))
+	want := keyed(min, h.state(m.Events, v.version))
 	var wantDesc []string
 	for _, r := range want {
 		wantDesc = append(wantDesc, fmt.Sprintf("%q=%v", r.ID, r))

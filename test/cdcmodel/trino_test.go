@@ -61,7 +61,7 @@ func TestCDCModelIcebergTrino(t *testing.T) {
 			trinoAgreesWithDuckDB(t, tr, table, cat.metadataLocation(t, table))
 		}
 	}
-	runModel(t, s)
+	runModel(t, s, false)
 }
 
 // trinoAgreesWithDuckDB compares one table as Trino and DuckDB read it: the same columns in the same order, each of

@@ -11,7 +11,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
-	iceberg "github.com/connectd/connectd/connectors/iceberg"
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 	"github.com/connectd/connectd/internal/testutil/icebergtest"
 )
 
@@ -32,11 +32,11 @@ func benchCompact(b *testing.B, events, keys int) {
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		cat := sqliteCatalog(b, b.TempDir())
-		w := &iceberg.Writer{Cat: cat, Ident: table.Identifier{"db", "customers"}, Opts: iceberg.TableOptions{
+		w := &icetable.Writer{Cat: cat, Ident: table.Identifier{"db", "customers"}, Opts: icetable.TableOptions{
 			IDColumns: []string{"id"}, PartitionBy: []string{"day(ts)"}, AutoCreate: true, DeltaMode: true,
-			OffsetsKey: iceberg.OffsetsSummaryKey("connect-bench"),
+			OffsetsKey: icetable.OffsetsSummaryKey("connect-bench"),
 		}}
-		s := &stream{rng: rand.New(rand.NewSource(int64(i))), keys: keys, model: model{}, tp: iceberg.TP{Topic: "cdc", Partition: 0}}
+		s := &stream{rng: rand.New(rand.NewSource(int64(i))), keys: keys, model: model{}, tp: icetable.TP{Topic: "cdc", Partition: 0}}
 		for r := 0; r < 7; r++ {
 			recs, offs := s.round(events / 7)
 			commitRound(b, w, recs, offs)
@@ -110,11 +110,11 @@ func benchReadBack(b *testing.B, events, keys int) {
 		for _, every := range []int{0, 3, 1} {
 			name := map[int]string{0: "plain", 3: "maintained_every3", 1: "maintained_every1"}[every]
 			ident := table.Identifier{"db", name}
-			w := &iceberg.Writer{Cat: cat, Ident: ident, Opts: iceberg.TableOptions{
+			w := &icetable.Writer{Cat: cat, Ident: ident, Opts: icetable.TableOptions{
 				IDColumns: []string{"id"}, PartitionBy: []string{"day(ts)"}, AutoCreate: true, DeltaMode: true,
-				OffsetsKey: iceberg.OffsetsSummaryKey("connect-bench"),
+				OffsetsKey: icetable.OffsetsSummaryKey("connect-bench"),
 			}}
-			s := &stream{rng: rand.New(rand.NewSource(int64(i))), keys: keys, model: model{}, tp: iceberg.TP{Topic: "cdc", Partition: 0}}
+			s := &stream{rng: rand.New(rand.NewSource(int64(i))), keys: keys, model: model{}, tp: icetable.TP{Topic: "cdc", Partition: 0}}
 			for r := 1; r*perCommit <= events; r++ {
 				recs, offs := s.round(perCommit)
 				commitRound(b, w, recs, offs)
@@ -133,10 +133,10 @@ func benchReadBack(b *testing.B, events, keys int) {
 			final = s.model
 		}
 		// the same final rows, appended once
-		aw := &iceberg.Writer{Cat: cat, Ident: table.Identifier{"db", "append_only"}, Opts: iceberg.TableOptions{
-			PartitionBy: []string{"day(ts)"}, AutoCreate: true, OffsetsKey: iceberg.OffsetsSummaryKey("connect-bench"),
+		aw := &icetable.Writer{Cat: cat, Ident: table.Identifier{"db", "append_only"}, Opts: icetable.TableOptions{
+			PartitionBy: []string{"day(ts)"}, AutoCreate: true, OffsetsKey: icetable.OffsetsSummaryKey("connect-bench"),
 		}}
-		recs := make([]iceberg.Rec, 0, len(final))
+		recs := make([]icetable.Rec, 0, len(final))
 		for _, v := range final {
 			var id int64
 			var name string
@@ -147,8 +147,8 @@ func benchReadBack(b *testing.B, events, keys int) {
 			name = parts[1]
 			_, err = fmt.Sscan(parts[2], &day)
 			require.NoError(b, err)
-			recs = append(recs, iceberg.Rec{Op: iceberg.OpInsert, Schema: customerSchema, TP: iceberg.TP{Topic: "cdc", Partition: 0},
-				Row: iceberg.Row{"id": id, "name": name, "ts": baseTime.Add(time.Duration(day) * 24 * time.Hour)}})
+			recs = append(recs, icetable.Rec{Op: icetable.OpInsert, Schema: customerSchema, TP: icetable.TP{Topic: "cdc", Partition: 0},
+				Row: icetable.Row{"id": id, "name": name, "ts": baseTime.Add(time.Duration(day) * 24 * time.Hour)}})
 		}
 		commitRound(b, aw, recs, nil)
 		tbl := mustLoad(b, cat, aw.Ident)

@@ -15,7 +15,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
-	iceberg "github.com/connectd/connectd/connectors/iceberg"
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
 // stream produces random upserts and key-only deletes and keeps the model of the table.
@@ -23,32 +23,32 @@ type stream struct {
 	rng   *rand.Rand
 	keys  int
 	model model
-	tp    iceberg.TP
+	tp    icetable.TP
 	off   int64
 	seq   int
 }
 
-func (s *stream) round(n int) ([]iceberg.Rec, iceberg.Offsets) {
-	var recs []iceberg.Rec
+func (s *stream) round(n int) ([]icetable.Rec, icetable.Offsets) {
+	var recs []icetable.Rec
 	for i := 0; i < n; i++ {
 		id := int64(s.rng.Intn(s.keys))
 		s.seq++
-		op := iceberg.OpUpdate
-		var row iceberg.Row
+		op := icetable.OpUpdate
+		var row icetable.Row
 		if s.rng.Intn(5) == 0 {
-			op = iceberg.OpDelete
-			row = iceberg.Row{"id": id}
+			op = icetable.OpDelete
+			row = icetable.Row{"id": id}
 			delete(s.model, id)
 		} else {
 			day := s.rng.Intn(3) // a key moves between partitions of day(ts)
 			name := "n" + strconv.Itoa(s.seq)
-			row = iceberg.Row{"id": id, "name": name, "ts": baseTime.Add(time.Duration(day) * 24 * time.Hour)}
+			row = icetable.Row{"id": id, "name": name, "ts": baseTime.Add(time.Duration(day) * 24 * time.Hour)}
 			s.model[id] = modelRow(id, name, day)
 		}
-		recs = append(recs, iceberg.Rec{Op: op, Row: row, Schema: customerSchema, TP: s.tp, Offset: s.off})
+		recs = append(recs, icetable.Rec{Op: op, Row: row, Schema: customerSchema, TP: s.tp, Offset: s.off})
 		s.off++
 	}
-	return recs, iceberg.Offsets{s.tp: s.off}
+	return recs, icetable.Offsets{s.tp: s.off}
 }
 
 // TestCompactionModel commits random upserts and deletes through the sink's writer, interleaved
@@ -73,11 +73,11 @@ func TestCompactionModel(t *testing.T) {
 			ctx := context.Background()
 			cat := sqliteCatalog(t, t.TempDir())
 			ident := table.Identifier{"db", "customers"}
-			w := &iceberg.Writer{Cat: cat, Ident: ident, Opts: iceberg.TableOptions{
+			w := &icetable.Writer{Cat: cat, Ident: ident, Opts: icetable.TableOptions{
 				IDColumns: []string{"id"}, PartitionBy: tc.partitionBy, AutoCreate: true, DeltaMode: true,
-				OffsetsKey: iceberg.OffsetsSummaryKey("connect-test"),
+				OffsetsKey: icetable.OffsetsSummaryKey("connect-test"),
 			}}
-			s := &stream{rng: rand.New(rand.NewSource(seed)), keys: 60, model: model{}, tp: iceberg.TP{Topic: "cdc", Partition: 0}}
+			s := &stream{rng: rand.New(rand.NewSource(seed)), keys: 60, model: model{}, tp: icetable.TP{Topic: "cdc", Partition: 0}}
 			sinkRound := func() {
 				recs, offs := s.round(20 + s.rng.Intn(60))
 				commitRound(t, w, recs, offs)
@@ -92,7 +92,7 @@ func TestCompactionModel(t *testing.T) {
 				if java {
 					require.Equal(t, want, javaRows(t, tbl.MetadataLocation()), "%s: Java reader", step)
 				}
-				offs, err := iceberg.CommittedOffsets(tbl, "", w.Opts.OffsetsKey)
+				offs, err := icetable.CommittedOffsets(tbl, "", w.Opts.OffsetsKey)
 				require.NoError(t, err)
 				require.Equal(t, s.off, offs[s.tp], "%s: committed offsets", step)
 				return tbl

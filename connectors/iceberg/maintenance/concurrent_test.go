@@ -9,7 +9,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
-	iceberg "github.com/connectd/connectd/connectors/iceberg"
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
 // TestCompactionUnderConcurrentSink runs compactions in a loop while the sink's writer commits
@@ -20,11 +20,11 @@ func TestCompactionUnderConcurrentSink(t *testing.T) {
 	ctx := context.Background()
 	cat := sqliteCatalog(t, t.TempDir())
 	ident := table.Identifier{"db", "customers"}
-	w := &iceberg.Writer{Cat: cat, Ident: ident, Opts: iceberg.TableOptions{
+	w := &icetable.Writer{Cat: cat, Ident: ident, Opts: icetable.TableOptions{
 		IDColumns: []string{"id"}, PartitionBy: []string{"day(ts)"}, AutoCreate: true, DeltaMode: true,
-		OffsetsKey: iceberg.OffsetsSummaryKey("connect-race"),
+		OffsetsKey: icetable.OffsetsSummaryKey("connect-race"),
 	}}
-	s := &stream{rng: rand.New(rand.NewSource(11)), keys: 50, model: model{}, tp: iceberg.TP{Topic: "cdc", Partition: 0}}
+	s := &stream{rng: rand.New(rand.NewSource(11)), keys: 50, model: model{}, tp: icetable.TP{Topic: "cdc", Partition: 0}}
 	recs, offs := s.round(50)
 	commitRound(t, w, recs, offs)
 
@@ -34,7 +34,7 @@ func TestCompactionUnderConcurrentSink(t *testing.T) {
 			recs, offs := s.round(40)
 			var err error
 			for attempt := 0; attempt < 20; attempt++ {
-				if _, err = w.Commit(ctx, recs, offs, nil); !errors.Is(err, iceberg.ErrFenced) {
+				if _, err = w.Commit(ctx, recs, offs, nil); !errors.Is(err, icetable.ErrFenced) {
 					break // committed, or failed for another reason than a moved head
 				}
 			}
@@ -73,7 +73,7 @@ func TestCompactionUnderConcurrentSink(t *testing.T) {
 	require.Equal(t, want, goRows(t, tbl))
 	require.Equal(t, want, duckRows(t, tbl.MetadataLocation()))
 	require.Equal(t, want, javaRows(t, tbl.MetadataLocation()))
-	got, err := iceberg.CommittedOffsets(tbl, "", w.Opts.OffsetsKey)
+	got, err := icetable.CommittedOffsets(tbl, "", w.Opts.OffsetsKey)
 	require.NoError(t, err)
 	require.Equal(t, s.off, got[s.tp])
 }

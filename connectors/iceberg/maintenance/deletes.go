@@ -10,7 +10,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
-	iceberg "github.com/connectd/connectd/connectors/iceberg"
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
 // DeletesExpiryResult reports one expiry of a tombstone table's rows.
@@ -27,7 +27,7 @@ type DeletesExpiryResult struct {
 // on the head it read: a delete the sink records meanwhile makes it read again (3 times at most).
 // branch is the sink's commit branch ("": main), where it records the deletes.
 func ExpireDeletes(ctx context.Context, cat catalog.Catalog, ident table.Identifier, branch string, cutoff time.Time) (DeletesExpiryResult, error) {
-	tident := iceberg.TombstoneIdent(ident)
+	tident := icetable.TombstoneIdent(ident)
 	res := DeletesExpiryResult{Table: name(tident)}
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
@@ -46,7 +46,7 @@ func ExpireDeletes(ctx context.Context, cat catalog.Catalog, ident table.Identif
 			return res, fmt.Errorf("loading %s: %w", name(tident), err)
 		}
 		sc := tbl.Schema()
-		if _, ok := sc.FindFieldByName(iceberg.DeletedAtColumn); !ok || branchHead(tbl, branch) == nil {
+		if _, ok := sc.FindFieldByName(icetable.DeletedAtColumn); !ok || branchHead(tbl, branch) == nil {
 			return res, nil
 		}
 		var ids []string
@@ -58,33 +58,33 @@ func ExpireDeletes(ctx context.Context, cat catalog.Catalog, ident table.Identif
 		if len(ids) == 0 {
 			return res, fmt.Errorf("%s has no identifier fields", name(tident))
 		}
-		rows, err := liveRows(ctx, tbl, branch, cutoff, append(ids, iceberg.DeletedAtColumn))
+		rows, err := liveRows(ctx, tbl, branch, cutoff, append(ids, icetable.DeletedAtColumn))
 		if err != nil {
 			return res, fmt.Errorf("reading %s: %w", name(tident), err)
 		}
-		var recs []iceberg.Rec
+		var recs []icetable.Rec
 		for _, r := range rows {
-			at, ok := r[iceberg.DeletedAtColumn].(time.Time)
+			at, ok := r[icetable.DeletedAtColumn].(time.Time)
 			if !ok || !at.Before(cutoff) {
 				continue
 			}
-			key := make(iceberg.Row, len(ids))
+			key := make(icetable.Row, len(ids))
 			for _, c := range ids {
 				key[c] = r[c]
 			}
-			recs = append(recs, iceberg.Rec{Op: iceberg.OpDelete, Row: key})
+			recs = append(recs, icetable.Rec{Op: icetable.OpDelete, Row: key})
 		}
 		res.Expired = len(recs)
 		if len(recs) == 0 {
 			return res, nil
 		}
-		w := &iceberg.Writer{Cat: cat, Ident: tident, Tbl: tbl, Opts: iceberg.TableOptions{IDColumns: ids, DeltaMode: true, CommitBranch: branch}}
+		w := &icetable.Writer{Cat: cat, Ident: tident, Tbl: tbl, Opts: icetable.TableOptions{IDColumns: ids, DeltaMode: true, CommitBranch: branch}}
 		st, err := w.Commit(ctx, recs, nil, map[string]string{SummaryMaintenance: "expire-deletes"})
 		if err == nil {
 			res.SnapshotID = st.SnapshotID
 			return res, nil
 		}
-		if attempt < 3 && errors.Is(err, iceberg.ErrFenced) {
+		if attempt < 3 && errors.Is(err, icetable.ErrFenced) {
 			continue
 		}
 		return res, fmt.Errorf("committing the expiry of %s: %w", name(tident), err)
@@ -93,9 +93,9 @@ func ExpireDeletes(ctx context.Context, cat catalog.Catalog, ident table.Identif
 
 // liveRows reads the given columns of the live rows of tbl's branch (deletes applied) recorded before cutoff;
 // the filter lets the scan skip the files written since.
-func liveRows(ctx context.Context, tbl *table.Table, branch string, cutoff time.Time, cols []string) ([]iceberg.Row, error) {
+func liveRows(ctx context.Context, tbl *table.Table, branch string, cutoff time.Time, cols []string) ([]icetable.Row, error) {
 	scan := tbl.Scan(table.WithSelectedFields(cols...),
-		table.WithRowFilter(ice.LessThan(ice.Reference(iceberg.DeletedAtColumn), ice.Timestamp(cutoff.UnixMicro()))))
+		table.WithRowFilter(ice.LessThan(ice.Reference(icetable.DeletedAtColumn), ice.Timestamp(cutoff.UnixMicro()))))
 	if branch != "" && branch != table.MainBranch {
 		var err error
 		if scan, err = scan.UseRef(branch); err != nil {
@@ -106,12 +106,12 @@ func liveRows(ctx context.Context, tbl *table.Table, branch string, cutoff time.
 	if err != nil {
 		return nil, err
 	}
-	var out []iceberg.Row
+	var out []icetable.Row
 	for rec, err := range it {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, iceberg.RecordRows(rec)...)
+		out = append(out, icetable.RecordRows(rec)...)
 		rec.Release()
 	}
 	return out, nil

@@ -10,7 +10,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
-	iceberg "github.com/connectd/connectd/connectors/iceberg"
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 	"github.com/connectd/connectd/internal/testutil/icebergtest"
 )
 
@@ -27,28 +27,28 @@ func TestExpireDeletes(t *testing.T) {
 	ctx := context.Background()
 	cat := sqliteCatalog(t, t.TempDir())
 	ident := table.Identifier{"db", "versioned"}
-	w := &iceberg.Writer{Cat: cat, Ident: ident, Opts: iceberg.TableOptions{
+	w := &icetable.Writer{Cat: cat, Ident: ident, Opts: icetable.TableOptions{
 		IDColumns: []string{"id"}, AutoCreate: true, DeltaMode: true, UpsertMode: true, VersionColumn: "ver",
-		OffsetsKey: iceberg.OffsetsSummaryKey("connect-test"),
+		OffsetsKey: icetable.OffsetsSummaryKey("connect-test"),
 	}}
-	tp := iceberg.TP{Topic: "cdc", Partition: 0}
+	tp := icetable.TP{Topic: "cdc", Partition: 0}
 	off := int64(0)
-	rec := func(op iceberg.Op, id int64, name string, ver int64) iceberg.Rec {
+	rec := func(op icetable.Op, id int64, name string, ver int64) icetable.Rec {
 		off++
-		return iceberg.Rec{Op: op, Row: iceberg.Row{"id": id, "name": name, "ver": ver}, Schema: versionedSchema, TP: tp, Offset: off - 1}
+		return icetable.Rec{Op: op, Row: icetable.Row{"id": id, "name": name, "ver": ver}, Schema: versionedSchema, TP: tp, Offset: off - 1}
 	}
-	commit := func(recs ...iceberg.Rec) {
+	commit := func(recs ...icetable.Rec) {
 		t.Helper()
-		commitRound(t, w, recs, iceberg.Offsets{tp: off})
+		commitRound(t, w, recs, icetable.Offsets{tp: off})
 	}
-	commit(rec(iceberg.OpUpdate, 1, "one", 10), rec(iceberg.OpUpdate, 2, "two", 10), rec(iceberg.OpUpdate, 3, "three", 10))
-	commit(rec(iceberg.OpDelete, 1, "one", 20))
+	commit(rec(icetable.OpUpdate, 1, "one", 10), rec(icetable.OpUpdate, 2, "two", 10), rec(icetable.OpUpdate, 3, "three", 10))
+	commit(rec(icetable.OpDelete, 1, "one", 20))
 	cutoff := time.Now()
 	time.Sleep(20 * time.Millisecond)
-	commit(rec(iceberg.OpDelete, 2, "two", 20))
+	commit(rec(icetable.OpDelete, 2, "two", 20))
 
 	tombs := func() []string {
-		tbl := mustLoad(t, cat, iceberg.TombstoneIdent(ident))
+		tbl := mustLoad(t, cat, icetable.TombstoneIdent(ident))
 		res := icebergtest.Read(t, tbl.MetadataLocation(), "SELECT id, ver, _deleted_at IS NOT NULL FROM t ORDER BY id", nil)
 		var out []string
 		for _, r := range res.Rows {
@@ -68,7 +68,7 @@ func TestExpireDeletes(t *testing.T) {
 	require.Equal(t, 0, again.Expired)
 
 	// late events older than the deletes: key 1 has forgotten its delete, key 2 has not
-	commit(rec(iceberg.OpUpdate, 1, "one-late", 15), rec(iceberg.OpUpdate, 2, "two-late", 15))
+	commit(rec(icetable.OpUpdate, 1, "one-late", 15), rec(icetable.OpUpdate, 2, "two-late", 15))
 	var got []string
 	for _, r := range icebergtest.Read(t, mustLoad(t, cat, ident).MetadataLocation(), "SELECT id, name, ver FROM t ORDER BY id", nil).Rows {
 		got = append(got, fmt.Sprintf("%v|%v|%v", r[0], r[1], r[2]))

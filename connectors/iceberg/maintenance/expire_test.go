@@ -12,7 +12,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
-	iceberg "github.com/connectd/connectd/connectors/iceberg"
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
 // referencedFiles lists every file (manifest lists, manifests, data and delete files) that a
@@ -49,14 +49,14 @@ func requireExist(t testing.TB, files map[string]bool, why string) {
 
 // upsertTable commits rounds of random upserts through the sink's writer (offsets key set) and
 // then foreign commits without offsets (another writer), and returns the writers and the stream.
-func upsertTable(t testing.TB, dir string) (*iceberg.Writer, *stream) {
+func upsertTable(t testing.TB, dir string) (*icetable.Writer, *stream) {
 	t.Helper()
 	cat := sqliteCatalog(t, dir)
-	w := &iceberg.Writer{Cat: cat, Ident: table.Identifier{"db", "customers"}, Opts: iceberg.TableOptions{
+	w := &icetable.Writer{Cat: cat, Ident: table.Identifier{"db", "customers"}, Opts: icetable.TableOptions{
 		IDColumns: []string{"id"}, PartitionBy: []string{"day(ts)"}, AutoCreate: true, DeltaMode: true,
-		OffsetsKey: iceberg.OffsetsSummaryKey("connect-test"),
+		OffsetsKey: icetable.OffsetsSummaryKey("connect-test"),
 	}}
-	s := &stream{rng: rand.New(rand.NewSource(1)), keys: 40, model: model{}, tp: iceberg.TP{Topic: "cdc", Partition: 0}}
+	s := &stream{rng: rand.New(rand.NewSource(1)), keys: 40, model: model{}, tp: icetable.TP{Topic: "cdc", Partition: 0}}
 	for i := 0; i < 4; i++ {
 		recs, offs := s.round(50)
 		commitRound(t, w, recs, offs)
@@ -75,8 +75,8 @@ func TestExpireKeepsOffsets(t *testing.T) {
 	require.NoError(t, err)
 	recs, offs := s.round(50)
 	commitRound(t, w, recs, offs)
-	foreign := &iceberg.Writer{Cat: w.Cat, Ident: w.Ident, Opts: iceberg.TableOptions{IDColumns: []string{"id"}, DeltaMode: true}}
-	fs := &stream{rng: rand.New(rand.NewSource(2)), keys: 40, model: s.model, tp: iceberg.TP{Topic: "other", Partition: 0}}
+	foreign := &icetable.Writer{Cat: w.Cat, Ident: w.Ident, Opts: icetable.TableOptions{IDColumns: []string{"id"}, DeltaMode: true}}
+	fs := &stream{rng: rand.New(rand.NewSource(2)), keys: 40, model: s.model, tp: icetable.TP{Topic: "other", Partition: 0}}
 	for i := 0; i < 3; i++ {
 		recs, offs := fs.round(20)
 		commitRound(t, foreign, recs, offs)
@@ -104,7 +104,7 @@ func TestExpireKeepsOffsets(t *testing.T) {
 		}
 	}
 	require.Positive(t, gone)
-	got, err := iceberg.CommittedOffsets(tbl, "", w.Opts.OffsetsKey)
+	got, err := icetable.CommittedOffsets(tbl, "", w.Opts.OffsetsKey)
 	require.NoError(t, err)
 	require.Equal(t, s.off, got[s.tp], "the sink's offsets survive expiry")
 	want := s.model.rows()

@@ -13,24 +13,14 @@ import (
 	"time"
 
 	ice "github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
-	iceberg "github.com/connectd/connectd/connectors/iceberg"
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 	"github.com/connectd/connectd/internal/testutil/icebergtest"
 )
 
-func sqliteCatalog(t testing.TB, dir string) catalog.Catalog {
-	t.Helper()
-	cat, err := iceberg.OpenCatalog(context.Background(), "test", map[string]string{
-		"catalog-impl": "org.apache.iceberg.jdbc.JdbcCatalog",
-		"uri":          "jdbc:sqlite:" + filepath.Join(dir, "catalog.db"),
-		"warehouse":    filepath.Join(dir, "warehouse"),
-	})
-	require.NoError(t, err)
-	return cat
-}
+var sqliteCatalog = icebergtest.SQLiteCatalogIn
 
 var customerSchema = &ice.StructType{FieldList: []ice.NestedField{
 	{ID: 1, Name: "id", Type: ice.PrimitiveTypes.Int64, Required: true},
@@ -56,14 +46,14 @@ func modelRow(id int64, name string, day int) string { return fmt.Sprintf("%d|%s
 
 // commitRound commits recs through the sink's writer, retrying when the head moved under it (a
 // maintenance commit in between), as the sink's commit round does.
-func commitRound(t testing.TB, w *iceberg.Writer, recs []iceberg.Rec, offsets iceberg.Offsets) {
+func commitRound(t testing.TB, w *icetable.Writer, recs []icetable.Rec, offsets icetable.Offsets) {
 	t.Helper()
 	for attempt := 0; ; attempt++ {
 		_, err := w.Commit(context.Background(), recs, offsets, nil)
 		if err == nil {
 			return
 		}
-		require.True(t, errors.Is(err, iceberg.ErrFenced) && attempt < 5, "sink commit: %v", err)
+		require.True(t, errors.Is(err, icetable.ErrFenced) && attempt < 5, "sink commit: %v", err)
 	}
 }
 
@@ -71,7 +61,7 @@ func commitRound(t testing.TB, w *iceberg.Writer, recs []iceberg.Rec, offsets ic
 func goRows(t testing.TB, tbl *table.Table) []string {
 	t.Helper()
 	var out []string
-	for r, err := range iceberg.LiveRows(context.Background(), tbl, 0, nil) {
+	for r, err := range icetable.LiveRows(context.Background(), tbl, 0, nil) {
 		require.NoError(t, err)
 		ts := r["ts"].(time.Time)
 		out = append(out, modelRow(r["id"].(int64), r["name"].(string), int(ts.Sub(baseTime)/(24*time.Hour))))

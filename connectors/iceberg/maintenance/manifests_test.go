@@ -8,7 +8,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
-	iceberg "github.com/connectd/connectd/connectors/iceberg"
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
 // TestRewriteManifests: after a run of append commits (one manifest each) the data manifests
@@ -16,19 +16,19 @@ import (
 func TestRewriteManifests(t *testing.T) {
 	ctx := context.Background()
 	cat := sqliteCatalog(t, t.TempDir())
-	w := &iceberg.Writer{Cat: cat, Ident: table.Identifier{"db", "customers"}, Opts: iceberg.TableOptions{
-		AutoCreate: true, OffsetsKey: iceberg.OffsetsSummaryKey("connect-m"),
+	w := &icetable.Writer{Cat: cat, Ident: table.Identifier{"db", "customers"}, Opts: icetable.TableOptions{
+		AutoCreate: true, OffsetsKey: icetable.OffsetsSummaryKey("connect-m"),
 	}}
-	s := &stream{rng: rand.New(rand.NewSource(4)), keys: 1 << 30, model: model{}, tp: iceberg.TP{Topic: "cdc", Partition: 0}}
+	s := &stream{rng: rand.New(rand.NewSource(4)), keys: 1 << 30, model: model{}, tp: icetable.TP{Topic: "cdc", Partition: 0}}
 	for i := 0; i < 6; i++ {
 		recs, offs := s.round(30)
 		for j := range recs {
-			if recs[j].Op == iceberg.OpDelete { // an append table: inserts only
+			if recs[j].Op == icetable.OpDelete { // an append table: inserts only
 				id := recs[j].Row["id"].(int64)
-				recs[j].Op, recs[j].Row = iceberg.OpInsert, iceberg.Row{"id": id, "name": "d", "ts": baseTime}
+				recs[j].Op, recs[j].Row = icetable.OpInsert, icetable.Row{"id": id, "name": "d", "ts": baseTime}
 				s.model[id] = modelRow(id, "d", 0)
 			} else {
-				recs[j].Op = iceberg.OpInsert
+				recs[j].Op = icetable.OpInsert
 			}
 		}
 		commitRound(t, w, recs, offs)
@@ -50,7 +50,7 @@ func TestRewriteManifests(t *testing.T) {
 	want := s.model.rows()
 	require.Equal(t, want, goRows(t, tbl))
 	require.Equal(t, want, duckRows(t, tbl.MetadataLocation()))
-	offs, err := iceberg.CommittedOffsets(tbl, "", w.Opts.OffsetsKey)
+	offs, err := icetable.CommittedOffsets(tbl, "", w.Opts.OffsetsKey)
 	require.NoError(t, err)
 	require.Equal(t, s.off, offs[s.tp])
 

@@ -5,12 +5,12 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
-	iceberg "github.com/connectd/connectd/connectors/iceberg"
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
 // offsetsPrefix starts every snapshot summary key under which the sink records its Kafka offsets
 // (one key per consumer group).
-var offsetsPrefix = iceberg.OffsetsSummaryKey("")
+var offsetsPrefix = icetable.OffsetsSummaryKey("")
 
 // headOffsets returns, per offsets key, the raw value that snap or its nearest ancestor carrying
 // the key holds: what the sink reads as the table's committed offsets. A maintenance snapshot

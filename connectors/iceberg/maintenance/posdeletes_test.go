@@ -9,7 +9,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
-	iceberg "github.com/connectd/connectd/connectors/iceberg"
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
 // TestCompactionPositionDeletes: another writer deletes rows merge-on-read (position deletes)
@@ -19,11 +19,11 @@ import (
 func TestCompactionPositionDeletes(t *testing.T) {
 	ctx := context.Background()
 	cat := sqliteCatalog(t, t.TempDir())
-	w := &iceberg.Writer{Cat: cat, Ident: table.Identifier{"db", "customers"}, Opts: iceberg.TableOptions{
+	w := &icetable.Writer{Cat: cat, Ident: table.Identifier{"db", "customers"}, Opts: icetable.TableOptions{
 		IDColumns: []string{"id"}, PartitionBy: []string{"day(ts)"}, AutoCreate: true, DeltaMode: true,
-		OffsetsKey: iceberg.OffsetsSummaryKey("connect-pos"),
+		OffsetsKey: icetable.OffsetsSummaryKey("connect-pos"),
 	}}
-	s := &stream{rng: rand.New(rand.NewSource(21)), keys: 40, model: model{}, tp: iceberg.TP{Topic: "cdc", Partition: 0}}
+	s := &stream{rng: rand.New(rand.NewSource(21)), keys: 40, model: model{}, tp: icetable.TP{Topic: "cdc", Partition: 0}}
 	for i := 0; i < 3; i++ {
 		recs, offs := s.round(50)
 		commitRound(t, w, recs, offs)

@@ -10,7 +10,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
-	iceberg "github.com/connectd/connectd/connectors/iceberg"
+	"github.com/connectd/connectd/connectors/iceberg/catalogx"
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 	"github.com/connectd/connectd/internal/testutil/icebergtest"
 )
 
@@ -24,13 +25,13 @@ func TestMaintenanceRESTCatalog(t *testing.T) {
 	}
 	ctx := context.Background()
 	uri := icebergtest.StartRESTCatalog(t, t.TempDir())
-	cat, err := iceberg.OpenCatalog(ctx, "rest", map[string]string{"type": "rest", "uri": uri})
+	cat, err := catalogx.Open(ctx, "rest", map[string]string{"type": "rest", "uri": uri})
 	require.NoError(t, err)
-	w := &iceberg.Writer{Cat: cat, Ident: table.Identifier{"db", "customers"}, Opts: iceberg.TableOptions{
+	w := &icetable.Writer{Cat: cat, Ident: table.Identifier{"db", "customers"}, Opts: icetable.TableOptions{
 		IDColumns: []string{"id"}, PartitionBy: []string{"day(ts)"}, AutoCreate: true, DeltaMode: true,
-		OffsetsKey: iceberg.OffsetsSummaryKey("connect-rest"),
+		OffsetsKey: icetable.OffsetsSummaryKey("connect-rest"),
 	}}
-	s := &stream{rng: rand.New(rand.NewSource(9)), keys: 40, model: model{}, tp: iceberg.TP{Topic: "cdc", Partition: 0}}
+	s := &stream{rng: rand.New(rand.NewSource(9)), keys: 40, model: model{}, tp: icetable.TP{Topic: "cdc", Partition: 0}}
 	sinkRound := func() {
 		recs, offs := s.round(60)
 		commitRound(t, w, recs, offs)
@@ -41,7 +42,7 @@ func TestMaintenanceRESTCatalog(t *testing.T) {
 		want := s.model.rows()
 		require.Equal(t, want, goRows(t, tbl), step)
 		require.Equal(t, want, duckRows(t, tbl.MetadataLocation()), step)
-		offs, err := iceberg.CommittedOffsets(tbl, "", w.Opts.OffsetsKey)
+		offs, err := icetable.CommittedOffsets(tbl, "", w.Opts.OffsetsKey)
 		require.NoError(t, err)
 		require.Equal(t, s.off, offs[s.tp], step)
 	}

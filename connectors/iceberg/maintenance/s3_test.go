@@ -10,7 +10,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
-	iceberg "github.com/connectd/connectd/connectors/iceberg"
+	"github.com/connectd/connectd/connectors/iceberg/catalogx"
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 	"github.com/connectd/connectd/internal/testutil/icebergtest"
 )
 
@@ -20,7 +21,7 @@ import (
 func TestMaintenanceOnS3(t *testing.T) {
 	ctx := context.Background()
 	s3 := icebergtest.StartS3(t, "lake")
-	cat, err := iceberg.OpenCatalog(ctx, "test", map[string]string{
+	cat, err := catalogx.Open(ctx, "test", map[string]string{
 		"catalog-impl":         "org.apache.iceberg.jdbc.JdbcCatalog",
 		"uri":                  "jdbc:sqlite:" + filepath.Join(t.TempDir(), "catalog.db"),
 		"warehouse":            "s3://lake/wh",
@@ -31,11 +32,11 @@ func TestMaintenanceOnS3(t *testing.T) {
 		"client.region":        s3.Region,
 	})
 	require.NoError(t, err)
-	w := &iceberg.Writer{Cat: cat, Ident: table.Identifier{"db", "customers"}, Opts: iceberg.TableOptions{
+	w := &icetable.Writer{Cat: cat, Ident: table.Identifier{"db", "customers"}, Opts: icetable.TableOptions{
 		IDColumns: []string{"id"}, PartitionBy: []string{"day(ts)"}, AutoCreate: true, DeltaMode: true,
-		OffsetsKey: iceberg.OffsetsSummaryKey("connect-s3"),
+		OffsetsKey: icetable.OffsetsSummaryKey("connect-s3"),
 	}}
-	s := &stream{rng: rand.New(rand.NewSource(5)), keys: 40, model: model{}, tp: iceberg.TP{Topic: "cdc", Partition: 0}}
+	s := &stream{rng: rand.New(rand.NewSource(5)), keys: 40, model: model{}, tp: icetable.TP{Topic: "cdc", Partition: 0}}
 	for i := 0; i < 4; i++ {
 		recs, offs := s.round(50)
 		commitRound(t, w, recs, offs)
@@ -73,7 +74,7 @@ func TestMaintenanceOnS3(t *testing.T) {
 	want := s.model.rows()
 	require.Equal(t, want, goRows(t, tbl))
 	require.Equal(t, want, duckRowsS3(t, tbl.MetadataLocation(), s3))
-	offs, err := iceberg.CommittedOffsets(tbl, "", w.Opts.OffsetsKey)
+	offs, err := icetable.CommittedOffsets(tbl, "", w.Opts.OffsetsKey)
 	require.NoError(t, err)
 	require.Equal(t, s.off, offs[s.tp])
 

@@ -57,35 +57,55 @@ type bVal struct {
 type bDoc struct {
 	keys []string
 	vals []*bVal
+	idx  map[string]int // position of each key once the document is wide, so parsing stays linear
+}
+
+const bDocIndexFrom = 16
+
+func (d *bDoc) find(k string) (int, bool) {
+	if d.idx != nil {
+		i, ok := d.idx[k]
+		return i, ok
+	}
+	for i, kk := range d.keys {
+		if kk == k {
+			return i, true
+		}
+	}
+	return 0, false
 }
 
 func (d *bDoc) get(k string) *bVal {
-	for i, kk := range d.keys {
-		if kk == k {
-			return d.vals[i]
-		}
+	if i, ok := d.find(k); ok {
+		return d.vals[i]
 	}
 	return nil
 }
 
 func (d *bDoc) put(k string, v *bVal) {
-	for i, kk := range d.keys {
-		if kk == k {
-			d.vals[i] = v
-			return
+	if i, ok := d.find(k); ok {
+		d.vals[i] = v
+		return
+	}
+	switch {
+	case d.idx != nil:
+		d.idx[k] = len(d.keys)
+	case len(d.keys) >= bDocIndexFrom:
+		d.idx = make(map[string]int, 2*len(d.keys))
+		for i, kk := range d.keys {
+			d.idx[kk] = i
 		}
+		d.idx[k] = len(d.keys)
 	}
 	d.keys = append(d.keys, k)
 	d.vals = append(d.vals, v)
 }
 
 func (d *bDoc) remove(k string) {
-	for i, kk := range d.keys {
-		if kk == k {
-			d.keys = append(d.keys[:i:i], d.keys[i+1:]...)
-			d.vals = append(d.vals[:i:i], d.vals[i+1:]...)
-			return
-		}
+	if i, ok := d.find(k); ok {
+		d.keys = append(d.keys[:i:i], d.keys[i+1:]...)
+		d.vals = append(d.vals[:i:i], d.vals[i+1:]...)
+		d.idx = nil // positions moved; rebuilt by the next put past the threshold
 	}
 }
 

@@ -5,11 +5,12 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"log"
 
-	"github.com/IBM/sarama"
+	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/connectd/connectd/internal/kafka"
 )
@@ -19,23 +20,20 @@ func main() {
 	group := flag.String("group", "", "consumer group")
 	topic := flag.String("topic", "", "topic")
 	flag.Parse()
-	cfg, err := kafka.NewConfig(nil)
+	ctx := context.Background()
+	cl, err := kafka.Open(ctx, map[string]string{"bootstrap.servers": *bootstrap})
 	if err != nil {
 		log.Fatal(err)
 	}
-	admin, err := sarama.NewClusterAdmin([]string{*bootstrap}, cfg)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer admin.Close()
-	res, err := admin.ListConsumerGroupOffsets(*group, nil)
+	defer cl.Close()
+	res, err := kadm.NewClient(cl).FetchOffsets(ctx, *group)
 	if err != nil {
 		log.Fatal(err)
 	}
 	var sum int64
-	for _, b := range res.Blocks[*topic] {
-		if b.Offset > 0 {
-			sum += b.Offset
+	for _, o := range res[*topic] {
+		if o.Err == nil && o.At > 0 {
+			sum += o.At
 		}
 	}
 	fmt.Println(sum)

@@ -8,14 +8,16 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"log"
 	"strconv"
 	"time"
 
-	"github.com/IBM/sarama"
+	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/internal/kafka"
 )
 
@@ -29,31 +31,24 @@ func main() {
 	keys := flag.Int("keys", 0, "with -json: record i is key i mod keys at version i (0: a distinct id per record)")
 	flag.Parse()
 
-	cfg, err := kafka.NewConfig(nil)
+	ctx := context.Background()
+	props := map[string]string{"bootstrap.servers": *bootstrap, "acks": "1", "compression.type": "lz4", "linger.ms": "20"}
+	popts, err := kafka.ProducerOpts(props)
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := kafka.ApplyProducer(cfg, map[string]string{"acks": "1", "compression.type": "lz4"}); err != nil {
-		log.Fatal(err)
-	}
-	cfg.Producer.Return.Successes = false
-	cfg.Producer.Flush.Messages = 5000
-	cfg.Producer.Flush.Frequency = 20 * time.Millisecond
-	admin, err := sarama.NewClusterAdmin([]string{*bootstrap}, cfg)
+	cl, err := kafka.Open(ctx, props, append(popts, kgo.MaxBufferedRecords(100_000))...)
 	if err != nil {
 		log.Fatal(err)
 	}
-	_ = admin.CreateTopic(*topic, &sarama.TopicDetail{NumPartitions: int32(*partitions), ReplicationFactor: 1}, false)
-	admin.Close()
-	p, err := sarama.NewAsyncProducer([]string{*bootstrap}, cfg)
-	if err != nil {
+	if err := kafka.EnsureTopic(ctx, cl, connect.TopicSpec{Name: *topic, Partitions: int32(*partitions), ReplicationFactor: 1}); err != nil {
 		log.Fatal(err)
 	}
-	go func() {
-		for e := range p.Errors() {
-			log.Fatal(e)
+	failed := func(_ *kgo.Record, err error) {
+		if err != nil {
+			log.Fatal(err)
 		}
-	}()
+	}
 	start := time.Now()
 	pad := make([]byte, *size)
 	for i := range pad {
@@ -61,10 +56,10 @@ func main() {
 	}
 	for i := 0; i < *n; i++ {
 		var v []byte
-		var k sarama.Encoder
+		var k []byte
 		if *asJSON && *keys > 0 {
 			v = jsonUpdate(i, *keys, *size, pad)
-			k = sarama.StringEncoder(strconv.Itoa(i % *keys))
+			k = strconv.AppendInt(nil, int64(i%*keys), 10)
 		} else if *asJSON {
 			v = jsonRecord(i, *size, pad)
 		} else {
@@ -73,11 +68,12 @@ func main() {
 				v = append(v, pad[:*size-len(v)]...)
 			}
 		}
-		p.Input() <- &sarama.ProducerMessage{Topic: *topic, Key: k, Value: sarama.ByteEncoder(v)}
+		cl.Produce(ctx, &kgo.Record{Topic: *topic, Key: k, Value: v}, failed)
 	}
-	if err := p.Close(); err != nil {
+	if err := cl.Flush(ctx); err != nil {
 		log.Fatal(err)
 	}
+	cl.Close()
 	fmt.Printf("produced %d records of %d bytes in %s\n", *n, *size, time.Since(start).Round(time.Millisecond))
 }
 

@@ -137,6 +137,9 @@ func (c *Connector) TaskConfigs(max int) ([]map[string]string, error) {
 func (c *Connector) Stop() error               { return nil }
 func (c *Connector) NewTask() connect.SinkTask { return &Task{} }
 
+// StatusNote is the config's status.note (undefined, so that validation leaves it alone).
+func (c *Connector) StatusNote() string { return c.props["status.note"] }
+
 // Task records puts.
 type Task struct {
 	connect.SinkTaskBase

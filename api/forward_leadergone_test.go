@@ -1,0 +1,93 @@
+package api
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/connectd/connectd/internal/herder"
+)
+
+// groupHerder is a fakeHerder in a group: AwaitLeaderChange answers with the next leader's URL once one is
+// sent on next, or "" when the context ends first.
+type groupHerder struct {
+	*fakeHerder
+	next  chan string
+	waits chan string // the URL each wait was for
+}
+
+func (g *groupHerder) AwaitLeaderChange(ctx context.Context, gone string) (bool, string) {
+	g.waits <- gone
+	select {
+	case url := <-g.next:
+		return false, url
+	case <-ctx.Done():
+		return false, ""
+	}
+}
+
+// refusedURL is the URL of an address where nothing listens (connections are refused).
+func refusedURL(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	return "http://" + addr + "/"
+}
+
+// TestForwardWaitsForNextLeader: a write forwarded to a leader whose address refuses connections is sent to
+// the next leader once the group names it, and answered as that leader answers.
+func TestForwardWaitsForNextLeader(t *testing.T) {
+	quiet := WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	nextH := newFakeHerder()
+	nextTS := httptest.NewServer(NewServer(nextH, WithRegistry(testRegistry), quiet).Handler())
+	defer nextTS.Close()
+
+	dead := refusedURL(t)
+	g := &groupHerder{fakeHerder: newFakeHerder(), next: make(chan string, 1), waits: make(chan string, 4)}
+	g.notLeader = &herder.NotLeaderError{LeaderURL: dead}
+	ts := httptest.NewServer(NewServer(g, WithRegistry(testRegistry), quiet).Handler())
+	defer ts.Close()
+
+	go func() {
+		<-g.waits // the first forward was refused
+		g.next <- nextTS.URL + "/"
+	}()
+	resp, err := http.Post(ts.URL+"/connectors", "application/json", strings.NewReader(createBody))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	assert.Equal(t, 201, resp.StatusCode, string(data))
+	assert.Equal(t, ts.URL+"/connectors/sink-a", resp.Header.Get("Location"))
+	assert.Contains(t, nextH.configs, "sink-a")
+	assert.NotContains(t, g.configs, "sink-a")
+}
+
+// TestForwardLeaderGoneAnswers409: while no next leader is named, a write the leader's address refuses gets
+// the JVM's 409 for a request that cannot be completed during a rebalance (never a 500), once the wait ends.
+func TestForwardLeaderGoneAnswers409(t *testing.T) {
+	quiet := WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	g := &groupHerder{fakeHerder: newFakeHerder(), next: make(chan string), waits: make(chan string, 4)}
+	g.notLeader = &herder.NotLeaderError{LeaderURL: refusedURL(t)}
+	srv := NewServer(g, WithRegistry(testRegistry), quiet)
+
+	// the request's context ends before leaderGoneWait: the wait ends with it
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	req := httptest.NewRequest("POST", "/connectors", strings.NewReader(createBody)).WithContext(ctx)
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	srv.Handler().ServeHTTP(rec, req)
+	assert.Equal(t, 409, rec.Code, rec.Body.String())
+	assert.JSONEq(t, `{"error_code":409,"message":"Cannot complete request momentarily due to stale configuration (typically caused by a concurrent config change)"}`, rec.Body.String())
+	assert.Equal(t, g.notLeader.LeaderURL, <-g.waits)
+}

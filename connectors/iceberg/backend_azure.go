@@ -1,5 +1,0 @@
-//go:build !no_iceberg_azure
-
-package iceberg
-
-import _ "github.com/apache/iceberg-go/io/gocloud/azure" // abfs, abfss, wasb, wasbs FileIO

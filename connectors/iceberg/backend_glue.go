@@ -1,5 +1,0 @@
-//go:build !no_iceberg_glue
-
-package iceberg
-
-import _ "github.com/apache/iceberg-go/catalog/glue" // registers the "glue" catalog

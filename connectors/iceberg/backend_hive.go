@@ -1,5 +1,0 @@
-//go:build !no_iceberg_hive
-
-package iceberg
-
-import _ "github.com/apache/iceberg-go/catalog/hive" // registers the "hive" catalog

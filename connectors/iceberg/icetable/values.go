@@ -1,0 +1,460 @@
+package icetable
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/extensions"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	ice "github.com/apache/iceberg-go"
+	"github.com/google/uuid"
+)
+
+// Row is one record's value as the table layer sees it: top-level column name -> Go value.
+// Nested structs are map[string]any, lists []any, maps map[string]any or [][2]any.
+// Accepted scalar forms are deliberately loose (any integer width, json.Number, strings for
+// numbers/timestamps, time.Time, *big.Rat / big.Int scaled for decimals) so converters and
+// schemaless JSON both land here without a second conversion pass.
+type Row = map[string]any
+
+// BuildRecord turns rows into one Arrow record batch with the given schema (carrying Iceberg
+// field IDs). Missing columns become null.
+func BuildRecord(sc *arrow.Schema, rows []Row) (arrow.RecordBatch, error) {
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer b.Release()
+	b.Reserve(len(rows))
+	fields := sc.Fields() // copies: keep it out of the row loop
+	blds := b.Fields()
+	for _, r := range rows {
+		if err := appendRowValues(blds, fields, r); err != nil {
+			return nil, err
+		}
+	}
+	return b.NewRecordBatch(), nil
+}
+
+// appendRowValues appends row r to the builders of fields; a missing column is null.
+func appendRowValues(blds []array.Builder, fields []arrow.Field, r Row) error {
+	for i, f := range fields {
+		v, ok := lookupField(r, f.Name)
+		if !ok {
+			v = nil
+		}
+		if err := appendValue(blds[i], f.Type, v); err != nil {
+			return &DataError{fmt.Errorf("column %q: %w", f.Name, err)}
+		}
+	}
+	return nil
+}
+
+// BuildDataRecord is buildRecord of the data rows of recs (fields are sc's), those buffered as bytes
+// appended from them with the shape compiled for their struct type (cached in shapes, nil: from the
+// converted row).
+func BuildDataRecord(sc *arrow.Schema, fields []arrow.Field, schemaID int, recs []*Rec, shapes map[*ice.StructType]*JSONShape) (arrow.RecordBatch, error) {
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer b.Release()
+	b.Reserve(len(recs))
+	blds := b.Fields()
+	var scratch []byte
+	for _, r := range recs {
+		if r.JSON != nil {
+			js, ok := shapes[r.Schema]
+			if !ok {
+				js = CompileShape(r.Schema, schemaID, fields)
+				shapes[r.Schema] = js
+			}
+			if js != nil {
+				jb, err := r.JSONBytes(&scratch)
+				if err != nil {
+					return nil, err
+				}
+				if js.AppendRow(blds, jb, nil) {
+					continue
+				}
+			}
+			if err := r.decode(); err != nil {
+				return nil, err
+			}
+		}
+		if err := appendRowValues(blds, fields, r.Row); err != nil {
+			return nil, err
+		}
+	}
+	return b.NewRecordBatch(), nil
+}
+
+func lookupField(r map[string]any, name string) (any, bool) {
+	if r == nil {
+		return nil, false
+	}
+	v, ok := r[name]
+	return v, ok
+}
+
+func appendValue(bld array.Builder, dt arrow.DataType, v any) error {
+	if v == nil {
+		bld.AppendNull()
+		return nil
+	}
+	switch b := bld.(type) {
+	case *array.BooleanBuilder:
+		x, err := toBool(v)
+		if err != nil {
+			return err
+		}
+		b.Append(x)
+	case *array.Int32Builder:
+		x, err := ToInt64(v)
+		if err != nil {
+			return err
+		}
+		if x < math.MinInt32 || x > math.MaxInt32 {
+			return fmt.Errorf("value %d overflows int", x)
+		}
+		b.Append(int32(x))
+	case *array.Int64Builder:
+		x, err := ToInt64(v)
+		if err != nil {
+			return err
+		}
+		b.Append(x)
+	case *array.Float32Builder:
+		x, err := toFloat64(v)
+		if err != nil {
+			return err
+		}
+		b.Append(float32(x))
+	case *array.Float64Builder:
+		x, err := toFloat64(v)
+		if err != nil {
+			return err
+		}
+		b.Append(x)
+	case *array.StringBuilder:
+		b.Append(ToString(v))
+	case *array.LargeStringBuilder:
+		b.Append(ToString(v))
+	case *array.BinaryBuilder:
+		x, err := toBytes(v)
+		if err != nil {
+			return err
+		}
+		b.Append(x)
+	case *array.FixedSizeBinaryBuilder:
+		x, err := toBytes(v)
+		if err != nil {
+			return err
+		}
+		if w := dt.(*arrow.FixedSizeBinaryType).ByteWidth; len(x) != w {
+			return fmt.Errorf("fixed[%d] value of %d bytes", w, len(x))
+		}
+		b.Append(x)
+	case *array.Date32Builder:
+		d, err := toDays(v)
+		if err != nil {
+			return err
+		}
+		b.Append(arrow.Date32(d))
+	case *array.Time64Builder:
+		us, err := toTimeMicros(v)
+		if err != nil {
+			return err
+		}
+		b.Append(arrow.Time64(us))
+	case *array.TimestampBuilder:
+		unit := dt.(*arrow.TimestampType).Unit
+		t, err := toTime(v)
+		if err != nil {
+			return err
+		}
+		if unit == arrow.Nanosecond {
+			b.Append(arrow.Timestamp(t.UnixNano()))
+		} else {
+			b.Append(arrow.Timestamp(t.UnixMicro()))
+		}
+	case *array.Decimal128Builder:
+		dtt := dt.(*arrow.Decimal128Type)
+		n, err := toDecimal(v, dtt.Scale)
+		if err != nil {
+			return err
+		}
+		b.Append(n)
+	case *extensions.UUIDBuilder:
+		u, err := toUUID(v)
+		if err != nil {
+			return err
+		}
+		b.Append(u)
+	case *array.StructBuilder:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return fmt.Errorf("expected struct, got %T", v)
+		}
+		st := dt.(*arrow.StructType)
+		b.Append(true)
+		for i := 0; i < st.NumFields(); i++ {
+			f := st.Field(i)
+			if err := appendValue(b.FieldBuilder(i), f.Type, m[f.Name]); err != nil {
+				return fmt.Errorf("%s: %w", f.Name, err)
+			}
+		}
+	case *array.MapBuilder:
+		mt := dt.(*arrow.MapType)
+		b.Append(true)
+		switch m := v.(type) {
+		case map[string]any:
+			for k, val := range m {
+				if err := appendValue(b.KeyBuilder(), mt.KeyType(), k); err != nil {
+					return err
+				}
+				if err := appendValue(b.ItemBuilder(), mt.ItemType(), val); err != nil {
+					return err
+				}
+			}
+		case [][2]any:
+			for _, kv := range m {
+				if err := appendValue(b.KeyBuilder(), mt.KeyType(), kv[0]); err != nil {
+					return err
+				}
+				if err := appendValue(b.ItemBuilder(), mt.ItemType(), kv[1]); err != nil {
+					return err
+				}
+			}
+		default:
+			return fmt.Errorf("expected map, got %T", v)
+		}
+	case *array.ListBuilder:
+		l, ok := v.([]any)
+		if !ok {
+			return fmt.Errorf("expected list, got %T", v)
+		}
+		et := dt.(*arrow.ListType).Elem()
+		b.Append(true)
+		for _, e := range l {
+			if err := appendValue(b.ValueBuilder(), et, e); err != nil {
+				return err
+			}
+		}
+	case *array.LargeListBuilder:
+		l, ok := v.([]any)
+		if !ok {
+			return fmt.Errorf("expected list, got %T", v)
+		}
+		et := dt.(*arrow.LargeListType).Elem()
+		b.Append(true)
+		for _, e := range l {
+			if err := appendValue(b.ValueBuilder(), et, e); err != nil {
+				return err
+			}
+		}
+	default:
+		return fmt.Errorf("unsupported arrow type %s", dt)
+	}
+	return nil
+}
+
+func toBool(v any) (bool, error) {
+	switch x := v.(type) {
+	case bool:
+		return x, nil
+	case string:
+		return strconv.ParseBool(x)
+	}
+	return false, fmt.Errorf("cannot convert %T to boolean", v)
+}
+
+func ToInt64(v any) (int64, error) {
+	switch x := v.(type) {
+	case int:
+		return int64(x), nil
+	case int8:
+		return int64(x), nil
+	case int16:
+		return int64(x), nil
+	case int32:
+		return int64(x), nil
+	case int64:
+		return x, nil
+	case uint8:
+		return int64(x), nil
+	case uint16:
+		return int64(x), nil
+	case uint32:
+		return int64(x), nil
+	case uint64:
+		return int64(x), nil
+	case float64:
+		if x != math.Trunc(x) {
+			return 0, fmt.Errorf("non-integral number %v", x)
+		}
+		return int64(x), nil
+	case float32:
+		return int64(x), nil
+	case json.Number:
+		return x.Int64()
+	case string:
+		return strconv.ParseInt(strings.TrimSpace(x), 10, 64)
+	case time.Time:
+		return x.UnixMilli(), nil
+	}
+	return 0, fmt.Errorf("cannot convert %T to integer", v)
+}
+
+func toFloat64(v any) (float64, error) {
+	switch x := v.(type) {
+	case float64:
+		return x, nil
+	case float32:
+		return float64(x), nil
+	case json.Number:
+		return x.Float64()
+	case string:
+		return strconv.ParseFloat(x, 64)
+	}
+	i, err := ToInt64(v)
+	return float64(i), err
+}
+
+func ToString(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case []byte:
+		return string(x)
+	case time.Time:
+		return x.Format(time.RFC3339Nano)
+	case map[string]any, []any:
+		b, _ := json.Marshal(x)
+		return string(b)
+	case fmt.Stringer:
+		return x.String()
+	}
+	return fmt.Sprint(v)
+}
+
+func toBytes(v any) ([]byte, error) {
+	switch x := v.(type) {
+	case []byte:
+		return x, nil
+	case string:
+		if b, err := base64.StdEncoding.DecodeString(x); err == nil {
+			return b, nil
+		}
+		return []byte(x), nil
+	}
+	return nil, fmt.Errorf("cannot convert %T to binary", v)
+}
+
+// toTime accepts time.Time, epoch millis (integers), or RFC3339/ISO strings.
+func toTime(v any) (time.Time, error) {
+	switch x := v.(type) {
+	case time.Time:
+		return x, nil
+	case string:
+		for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999Z07:00", "2006-01-02 15:04:05.999999999", "2006-01-02"} {
+			if t, err := time.Parse(layout, x); err == nil {
+				return t, nil
+			}
+		}
+		return time.Time{}, fmt.Errorf("cannot parse timestamp %q", x)
+	}
+	ms, err := ToInt64(v)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return time.UnixMilli(ms).UTC(), nil
+}
+
+func toDays(v any) (int32, error) {
+	switch x := v.(type) {
+	case time.Time:
+		return int32(math.Floor(float64(x.Unix()) / 86400)), nil
+	case string:
+		t, err := toTime(x)
+		if err != nil {
+			return 0, err
+		}
+		return toDays(t)
+	}
+	d, err := ToInt64(v) // Debezium io.debezium.time.Date: days since epoch
+	return int32(d), err
+}
+
+func toTimeMicros(v any) (int64, error) {
+	switch x := v.(type) {
+	case time.Time:
+		h, m, s := x.Clock()
+		return (int64(h)*3600+int64(m)*60+int64(s))*1e6 + int64(x.Nanosecond()/1000), nil
+	case time.Duration:
+		return x.Microseconds(), nil
+	case string:
+		t, err := time.Parse("15:04:05.999999999", x)
+		if err != nil {
+			return 0, err
+		}
+		return toTimeMicros(t)
+	}
+	return ToInt64(v)
+}
+
+// Decimal is an unscaled value with its scale (Connect's Decimal logical type carries the
+// unscaled big-endian two's-complement bytes plus the scale from the schema).
+type Decimal struct {
+	Unscaled *big.Int
+	Scale    int32
+}
+
+func (d Decimal) String() string {
+	r := new(big.Rat).SetFrac(d.Unscaled, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(d.Scale)), nil))
+	return r.FloatString(int(d.Scale))
+}
+
+func toDecimal(v any, scale int32) (decimal128.Num, error) {
+	switch x := v.(type) {
+	case Decimal:
+		u := new(big.Int).Set(x.Unscaled)
+		if x.Scale != scale {
+			diff := int64(scale - x.Scale)
+			if diff > 0 {
+				u.Mul(u, new(big.Int).Exp(big.NewInt(10), big.NewInt(diff), nil))
+			} else {
+				u.Quo(u, new(big.Int).Exp(big.NewInt(10), big.NewInt(-diff), nil))
+			}
+		}
+		return decimal128.FromBigInt(u), nil
+	case *big.Rat:
+		return decimal128.FromString(x.FloatString(int(scale)), 38, scale)
+	case string:
+		return decimal128.FromString(x, 38, scale)
+	case json.Number:
+		return decimal128.FromString(x.String(), 38, scale)
+	case float64:
+		return decimal128.FromFloat64(x, 38, scale)
+	}
+	i, err := ToInt64(v)
+	if err != nil {
+		return decimal128.Num{}, err
+	}
+	return decimal128.FromI64(i).Mul(decimal128.GetScaleMultiplier(int(scale))), nil
+}
+
+func toUUID(v any) (uuid.UUID, error) {
+	switch x := v.(type) {
+	case uuid.UUID:
+		return x, nil
+	case string:
+		return uuid.Parse(x)
+	case []byte:
+		return uuid.FromBytes(x)
+	}
+	return uuid.UUID{}, fmt.Errorf("cannot convert %T to uuid", v)
+}
