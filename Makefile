@@ -13,7 +13,7 @@ PKGS       ?= ./...
 TESTFLAGS  ?= -count=1 -timeout 30m
 WITH_KAFKA := scripts/with-kafka.sh
 
-.PHONY: build image connectd run demo vet lint test test-jvm-baseline test-short test-race bench fuzz soak kafka-fetch kafka-up kafka-down kafka-status
+.PHONY: build image connectd run demo vet lint test test-jvm-baseline test-trino test-short test-race bench fuzz soak kafka-fetch kafka-up kafka-down kafka-status
 
 build:
 	$(GO) build ./...
@@ -110,6 +110,13 @@ soak:
 ## that sink does not keep its own guarantee there in every run
 test-jvm-baseline:
 	ICEBERG_JVM_BASELINE=1 $(WITH_KAFKA) $(GO) test -count=1 -timeout 30m -v -run '^TestIcebergApacheSinkAloneBaseline$$' ./internal/herder/
+
+## test-trino: the CDC model test's Iceberg tables (catalog on a private PostgreSQL) read by Trino's server
+## (io.trino:trino-server from Maven Central, cached in ~/.cache/connectd; needs a JDK 24+, see scripts/trino.sh):
+## rows equal to the model and, for every table, columns, types and rows equal to DuckDB's. Not part of make test
+## (an 820 MB download and a JVM of 1 GB heap)
+test-trino:
+	CDC_SEED=$${CDC_SEED:-$(CI_CDC_SEED)} scripts/test-trino.sh
 
 ## test-short: the tests that need no Kafka broker, chDB, DuckDB, JVM or built binary (they skip under -short and
 ## say why), in seconds to a minute, for the edit loop

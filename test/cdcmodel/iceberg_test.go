@@ -15,6 +15,7 @@ import (
 
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+	_ "github.com/jackc/pgx/v5/stdlib" // reads a PostgreSQL catalog's table pointers, independently of the sink
 	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite" // reads the catalog's table pointers, independently of the sink
 
@@ -28,13 +29,18 @@ import (
 // updated_at column (partitioned by a column that updates change, so keys move between partitions), and
 // the raw CDC history.
 //
+// The catalog is cat, or SQLite in a temporary directory when cat is nil.
+//
 // maintained turns on the connector's table maintenance (compaction, manifest rewrite, snapshot expiry) every
 // second or so, so that the worker's SIGKILLs also land inside rewrites; every round then also checks that the
 // live files per partition stay bounded.
-func icebergSink(t *testing.T, maintained bool) sinkUnderTest {
+func icebergSink(t *testing.T, maintained bool, cat *icebergCatalog) sinkUnderTest {
 	dir := t.TempDir()
 	catDB := filepath.Join(dir, "catalog.db")
 	wh := filepath.Join(dir, "warehouse")
+	if cat == nil {
+		cat = &icebergCatalog{uri: "jdbc:sqlite:" + catDB}
+	}
 	s := sinkUnderTest{name: "iceberg"}
 	if maintained {
 		s.name = "iceberg-maintained"
@@ -65,14 +71,14 @@ iceberg.table.cdc.by_updated_at.version-column=updated_at
 iceberg.table.cdc.by_updated_at.partition-by=bucket(qty,3)
 iceberg.table.cdc.history.raw-cdc=true
 iceberg.catalog.type=sql
-iceberg.catalog.uri=jdbc:sqlite:%s
+iceberg.catalog.uri=%s
 iceberg.catalog.warehouse=%s
 iceberg.control.commit.interval-ms=%d
-`, topic, 50+rng.Intn(450), catDB, wh, 150+rng.Intn(250))
+`, topic, 50+rng.Intn(450), cat.uri, wh, 150+rng.Intn(250)) + cat.props()
 	}
 	duck := func(table string) func(t *testing.T) map[string][]cdcstream.Row {
 		return func(t *testing.T) map[string][]cdcstream.Row {
-			res := icebergtest.Read(t, metadataLocation(t, catDB, table), "SELECT * FROM t", nil)
+			res := icebergtest.Read(t, cat.metadataLocation(t, table), "SELECT * FROM t", nil)
 			out := map[string][]cdcstream.Row{}
 			for _, m := range res.Maps() {
 				r := rowFromJSON(t, m)
@@ -84,7 +90,7 @@ iceberg.control.commit.interval-ms=%d
 	java := func(table string) func(t *testing.T) map[string][]cdcstream.Row {
 		return func(t *testing.T) map[string][]cdcstream.Row {
 			out := map[string][]cdcstream.Row{}
-			for _, m := range javaRead(t, metadataLocation(t, catDB, table)).Maps() {
+			for _, m := range javaRead(t, cat.metadataLocation(t, table)).Maps() {
 				r := rowFromJSON(t, m)
 				out[r.ID] = append(out[r.ID], r)
 			}
@@ -98,7 +104,7 @@ iceberg.control.commit.interval-ms=%d
 		{name: "iceberg cdc.by_updated_at (version updated_at) via Iceberg Java", table: "by_updated_at", version: cdcstream.VersionColumn, read: java("by_updated_at")},
 	}
 	s.wholeRun = func(t *testing.T, records int64) {
-		res := icebergtest.Read(t, metadataLocation(t, catDB, "history"),
+		res := icebergtest.Read(t, cat.metadataLocation(t, "history"),
 			"SELECT count(*) AS n, count(DISTINCT (kafka_partition, kafka_offset)) AS d FROM t", nil)
 		m := res.Maps()[0]
 		require.Equal(t, fmt.Sprint(records, "/", records), fmt.Sprint(m["n"], "/", m["d"]),
@@ -108,7 +114,7 @@ iceberg.control.commit.interval-ms=%d
 				name       string
 				partitions int
 			}{{"by_lsn", 4}, {"by_updated_at", 3}} {
-				checkFilesBounded(t, metadataLocation(t, catDB, tbl.name), tbl.name, tbl.partitions)
+				checkFilesBounded(t, cat.metadataLocation(t, tbl.name), tbl.name, tbl.partitions)
 			}
 		}
 	}
@@ -164,14 +170,40 @@ func javaRead(t *testing.T, metadataLocation string) icebergtest.Result {
 	return res
 }
 
+// icebergCatalog is the sink's SQL catalog: its JDBC uri (SQLite or PostgreSQL) and user.
+type icebergCatalog struct {
+	uri, user string
+}
+
+// props are the connector properties beyond the uri.
+func (c icebergCatalog) props() string {
+	if c.user == "" {
+		return ""
+	}
+	return "iceberg.catalog.jdbc.user=" + c.user + "\n"
+}
+
 // metadataLocation reads the table's current metadata file from the catalog database (the JDBC catalog's
 // iceberg_tables).
-func metadataLocation(t *testing.T, catDB, table string) string {
-	db, err := sql.Open("sqlite", "file:"+catDB+"?mode=ro&_pragma=busy_timeout(10000)")
+func (c icebergCatalog) metadataLocation(t *testing.T, table string) string {
+	var db *sql.DB
+	var err error
+	query := `SELECT metadata_location FROM iceberg_tables WHERE table_namespace = 'cdc' AND table_name = ?`
+	if path, ok := strings.CutPrefix(c.uri, "jdbc:sqlite:"); ok {
+		db, err = sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(10000)")
+	} else {
+		dsn, ok := strings.CutPrefix(c.uri, "jdbc:")
+		require.True(t, ok && strings.HasPrefix(dsn, "postgresql://"), "catalog uri %q: want jdbc:sqlite: or jdbc:postgresql:", c.uri)
+		if c.user != "" {
+			dsn = strings.Replace(dsn, "://", "://"+c.user+"@", 1)
+		}
+		db, err = sql.Open("pgx", dsn)
+		query = strings.Replace(query, "?", "$1", 1)
+	}
 	require.NoError(t, err)
 	defer db.Close()
 	var loc string
-	require.NoError(t, db.QueryRow(`SELECT metadata_location FROM iceberg_tables WHERE table_namespace = 'cdc' AND table_name = ?`, table).Scan(&loc),
+	require.NoError(t, db.QueryRow(query, table).Scan(&loc),
 		"table cdc.%s in the catalog", table)
 	return loc
 }
@@ -213,7 +245,7 @@ func TestCDCModelIceberg(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end to end")
 	}
-	runModel(t, icebergSink(t, false), false)
+	runModel(t, icebergSink(t, false, nil), false)
 }
 
 // TestCDCModelIcebergSkippedTails: the same with the stream's tombstones filtered and partitions whose
@@ -225,7 +257,7 @@ func TestCDCModelIcebergSkippedTails(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end to end")
 	}
-	runModel(t, icebergSink(t, false), true)
+	runModel(t, icebergSink(t, false, nil), true)
 }
 
 // TestCDCModelIcebergMaintained: the same with the connector's table maintenance running beside the commits
@@ -234,5 +266,5 @@ func TestCDCModelIcebergMaintained(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end to end")
 	}
-	runModel(t, icebergSink(t, true), false)
+	runModel(t, icebergSink(t, true, nil), false)
 }
