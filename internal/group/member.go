@@ -254,6 +254,8 @@ func (m *Member) joinAndSync(ctx context.Context) (time.Duration, <-chan struct{
 		}
 		req.OrderedGroupProtocols = append(req.OrderedGroupProtocols, &sarama.GroupProtocol{Name: ProtocolName(v), Metadata: EncodeMetadata(ws)})
 	}
+	stopProbe := m.probeDuringRebalance(ctx)
+	defer stopProbe()
 	resp, err := coord.JoinGroup(req)
 	if err != nil {
 		_ = coord.Close()

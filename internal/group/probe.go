@@ -1,7 +1,9 @@
 package group
 
 import (
+	"context"
 	"errors"
+	"maps"
 	"net"
 	"net/url"
 	"sync"
@@ -120,17 +122,84 @@ func (p *peerProber) suspects() bool {
 	return false
 }
 
+// probeDuringRebalance keeps probing the members this one probed (the leader, or every other member when this
+// one led) while its JoinGroup and SyncGroup wait, and removes those that refuse. A member that dies while the
+// others rejoin, or just before, holds the rebalance until its session times out: the coordinator waits for
+// every member it knows. The probe runs on copies of the peers and of the refusal counts, and the removal on a
+// coordinator connection of its own, since the coordinator answers a connection's requests one at a time and
+// this member's connection waits for the join. stop ends the probe and waits for it.
+func (m *Member) probeDuringRebalance(ctx context.Context) (stop func()) {
+	if m.cfg.PeerProbeInterval <= 0 || len(m.peers) == 0 {
+		return func() {}
+	}
+	peers := maps.Clone(m.peers)
+	prober := peerProber{timeout: min(m.cfg.PeerProbeInterval/2, time.Second), refusals: maps.Clone(m.prober.refusals)}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTimer(m.cfg.PeerProbeInterval)
+		defer t.Stop()
+		for len(peers) > 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			dead := prober.probe(peers)
+			if len(dead) > 0 {
+				m.log.Warn("removing members whose REST listener refuses connections while the group rebalances (their process is gone)", "members", dead)
+				if err := m.removeMembersAside(dead); err != nil {
+					m.log.Info("removing members failed", "err", err)
+				}
+				for _, id := range dead {
+					delete(peers, id)
+				}
+			}
+			next := m.cfg.PeerProbeInterval
+			if prober.suspects() {
+				next = max(next/4, 50*time.Millisecond)
+			}
+			t.Reset(next)
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
+// removeMembersAside is removeMembers on a connection to the coordinator of its own.
+func (m *Member) removeMembersAside(ids []string) error {
+	coord, err := m.coordinator()
+	if err != nil {
+		return err
+	}
+	b := sarama.NewBroker(coord.Addr())
+	if err := b.Open(m.client.Config()); err != nil {
+		return err
+	}
+	defer func() { _ = b.Close() }()
+	return m.leaveOnBehalf(b, ids)
+}
+
 // removeMembers has the coordinator drop members on their behalf; it returns the error of the first failure.
 func (m *Member) removeMembers(ids []string) error {
 	coord, err := m.coordinator()
 	if err != nil {
 		return err
 	}
+	return m.leaveOnBehalf(coord, ids)
+}
+
+// leaveOnBehalf sends one LeaveGroup for ids (KIP-345's batch form, as the admin client's
+// removeMembersFromConsumerGroup) through b.
+func (m *Member) leaveOnBehalf(b *sarama.Broker, ids []string) error {
 	req := &sarama.LeaveGroupRequest{Version: 3, GroupId: m.cfg.GroupID}
 	for _, id := range ids {
 		req.Members = append(req.Members, sarama.MemberIdentity{MemberId: id})
 	}
-	resp, err := coord.LeaveGroup(req)
+	resp, err := b.LeaveGroup(req)
 	if err != nil {
 		return err
 	}
