@@ -1,6 +1,6 @@
 package iceberg
 
-// Exactly-once, and why (design B of iceberg-exactly-once-notes.md, with the commit-time filter):
+// Exactly-once, and why (the argument, also in README.md "Exactly-once"):
 //
 //  1. Each table's snapshot summary holds, under kafka.connect.offsets.<group-id>, the next
 //     offset per source topic-partition that the table covers; every commit merges by max.
