@@ -131,7 +131,9 @@ func threadCPU(fn func()) time.Duration {
 
 // linearCPUBound is a generous linear budget for handling an n-byte body: 2 µs a byte over a 200 ms floor
 // (bodies parse at tens of ns a byte; a quadratic step over a 1 MB body costs seconds).
-func linearCPUBound(n int) time.Duration { return 200*time.Millisecond + time.Duration(n)*2*time.Microsecond }
+func linearCPUBound(n int) time.Duration {
+	return 200*time.Millisecond + time.Duration(n)*2*time.Microsecond
+}
 
 // Handling a body grows linearly with its width on every body endpoint: eight times the members cost far
 // less than 64 times the CPU, and 68,000 members stay within the fuzz target's linear budget (the least of
