@@ -47,6 +47,7 @@ const usage = `usage:
   connectd reconcile [reconcile.properties] [key=value ...]
   connectd rebuild [rebuild.properties] [key=value ...]
   connectd iceberg maintain [flags] [connector.properties] [key=value ...]
+  connectd config-reference CLASS | -dir DIR
   connectd version`
 
 func main() {
@@ -73,6 +74,8 @@ func main() {
 		rebuildMain(ctx)
 	case "iceberg":
 		icebergMain(ctx)
+	case "config-reference":
+		err = configReferenceMain(os.Args[2:])
 	case "version", "--version", "-v":
 		fmt.Print(versionText())
 	default:
