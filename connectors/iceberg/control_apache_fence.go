@@ -1,6 +1,5 @@
 package iceberg
 
-
 // A JVM task of the connector that died inside a transaction leaves it open until the broker's transaction
 // timeout (a minute by default), and until then every read_committed reader of the control topic, the
 // committer included, stops at it. A JVM task restarted under the same task config ends it at once: its
