@@ -461,14 +461,16 @@ func (ctl *control) apacheCommitLoop() {
 				next = c.cfg.RetryBackoff
 			}
 		}
-		if lead && ac != nil && ctl.foreign.active(time.Now()) {
-			// a JVM coordinator commits: read along, keeping only what it has not committed yet
+		if active, until := ctl.foreign.activeUntil(time.Now()); lead && ac != nil && active {
+			// a JVM coordinator commits: read along, keeping only what it has not committed yet, and look again
+			// when its next event is overdue
 			if !standingBy {
-				c.log.Info("iceberg commit: a JVM task's coordinator commits for this connector; standing by while it does")
+				c.log.Info("iceberg commit: a JVM task's coordinator commits for this connector; standing by while it does",
+					"expect_next_event_by", until.Format(time.RFC3339Nano))
 				standingBy = true
 			}
 			ac.standBy()
-			timer.Reset(next)
+			timer.Reset(min(next, time.Until(until)+time.Millisecond))
 			continue
 		}
 		if standingBy {
