@@ -2,10 +2,12 @@ package kafka
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/connectd/connectd/connect"
 )
@@ -36,6 +38,9 @@ func (a *TopicAdmin) GroupOffsets(ctx context.Context, group, topic string) (map
 	resp, err := kadm.NewClient(a.cl).FetchOffsets(ctx, group)
 	if err == nil {
 		err = resp.Error()
+	}
+	if errors.Is(err, kerr.GroupIDNotFound) {
+		return map[int32]int64{}, nil // a group that never committed
 	}
 	if err != nil {
 		return nil, fmt.Errorf("offsets of group %s: %w", group, err)
