@@ -96,8 +96,8 @@ type control struct {
 const controlRequestTimeout = 30 * time.Second
 
 // startControl connects to the control topic (creating it when missing) and starts the reader,
-// participant and committer loops.
-func startControl(c *coordinator, wi connect.WorkerInfo) (*control, error) {
+// participant and committer loops of the connector's protocol.
+func startControl(c *coordinator, wi connect.WorkerInfo) (orchestrator, error) {
 	pr, ok := wi.(connect.PluginRuntime)
 	if !ok || pr.KafkaClients() == nil {
 		return nil, errors.New("control topic client: the runtime offers no Kafka clients (connect.PluginRuntime)")
@@ -121,7 +121,7 @@ func startControl(c *coordinator, wi connect.WorkerInfo) (*control, error) {
 		foreign: newForeignCommitter(c.cfg), started: time.Now(),
 	}
 	ctl.ctx, ctl.cancel = context.WithCancel(context.Background())
-	fail := func(err error) (*control, error) {
+	fail := func(err error) (orchestrator, error) {
 		ctl.cancel()
 		ctl.closeClients()
 		return nil, err
@@ -161,7 +161,10 @@ func startControl(c *coordinator, wi connect.WorkerInfo) (*control, error) {
 		go ctl.commitLoop()
 	}
 	c.log.Info("iceberg commits coordinated through the control topic", "topic", ctl.topic, "process", ctl.id, "protocol", c.cfg.ControlProtocol)
-	return ctl, nil
+	if ctl.apache {
+		return &apacheControl{ctl}, nil
+	}
+	return &connectdControl{ctl}, nil
 }
 
 // ensureTopic creates the control topic when it is missing: one partition, replicated up to three times.
