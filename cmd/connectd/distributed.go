@@ -61,7 +61,7 @@ func serveDistributed(ctx context.Context, wp map[string]string) error {
 	if sched != nil {
 		ropts = append(ropts, api.WithReconciler(reconcileEndpoint{sched}))
 	}
-	h := herder.NewDistributed(dcfg, "", kafka.Brokers(cfg.Props), sc)
+	h := herder.NewDistributed(dcfg, "", cfg.ClientProps("admin"), sc)
 	w := worker.New(cfg, connect.DefaultRegistry, h)
 	h.SetWorker(w)
 	srv := api.NewServer(h, ropts...)

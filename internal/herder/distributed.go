@@ -27,7 +27,8 @@ import (
 // over and never waits for herder work, so heartbeats go out whatever the herder is doing.
 type Distributed struct {
 	cfg     *DistributedConfig
-	url     string // advertised REST URL, e.g. http://127.0.0.1:8083/
+	url     string            // advertised REST URL, e.g. http://127.0.0.1:8083/
+	props   map[string]string // the worker's Kafka client properties (JVM keys)
 	brokers []string
 	sc      *sarama.Config
 
@@ -87,8 +88,8 @@ func (d *Distributed) leaveWait() time.Duration {
 
 // NewDistributed prepares a distributed herder. The worker must be created with this herder as its state
 // listener (worker.New(cfg, reg, d)), then attached with SetWorker, before Start.
-func NewDistributed(cfg *DistributedConfig, advertisedURL string, brokers []string, sc *sarama.Config) *Distributed {
-	d := &Distributed{cfg: cfg, url: advertisedURL, brokers: brokers, sc: sc, generation: -1,
+func NewDistributed(cfg *DistributedConfig, advertisedURL string, props map[string]string, sc *sarama.Config) *Distributed {
+	d := &Distributed{cfg: cfg, url: advertisedURL, props: props, brokers: kafka.Brokers(props), sc: sc, generation: -1,
 		running: map[string]bool{}, tasks: map[state.TaskID]map[string]string{}, restarts: map[state.TaskID]int{},
 		forwarding: map[string]bool{}, forwardAgain: map[string]bool{}, assignable: map[string]int{}, q: newOpQueue(), statusQ: newOpQueue(), started: make(chan struct{})}
 	d.httpClient = &http.Client{Timeout: d.ioTimeout()}
@@ -114,13 +115,8 @@ func (d *Distributed) SetWorker(w *worker.Worker) {
 
 // Start creates or checks the internal topics, reads them to the end, and joins the group.
 func (d *Distributed) Start(ctx context.Context) error {
-	aclient, err := kafka.NewClient(d.brokers, d.sc) // explains a refused SASL mechanism, unlike sarama
+	admin, err := kafka.Open(ctx, d.props) // explains a refused SASL mechanism
 	if err != nil {
-		return err
-	}
-	admin, err := sarama.NewClusterAdminFromClient(aclient) // closing admin closes aclient
-	if err != nil {
-		aclient.Close()
 		return err
 	}
 	for _, spec := range []store.TopicSpec{d.cfg.ConfigTopic, d.cfg.OffsetTopic, d.cfg.StatusTopic} {
@@ -130,11 +126,11 @@ func (d *Distributed) Start(ctx context.Context) error {
 		}
 	}
 	admin.Close()
-	if d.configLog, err = store.NewLog(d.brokers, d.sc, d.cfg.ConfigTopic.Name, d.configs.Apply); err != nil {
+	if d.configLog, err = store.NewLog(d.props, d.cfg.ConfigTopic.Name, d.configs.Apply); err != nil {
 		return err
 	}
 	d.configs.SetLog(d.configLog)
-	if d.statusLog, err = store.NewLog(d.brokers, d.sc, d.cfg.StatusTopic.Name, d.statuses.Apply); err != nil {
+	if d.statusLog, err = store.NewLog(d.props, d.cfg.StatusTopic.Name, d.statuses.Apply); err != nil {
 		return err
 	}
 	d.statuses.SetLog(d.statusLog)
