@@ -9,8 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/IBM/sarama"
-
 	"github.com/connectd/connectd/internal/group"
 	"github.com/connectd/connectd/internal/kafka"
 	"github.com/connectd/connectd/internal/state"
@@ -26,11 +24,9 @@ import (
 // one goroutine, fed by a queue. The group member runs on its own: it only hands assignments and revocations
 // over and never waits for herder work, so heartbeats go out whatever the herder is doing.
 type Distributed struct {
-	cfg     *DistributedConfig
-	url     string            // advertised REST URL, e.g. http://127.0.0.1:8083/
-	props   map[string]string // the worker's Kafka client properties (JVM keys)
-	brokers []string
-	sc      *sarama.Config
+	cfg   *DistributedConfig
+	url   string            // advertised REST URL, e.g. http://127.0.0.1:8083/
+	props map[string]string // the worker's Kafka client properties (JVM keys)
 
 	w         *worker.Worker
 	validator *Validator
@@ -88,8 +84,8 @@ func (d *Distributed) leaveWait() time.Duration {
 
 // NewDistributed prepares a distributed herder. The worker must be created with this herder as its state
 // listener (worker.New(cfg, reg, d)), then attached with SetWorker, before Start.
-func NewDistributed(cfg *DistributedConfig, advertisedURL string, props map[string]string, sc *sarama.Config) *Distributed {
-	d := &Distributed{cfg: cfg, url: advertisedURL, props: props, brokers: kafka.Brokers(props), sc: sc, generation: -1,
+func NewDistributed(cfg *DistributedConfig, advertisedURL string, props map[string]string) *Distributed {
+	d := &Distributed{cfg: cfg, url: advertisedURL, props: props, generation: -1,
 		running: map[string]bool{}, tasks: map[state.TaskID]map[string]string{}, restarts: map[state.TaskID]int{},
 		forwarding: map[string]bool{}, forwardAgain: map[string]bool{}, assignable: map[string]int{}, q: newOpQueue(), statusQ: newOpQueue(), started: make(chan struct{})}
 	d.httpClient = &http.Client{Timeout: d.ioTimeout()}
@@ -147,9 +143,7 @@ func (d *Distributed) Start(ctx context.Context) error {
 	if id, err := d.w.ClusterID(); err == nil {
 		d.clusterID = id
 	}
-	gc := *d.sc
-	gc.Net.ReadTimeout = d.cfg.RebalanceTimeout + 10*time.Second
-	gclient, err := kafka.NewClient(d.brokers, &gc)
+	gclient, err := kafka.Open(ctx, d.props)
 	if err != nil {
 		return err
 	}
@@ -157,6 +151,7 @@ func (d *Distributed) Start(ctx context.Context) error {
 		RebalanceTimeout: d.cfg.RebalanceTimeout, HeartbeatInterval: d.cfg.HeartbeatInterval, MaxDelay: d.cfg.MaxDelay,
 		UnsyncBackoff: d.cfg.UnsyncBackoff, Protocol: d.cfg.Protocol, PeerProbeInterval: d.cfg.PeerProbeInterval}, d)
 	if err != nil {
+		gclient.Close()
 		return err
 	}
 	close(d.started) // REST calls go on: the config topic is read and the member exists (leader lookups)
