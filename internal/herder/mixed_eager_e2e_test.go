@@ -48,6 +48,9 @@ func TestDistributedMixedJVMAndGoEager(t *testing.T) {
 	}
 	g1id := fmt.Sprintf("127.0.0.1:%d", g1.port)
 	t.Logf("JVM-led eager group: %v", spread(map[string]bool{j.id: true, g1id: true}))
+	require.Contains(t, g1.log.String(), "protocol=0", "the group settled on the eager sub-protocol")
+	require.NotContains(t, g1.log.String(), "protocol=1")
+	require.NotContains(t, g1.log.String(), "protocol=2")
 	stop := producer(t, c.kafka, topic, "v-")
 	time.Sleep(time.Second)
 	n := stop()
