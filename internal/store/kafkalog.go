@@ -352,16 +352,20 @@ func (l *Log) produce(ctx context.Context, rs ...*kgo.Record) error {
 	if err != nil {
 		return err
 	}
-	done := make(chan error, 1)
-	go func() {
+	send := func() error {
 		dctx, cancel := context.WithTimeout(context.Background(), delivery)
 		defer cancel()
 		err := l.client.ProduceSync(dctx, rs...).FirstErr()
 		if err == nil {
 			l.wrote(rs...)
 		}
-		done <- err
-	}()
+		return err
+	}
+	if ctx.Done() == nil {
+		return send()
+	}
+	done := make(chan error, 1)
+	go func() { done <- send() }()
 	select {
 	case err := <-done:
 		return err
