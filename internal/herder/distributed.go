@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"strings"
 	"sync"
@@ -143,7 +144,13 @@ func (d *Distributed) Start(ctx context.Context) error {
 	if id, err := d.w.ClusterID(); err == nil {
 		d.clusterID = id
 	}
-	gclient, err := kafka.Open(ctx, d.props)
+	// the JVM's worker group member names itself connect-<n> unless client.id is set, and its member ids
+	// (connect-1-<uuid>) are what operators see in the group's description
+	gprops := maps.Clone(d.props)
+	if gprops["client.id"] == "" {
+		gprops["client.id"] = "connect-1"
+	}
+	gclient, err := kafka.Open(ctx, gprops)
 	if err != nil {
 		return err
 	}
