@@ -78,8 +78,15 @@ func icebergType(s *connect.Schema, id *int) (ice.Type, error) {
 		return ice.PrimitiveTypes.Date, nil
 	case connect.TimeName, dbzTime, dbzMicroTime, dbzNanoTime:
 		return ice.PrimitiveTypes.Time, nil
-	case connect.TimestampName, dbzTimestamp, dbzMicroTimestamp, dbzNanoTimestamp, dbzZonedTimestamp:
+	case connect.TimestampName, dbzZonedTimestamp:
+		// an instant: the Apache sink maps Connect's Timestamp to timestamptz too
 		return ice.PrimitiveTypes.TimestampTz, nil
+	case dbzTimestamp, dbzMicroTimestamp:
+		// the wall clock of a TIMESTAMP WITHOUT TIME ZONE column
+		return ice.PrimitiveTypes.Timestamp, nil
+	case dbzNanoTimestamp:
+		// timestamp (microseconds) on a table before format v3: TypeForFormat
+		return ice.PrimitiveTypes.TimestampNs, nil
 	case dbzVarDecimal, dbzZonedTime:
 		return ice.PrimitiveTypes.String, nil
 	}
