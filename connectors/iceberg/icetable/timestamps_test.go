@@ -21,18 +21,19 @@ var instant = time.Date(2026, 5, 17, 10, 11, 12, 345678912, time.UTC)
 
 // timestampCase is one row of the sink's timestamp mapping (connectors/iceberg/README.md, Types).
 type timestampCase struct {
-	column  string
-	schema  *connect.Schema
-	value   any       // the Connect value of instant in this logical type
-	want    string    // the Iceberg type of an auto-created column, per format version
-	wantV3  string    //
-	back    time.Time // the value read back (format v2)
-	backV3  time.Time
-	comment string
+	column string
+	schema *connect.Schema
+	value  any // the Connect value of instant in this logical type
+	// the Iceberg type of an auto-created column and the value read back, on format v2 and v3 tables
+	want, wantV3 string
+	back, backV3 time.Time
+	comment      string
 }
 
 func timestampCases() []timestampCase {
-	named := func(b *connect.SchemaBuilder, name string) *connect.Schema { return b.Name(name).Optional().MustBuild() }
+	named := func(b *connect.SchemaBuilder, name string) *connect.Schema {
+		return b.Name(name).Optional().MustBuild()
+	}
 	ms, us := instant.Truncate(time.Millisecond), instant.Truncate(time.Microsecond)
 	return []timestampCase{
 		{"connect_ts", connect.TimestampBuilder().Optional().MustBuild(), ms, "timestamptz", "timestamptz", ms, ms,
