@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/connectd/connectd/connect/values"
 )
 
 // coerced is one input of a coercion and its expected value (nil: an error).
@@ -43,7 +45,10 @@ func TestRowValueCoercions(t *testing.T) {
 		{json.Number("42"), int64(42)}, {json.Number("4.2"), nil}, {json.Number("1e3"), nil},
 		{"17", int64(17)}, {" 17 ", int64(17)}, {"x", nil}, {"1.0", nil}, {"99999999999999999999", nil},
 		{coerceTime, coerceTime.UnixMilli()},
-		{true, nil}, {[]byte("1"), nil}, {Decimal{Unscaled: big.NewInt(1)}, nil}, {map[string]any{}, nil},
+		{true, nil}, {[]byte("1"), nil}, {map[string]any{}, nil},
+		// as Values.convertToLong takes them
+		{Decimal{Unscaled: big.NewInt(100), Scale: 2}, int64(1)}, {Decimal{Unscaled: big.NewInt(150), Scale: 2}, nil},
+		{json.Number(" 42 "), int64(42)}, {uint(5), int64(5)},
 		// beyond Values.convertToLong, as the builder has always read them
 		{float32(2.75), int64(2)}, {float32(-2.75), int64(-2)},
 		{uint64(math.MaxUint64), int64(-1)},
@@ -51,13 +56,17 @@ func TestRowValueCoercions(t *testing.T) {
 	checkCoercions(t, "toFloat64", toFloat64, []coerced{
 		{1.25, 1.25}, {float32(1.5), 1.5}, {json.Number("2.5e3"), 2500.0}, {"3.25", 3.25}, {"NaN-ish", nil},
 		{int64(-4), -4.0}, {int32(4), 4.0}, {uint8(9), 9.0}, {"7", 7.0},
-		{true, nil}, {[]byte("1"), nil}, {Decimal{Unscaled: big.NewInt(1)}, nil},
+		{true, nil}, {[]byte("1"), nil},
+		// as Values.convertToDouble takes them
+		{Decimal{Unscaled: big.NewInt(125), Scale: 2}, 1.25}, {" 3.5 ", 3.5}, {uint64(math.MaxUint64), float64(math.MaxUint64)},
 		// beyond Values.convertToDouble, as the builder has always read them
 		{coerceTime, float64(coerceTime.UnixMilli())},
 	})
-	checkCoercions(t, "toBool", toBool, []coerced{
+	checkCoercions(t, "ToBoolean", values.ToBoolean, []coerced{
 		{true, true}, {false, false}, {"true", true}, {"FALSE", false}, {"1", true}, {"t", true}, {"yes", nil},
 		{"", nil},
+		// as Values.convertToBoolean takes them
+		{" true ", true}, {int64(1), true}, {int32(0), false}, {int64(2), nil},
 	})
 	checkCoercions(t, "toTime", toTime, []coerced{
 		{coerceTime, coerceTime},
