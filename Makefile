@@ -13,7 +13,7 @@ PKGS       ?= ./...
 TESTFLAGS  ?= -count=1 -timeout 30m
 WITH_KAFKA := scripts/with-kafka.sh
 
-.PHONY: build image connectd docs run demo vet lint test test-jvm-baseline test-trino test-short test-race bench fuzz soak kafka-fetch kafka-up kafka-down kafka-status
+.PHONY: build image connectd docs run demo vet lint test test-jvm-baseline test-trino test-s3 test-short test-race bench fuzz soak kafka-fetch kafka-up kafka-down kafka-status
 
 build:
 	$(GO) build ./...
@@ -121,6 +121,12 @@ test-jvm-baseline:
 ## (an 820 MB download and a JVM of 1 GB heap)
 test-trino:
 	CDC_SEED=$${CDC_SEED:-$(CI_CDC_SEED)} scripts/test-trino.sh
+
+## test-s3: the Iceberg sink's and maintenance's S3 tests against SeaweedFS, a self-hosted object store built from
+## its Go module (scripts/seaweedfs.sh, cached in ~/.cache/connectd; the first build takes minutes), instead of moto
+test-s3:
+	scripts/seaweedfs.sh fetch >/dev/null
+	ICEBERG_S3_SERVER=seaweedfs $(WITH_KAFKA) $(GO) test -count=1 -timeout 30m -run 'S3' ./connectors/iceberg/ ./connectors/iceberg/maintenance/
 
 ## test-short: the tests that need no Kafka broker, chDB, DuckDB, JVM or built binary (they skip under -short and
 ## say why), in seconds to a minute, for the edit loop

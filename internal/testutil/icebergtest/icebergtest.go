@@ -5,8 +5,10 @@ package icebergtest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -16,6 +18,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 )
 
 var (
@@ -119,10 +124,27 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// StartS3 starts a moto S3 server process on a loopback port, creates bucket, and stops it
-// at test cleanup.
+// S3ServerEnv picks the S3-compatible server of StartS3: "seaweedfs" for SeaweedFS (scripts/seaweedfs.sh, a
+// self-hosted object store), anything else for moto (a Python S3 stand-in from PyPI).
+const S3ServerEnv = "ICEBERG_S3_SERVER"
+
+// StartS3 starts an S3-compatible server process on a loopback port (moto, or SeaweedFS when S3ServerEnv says
+// so), creates bucket with a signed request, and stops the server at test cleanup.
 func StartS3(t testing.TB, bucket string) *S3 {
 	t.Helper()
+	var s3 *S3
+	if os.Getenv(S3ServerEnv) == "seaweedfs" {
+		s3 = startSeaweedFS(t)
+	} else {
+		s3 = startMoto(t)
+	}
+	if err := createBucket(s3, bucket); err != nil {
+		t.Fatalf("create bucket %s: %v", bucket, err)
+	}
+	return s3
+}
+
+func startMoto(t testing.TB) *S3 {
 	py := Python(t)
 	port, err := freePort()
 	if err != nil {
@@ -153,16 +175,51 @@ func StartS3(t testing.TB, bucket string) *S3 {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	req, _ := http.NewRequest(http.MethodPut, ep+"/"+bucket, nil)
-	resp, err := http.DefaultClient.Do(req) // moto accepts unsigned requests
-	if err != nil {
-		t.Fatalf("create bucket: %v", err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		t.Fatalf("create bucket: %s", resp.Status)
-	}
 	return &S3{Endpoint: ep, Key: "test", Secret: "test", Region: "us-east-1"}
+}
+
+func startSeaweedFS(t testing.TB) *S3 {
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	script := filepath.Join(RepoRoot(), "scripts", "seaweedfs.sh")
+	if out, err := exec.Command("bash", script, "start", dir, fmt.Sprint(port)).CombinedOutput(); err != nil {
+		t.Fatalf("start SeaweedFS: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("bash", script, "stop", dir).Run() })
+	return &S3{Endpoint: fmt.Sprintf("http://127.0.0.1:%d", port), Key: "test", Secret: "test", Region: "us-east-1"}
+}
+
+// createBucket sends a SigV4-signed PUT Bucket, as a server that checks credentials requires.
+func createBucket(s3 *S3, bucket string) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		req, err := http.NewRequest(http.MethodPut, s3.Endpoint+"/"+bucket, nil)
+		if err != nil {
+			return err
+		}
+		const emptyPayload = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+		req.Header.Set("X-Amz-Content-Sha256", emptyPayload)
+		creds := aws.Credentials{AccessKeyID: s3.Key, SecretAccessKey: s3.Secret}
+		if err := v4.NewSigner().SignHTTP(context.Background(), creds, req, emptyPayload, "s3", s3.Region, time.Now()); err != nil {
+			return err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode/100 == 2 {
+				return nil
+			}
+			err = fmt.Errorf("%s: %s", resp.Status, body)
+		}
+		if time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(500 * time.Millisecond) // a fresh SeaweedFS needs its filer before buckets
+	}
 }
 
 // Postgres is a PostgreSQL server started by scripts/iceberg-postgres.sh.
