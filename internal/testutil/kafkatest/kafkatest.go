@@ -193,11 +193,7 @@ const opTimeout = 60 * time.Second
 // metadata is refreshed often, so topics created moments ago are seen quickly.
 func NewClient(t testing.TB, addr string, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
-	base := []kgo.Opt{kgo.SeedBrokers(addr), kgo.ClientID("kafkatest"), kgo.MetadataMinAge(100 * time.Millisecond)}
-	cl, err := kgo.NewClient(append(base, opts...)...)
-	if err != nil {
-		t.Fatalf("kafkatest: client for %s: %v", addr, err)
-	}
+	cl := openClient(t, addr, opts...)
 	t.Cleanup(cl.Close)
 	return cl
 }
@@ -208,12 +204,30 @@ func NewAdmin(t testing.TB, addr string) *kadm.Client {
 	return kadm.NewClient(NewClient(t, addr))
 }
 
+// openClient opens a client the caller closes.
+func openClient(t testing.TB, addr string, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	base := []kgo.Opt{kgo.SeedBrokers(addr), kgo.ClientID("kafkatest"), kgo.MetadataMinAge(100 * time.Millisecond)}
+	cl, err := kgo.NewClient(append(base, opts...)...)
+	if err != nil {
+		t.Fatalf("kafkatest: client for %s: %v", addr, err)
+	}
+	return cl
+}
+
+// openAdmin opens an admin client the caller closes.
+func openAdmin(t testing.TB, addr string) *kadm.Client {
+	t.Helper()
+	return kadm.NewClient(openClient(t, addr))
+}
+
 // CreateTopic creates a topic with replication factor 1 and the given partition count and topic
 // configs (nil for none), then waits until every partition has a leader. It fails the test if the
 // topic exists already.
 func CreateTopic(t testing.TB, addr, name string, partitions int32, configs map[string]*string) {
 	t.Helper()
-	admin := NewAdmin(t, addr)
+	admin := openAdmin(t, addr)
+	defer admin.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
 	resp, err := admin.CreateTopic(ctx, partitions, 1, configs, name)
@@ -291,7 +305,7 @@ func produce(t testing.TB, addr, topic string, partitioner kgo.Partitioner, recs
 	if len(recs) == 0 {
 		return
 	}
-	cl := NewClient(t, addr, kgo.RecordPartitioner(partitioner), kgo.AllowAutoTopicCreation(),
+	cl := openClient(t, addr, kgo.RecordPartitioner(partitioner), kgo.AllowAutoTopicCreation(),
 		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerLinger(0))
 	defer cl.Close()
 	for _, r := range recs {
@@ -340,7 +354,7 @@ func ConsumeAll(t testing.TB, addr, topic string, want int, timeout time.Duratio
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	base := []kgo.Opt{kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}
-	cl := NewClient(t, addr, append(base, opts...)...)
+	cl := openClient(t, addr, append(base, opts...)...)
 	defer cl.Close()
 
 	var got []*kgo.Record
@@ -369,7 +383,9 @@ func EndOffsets(t testing.TB, addr, topic string) map[int32]int64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
-	listed, err := NewAdmin(t, addr).ListEndOffsets(ctx, topic)
+	admin := openAdmin(t, addr)
+	defer admin.Close()
+	listed, err := admin.ListEndOffsets(ctx, topic)
 	if err == nil {
 		err = listed.Error()
 	}
@@ -387,7 +403,8 @@ func CommittedOffsets(t testing.TB, addr, group, topic string) map[int32]int64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
-	admin := NewAdmin(t, addr)
+	admin := openAdmin(t, addr)
+	defer admin.Close()
 	var resp kadm.OffsetResponses
 	var err error
 	for {
