@@ -240,6 +240,15 @@ func CreateTopic(t testing.TB, addr, name string, partitions int32, configs map[
 	waitTopic(t, admin, name, partitions, 30*time.Second)
 }
 
+// AwaitTopic waits until the topic's metadata shows want partitions, each with a leader, and fails
+// the test if it does not within timeout.
+func AwaitTopic(t testing.TB, addr, topic string, want int32, timeout time.Duration) {
+	t.Helper()
+	admin := openAdmin(t, addr)
+	defer admin.Close()
+	waitTopic(t, admin, topic, want, timeout)
+}
+
 // waitTopic waits until the topic's metadata shows want partitions, each with a leader.
 func waitTopic(t testing.TB, admin *kadm.Client, topic string, want int32, timeout time.Duration) {
 	t.Helper()
@@ -427,5 +436,64 @@ func CommittedOffsets(t testing.TB, addr, group, topic string) map[int32]int64 {
 			out[p] = o.At
 		}
 	}
+	return out
+}
+
+// ReadToEnd reads topic from the start up to the end offsets it has when called, and returns its
+// records sorted by partition, then offset. It fails the test if that end is not reached within
+// timeout.
+func ReadToEnd(t testing.TB, addr, topic string, timeout time.Duration) []*kgo.Record {
+	t.Helper()
+	ends := EndOffsets(t, addr, topic)
+	pending := map[int32]int64{}
+	start := map[int32]kgo.Offset{}
+	for p, end := range ends {
+		if end > 0 {
+			pending[p] = end
+			start[p] = kgo.NewOffset().AtStart()
+		}
+	}
+	if len(pending) == 0 {
+		return nil
+	}
+	cl := openClient(t, addr, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: start}))
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var got []*kgo.Record
+	for len(pending) > 0 {
+		fetches := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("kafkatest: ReadToEnd(%q): after %v, partitions %v not read to their end %v", topic, timeout, keys(pending), ends)
+		}
+		fetches.EachError(func(_ string, p int32, err error) {
+			t.Logf("kafkatest: ReadToEnd(%q): partition %d: %v", topic, p, err)
+		})
+		fetches.EachRecord(func(r *kgo.Record) {
+			end, ok := pending[r.Partition]
+			if !ok {
+				return // past the end this read is for
+			}
+			got = append(got, r)
+			if r.Offset+1 >= end {
+				delete(pending, r.Partition)
+			}
+		})
+	}
+	sort.SliceStable(got, func(i, j int) bool {
+		if got[i].Partition != got[j].Partition {
+			return got[i].Partition < got[j].Partition
+		}
+		return got[i].Offset < got[j].Offset
+	})
+	return got
+}
+
+func keys(m map[int32]int64) []int32 {
+	out := make([]int32, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
 }

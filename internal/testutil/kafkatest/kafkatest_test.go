@@ -107,6 +107,32 @@ func TestBroker(t *testing.T) {
 		assert.Equal(t, "hello", string(got[0].Value))
 	})
 
+	t.Run("partitioned, read to end", func(t *testing.T) {
+		topic := kafkatest.UniqueName(t, "rte")
+		kafkatest.CreateTopic(t, addr, topic, 3, nil)
+		kafkatest.AwaitTopic(t, addr, topic, 3, 10*time.Second)
+		var recs []*kgo.Record
+		for i := 0; i < 7; i++ {
+			recs = append(recs, &kgo.Record{Partition: int32(i % 2), Value: []byte(fmt.Sprint(i))})
+		}
+		kafkatest.ProducePartitioned(t, addr, topic, recs...)
+		for i, r := range recs {
+			assert.Equal(t, int32(i%2), r.Partition)
+		}
+		assert.Equal(t, map[int32]int64{0: 4, 1: 3, 2: 0}, kafkatest.EndOffsets(t, addr, topic))
+
+		got := kafkatest.ReadToEnd(t, addr, topic, 30*time.Second)
+		var values []string
+		for _, r := range got {
+			values = append(values, fmt.Sprintf("%d:%s", r.Partition, r.Value))
+		}
+		assert.Equal(t, []string{"0:0", "0:2", "0:4", "0:6", "1:1", "1:3", "1:5"}, values)
+
+		// records produced after the call are not waited for
+		kafkatest.ProducePartitioned(t, addr, topic, &kgo.Record{Partition: 2, Value: []byte("x")})
+		assert.Len(t, kafkatest.ReadToEnd(t, addr, topic, 30*time.Second), 8)
+	})
+
 	t.Run("committed offsets", func(t *testing.T) {
 		topic := kafkatest.UniqueName(t, "off")
 		group := kafkatest.UniqueName(t, "grp")
