@@ -440,8 +440,8 @@ func CommittedOffsets(t testing.TB, addr, group, topic string) map[int32]int64 {
 }
 
 // ReadToEnd reads topic from the start up to the end offsets it has when called, and returns its
-// records sorted by partition, then offset. It fails the test if that end is not reached within
-// timeout.
+// records (uncommitted ones too, not the transaction markers) sorted by partition, then offset. It
+// fails the test if that end is not reached within timeout.
 func ReadToEnd(t testing.TB, addr, topic string, timeout time.Duration) []*kgo.Record {
 	t.Helper()
 	ends := EndOffsets(t, addr, topic)
@@ -456,7 +456,8 @@ func ReadToEnd(t testing.TB, addr, topic string, timeout time.Duration) []*kgo.R
 	if len(pending) == 0 {
 		return nil
 	}
-	cl := openClient(t, addr, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: start}))
+	// a transactional topic ends with a marker: kept, so that the end is seen
+	cl := openClient(t, addr, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: start}), kgo.KeepControlRecords())
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
@@ -474,7 +475,9 @@ func ReadToEnd(t testing.TB, addr, topic string, timeout time.Duration) []*kgo.R
 			if !ok {
 				return // past the end this read is for
 			}
-			got = append(got, r)
+			if !r.Attrs.IsControl() {
+				got = append(got, r)
+			}
 			if r.Offset+1 >= end {
 				delete(pending, r.Partition)
 			}

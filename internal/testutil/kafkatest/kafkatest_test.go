@@ -133,6 +133,23 @@ func TestBroker(t *testing.T) {
 		assert.Len(t, kafkatest.ReadToEnd(t, addr, topic, 30*time.Second), 8)
 	})
 
+	t.Run("read to end of a transactional topic", func(t *testing.T) {
+		topic := kafkatest.UniqueName(t, "txn")
+		kafkatest.CreateTopic(t, addr, topic, 1, nil)
+		txn := kafkatest.NewClient(t, addr, kgo.TransactionalID(kafkatest.UniqueName(t, "txn")), kgo.DefaultProduceTopic(topic))
+		ctx := context.Background()
+		require.NoError(t, txn.BeginTransaction())
+		require.NoError(t, txn.ProduceSync(ctx, &kgo.Record{Value: []byte("a")}, &kgo.Record{Value: []byte("b")}).FirstErr())
+		require.NoError(t, txn.EndTransaction(ctx, kgo.TryCommit))
+		require.Eventually(t, func() bool { return kafkatest.EndOffsets(t, addr, topic)[0] == 3 }, 30*time.Second, 50*time.Millisecond,
+			"two records and the commit marker")
+
+		got := kafkatest.ReadToEnd(t, addr, topic, 30*time.Second)
+		require.Len(t, got, 2)
+		assert.Equal(t, "a", string(got[0].Value))
+		assert.Equal(t, "b", string(got[1].Value))
+	})
+
 	t.Run("committed offsets", func(t *testing.T) {
 		topic := kafkatest.UniqueName(t, "off")
 		group := kafkatest.UniqueName(t, "grp")
