@@ -502,6 +502,7 @@ func (g *icebergGroup) coordinatorAt() string {
 // starts, or its answers arrive. A SIGKILL then hits the round in flight.
 func (g *icebergGroup) atRoundStart() {
 	admin := kafkatest.NewAdmin(g.t, g.kafka)
+	defer admin.Close()
 	start, err := controlEnd(admin, g.control)
 	require.NoError(g.t, err)
 	for deadline := time.Now().Add(2 * icebergCommitMs * time.Millisecond); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
@@ -531,7 +532,9 @@ func controlEnd(admin *kadm.Client, control string) (int64, error) {
 func (g *icebergGroup) partitionZeroWorker() (string, string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	described, err := kafkatest.NewAdmin(g.t, g.kafka).DescribeGroups(ctx, "connect-"+g.name)
+	admin := kafkatest.NewAdmin(g.t, g.kafka)
+	defer admin.Close()
+	described, err := admin.DescribeGroups(ctx, "connect-"+g.name)
 	if err == nil {
 		err = described.Error()
 	}
@@ -721,6 +724,7 @@ func (g *icebergGroup) logGroups() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	a := kafkatest.NewAdmin(g.t, g.kafka)
+	defer a.Close()
 	all, err := a.ListGroups(ctx)
 	if err != nil {
 		g.t.Logf("groups: %v", err)

@@ -189,8 +189,8 @@ func sanitize(s string) string {
 // opTimeout bounds one helper's broker round trips (produce, admin requests).
 const opTimeout = 60 * time.Second
 
-// NewClient opens a franz-go client to addr with opts, closed at the end of the test. Its
-// metadata is refreshed often, so topics created moments ago are seen quickly.
+// NewClient opens a franz-go client to addr with opts, closed at the end of the test (closing it
+// sooner is fine). Its metadata is refreshed often, so topics created moments ago are seen quickly.
 func NewClient(t testing.TB, addr string, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
 	cl := openClient(t, addr, opts...)
@@ -198,7 +198,8 @@ func NewClient(t testing.TB, addr string, opts ...kgo.Opt) *kgo.Client {
 	return cl
 }
 
-// NewAdmin returns an admin client to addr, closed at the end of the test.
+// NewAdmin returns an admin client to addr, closed at the end of the test (closing it sooner is
+// fine).
 func NewAdmin(t testing.TB, addr string) *kadm.Client {
 	t.Helper()
 	return kadm.NewClient(NewClient(t, addr))
