@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/IBM/sarama"
+	"github.com/twmb/franz-go/pkg/kgo"
 	_ "modernc.org/sqlite"
 
 	"github.com/connectd/connectd/internal/testutil/icebergtest"
@@ -233,10 +233,10 @@ func TestContainerSmoke(t *testing.T) {
 	running("smoke-iceberg", 6, anywhere)
 
 	produce := func(from, n int) {
-		var msgs []*sarama.ProducerMessage
+		var msgs []*kgo.Record
 		for i := from; i < from+n; i++ {
 			v := fmt.Sprintf(`{"id":%d,"region":"r%d","note":"n%d"}`, i, i%3, i)
-			msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Key: sarama.StringEncoder(fmt.Sprint(i)), Value: sarama.StringEncoder(v)})
+			msgs = append(msgs, &kgo.Record{Topic: topic, Key: []byte(fmt.Sprint(i)), Value: []byte(v)})
 		}
 		kafkatest.Produce(t, bootstrap, topic, msgs...)
 	}

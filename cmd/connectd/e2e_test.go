@@ -17,9 +17,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
 )
@@ -118,20 +118,13 @@ func doJSON(t *testing.T, method, url string, body any) (int, []byte) {
 // producePartitioned writes "p<partition>-<seq>" values, seq = the offset within the partition.
 func producePartitioned(t *testing.T, addr, topic string, partitions int32, from, n int) {
 	t.Helper()
-	cfg := kafkatest.NewConfig()
-	cfg.Producer.Partitioner = sarama.NewManualPartitioner
-	cfg.Producer.Return.Successes = true
-	cfg.Producer.RequiredAcks = sarama.WaitForAll
-	p, err := sarama.NewSyncProducer([]string{addr}, cfg)
-	require.NoError(t, err)
-	defer p.Close()
-	var msgs []*sarama.ProducerMessage
+	var msgs []*kgo.Record
 	for seq := from; seq < from+n; seq++ {
 		for part := int32(0); part < partitions; part++ {
-			msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Partition: part, Value: sarama.StringEncoder(fmt.Sprintf("p%d-%06d", part, seq))})
+			msgs = append(msgs, &kgo.Record{Topic: topic, Partition: part, Value: []byte(fmt.Sprintf("p%d-%06d", part, seq))})
 		}
 	}
-	require.NoError(t, p.SendMessages(msgs))
+	kafkatest.ProducePartitioned(t, addr, topic, msgs...)
 }
 
 func readLines(t *testing.T, path string) []string {

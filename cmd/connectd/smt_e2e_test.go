@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
 )
@@ -160,8 +160,8 @@ var smtCases = []smtCase{
 }
 
 // smtInputs are the input topics: name suffix → records.
-func smtInputs() map[string][]*sarama.ProducerMessage {
-	order := func(i int, name, email, city string, headers ...string) *sarama.ProducerMessage {
+func smtInputs() map[string][]*kgo.Record {
+	order := func(i int, name, email, city string, headers ...string) *kgo.Record {
 		v := map[string]any{
 			"schema": map[string]any{"type": "struct", "name": "shop.Order", "optional": false, "fields": []any{
 				map[string]any{"field": "id", "type": "int64", "optional": false},
@@ -176,9 +176,9 @@ func smtInputs() map[string][]*sarama.ProducerMessage {
 			"payload": map[string]any{"id": i, "name": name, "email": email, "price": 9.5 * float64(i),
 				"ts": smtRecordTime[i-1].UnixMilli(), "address": map[string]any{"city": city, "zip": fmt.Sprintf("1000%d", i)}},
 		}
-		m := &sarama.ProducerMessage{Key: sarama.StringEncoder(fmt.Sprintf("k%d", i)), Value: jsonEncoder(v), Timestamp: smtRecordTime[i-1]}
+		m := &kgo.Record{Key: []byte(fmt.Sprintf("k%d", i)), Value: jsonBytes(v), Timestamp: smtRecordTime[i-1]}
 		for j := 0; j+1 < len(headers); j += 2 {
-			m.Headers = append(m.Headers, sarama.RecordHeader{Key: []byte(headers[j]), Value: []byte(headers[j+1])})
+			m.Headers = append(m.Headers, kgo.RecordHeader{Key: headers[j], Value: []byte(headers[j+1])})
 		}
 		return m
 	}
@@ -198,16 +198,16 @@ func smtInputs() map[string][]*sarama.ProducerMessage {
 		map[string]any{"field": "op", "type": "string", "optional": false},
 		map[string]any{"field": "ts_ms", "type": "int64", "optional": true}}}
 	source := map[string]any{"version": "2.7.0.Final", "connector": "mysql", "name": "dbserver1", "ts_ms": smtRecordTime[0].UnixMilli(), "db": "inventory", "table": "customers"}
-	cdc := func(i int, op string, before, after map[string]any) *sarama.ProducerMessage {
+	cdc := func(i int, op string, before, after map[string]any) *kgo.Record {
 		p := map[string]any{"before": before, "after": after, "source": source, "op": op, "ts_ms": smtRecordTime[i].UnixMilli()}
-		return &sarama.ProducerMessage{Key: sarama.StringEncoder("1001"), Value: jsonEncoder(map[string]any{"schema": cdcSchema, "payload": p}), Timestamp: smtRecordTime[i]}
+		return &kgo.Record{Key: []byte("1001"), Value: jsonBytes(map[string]any{"schema": cdcSchema, "payload": p}), Timestamp: smtRecordTime[i]}
 	}
 	sally := map[string]any{"id": 1001, "first_name": "Sally", "email": "sally@example.com"}
 	sally2 := map[string]any{"id": 1001, "first_name": "Sally", "email": "sally.t@example.com"}
-	dms := func(i int, op string, data map[string]any) *sarama.ProducerMessage {
+	dms := func(i int, op string, data map[string]any) *kgo.Record {
 		v := map[string]any{"data": data, "metadata": map[string]any{"timestamp": smtRecordTime[i].Format("2006-01-02T15:04:05.000000Z"),
 			"record-type": "data", "operation": op, "partition-key-type": "schema-table", "schema-name": "public", "table-name": "customers", "transaction-id": 4242}}
-		return &sarama.ProducerMessage{Value: jsonEncoder(v), Timestamp: smtRecordTime[i]}
+		return &kgo.Record{Value: jsonBytes(v), Timestamp: smtRecordTime[i]}
 	}
 	mongoKey := map[string]any{"schema": map[string]any{"type": "struct", "name": "dbserver1.inventory.customers.Key", "optional": false,
 		"fields": []any{map[string]any{"field": "id", "type": "string", "optional": false}}}, "payload": map[string]any{"id": "1001"}}
@@ -221,20 +221,20 @@ func smtInputs() map[string][]*sarama.ProducerMessage {
 				jsonField("updatedFields")}},
 		map[string]any{"field": "op", "type": "string", "optional": true},
 		map[string]any{"field": "ts_ms", "type": "int64", "optional": true}}}
-	mongo := func(i int, op string, before, after any) *sarama.ProducerMessage {
+	mongo := func(i int, op string, before, after any) *kgo.Record {
 		p := map[string]any{"before": before, "after": after, "updateDescription": nil, "op": op, "ts_ms": smtRecordTime[i].UnixMilli()}
-		return &sarama.ProducerMessage{Key: jsonEncoder(mongoKey), Value: jsonEncoder(map[string]any{"schema": mongoSchema, "payload": p}), Timestamp: smtRecordTime[i]}
+		return &kgo.Record{Key: jsonBytes(mongoKey), Value: jsonBytes(map[string]any{"schema": mongoSchema, "payload": p}), Timestamp: smtRecordTime[i]}
 	}
-	return map[string][]*sarama.ProducerMessage{
+	return map[string][]*kgo.Record{
 		"orders": {
 			order(1, "Alice", "alice@example.com", "Lyon", "trace-id", "t-1"),
 			order(2, "Bob", "bob@example.com", "Oslo"),
 			order(3, "Carol", "carol@example.com", "Porto", "trace-id", "t-3"),
 		},
 		"tomb": {
-			{Key: sarama.StringEncoder("a"), Value: sarama.StringEncoder("first"), Timestamp: smtRecordTime[0]},
-			{Key: sarama.StringEncoder("a"), Timestamp: smtRecordTime[1]},
-			{Key: sarama.StringEncoder("b"), Value: sarama.StringEncoder("third"), Timestamp: smtRecordTime[2]},
+			{Key: []byte("a"), Value: []byte("first"), Timestamp: smtRecordTime[0]},
+			{Key: []byte("a"), Timestamp: smtRecordTime[1]},
+			{Key: []byte("b"), Value: []byte("third"), Timestamp: smtRecordTime[2]},
 		},
 		"cdc": {cdc(0, "c", nil, sally), cdc(1, "u", sally, sally2), cdc(2, "d", sally2, nil)},
 		"dms": {
@@ -243,8 +243,8 @@ func smtInputs() map[string][]*sarama.ProducerMessage {
 			dms(2, "delete", map[string]any{"id": 1, "name": "Alicia"}),
 		},
 		"jsonstr": {
-			{Value: sarama.StringEncoder(`{"id": 1, "name": "Alice", "tags": ["a", "b"], "address": {"city": "Lyon"}}`), Timestamp: smtRecordTime[0]},
-			{Value: sarama.StringEncoder(`{"id": 2, "name": "Bob", "score": 1.5, "active": true}`), Timestamp: smtRecordTime[1]},
+			{Value: []byte(`{"id": 1, "name": "Alice", "tags": ["a", "b"], "address": {"city": "Lyon"}}`), Timestamp: smtRecordTime[0]},
+			{Value: []byte(`{"id": 2, "name": "Bob", "score": 1.5, "active": true}`), Timestamp: smtRecordTime[1]},
 		},
 		"mongo": {
 			mongo(0, "c", nil, `{"_id": {"$numberLong": "1001"}, "first_name": "Sally", "tags": ["a", "b"]}`),
@@ -261,13 +261,14 @@ func withField(schema map[string]any, name string) map[string]any {
 	return out
 }
 
-type jsonValue struct{ v any }
-
-func jsonEncoder(v any) sarama.Encoder { return jsonValue{v} }
-func (j jsonValue) Encode() ([]byte, error) {
-	return json.Marshal(j.v)
+// jsonBytes is v in JSON.
+func jsonBytes(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
 }
-func (j jsonValue) Length() int { b, _ := j.Encode(); return len(b) }
 
 // connectorConfig is the full config of a case's connector writing to file.
 func (c smtCase) connectorConfig(name, file string, topics map[string]string, tabular bool) map[string]string {

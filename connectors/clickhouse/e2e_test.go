@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/converters/jsonconv"
@@ -87,22 +87,15 @@ func startConnectd(t *testing.T, args ...string) *workerProc {
 }
 
 func produceEvents(t *testing.T, addr, topic string, parts, perPart int) int {
-	cfg := kafkatest.NewConfig()
-	cfg.Producer.Partitioner = sarama.NewManualPartitioner
-	cfg.Producer.Return.Successes = true
-	cfg.Producer.RequiredAcks = sarama.WaitForAll
-	p, err := sarama.NewSyncProducer([]string{addr}, cfg)
-	require.NoError(t, err)
-	defer p.Close()
 	base := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
 	total := parts * perPart
-	var msgs []*sarama.ProducerMessage
+	var msgs []*kgo.Record
 	for i := 0; i < total; i++ {
 		ts := base.Add(time.Duration(i) * 3 * 24 * time.Hour / time.Duration(total))
 		v := fmt.Sprintf(`{"id": %d, "ts": %q, "payload": "event-%d"}`, i+1, ts.Format(time.RFC3339Nano), i+1)
-		msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Partition: int32(i % parts), Key: sarama.StringEncoder(strconv.Itoa(i)), Value: sarama.StringEncoder(v)})
+		msgs = append(msgs, &kgo.Record{Topic: topic, Partition: int32(i % parts), Key: []byte(strconv.Itoa(i)), Value: []byte(v)})
 	}
-	require.NoError(t, p.SendMessages(msgs))
+	kafkatest.ProducePartitioned(t, addr, topic, msgs...)
 	return total
 }
 
@@ -261,21 +254,16 @@ func TestWorkerDeadLetterQueueEndToEnd(t *testing.T) {
 	topic := kafkatest.UniqueName(t, "ch-dlq")
 	dlq := topic + "-dlq"
 	kafkatest.CreateTopic(t, addr, topic, 1, nil)
-	var msgs []*sarama.ProducerMessage
+	var msgs []*kgo.Record
 	for i, v := range []string{
 		`{"id": 1, "amount": 10.5, "status": "new"}`,
 		`{"id": 2, "amount": 3.25, "status": "refunded"}`,    // not a value of the Enum
 		`{"id": 3, "amount": 99999999.99, "status": "paid"}`, // does not fit Decimal(9, 2)
 		`{"id": 4, "amount": 7, "status": "paid"}`,
 	} {
-		msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Key: sarama.StringEncoder(strconv.Itoa(i)), Value: sarama.StringEncoder(v)})
+		msgs = append(msgs, &kgo.Record{Topic: topic, Key: []byte(strconv.Itoa(i)), Value: []byte(v)})
 	}
-	cfg := kafkatest.NewConfig()
-	cfg.Producer.Return.Successes = true
-	p, err := sarama.NewSyncProducer([]string{addr}, cfg)
-	require.NoError(t, err)
-	require.NoError(t, p.SendMessages(msgs))
-	require.NoError(t, p.Close())
+	kafkatest.Produce(t, addr, topic, msgs...)
 
 	dir := t.TempDir()
 	wprops := filepath.Join(dir, "worker.properties")
@@ -340,21 +328,15 @@ func TestWorkerDebeziumToCustomerCurrentEndToEnd(t *testing.T) {
 	require.NoError(t, conv.Configure(map[string]string{"schemas.enable": "true"}, false))
 	keyConv := jsonconv.New()
 	require.NoError(t, keyConv.Configure(map[string]string{"schemas.enable": "true"}, true))
-	cfg := kafkatest.NewConfig()
-	cfg.Producer.Return.Successes = true
-	cfg.Producer.Partitioner = sarama.NewManualPartitioner
-	p, err := sarama.NewSyncProducer([]string{addr}, cfg)
-	require.NoError(t, err)
-	var msgs []*sarama.ProducerMessage
+	var msgs []*kgo.Record
 	for _, e := range stream {
 		v, err := conv.FromConnectData(topic, nil, envelopeSchema, e.envelope())
 		require.NoError(t, err)
 		k, err := keyConv.FromConnectData(topic, nil, customerKey, connect.NewStruct(customerKey).MustPut("customer_id", e.id))
 		require.NoError(t, err)
-		msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Partition: int32(e.id % 3), Key: sarama.ByteEncoder(k), Value: sarama.ByteEncoder(v)})
+		msgs = append(msgs, &kgo.Record{Topic: topic, Partition: int32(e.id % 3), Key: k, Value: v})
 	}
-	require.NoError(t, p.SendMessages(msgs))
-	require.NoError(t, p.Close())
+	kafkatest.ProducePartitioned(t, addr, topic, msgs...)
 
 	dir := t.TempDir()
 	wprops := filepath.Join(dir, "worker.properties")
@@ -433,25 +415,19 @@ func TestWorkerUnwrappedTombstoneStaysDeletedEndToEnd(t *testing.T) {
 	require.NoError(t, conv.Configure(map[string]string{"schemas.enable": "true"}, false))
 	keyConv := jsonconv.New()
 	require.NoError(t, keyConv.Configure(map[string]string{"schemas.enable": "true"}, true))
-	cfg := kafkatest.NewConfig()
-	cfg.Producer.Return.Successes = true
-	cfg.Producer.Partitioner = sarama.NewManualPartitioner
 	send := func(events []cdcEvent, tombstoneAfterDelete bool) {
-		p, err := sarama.NewSyncProducer([]string{addr}, cfg)
-		require.NoError(t, err)
-		defer p.Close()
-		var msgs []*sarama.ProducerMessage
+		var msgs []*kgo.Record
 		for _, e := range events {
 			k, err := keyConv.FromConnectData(topic, nil, customerKey, connect.NewStruct(customerKey).MustPut("customer_id", e.id))
 			require.NoError(t, err)
 			v, err := conv.FromConnectData(topic, nil, envelopeSchema, e.envelope())
 			require.NoError(t, err)
-			msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Key: sarama.ByteEncoder(k), Value: sarama.ByteEncoder(v)})
+			msgs = append(msgs, &kgo.Record{Topic: topic, Key: k, Value: v})
 			if e.op == "d" && tombstoneAfterDelete {
-				msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Key: sarama.ByteEncoder(k)})
+				msgs = append(msgs, &kgo.Record{Topic: topic, Key: k})
 			}
 		}
-		require.NoError(t, p.SendMessages(msgs))
+		kafkatest.ProducePartitioned(t, addr, topic, msgs...)
 	}
 	ts := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	one := cdcEvent{id: 1, op: "c", name: "one", status: "active", lsn: 100, ts: ts}

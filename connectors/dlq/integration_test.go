@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/converters/bytesconv"
@@ -20,7 +20,7 @@ func TestMain(m *testing.M) { kafkatest.Main(m) }
 
 // toSinkRecords converts consumed messages as the runtime does with ByteArrayConverter for the key,
 // the value and the headers.
-func toSinkRecords(t *testing.T, msgs []*sarama.ConsumerMessage) []*connect.SinkRecord {
+func toSinkRecords(t *testing.T, msgs []*kgo.Record) []*connect.SinkRecord {
 	t.Helper()
 	conv := bytesconv.ByteArrayConverter{}
 	var out []*connect.SinkRecord
@@ -55,18 +55,18 @@ func TestReplayDLQOnRealBroker(t *testing.T) {
 
 	const n = 30
 	base := time.UnixMilli(1700000000000)
-	var msgs []*sarama.ProducerMessage
+	var msgs []*kgo.Record
 	for i := 0; i < n; i++ {
-		m := &sarama.ProducerMessage{
-			Key:       sarama.ByteEncoder(fmt.Sprintf("key-%d", i)),
-			Value:     sarama.ByteEncoder([]byte{0, byte(i), 0xff}), // e.g. an undecodable Avro payload
+		m := &kgo.Record{
+			Key:       []byte(fmt.Sprintf("key-%d", i)),
+			Value:     []byte{0, byte(i), 0xff}, // e.g. an undecodable Avro payload
 			Timestamp: base.Add(time.Duration(i) * time.Second),
-			Headers: []sarama.RecordHeader{
-				{Key: []byte("trace-id"), Value: []byte("t" + strconv.Itoa(i))},
-				{Key: []byte(ErrorTopicHeader), Value: []byte(origin)},
-				{Key: []byte(ErrorPartitionHeader), Value: []byte(strconv.Itoa(i % 3))},
-				{Key: []byte("__connect.errors.offset"), Value: []byte(strconv.Itoa(i))},
-				{Key: []byte("__connect.errors.stage"), Value: []byte("VALUE_CONVERTER")},
+			Headers: []kgo.RecordHeader{
+				{Key: "trace-id", Value: []byte("t" + strconv.Itoa(i))},
+				{Key: ErrorTopicHeader, Value: []byte(origin)},
+				{Key: ErrorPartitionHeader, Value: []byte(strconv.Itoa(i % 3))},
+				{Key: "__connect.errors.offset", Value: []byte(strconv.Itoa(i))},
+				{Key: "__connect.errors.stage", Value: []byte("VALUE_CONVERTER")},
 			},
 		}
 		if i == 7 {

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/internal/herder"
@@ -47,7 +47,7 @@ func TestRuntimeRejectThenReplay(t *testing.T) {
 	origin := kafkatest.UniqueName(t, "orders")
 	dlqTopic := kafkatest.UniqueName(t, "orders-dlq")
 	kafkatest.CreateTopic(t, addr, origin, 2, nil)
-	var msgs []*sarama.ProducerMessage
+	var msgs []*kgo.Record
 	poison := map[string]bool{"k7": true, "k23": true, "k41": true}
 	for i := 0; i < 50; i++ {
 		k := fmt.Sprintf("k%d", i)
@@ -55,8 +55,8 @@ func TestRuntimeRejectThenReplay(t *testing.T) {
 		if poison[k] {
 			v = "poison"
 		}
-		msgs = append(msgs, &sarama.ProducerMessage{Key: sarama.StringEncoder(k), Value: sarama.StringEncoder(v),
-			Headers: []sarama.RecordHeader{{Key: []byte("trace"), Value: []byte(k)}}})
+		msgs = append(msgs, &kgo.Record{Key: []byte(k), Value: []byte(v),
+			Headers: []kgo.RecordHeader{{Key: "trace", Value: []byte(k)}}})
 	}
 	kafkatest.Produce(t, addr, origin, msgs...)
 

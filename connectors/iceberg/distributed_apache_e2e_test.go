@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/IBM/sarama"
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	ae "github.com/connectd/connectd/connectors/iceberg/apacheevents"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
@@ -100,22 +100,15 @@ func TestE2EDistributedApacheProtocol(t *testing.T) {
 		return ""
 	}
 
-	pcfg := kafkatest.NewConfig()
-	pcfg.Producer.Partitioner = sarama.NewManualPartitioner
-	pcfg.Producer.Idempotent = true
-	pcfg.Net.MaxOpenRequests = 1
-	prod, err := sarama.NewSyncProducer([]string{addr}, pcfg)
-	require.NoError(t, err)
-	defer prod.Close()
 	total := 0
 	produce := func(n int) {
-		var msgs []*sarama.ProducerMessage
+		var msgs []*kgo.Record
 		for range n {
 			v := fmt.Sprintf(`{"id":%d,"name":"n%d"}`, total, total%7)
-			msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Partition: int32(total % parts), Value: sarama.StringEncoder(v)})
+			msgs = append(msgs, &kgo.Record{Topic: topic, Partition: int32(total % parts), Value: []byte(v)})
 			total++
 		}
-		require.NoError(t, prod.SendMessages(msgs))
+		kafkatest.ProducePartitioned(t, addr, topic, msgs...)
 	}
 
 	scfg, err := ParseConfig(map[string]string{"name": name, KeyTables: "x.y", "iceberg.catalog.type": "sql",
@@ -202,26 +195,11 @@ func TestE2EDistributedApacheProtocol(t *testing.T) {
 	t.Logf("%d commits, elapsed %v", commits, time.Since(started).Round(time.Millisecond))
 
 	// the control topic carries the Apache sink's events, all of them decodable
-	cons, err := sarama.NewConsumer([]string{addr}, kafkatest.NewConfig())
-	require.NoError(t, err)
-	defer cons.Close()
-	pc, err := cons.ConsumePartition(control, 0, sarama.OffsetOldest)
-	require.NoError(t, err)
-	defer pc.Close()
 	types := map[ae.PayloadType]int{}
-	hw := pc.HighWaterMarkOffset()
-	for read := 0; read < 100000; read++ {
-		select {
-		case km := <-pc.Messages():
-			ev, err := ae.Decode(km.Value)
-			require.NoError(t, err, "control record at %d", km.Offset)
-			types[ev.Type]++
-			if km.Offset+1 >= hw {
-				read = 100000
-			}
-		case <-time.After(5 * time.Second):
-			read = 100000
-		}
+	for _, km := range kafkatest.ReadToEnd(t, addr, control, time.Minute) {
+		ev, err := ae.Decode(km.Value)
+		require.NoError(t, err, "control record at %d", km.Offset)
+		types[ev.Type]++
 	}
 	t.Logf("control topic events by type: %v", types)
 	for _, pt := range []ae.PayloadType{ae.StartCommit, ae.DataWritten, ae.DataComplete, ae.CommitToTable, ae.CommitComplete} {

@@ -19,11 +19,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/IBM/sarama"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/connectors/iceberg/catalogx"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
@@ -267,25 +267,18 @@ func TestE2EDistributedSingleCommitter(t *testing.T) {
 
 	// the CDC stream, keyed over the 6 partitions
 	events, want := cdcStream(404, 6000, 600, parts)
-	pcfg := kafkatest.NewConfig()
-	pcfg.Producer.Partitioner = sarama.NewManualPartitioner
-	// idempotent: a produce retried while the machine is loaded must not store a record twice, or the
-	// history table (one row per Kafka record) holds more rows than were produced
-	pcfg.Producer.Idempotent = true
-	pcfg.Net.MaxOpenRequests = 1
-	prod, err := sarama.NewSyncProducer([]string{addr}, pcfg)
-	require.NoError(t, err)
-	defer prod.Close()
+	// kafkatest produces idempotently: a produce retried while the machine is loaded must not store a
+	// record twice, or the history table (one row per Kafka record) holds more rows than were produced
 	var next [parts]int64
 	produce := func(evs []cdcEvent) {
-		var msgs []*sarama.ProducerMessage
+		var msgs []*kgo.Record
 		for _, e := range evs {
 			p := int32(e.id % parts)
 			k, v := e.debeziumJSON(next[p])
 			next[p]++
-			msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Partition: p, Key: sarama.ByteEncoder(k), Value: sarama.ByteEncoder(v)})
+			msgs = append(msgs, &kgo.Record{Topic: topic, Partition: p, Key: k, Value: v})
 		}
-		require.NoError(t, prod.SendMessages(msgs))
+		kafkatest.ProducePartitioned(t, addr, topic, msgs...)
 	}
 
 	scfg, err := ParseConfig(map[string]string{"name": name, KeyTables: "x.y", "iceberg.catalog.type": "sql",

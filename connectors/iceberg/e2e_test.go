@@ -17,10 +17,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/IBM/sarama"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/connectors/iceberg/catalogx"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
@@ -174,23 +174,16 @@ iceberg.control.commit.interval-ms=250
 `, name, topic, catDB, wh)), 0o644))
 
 	events, want := cdcStream(21, 6000, 300, parts)
-	cfg := kafkatest.NewConfig()
-	cfg.Producer.Partitioner = sarama.NewManualPartitioner
-	cfg.Producer.Return.Successes = true
-	cfg.Producer.RequiredAcks = sarama.WaitForAll
-	prod, err := sarama.NewSyncProducer([]string{addr}, cfg)
-	require.NoError(t, err)
-	defer prod.Close()
 	var next [parts]int64
 	produce := func(evs []cdcEvent) {
-		var msgs []*sarama.ProducerMessage
+		var msgs []*kgo.Record
 		for _, e := range evs {
 			p := int32(e.id % parts)
 			k, v := e.debeziumJSON(next[p])
 			next[p]++
-			msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Partition: p, Key: sarama.ByteEncoder(k), Value: sarama.ByteEncoder(v)})
+			msgs = append(msgs, &kgo.Record{Topic: topic, Partition: p, Key: k, Value: v})
 		}
-		require.NoError(t, prod.SendMessages(msgs))
+		kafkatest.ProducePartitioned(t, addr, topic, msgs...)
 	}
 
 	// committed reports the table offsets (what the history and state tables hold)
@@ -354,23 +347,16 @@ iceberg.control.commit.retry-backoff-ms=1000
 `, name, topic, pg.JDBCURI(), wh)), 0o644))
 
 	events, want := cdcStream(33, 3000, 200, parts)
-	cfg := kafkatest.NewConfig()
-	cfg.Producer.Partitioner = sarama.NewManualPartitioner
-	cfg.Producer.Return.Successes = true
-	cfg.Producer.RequiredAcks = sarama.WaitForAll
-	prod, err := sarama.NewSyncProducer([]string{addr}, cfg)
-	require.NoError(t, err)
-	defer prod.Close()
 	var next [parts]int64
 	produce := func(evs []cdcEvent) {
-		var msgs []*sarama.ProducerMessage
+		var msgs []*kgo.Record
 		for _, e := range evs {
 			p := int32(e.id % parts)
 			k, v := e.debeziumJSON(next[p])
 			next[p]++
-			msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Partition: p, Key: sarama.ByteEncoder(k), Value: sarama.ByteEncoder(v)})
+			msgs = append(msgs, &kgo.Record{Topic: topic, Partition: p, Key: k, Value: v})
 		}
-		require.NoError(t, prod.SendMessages(msgs))
+		kafkatest.ProducePartitioned(t, addr, topic, msgs...)
 	}
 	scfg, err := ParseConfig(map[string]string{"name": name, KeyTables: "x.y", "iceberg.catalog.uri": pg.JDBCURI(),
 		"iceberg.catalog.jdbc.user": "postgres", "iceberg.catalog.warehouse": wh})
@@ -499,7 +485,7 @@ iceberg.control.commit.interval-ms=300
 	v2 := map[string]any{"type": "struct", "name": "Order", "fields": []any{field("id", "int64", false), field("kind", "string", false),
 		field("qty", "int64", false), field("email", "string", true)}}
 	kinds := []string{"order", "ordered", "refund", "other"}
-	var msgs []*sarama.ProducerMessage
+	var msgs []*kgo.Record
 	want := map[string]int{}
 	for i := 0; i < 400; i++ {
 		kind := kinds[i%len(kinds)]
@@ -510,7 +496,7 @@ iceberg.control.commit.interval-ms=300
 			env = map[string]any{"schema": v2, "payload": map[string]any{"id": i, "kind": kind, "qty": int64(1)<<40 + int64(i), "email": fmt.Sprintf("u%d@x", i)}}
 		}
 		b, _ := json.Marshal(env)
-		msgs = append(msgs, &sarama.ProducerMessage{Value: sarama.ByteEncoder(b)})
+		msgs = append(msgs, &kgo.Record{Value: b})
 		switch kind {
 		case "order", "ordered":
 			want["db.orders"]++

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/connect"
 	_ "github.com/connectd/connectd/converters/header"
@@ -45,15 +45,15 @@ func TestRuntimeConsumesConfluentAvro(t *testing.T) {
 		reqs = append(reqs, produceReq{Topic: topic, Schema: schema, Value: fmt.Sprintf(`{'id': %d, 'item': 'i%d', 'price': D('%d.25')}`, i, i, i)})
 	}
 	resp := runPython(t, reg.URL(), reqs, nil)
-	var msgs []*sarama.ProducerMessage
+	var msgs []*kgo.Record
 	for i, h := range resp.Produced {
 		b, err := hex.DecodeString(h)
 		require.NoError(t, err)
-		msgs = append(msgs, &sarama.ProducerMessage{Key: sarama.StringEncoder(fmt.Sprintf("k%d", i)), Value: sarama.ByteEncoder(b)})
+		msgs = append(msgs, &kgo.Record{Key: []byte(fmt.Sprintf("k%d", i)), Value: b})
 		if i == 4 {
 			bad := append([]byte(nil), b...)
 			binary.BigEndian.PutUint32(bad[1:5], 4242) // unknown schema id
-			msgs = append(msgs, &sarama.ProducerMessage{Key: sarama.StringEncoder("bad"), Value: sarama.ByteEncoder(bad)})
+			msgs = append(msgs, &kgo.Record{Key: []byte("bad"), Value: bad})
 		}
 	}
 	kafkatest.Produce(t, addr, topic, msgs...)
@@ -133,11 +133,11 @@ func TestRuntimeRetriesSchemaNotLoaded(t *testing.T) {
 			kafkatest.CreateTopic(t, addr, topic, 1, nil)
 			conv := New()
 			require.NoError(t, conv.Configure(map[string]string{ConfigURL: reg.URL()}, false))
-			var msgs []*sarama.ProducerMessage
+			var msgs []*kgo.Record
 			for i := 0; i < 5; i++ {
 				v, err := conv.FromConnectData(topic, nil, connect.StringSchema, fmt.Sprintf("v%d", i))
 				require.NoError(t, err)
-				msgs = append(msgs, &sarama.ProducerMessage{Key: sarama.StringEncoder(fmt.Sprintf("k%d", i)), Value: sarama.ByteEncoder(v)})
+				msgs = append(msgs, &kgo.Record{Key: []byte(fmt.Sprintf("k%d", i)), Value: v})
 			}
 			kafkatest.Produce(t, addr, topic, msgs...)
 			reg.AnswerNotFound(tc.notLoaded)
@@ -207,12 +207,12 @@ func TestRuntimeRegistryOutageAndRestart(t *testing.T) {
 	conv := New()
 	require.NoError(t, conv.Configure(map[string]string{ConfigURL: reg.url}, false))
 	produce := func(s *connect.Schema, from, to int) {
-		var msgs []*sarama.ProducerMessage
+		var msgs []*kgo.Record
 		for i := from; i < to; i++ {
 			st := connect.NewStruct(s).MustPut("id", int64(i))
 			v, err := conv.FromConnectData(topic, nil, s, st)
 			require.NoError(t, err)
-			msgs = append(msgs, &sarama.ProducerMessage{Value: sarama.ByteEncoder(v)})
+			msgs = append(msgs, &kgo.Record{Value: v})
 		}
 		kafkatest.Produce(t, addr, topic, msgs...)
 	}

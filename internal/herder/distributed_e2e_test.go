@@ -23,9 +23,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
@@ -260,23 +260,12 @@ func (c *cluster) live() map[string]bool {
 }
 
 func createTopic(t testing.TB, addr, topic string, parts int32) {
-	c := sarama.NewConfig()
-	c.Version = sarama.V3_6_0_0
-	a, err := sarama.NewClusterAdmin([]string{addr}, c)
-	require.NoError(t, err)
-	defer a.Close()
-	require.NoError(t, a.CreateTopic(topic, &sarama.TopicDetail{NumPartitions: parts, ReplicationFactor: 1}, false))
+	kafkatest.CreateTopic(t, addr, topic, parts, nil)
 }
 
 // producer writes "<prefix><n>" records round-robin over partitions until stopped; it returns how many it wrote.
 func producer(t testing.TB, addr, topic, prefix string) (stop func() int) {
-	c := sarama.NewConfig()
-	c.Version = sarama.V3_6_0_0
-	c.Producer.Return.Successes = true
-	c.Producer.RequiredAcks = sarama.WaitForAll
-	c.Producer.Partitioner = sarama.NewRoundRobinPartitioner
-	p, err := sarama.NewSyncProducer([]string{addr}, c)
-	require.NoError(t, err)
+	p := kafkatest.NewClient(t, addr, kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
 	var n int
 	quit := make(chan struct{})
 	done := make(chan struct{})
@@ -288,11 +277,11 @@ func producer(t testing.TB, addr, topic, prefix string) (stop func() int) {
 				return
 			default:
 			}
-			batch := make([]*sarama.ProducerMessage, 0, 20)
+			batch := make([]*kgo.Record, 0, 20)
 			for i := 0; i < 20; i++ {
-				batch = append(batch, &sarama.ProducerMessage{Topic: topic, Value: sarama.StringEncoder(fmt.Sprintf("%s%d", prefix, n+i))})
+				batch = append(batch, &kgo.Record{Topic: topic, Value: []byte(fmt.Sprintf("%s%d", prefix, n+i))})
 			}
-			if err := p.SendMessages(batch); err != nil {
+			if err := produceBatch(p, batch); err != nil {
 				continue
 			}
 			n += len(batch)
@@ -305,6 +294,13 @@ func producer(t testing.TB, addr, topic, prefix string) (stop func() int) {
 		p.Close()
 		return n
 	}
+}
+
+// produceBatch sends a batch of a background producer and waits for it, a while at most.
+func produceBatch(p *kgo.Client, batch []*kgo.Record) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return p.ProduceSync(ctx, batch...).FirstErr()
 }
 
 func fileValues(t testing.TB, path string) map[string]int {
@@ -323,41 +319,17 @@ func fileValues(t testing.TB, path string) map[string]int {
 
 // statusHistory reads every status-task record of a connector from the status topic, in order per key.
 func statusHistory(t testing.TB, addr, topic, connector string) map[string][]string {
-	c := sarama.NewConfig()
-	c.Version = sarama.V3_6_0_0
-	cl, err := sarama.NewClient([]string{addr}, c)
-	require.NoError(t, err)
-	defer cl.Close()
-	cons, err := sarama.NewConsumerFromClient(cl)
-	require.NoError(t, err)
-	defer cons.Close()
-	parts, err := cl.Partitions(topic)
-	require.NoError(t, err)
 	out := map[string][]string{}
-	for _, p := range parts {
-		end, err := cl.GetOffset(topic, p, sarama.OffsetNewest)
-		require.NoError(t, err)
-		if end == 0 {
-			continue
-		}
-		pc, err := cons.ConsumePartition(topic, p, sarama.OffsetOldest)
-		require.NoError(t, err)
-		for {
-			m := <-pc.Messages()
-			k := string(m.Key)
-			if strings.HasPrefix(k, "status-task-"+connector+"-") {
-				var v struct {
-					State    string `json:"state"`
-					WorkerID string `json:"worker_id"`
-				}
-				_ = json.Unmarshal(m.Value, &v)
-				out[k] = append(out[k], v.State+"@"+v.WorkerID)
+	for _, m := range kafkatest.ReadToEnd(t, addr, topic, time.Minute) {
+		k := string(m.Key)
+		if strings.HasPrefix(k, "status-task-"+connector+"-") {
+			var v struct {
+				State    string `json:"state"`
+				WorkerID string `json:"worker_id"`
 			}
-			if m.Offset+1 >= end {
-				break
-			}
+			_ = json.Unmarshal(m.Value, &v)
+			out[k] = append(out[k], v.State+"@"+v.WorkerID)
 		}
-		pc.Close()
 	}
 	return out
 }

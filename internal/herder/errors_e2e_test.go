@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/connect"
 	_ "github.com/connectd/connectd/connect/transforms"
@@ -24,9 +24,9 @@ import (
 	"github.com/connectd/connectd/internal/worker"
 )
 
-func header(m *sarama.ConsumerMessage, k string) string {
+func header(m *kgo.Record, k string) string {
 	for _, h := range m.Headers {
-		if string(h.Key) == k {
+		if h.Key == k {
 			return string(h.Value)
 		}
 	}
@@ -58,7 +58,7 @@ func TestPoisonRecordsToleranceAll(t *testing.T) {
 	dlq := topic + "-dlq"
 	kafkatest.CreateTopic(t, e.addr, topic, 3, nil)
 	const n = 1000
-	var msgs []*sarama.ProducerMessage
+	var msgs []*kgo.Record
 	want := map[string]bool{}
 	poison := map[string]string{} // value bytes → expected stage
 	for i := 0; i < n; i++ {
@@ -76,8 +76,8 @@ func TestPoisonRecordsToleranceAll(t *testing.T) {
 		default:
 			want[fmt.Sprint(i)] = true
 		}
-		msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Key: sarama.StringEncoder(fmt.Sprintf("k%d", i)), Value: sarama.StringEncoder(v),
-			Headers: []sarama.RecordHeader{{Key: []byte("origin"), Value: []byte(fmt.Sprint(i))}}})
+		msgs = append(msgs, &kgo.Record{Topic: topic, Key: []byte(fmt.Sprintf("k%d", i)), Value: []byte(v),
+			Headers: []kgo.RecordHeader{{Key: "origin", Value: []byte(fmt.Sprint(i))}}})
 	}
 	kafkatest.Produce(t, e.addr, topic, msgs...)
 	name := kafkatest.UniqueName(t, "poison-sink")
@@ -150,7 +150,7 @@ func TestPoisonRecordsToleranceAll(t *testing.T) {
 	kafkatest.CreateTopic(t, e.addr, atopic, 1, nil)
 	conv := avro.New()
 	require.NoError(t, conv.Configure(map[string]string{"schema.registry.url": reg.URL()}, false))
-	var amsgs []*sarama.ProducerMessage
+	var amsgs []*kgo.Record
 	badIDs := 0
 	for i := 0; i < 300; i++ {
 		v, err := conv.FromConnectData(atopic, nil, connect.StringSchema, fmt.Sprintf("a%d", i))
@@ -159,7 +159,7 @@ func TestPoisonRecordsToleranceAll(t *testing.T) {
 			be.BigEndian.PutUint32(v[1:5], 999999)
 			badIDs++
 		}
-		amsgs = append(amsgs, &sarama.ProducerMessage{Topic: atopic, Value: sarama.ByteEncoder(v)})
+		amsgs = append(amsgs, &kgo.Record{Topic: atopic, Value: v})
 	}
 	kafkatest.Produce(t, e.addr, atopic, amsgs...)
 	aname := kafkatest.UniqueName(t, "poison-avro-sink")

@@ -2,6 +2,7 @@ package herder_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -15,8 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/internal/testutil/icebergtest"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
@@ -315,12 +317,7 @@ func (g *icebergGroup) createSink(w interface{ restURL() string }) {
 // from the topic at the end.
 func (g *icebergGroup) produce() (stop func() int) {
 	t := g.t
-	c := kafkatest.NewConfig()
-	c.Producer.Idempotent = true
-	c.Net.MaxOpenRequests = 1
-	c.Producer.Partitioner = sarama.NewRoundRobinPartitioner
-	p, err := sarama.NewSyncProducer([]string{g.kafka}, c)
-	require.NoError(t, err)
+	p := kafkatest.NewClient(t, g.kafka, kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
 	var acked, failed, next int
 	quit, done := make(chan struct{}), make(chan struct{})
 	go func() {
@@ -331,14 +328,14 @@ func (g *icebergGroup) produce() (stop func() int) {
 				return
 			default:
 			}
-			batch := make([]*sarama.ProducerMessage, 0, 20)
+			batch := make([]*kgo.Record, 0, 20)
 			for i := 0; i < 20; i++ {
 				id := next + i
-				batch = append(batch, &sarama.ProducerMessage{Topic: g.topic,
-					Value: sarama.StringEncoder(fmt.Sprintf(`{"id":%d,"payload":"record %d of %s"}`, id, id, g.tbl))})
+				batch = append(batch, &kgo.Record{Topic: g.topic,
+					Value: []byte(fmt.Sprintf(`{"id":%d,"payload":"record %d of %s"}`, id, id, g.tbl))})
 			}
 			next += len(batch)
-			if err := p.SendMessages(batch); err != nil {
+			if err := produceBatch(p, batch); err != nil {
 				failed++
 			} else {
 				acked += len(batch)
@@ -350,7 +347,7 @@ func (g *icebergGroup) produce() (stop func() int) {
 	return func() int {
 		close(quit)
 		<-done
-		require.NoError(t, p.Close())
+		p.Close()
 		g.mark(fmt.Sprintf("stopped producing: %d records acknowledged, %d batches failed", acked, failed))
 		return acked
 	}
@@ -533,28 +530,44 @@ func (g *icebergGroup) coordinatorAt() string {
 // atRoundStart waits (up to two commit intervals) until the control topic's end offset moves: a commit round
 // starts, or its answers arrive. A SIGKILL then hits the round in flight.
 func (g *icebergGroup) atRoundStart() {
-	cl, err := sarama.NewClient([]string{g.kafka}, kafkatest.NewConfig())
-	require.NoError(g.t, err)
-	defer cl.Close()
-	start, err := cl.GetOffset(g.control, 0, sarama.OffsetNewest)
+	admin := kafkatest.NewAdmin(g.t, g.kafka)
+	defer admin.Close()
+	start, err := controlEnd(admin, g.control)
 	require.NoError(g.t, err)
 	for deadline := time.Now().Add(2 * icebergCommitMs * time.Millisecond); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if end, err := cl.GetOffset(g.control, 0, sarama.OffsetNewest); err == nil && end > start {
+		if end, err := controlEnd(admin, g.control); err == nil && end > start {
 			return
 		}
 	}
 }
 
+// controlEnd is the end offset of the control topic's partition 0.
+func controlEnd(admin *kadm.Client, control string) (int64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	listed, err := admin.ListEndOffsets(ctx, control)
+	if err != nil {
+		return 0, err
+	}
+	o, ok := listed.Lookup(control, 0)
+	if !ok {
+		return 0, fmt.Errorf("no end offset of %s/0", control)
+	}
+	return o.Offset, o.Err
+}
+
 // partitionZeroWorker finds the worker id of the task whose consumer (client id connector-consumer-<name>-<task>,
 // on both kinds of worker) holds partition 0 in the connector's consumer group.
 func (g *icebergGroup) partitionZeroWorker() (string, string) {
-	c := kafkatest.NewConfig()
-	a, err := sarama.NewClusterAdmin([]string{g.kafka}, c)
-	if err != nil {
-		return "", err.Error()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	admin := kafkatest.NewAdmin(g.t, g.kafka)
+	defer admin.Close()
+	described, err := admin.DescribeGroups(ctx, "connect-"+g.name)
+	if err == nil {
+		err = described.Error()
 	}
-	defer a.Close()
-	ds, err := a.DescribeConsumerGroups([]string{"connect-" + g.name})
+	ds := described.Sorted()
 	if err != nil || len(ds) != 1 {
 		return "", fmt.Sprintf("describe connect-%s: %v", g.name, err)
 	}
@@ -563,15 +576,20 @@ func (g *icebergGroup) partitionZeroWorker() (string, string) {
 	}
 	task := -1
 	for _, mem := range ds[0].Members {
-		as, err := mem.GetMemberAssignment()
-		if err != nil || as == nil {
+		as, ok := mem.Assigned.AsConsumer()
+		if !ok || as == nil {
 			continue
 		}
-		for _, p := range as.Topics[g.topic] {
-			if p == 0 {
-				prefix := "connector-consumer-" + g.name + "-"
-				if n, err := strconv.Atoi(strings.TrimPrefix(mem.ClientId, prefix)); err == nil && strings.HasPrefix(mem.ClientId, prefix) {
-					task = n
+		for _, at := range as.Topics {
+			if at.Topic != g.topic {
+				continue
+			}
+			for _, p := range at.Partitions {
+				if p == 0 {
+					prefix := "connector-consumer-" + g.name + "-"
+					if n, err := strconv.Atoi(strings.TrimPrefix(mem.ClientID, prefix)); err == nil && strings.HasPrefix(mem.ClientID, prefix) {
+						task = n
+					}
 				}
 			}
 		}
@@ -590,16 +608,10 @@ func (g *icebergGroup) partitionZeroWorker() (string, string) {
 func (g *icebergGroup) topicIDs() map[int64]int {
 	t := g.t
 	t.Helper()
-	c := kafkatest.NewConfig()
-	cl, err := sarama.NewClient([]string{g.kafka}, c)
-	require.NoError(t, err)
 	total := 0
-	for p := int32(0); p < icebergPartitions; p++ {
-		end, err := cl.GetOffset(g.topic, p, sarama.OffsetNewest)
-		require.NoError(t, err)
+	for _, end := range kafkatest.EndOffsets(t, g.kafka, g.topic) {
 		total += int(end)
 	}
-	cl.Close()
 	msgs := kafkatest.ConsumeAll(t, g.kafka, g.topic, total, 120*time.Second)
 	require.Len(t, msgs, total, "records read back from the topic")
 	out := make(map[int64]int, total)
@@ -738,14 +750,11 @@ var txnIDRe = regexp.MustCompile(`transactionalId=([^,\]\s]+)`)
 // cg-control-<uuid> groups are told apart from other tests' by their subscription to this control topic), with
 // the committed offsets of the control topic, and the transactional ids the JVM workers' logs name.
 func (g *icebergGroup) logGroups() {
-	c := kafkatest.NewConfig()
-	a, err := sarama.NewClusterAdmin([]string{g.kafka}, c)
-	if err != nil {
-		g.t.Logf("groups: %v", err)
-		return
-	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	a := kafkatest.NewAdmin(g.t, g.kafka)
 	defer a.Close()
-	all, err := a.ListConsumerGroups()
+	all, err := a.ListGroups(ctx)
 	if err != nil {
 		g.t.Logf("groups: %v", err)
 		return
@@ -757,29 +766,28 @@ func (g *icebergGroup) logGroups() {
 		}
 	}
 	sort.Strings(names)
-	ds, err := a.DescribeConsumerGroups(names)
+	described, err := a.DescribeGroups(ctx, names...)
 	if err != nil {
 		g.t.Logf("describe groups: %v", err)
 		return
 	}
 	var lines []string
-	for _, d := range ds {
+	for _, d := range described.Sorted() {
 		topics := map[string]bool{}
 		for _, m := range d.Members {
-			if md, err := m.GetMemberMetadata(); err == nil && md != nil {
+			if md, ok := m.Join.AsConsumer(); ok && md != nil {
 				for _, tp := range md.Topics {
 					topics[tp] = true
 				}
 			}
 		}
-		off, _ := a.ListConsumerGroupOffsets(d.GroupId, map[string][]int32{g.control: {0}})
 		committed := int64(-1)
-		if off != nil {
-			if b := off.GetBlock(g.control, 0); b != nil {
-				committed = b.Offset
+		if off, err := a.FetchOffsets(ctx, d.Group); err == nil {
+			if o, ok := off.Lookup(g.control, 0); ok && o.Err == nil {
+				committed = o.At
 			}
 		}
-		if !strings.Contains(d.GroupId, g.name) && !topics[g.control] && committed < 0 {
+		if !strings.Contains(d.Group, g.name) && !topics[g.control] && committed < 0 {
 			continue // another test's
 		}
 		var ts, clients []string
@@ -787,18 +795,15 @@ func (g *icebergGroup) logGroups() {
 			ts = append(ts, tp)
 		}
 		for _, m := range d.Members {
-			clients = append(clients, m.ClientId+"@"+m.ClientHost)
+			clients = append(clients, m.ClientID+"@"+m.ClientHost)
 		}
 		sort.Strings(ts)
 		sort.Strings(clients)
 		lines = append(lines, fmt.Sprintf("%s: %s, subscribed to %v, committed control-topic offset %d, %d members %v",
-			d.GroupId, d.State, ts, committed, len(d.Members), clients))
+			d.Group, d.State, ts, committed, len(d.Members), clients))
 	}
-	cl, err := sarama.NewClient([]string{g.kafka}, c)
-	if err == nil {
-		end, _ := cl.GetOffset(g.control, 0, sarama.OffsetNewest)
+	if end, err := controlEnd(a, g.control); err == nil {
 		lines = append(lines, fmt.Sprintf("control topic %s: end offset %d", g.control, end))
-		cl.Close()
 	}
 	g.t.Logf("consumer groups:\n%s", strings.Join(lines, "\n"))
 	txn := map[string]bool{}

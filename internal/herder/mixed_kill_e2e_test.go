@@ -4,14 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/require"
+
+	"github.com/connectd/connectd/internal/testutil/kafkatest"
 )
 
 // TestDistributedMixedKills runs JVM Connect 4.3.1 workers and Go workers in one group under a continuous load,
@@ -455,49 +455,18 @@ func (m *mixedGroup) statusRecords() []statusRecord {
 	t := m.t
 	t.Helper()
 	topic := m.group + "-status"
-	c := sarama.NewConfig()
-	c.Version = sarama.V3_6_0_0
-	cl, err := sarama.NewClient([]string{m.kafka}, c)
-	require.NoError(t, err)
-	defer cl.Close()
-	cons, err := sarama.NewConsumerFromClient(cl)
-	require.NoError(t, err)
-	defer cons.Close()
-	parts, err := cl.Partitions(topic)
-	require.NoError(t, err)
-	sort.Slice(parts, func(i, j int) bool { return parts[i] < parts[j] })
 	var out []statusRecord
-	for _, p := range parts {
-		end, err := cl.GetOffset(topic, p, sarama.OffsetNewest)
-		require.NoError(t, err)
-		if end == 0 {
-			continue
+	for _, msg := range kafkatest.ReadToEnd(t, m.kafka, topic, time.Minute) {
+		k := string(msg.Key)
+		if k == "status-connector-"+m.name || strings.HasPrefix(k, "status-task-"+m.name+"-") {
+			var v struct {
+				State    string `json:"state"`
+				WorkerID string `json:"worker_id"`
+				Trace    string `json:"trace"`
+			}
+			_ = json.Unmarshal(msg.Value, &v)
+			out = append(out, statusRecord{key: k, state: v.State, worker: v.WorkerID, trace: v.Trace})
 		}
-		pc, err := cons.ConsumePartition(topic, p, sarama.OffsetOldest)
-		require.NoError(t, err)
-		for {
-			var msg *sarama.ConsumerMessage
-			select {
-			case msg = <-pc.Messages():
-			case <-time.After(30 * time.Second):
-				pc.Close()
-				t.Fatalf("status topic partition %d: nothing read for 30 s before offset %d", p, end)
-			}
-			k := string(msg.Key)
-			if k == "status-connector-"+m.name || strings.HasPrefix(k, "status-task-"+m.name+"-") {
-				var v struct {
-					State    string `json:"state"`
-					WorkerID string `json:"worker_id"`
-					Trace    string `json:"trace"`
-				}
-				_ = json.Unmarshal(msg.Value, &v)
-				out = append(out, statusRecord{key: k, state: v.State, worker: v.WorkerID, trace: v.Trace})
-			}
-			if msg.Offset+1 >= end {
-				break
-			}
-		}
-		pc.Close()
 	}
 	return out
 }

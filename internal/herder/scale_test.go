@@ -21,8 +21,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/connectd/connectd/internal/testutil/kafkatest"
 )
 
 // scaleParams sizes the scenario.
@@ -268,13 +270,7 @@ type scaleProducer struct {
 }
 
 func startScaleProducer(t testing.TB, addr string, topics []string) *scaleProducer {
-	c := sarama.NewConfig()
-	c.Version = sarama.V3_6_0_0
-	c.Producer.Return.Successes = true
-	c.Producer.RequiredAcks = sarama.WaitForAll
-	c.Producer.Partitioner = sarama.NewRoundRobinPartitioner
-	p, err := sarama.NewSyncProducer([]string{addr}, c)
-	require.NoError(t, err)
+	p := kafkatest.NewClient(t, addr, kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
 	sp := &scaleProducer{stop: make(chan struct{}), done: make(chan struct{}), produced: map[string]int{}}
 	go func() {
 		defer close(sp.done)
@@ -285,15 +281,15 @@ func startScaleProducer(t testing.TB, addr string, topics []string) *scaleProduc
 				return
 			case <-time.After(100 * time.Millisecond):
 			}
-			var batch []*sarama.ProducerMessage
+			var batch []*kgo.Record
 			sp.mu.Lock()
 			for _, tp := range topics {
 				for i := range 5 {
-					batch = append(batch, &sarama.ProducerMessage{Topic: tp, Value: sarama.StringEncoder(fmt.Sprintf("%s:%d", tp, sp.produced[tp]+i))})
+					batch = append(batch, &kgo.Record{Topic: tp, Value: []byte(fmt.Sprintf("%s:%d", tp, sp.produced[tp]+i))})
 				}
 			}
 			sp.mu.Unlock()
-			if p.SendMessages(batch) != nil {
+			if produceBatch(p, batch) != nil {
 				continue // nothing counted: a partly written batch only shows up as duplicates-free extras
 			}
 			sp.mu.Lock()
@@ -381,28 +377,9 @@ func (c *cluster) liveWorkers() []*dworker {
 // sink task started before gets "unknown topic or partition" from its consumer group session, restarts it
 // from the last commit and redelivers what it had put (duplicates that are no part of what is measured).
 func awaitTopics(t testing.TB, addr string, topics []string, parts int) {
-	cfg := sarama.NewConfig()
-	cfg.Version = sarama.V3_6_0_0
-	cl, err := sarama.NewClient([]string{addr}, cfg)
-	require.NoError(t, err)
-	defer cl.Close()
-	require.Eventually(t, func() bool {
-		if cl.RefreshMetadata(topics...) != nil {
-			return false
-		}
-		for _, tp := range topics {
-			ps, err := cl.Partitions(tp)
-			if err != nil || len(ps) != parts {
-				return false
-			}
-			for _, p := range ps {
-				if _, err := cl.Leader(tp, p); err != nil {
-					return false
-				}
-			}
-		}
-		return true
-	}, time.Minute, 100*time.Millisecond, "topics not served")
+	for _, tp := range topics {
+		kafkatest.AwaitTopic(t, addr, tp, int32(parts), time.Minute)
+	}
 }
 
 // runScale plays the scenario and returns what it measured. Failures of correctness (evictions while

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/internal/herder"
@@ -55,9 +55,9 @@ func newEnv(t *testing.T, extra map[string]string) *env {
 }
 
 func produceN(t *testing.T, addr, topic string, from, n int) {
-	msgs := make([]*sarama.ProducerMessage, 0, n)
+	msgs := make([]*kgo.Record, 0, n)
 	for i := from; i < from+n; i++ {
-		msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Key: sarama.StringEncoder(fmt.Sprintf("k%d", i%17)), Value: sarama.StringEncoder(fmt.Sprintf("v%d", i))})
+		msgs = append(msgs, &kgo.Record{Topic: topic, Key: []byte(fmt.Sprintf("k%d", i%17)), Value: []byte(fmt.Sprintf("v%d", i))})
 	}
 	kafkatest.Produce(t, addr, topic, msgs...)
 }
@@ -287,14 +287,14 @@ func TestStandaloneDeadLetterQueue(t *testing.T) {
 	name := kafkatest.UniqueName(t, "dlq-sink")
 	sink := sinktest.For(name)
 	sink.RejectValue("v7")
-	var msgs []*sarama.ProducerMessage
+	var msgs []*kgo.Record
 	for i := 0; i < 20; i++ {
 		v := fmt.Sprintf("v%d", i)
 		if i == 3 {
 			v = "POISON"
 		}
-		msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Key: sarama.StringEncoder("k"), Value: sarama.StringEncoder(v),
-			Headers: []sarama.RecordHeader{{Key: []byte("trace"), Value: []byte(fmt.Sprint(i))}}})
+		msgs = append(msgs, &kgo.Record{Topic: topic, Key: []byte("k"), Value: []byte(v),
+			Headers: []kgo.RecordHeader{{Key: "trace", Value: []byte(fmt.Sprint(i))}}})
 	}
 	kafkatest.Produce(t, e.addr, topic, msgs...)
 	cfg := sinkConfig(topic, name, 1)
@@ -306,9 +306,9 @@ func TestStandaloneDeadLetterQueue(t *testing.T) {
 	require.Eventually(t, func() bool { return sink.Count() >= 18 }, 60*time.Second, 20*time.Millisecond)
 	got := kafkatest.ConsumeAll(t, e.addr, dlq, 2, 30*time.Second)
 	require.Len(t, got, 2)
-	hdr := func(m *sarama.ConsumerMessage, k string) string {
+	hdr := func(m *kgo.Record, k string) string {
 		for _, h := range m.Headers {
-			if string(h.Key) == k {
+			if h.Key == k {
 				return string(h.Value)
 			}
 		}

@@ -208,10 +208,9 @@ func roundTrip(t *testing.T, b secureBroker, addr string, props map[string]strin
 	require.NoError(t, err)
 	require.NoError(t, producer.Close())
 
-	ccfg, err := NewConfig(props)
+	copts, err := ClientOpts(props)
 	require.NoError(t, err)
-	ccfg.Consumer.Offsets.Initial = sarama.OffsetOldest
-	got := kafkatest.ConsumeAllConfig(t, ccfg, Brokers(props)[0], topic, 1, 30*time.Second)
+	got := kafkatest.ConsumeAll(t, Brokers(props)[0], topic, 1, 30*time.Second, copts...)
 	require.Len(t, got, 1)
 	require.Equal(t, "hello "+t.Name(), string(got[0].Value))
 

@@ -17,10 +17,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/IBM/sarama"
 	ice "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/connectors/iceberg/catalogx"
 	"github.com/connectd/connectd/internal/testutil/cdcstream"
@@ -67,7 +67,6 @@ type pipeline struct {
 	db          string
 	s           *chdb.Session
 	srv         *chshim.Server
-	prod        sarama.SyncProducer
 	next        map[int32]int64
 	streams     []cdcstream.Stream
 	worker      *exec.Cmd
@@ -88,14 +87,6 @@ func newPipeline(t *testing.T) *pipeline {
 	chdbtest.MustExec(t, s, "CREATE TABLE "+p.db+`.customers (id String, name String, qty Int64, updated_at Int64,
 		email Nullable(String), _version UInt64, is_deleted UInt8)
 		ENGINE = ReplacingMergeTree(_version, is_deleted) ORDER BY id SETTINGS non_replicated_deduplication_window = 1000`)
-	cfg := kafkatest.NewConfig()
-	cfg.Producer.Partitioner = sarama.NewManualPartitioner
-	cfg.Producer.Return.Successes = true
-	cfg.Producer.RequiredAcks = sarama.WaitForAll
-	prod, err := sarama.NewSyncProducer([]string{p.addr}, cfg)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = prod.Close() })
-	p.prod = prod
 	write := func(name, body string) {
 		require.NoError(t, os.WriteFile(filepath.Join(p.dir, name), []byte(body), 0o644))
 	}
@@ -204,18 +195,18 @@ func (p *pipeline) produce(rng *rand.Rand, n int) int {
 		streams = append(streams, cdcstream.Generate(rng, fmt.Sprintf("s%d", len(p.streams)+i), cdcstream.DefaultConfig()))
 	}
 	p.streams = append(p.streams, streams...)
-	var msgs []*sarama.ProducerMessage
+	var msgs []*kgo.Record
 	for _, tg := range cdcstream.Interleave(rng, streams) {
 		s := streams[tg.Stream]
 		e := s.Events[tg.Index]
 		k, v := cdcstream.Debezium(s, e)
-		m := &sarama.ProducerMessage{Topic: p.topic, Partition: cdcstream.Partition(s.FullKey(e), p.parts), Key: sarama.ByteEncoder(k)}
+		m := &kgo.Record{Topic: p.topic, Partition: cdcstream.Partition(s.FullKey(e), p.parts), Key: k}
 		if v != nil {
-			m.Value = sarama.ByteEncoder(v)
+			m.Value = v
 		}
 		msgs = append(msgs, m)
 	}
-	require.NoError(p.t, p.prod.SendMessages(msgs))
+	kafkatest.ProducePartitioned(p.t, p.addr, p.topic, msgs...)
 	for _, m := range msgs {
 		p.next[m.Partition] = max(p.next[m.Partition], m.Offset+1)
 	}

@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/IBM/sarama"
 	ice "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/connectors/iceberg/catalogx"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
@@ -23,6 +23,7 @@ import (
 	"github.com/connectd/connectd/internal/testutil/cdcstream"
 	"github.com/connectd/connectd/internal/testutil/chdb/chdbtest"
 	"github.com/connectd/connectd/internal/testutil/icebergtest"
+	"github.com/connectd/connectd/internal/testutil/kafkatest"
 )
 
 func (p *pipeline) catalog() catalog.Catalog {
@@ -129,16 +130,16 @@ func TestErasureEndToEnd(t *testing.T) {
 	local := strings.TrimPrefix(victim, s.Prefix+"-")
 	del := []cdcstream.Event{{Key: local, Op: cdcstream.Delete, LSN: lsn + 1, Row: &row, How: "erasure"}, {Key: local, Op: cdcstream.Tombstone}}
 	s.Events = append(s.Events, del...)
-	var msgs []*sarama.ProducerMessage
+	var msgs []*kgo.Record
 	for _, e := range del {
 		k, v := cdcstream.Debezium(*s, e)
-		m := &sarama.ProducerMessage{Topic: p.topic, Partition: cdcstream.Partition(victim, p.parts), Key: sarama.ByteEncoder(k)}
+		m := &kgo.Record{Topic: p.topic, Partition: cdcstream.Partition(victim, p.parts), Key: k}
 		if v != nil {
-			m.Value = sarama.ByteEncoder(v)
+			m.Value = v
 		}
 		msgs = append(msgs, m)
 	}
-	require.NoError(t, p.prod.SendMessages(msgs))
+	kafkatest.ProducePartitioned(t, p.addr, p.topic, msgs...)
 	for _, m := range msgs {
 		p.next[m.Partition] = max(p.next[m.Partition], m.Offset+1)
 	}

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/internal/state"
@@ -49,9 +49,9 @@ func TestSinkCommitMetadata(t *testing.T) {
 	addr := kafkatest.Bootstrap(t)
 	topic := kafkatest.UniqueName(t, "in")
 	kafkatest.CreateTopic(t, addr, topic, 2, nil)
-	var msgs []*sarama.ProducerMessage
+	var msgs []*kgo.Record
 	for i := 0; i < 20; i++ {
-		msgs = append(msgs, &sarama.ProducerMessage{Key: sarama.StringEncoder(fmt.Sprint(i)), Value: sarama.StringEncoder(fmt.Sprint(i))})
+		msgs = append(msgs, &kgo.Record{Key: []byte(fmt.Sprint(i)), Value: []byte(fmt.Sprint(i))})
 	}
 	kafkatest.Produce(t, addr, topic, msgs...)
 	connName := kafkatest.UniqueName(t, "conn")
@@ -66,18 +66,13 @@ func TestSinkCommitMetadata(t *testing.T) {
 	}
 	require.Len(t, want, 2, "records on both partitions")
 
-	client, err := sarama.NewClient([]string{addr}, kafkatest.NewConfig())
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = client.Close() })
-	admin, err := sarama.NewClusterAdminFromClient(client)
-	require.NoError(t, err)
-	resp, err := admin.ListConsumerGroupOffsets("connect-"+connName, map[string][]int32{topic: {0, 1}})
+	resp, err := kafkatest.NewAdmin(t, addr).FetchOffsetsForTopics(context.Background(), "connect-"+connName, topic)
 	require.NoError(t, err)
 	for p, wantMeta := range map[int32]string{0: fmt.Sprintf("put up to %d", want[0]), 1: ""} {
-		b := resp.GetBlock(topic, p)
-		require.NotNil(t, b, "partition %d", p)
-		require.Equal(t, sarama.ErrNoError, b.Err, "partition %d", p)
-		require.Equal(t, want[p], b.Offset, "committed offset of partition %d", p)
+		b, ok := resp.Lookup(topic, p)
+		require.True(t, ok, "partition %d", p)
+		require.NoError(t, b.Err, "partition %d", p)
+		require.Equal(t, want[p], b.At, "committed offset of partition %d", p)
 		require.Equal(t, wantMeta, b.Metadata, "committed metadata of partition %d", p)
 	}
 }

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/connectd/connectd/connect"
@@ -98,9 +98,9 @@ func TestSinkCommitRetriedAfterFailedOffsetCommit(t *testing.T) {
 	require.NoError(t, h.Start(context.Background()))
 	t.Cleanup(h.Stop)
 
-	msgs := make([]*sarama.ProducerMessage, 0, n)
+	msgs := make([]*kgo.Record, 0, n)
 	for i := 0; i < n; i++ {
-		msgs = append(msgs, &sarama.ProducerMessage{Key: sarama.StringEncoder(fmt.Sprintf("k%d", i)), Value: sarama.StringEncoder(fmt.Sprintf("v%d", i))})
+		msgs = append(msgs, &kgo.Record{Key: []byte(fmt.Sprintf("k%d", i)), Value: []byte(fmt.Sprintf("v%d", i))})
 	}
 	kafkatest.Produce(t, addr, topic, msgs...)
 
@@ -116,21 +116,17 @@ func TestSinkCommitRetriedAfterFailedOffsetCommit(t *testing.T) {
 	require.Eventually(t, failed.Load, 5*time.Second, 20*time.Millisecond, "no OffsetCommit carrying offset %d was seen", n)
 
 	// One client for the checks (kafkatest.CommittedOffsets fails the test from its own goroutine).
-	client, err := sarama.NewClient([]string{addr}, kafkatest.NewConfig())
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = client.Close() })
-	admin, err := sarama.NewClusterAdminFromClient(client)
-	require.NoError(t, err)
+	admin := kafkatest.NewAdmin(t, addr)
 	committed := func() int64 {
-		resp, err := admin.ListConsumerGroupOffsets(group, map[string][]int32{topic: {0}})
+		resp, err := admin.FetchOffsetsForTopics(context.Background(), group, topic)
 		if err != nil {
 			return -2
 		}
-		b := resp.GetBlock(topic, 0)
-		if b == nil || b.Err != sarama.ErrNoError {
+		b, ok := resp.Lookup(topic, 0)
+		if !ok || b.Err != nil {
 			return -2
 		}
-		return b.Offset
+		return b.At
 	}
 	// The topic is idle now; only a re-sent commit can move the committed offset to n.
 	var last int64

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/internal/herder"
@@ -61,9 +61,9 @@ func TestConnectorWith300ByteNameRuns(t *testing.T) {
 	h, addr := standaloneOnKfake(t, topic, nil)
 	connName := strings.Repeat("n", 290) + "-long-name"
 	require.Len(t, connName, 300)
-	msgs := make([]*sarama.ProducerMessage, 0, n)
+	msgs := make([]*kgo.Record, 0, n)
 	for i := 0; i < n; i++ {
-		msgs = append(msgs, &sarama.ProducerMessage{Value: sarama.StringEncoder(fmt.Sprintf("v%d", i))})
+		msgs = append(msgs, &kgo.Record{Value: []byte(fmt.Sprintf("v%d", i))})
 	}
 	kafkatest.Produce(t, addr, topic, msgs...)
 	sinkID := fmt.Sprintf("long-%d", time.Now().UnixNano())

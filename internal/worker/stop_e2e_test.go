@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -163,7 +162,7 @@ func TestStopSinkTaskInGroupJoin(t *testing.T) {
 func stopInGroupJoin(t testing.TB, addr string) time.Duration {
 	topic := kafkatest.UniqueName(t, "in")
 	kafkatest.CreateTopic(t, addr, topic, 2, nil)
-	kafkatest.Produce(t, addr, topic, &sarama.ProducerMessage{Value: sarama.StringEncoder("v0")})
+	kafkatest.Produce(t, addr, topic, &kgo.Record{Value: []byte("v0")})
 	connName := kafkatest.UniqueName(t, "conn")
 	group := "connect-" + connName
 	blocker := blockGroup(t, addr, group, topic, 2, time.Minute)
@@ -214,9 +213,9 @@ func TestStopRunningSinkTaskCommits(t *testing.T) {
 	topic := kafkatest.UniqueName(t, "in")
 	kafkatest.CreateTopic(t, addr, topic, 2, nil)
 	const n = 40
-	var msgs []*sarama.ProducerMessage
+	var msgs []*kgo.Record
 	for i := 0; i < n; i++ {
-		msgs = append(msgs, &sarama.ProducerMessage{Key: sarama.StringEncoder(fmt.Sprint(i)), Value: sarama.StringEncoder(fmt.Sprint(i))})
+		msgs = append(msgs, &kgo.Record{Key: []byte(fmt.Sprint(i)), Value: []byte(fmt.Sprint(i))})
 	}
 	kafkatest.Produce(t, addr, topic, msgs...)
 	connName := kafkatest.UniqueName(t, "conn")

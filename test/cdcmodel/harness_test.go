@@ -2,6 +2,7 @@ package cdcmodel
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand"
@@ -14,9 +15,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/internal/testutil/cdcstream"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
@@ -30,8 +32,7 @@ type harness struct {
 	group  string
 	parts  int
 	args   []string
-	prod   sarama.SyncProducer
-	admin  sarama.ClusterAdmin
+	admin  *kadm.Client
 	next   map[int32]int64
 	worker *worker
 	total  int64 // records produced that reach the sink
@@ -99,18 +100,7 @@ offset.flush.interval.ms=%d
 			h.name = v
 		}
 	}
-	cfg := kafkatest.NewConfig()
-	cfg.Producer.Partitioner = sarama.NewManualPartitioner
-	cfg.Producer.Return.Successes = true
-	cfg.Producer.RequiredAcks = sarama.WaitForAll
-	cfg.Producer.Flush.MaxMessages = 5000
-	prod, err := sarama.NewSyncProducer([]string{addr}, cfg)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = prod.Close() })
-	admin, err := sarama.NewClusterAdmin([]string{addr}, kafkatest.NewConfig())
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = admin.Close() })
-	h.group, h.args, h.prod, h.admin = "connect-"+h.name, []string{"standalone", wprops, h.cprops}, prod, admin
+	h.group, h.args, h.admin = "connect-"+h.name, []string{"standalone", wprops, h.cprops}, kafkatest.NewAdmin(t, addr)
 	return h
 }
 
@@ -147,32 +137,32 @@ func (h *harness) restart() {
 }
 
 // record renders event e of stream s.
-func (h *harness) record(s cdcstream.Stream, e cdcstream.Event) *sarama.ProducerMessage {
+func (h *harness) record(s cdcstream.Stream, e cdcstream.Event) *kgo.Record {
 	k, v := cdcstream.Debezium(s, e)
-	m := &sarama.ProducerMessage{Topic: h.topic, Partition: cdcstream.Partition(s.FullKey(e), h.parts), Key: sarama.ByteEncoder(k)}
+	m := &kgo.Record{Topic: h.topic, Partition: cdcstream.Partition(s.FullKey(e), h.parts), Key: k}
 	if v != nil {
-		m.Value = sarama.ByteEncoder(v)
+		m.Value = v
 	}
 	return m
 }
 
-func (h *harness) produce(msgs []*sarama.ProducerMessage) {
+func (h *harness) produce(msgs []*kgo.Record) {
 	if len(msgs) == 0 {
 		return
 	}
-	require.NoError(h.t, h.prod.SendMessages(msgs))
+	kafkatest.ProducePartitioned(h.t, h.addr, h.topic, msgs...)
 	for _, m := range msgs {
 		if m.Offset+1 > h.next[m.Partition] {
 			h.next[m.Partition] = m.Offset + 1
 		}
-		if _, rejected := m.Metadata.(rejectedValue); rejected {
+		if _, rejected := kindOf(m).(rejectedValue); rejected {
 			if h.rejected[m.Partition] == nil {
 				h.rejected[m.Partition] = map[int64]bool{}
 			}
 			h.rejected[m.Partition][m.Offset] = true
 			continue
 		}
-		if m.Metadata == nil && (m.Value != nil || !h.skips) {
+		if kindOf(m) == nil && (m.Value != nil || !h.skips) {
 			h.total++
 		}
 	}
@@ -183,14 +173,29 @@ type (
 	droppedRecord struct{} // a record a transformation drops
 )
 
+// recordKind keys a produced record's kind (rejectedValue, droppedRecord) in the record's Context; a
+// record the sink gets has none.
+type recordKind struct{}
+
+func withKind(kind any) context.Context {
+	return context.WithValue(context.Background(), recordKind{}, kind)
+}
+
+func kindOf(r *kgo.Record) any {
+	if r.Context == nil {
+		return nil
+	}
+	return r.Context.Value(recordKind{})
+}
+
 // skippedTail returns, for each partition, up to three records the sink never gets (at least one with
 // every): tombstones of keys of no stream, which the Filter drops, and values the converter rejects,
 // which errors.tolerance=all skips or dead-letters.
-func (h *harness) skippedTail(every bool) []*sarama.ProducerMessage {
+func (h *harness) skippedTail(every bool) []*kgo.Record {
 	if !h.skips {
 		return nil
 	}
-	var msgs []*sarama.ProducerMessage
+	var msgs []*kgo.Record
 	for p := 0; p < h.parts; p++ {
 		n := h.rng.Intn(4)
 		if every {
@@ -198,10 +203,10 @@ func (h *harness) skippedTail(every bool) []*sarama.ProducerMessage {
 		}
 		for i := 0; i < n; i++ {
 			h.skipSeq++
-			m := &sarama.ProducerMessage{Topic: h.topic, Partition: int32(p),
-				Key: sarama.StringEncoder(fmt.Sprintf(`{"id":"skipped-%d"}`, h.skipSeq)), Metadata: droppedRecord{}}
+			m := &kgo.Record{Topic: h.topic, Partition: int32(p),
+				Key: []byte(fmt.Sprintf(`{"id":"skipped-%d"}`, h.skipSeq)), Context: withKind(droppedRecord{})}
 			if h.rng.Intn(2) == 0 {
-				m.Value, m.Metadata = sarama.StringEncoder(fmt.Sprintf(`{"op":"c","after":{"id":"skipped-%d"`, h.skipSeq)), rejectedValue{}
+				m.Value, m.Context = []byte(fmt.Sprintf(`{"op":"c","after":{"id":"skipped-%d"`, h.skipSeq)), withKind(rejectedValue{})
 			}
 			msgs = append(msgs, m)
 		}
@@ -278,41 +283,29 @@ func (h *harness) checkDeadLetters() {
 	if !h.skips {
 		return
 	}
-	cfg := kafkatest.NewConfig()
-	cfg.Consumer.Offsets.Initial = sarama.OffsetOldest
-	c, err := sarama.NewConsumer([]string{h.addr}, cfg)
-	require.NoError(h.t, err)
-	defer c.Close()
-	offs, err := h.admin.ListTopics()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	offs, err := h.admin.ListTopics(ctx)
 	require.NoError(h.t, err)
 	_, ok := offs[h.dlqTopic]
 	require.True(h.t, ok, "dead letter queue %s: the first run had it, and every phase ended with rejected values", h.dlqTopic)
-	client, err := sarama.NewClient([]string{h.addr}, cfg)
-	require.NoError(h.t, err)
-	defer client.Close()
-	end, err := client.GetOffset(h.dlqTopic, 0, sarama.OffsetNewest)
-	require.NoError(h.t, err)
+	end := kafkatest.EndOffsets(h.t, h.addr, h.dlqTopic)[0]
 	require.Positive(h.t, end, "dead letter queue %s: empty", h.dlqTopic)
-	pc, err := c.ConsumePartition(h.dlqTopic, 0, sarama.OffsetOldest)
-	require.NoError(h.t, err)
-	defer pc.Close()
 	seen := map[string]bool{}
-	for i := int64(0); i < end; i++ {
-		select {
-		case m := <-pc.Messages():
-			hs := map[string]string{}
-			for _, x := range m.Headers {
-				hs[string(x.Key)] = string(x.Value)
-			}
-			var part int32
-			var off int64
-			_, err := fmt.Sscan(hs["__connect.errors.partition"]+" "+hs["__connect.errors.offset"], &part, &off)
-			require.NoError(h.t, err, "dead letter headers %v", hs)
-			require.True(h.t, h.rejected[part][off], "dead letter of partition %d offset %d: not a rejected value", part, off)
-			seen[fmt.Sprint(part, "/", off)] = true
-		case <-time.After(30 * time.Second):
-			h.t.Fatalf("dead letter queue: %d of %d records read", i, end)
+	for _, m := range kafkatest.ReadToEnd(h.t, h.addr, h.dlqTopic, 30*time.Second) {
+		if m.Partition != 0 || m.Offset >= end {
+			continue
 		}
+		hs := map[string]string{}
+		for _, x := range m.Headers {
+			hs[x.Key] = string(x.Value)
+		}
+		var part int32
+		var off int64
+		_, err := fmt.Sscan(hs["__connect.errors.partition"]+" "+hs["__connect.errors.offset"], &part, &off)
+		require.NoError(h.t, err, "dead letter headers %v", hs)
+		require.True(h.t, h.rejected[part][off], "dead letter of partition %d offset %d: not a rejected value", part, off)
+		seen[fmt.Sprint(part, "/", off)] = true
 	}
 	rejected := 0
 	for _, m := range h.rejected {
@@ -329,13 +322,15 @@ func (h *harness) committed() map[int32]int64 {
 		parts[i] = int32(i)
 	}
 	out := map[int32]int64{}
-	resp, err := h.admin.ListConsumerGroupOffsets(h.group, map[string][]int32{h.topic: parts})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, err := h.admin.FetchOffsetsForTopics(ctx, h.group, h.topic)
 	if err != nil {
 		return out
 	}
 	for _, p := range parts {
-		if b := resp.GetBlock(h.topic, p); b != nil && b.Err == sarama.ErrNoError && b.Offset >= 0 {
-			out[p] = b.Offset
+		if b, ok := resp.Lookup(h.topic, p); ok && b.Err == nil && b.At >= 0 {
+			out[p] = b.At
 		}
 	}
 	return out
@@ -382,7 +377,7 @@ func (h *harness) deliver(streams []cdcstream.Stream, rng *rand.Rand, kills int)
 		killAfter[rng.Intn(waves-1)] = true
 	}
 	for w := 0; w < waves; w++ {
-		var msgs []*sarama.ProducerMessage
+		var msgs []*kgo.Record
 		for _, tg := range order[cuts[w]:cuts[w+1]] {
 			s := streams[tg.Stream]
 			msgs = append(msgs, h.record(s, s.Events[tg.Index]))
@@ -415,7 +410,7 @@ func (h *harness) deliverPhased(streams []cdcstream.Stream, phases [][]int) {
 		}
 	}
 	for phase := 0; phase <= last; phase++ {
-		var msgs []*sarama.ProducerMessage
+		var msgs []*kgo.Record
 		for i, s := range streams {
 			for j, e := range s.Events {
 				if phases[i][j] == phase {

@@ -1,10 +1,9 @@
-// Command consume reads a topic from its start with one Kafka client and prints the CPU it took per million
-// records: what the fetch alone costs a sink task (no conversion, no sink). -client franz is the consumer the
-// worker runs (twmb/franz-go), configured as the worker configures it (internal/kafka) and polled as a task
-// polls it (max.poll.records 500); -client sarama is IBM/sarama, a partition consumer per partition, for
-// comparison.
+// Command consume reads a topic from its start with the consumer the worker runs (twmb/franz-go), configured
+// as the worker configures it (internal/kafka) and polled as a task polls it (max.poll.records 500), and
+// prints the CPU it took per million records: what the fetch alone costs a sink task (no conversion, no
+// sink).
 //
-//	go run ./internal/benchtools/consume -bootstrap 127.0.0.1:9092 -topic t -n 10000000 -client franz
+//	go run ./internal/benchtools/consume -bootstrap 127.0.0.1:9092 -topic t -n 10000000
 package main
 
 import (
@@ -12,12 +11,9 @@ import (
 	"flag"
 	"fmt"
 	"log"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
-	"github.com/IBM/sarama"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/internal/kafka"
@@ -27,23 +23,14 @@ func main() {
 	bootstrap := flag.String("bootstrap", "127.0.0.1:9092", "bootstrap servers")
 	topic := flag.String("topic", "bench", "topic")
 	n := flag.Int64("n", 1_000_000, "records to read (the topic must hold at least that many)")
-	client := flag.String("client", "franz", "franz or sarama")
 	partBytes := flag.String("max-partition-fetch-bytes", "", "max.partition.fetch.bytes (empty: the worker's default)")
 	flag.Parse()
 
 	c0, t0 := cpu(), time.Now()
-	var bytes int64
-	switch *client {
-	case "sarama":
-		bytes = viaSarama(*bootstrap, *topic, *n, *partBytes)
-	case "franz":
-		bytes = viaFranz(*bootstrap, *topic, *n, *partBytes)
-	default:
-		log.Fatalf("unknown client %q", *client)
-	}
+	bytes := viaFranz(*bootstrap, *topic, *n, *partBytes)
 	secs, c := time.Since(t0).Seconds(), (cpu() - c0).Seconds()
-	fmt.Printf("%-7s %d records (%d value bytes) in %.1fs: %.0f records/s, %.2f CPU-s per million records\n",
-		*client, *n, bytes, secs, float64(*n)/secs, c*1e6/float64(*n))
+	fmt.Printf("franz   %d records (%d value bytes) in %.1fs: %.0f records/s, %.2f CPU-s per million records\n",
+		*n, bytes, secs, float64(*n)/secs, c*1e6/float64(*n))
 }
 
 func cpu() time.Duration {
@@ -52,60 +39,6 @@ func cpu() time.Duration {
 		log.Fatal(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// viaSarama reads every partition with a partition consumer per partition, as a sink task's claims do.
-func viaSarama(bootstrap, topic string, n int64, partBytes string) int64 {
-	cfg, err := kafka.NewConfig(nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-	cfg.Consumer.Offsets.Initial = sarama.OffsetOldest
-	cfg.Consumer.Fetch.Default = kafka.DefaultMaxPartitionFetchBytes
-	if partBytes != "" {
-		var b int32
-		if _, err := fmt.Sscan(partBytes, &b); err != nil {
-			log.Fatal(err)
-		}
-		cfg.Consumer.Fetch.Default = b
-	}
-	cons, err := sarama.NewConsumer([]string{bootstrap}, cfg)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer cons.Close()
-	parts, err := cons.Partitions(topic)
-	if err != nil {
-		log.Fatal(err)
-	}
-	var read, bytes atomic.Int64
-	done := make(chan struct{})
-	var once sync.Once
-	var wg sync.WaitGroup
-	for _, p := range parts {
-		pc, err := cons.ConsumePartition(topic, p, sarama.OffsetOldest)
-		if err != nil {
-			log.Fatal(err)
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer pc.AsyncClose()
-			for {
-				select {
-				case m := <-pc.Messages():
-					bytes.Add(int64(len(m.Value)))
-					if read.Add(1) >= n {
-						once.Do(func() { close(done) })
-					}
-				case <-done:
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return bytes.Load()
 }
 
 // viaFranz reads every partition of the topic with one client configured as a sink task's consumer, in

@@ -1,5 +1,6 @@
 // Package kafkatest gives tests a real Apache Kafka broker (KRaft, single node) and small
-// sarama helpers around it.
+// franz-go helpers around it: create a topic, produce records, read a topic, read a group's
+// committed offsets.
 //
 // Bootstrap returns the broker address. When KAFKA_BOOTSTRAP is set (`make test` starts one
 // broker for the whole run and sets it), that address is used. Otherwise the first call starts a
@@ -35,16 +36,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/IBM/sarama"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // EnvBootstrap names the environment variable holding a running broker's address.
 const EnvBootstrap = "KAFKA_BOOTSTRAP"
-
-// Version is the Kafka protocol version NewConfig sets on sarama configs. Kafka 4 removed old
-// protocol versions (KIP-896), so clients must speak at least the 2.1-era versions; V4_0_0_0
-// is served by every 4.x broker.
-var Version = sarama.V4_0_0_0
 
 var (
 	startOnce  sync.Once
@@ -152,28 +150,6 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// NewConfig returns a sarama config for the test broker: Kafka 4 protocol version, producer
-// successes returned (as SyncProducer needs), acks=all, consumers starting at the oldest offset,
-// and admin/metadata retries suited to a freshly started broker.
-func NewConfig() *sarama.Config {
-	cfg := sarama.NewConfig()
-	cfg.Version = Version
-	cfg.ClientID = "kafkatest"
-	cfg.Producer.Return.Successes = true
-	cfg.Producer.Return.Errors = true
-	cfg.Producer.RequiredAcks = sarama.WaitForAll
-	cfg.Producer.Retry.Max = 10
-	cfg.Producer.Retry.Backoff = 200 * time.Millisecond
-	cfg.Consumer.Offsets.Initial = sarama.OffsetOldest
-	cfg.Consumer.Return.Errors = true
-	cfg.Metadata.Retry.Max = 10
-	cfg.Metadata.Retry.Backoff = 200 * time.Millisecond
-	cfg.Admin.Retry.Max = 10
-	cfg.Admin.Retry.Backoff = 200 * time.Millisecond
-	cfg.Admin.Timeout = 30 * time.Second
-	return cfg
-}
-
 // UniqueName returns a legal, unique Kafka topic or group name: prefix, the test's name, and a
 // random suffix, e.g. "orders-TestSink_flush-3f9a1c2b".
 func UniqueName(t testing.TB, prefix string) string {
@@ -210,15 +186,40 @@ func sanitize(s string) string {
 	}, s)
 }
 
-// newClient opens a sarama client closed at the end of the test.
-func newClient(t testing.TB, cfg *sarama.Config, addr string) sarama.Client {
+// opTimeout bounds one helper's broker round trips (produce, admin requests).
+const opTimeout = 60 * time.Second
+
+// NewClient opens a franz-go client to addr with opts, closed at the end of the test (closing it
+// sooner is fine). Its metadata is refreshed often, so topics created moments ago are seen quickly.
+func NewClient(t testing.TB, addr string, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
-	client, err := sarama.NewClient([]string{addr}, cfg)
+	cl := openClient(t, addr, opts...)
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+// NewAdmin returns an admin client to addr, closed at the end of the test (closing it sooner is
+// fine).
+func NewAdmin(t testing.TB, addr string) *kadm.Client {
+	t.Helper()
+	return kadm.NewClient(NewClient(t, addr))
+}
+
+// openClient opens a client the caller closes.
+func openClient(t testing.TB, addr string, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	base := []kgo.Opt{kgo.SeedBrokers(addr), kgo.ClientID("kafkatest"), kgo.MetadataMinAge(100 * time.Millisecond)}
+	cl, err := kgo.NewClient(append(base, opts...)...)
 	if err != nil {
-		t.Fatalf("kafkatest: connecting to %s: %v", addr, err)
+		t.Fatalf("kafkatest: client for %s: %v", addr, err)
 	}
-	t.Cleanup(func() { _ = client.Close() })
-	return client
+	return cl
+}
+
+// openAdmin opens an admin client the caller closes.
+func openAdmin(t testing.TB, addr string) *kadm.Client {
+	t.Helper()
+	return kadm.NewClient(openClient(t, addr))
 }
 
 // CreateTopic creates a topic with replication factor 1 and the given partition count and topic
@@ -226,41 +227,35 @@ func newClient(t testing.TB, cfg *sarama.Config, addr string) sarama.Client {
 // topic exists already.
 func CreateTopic(t testing.TB, addr, name string, partitions int32, configs map[string]*string) {
 	t.Helper()
-	client := newClient(t, NewConfig(), addr)
-	admin, err := sarama.NewClusterAdminFromClient(client)
-	if err != nil {
-		t.Fatalf("kafkatest: admin: %v", err)
+	admin := openAdmin(t, addr)
+	defer admin.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	resp, err := admin.CreateTopic(ctx, partitions, 1, configs, name)
+	if err == nil {
+		err = resp.Err
 	}
-	err = admin.CreateTopic(name, &sarama.TopicDetail{
-		NumPartitions:     partitions,
-		ReplicationFactor: 1,
-		ConfigEntries:     configs,
-	}, false)
 	if err != nil {
 		t.Fatalf("kafkatest: creating topic %q: %v", name, err)
 	}
-	waitTopic(t, client, name, partitions, 30*time.Second)
+	waitTopic(t, admin, name, partitions, 30*time.Second)
+}
+
+// AwaitTopic waits until the topic's metadata shows want partitions, each with a leader, and fails
+// the test if it does not within timeout.
+func AwaitTopic(t testing.TB, addr, topic string, want int32, timeout time.Duration) {
+	t.Helper()
+	admin := openAdmin(t, addr)
+	defer admin.Close()
+	waitTopic(t, admin, topic, want, timeout)
 }
 
 // waitTopic waits until the topic's metadata shows want partitions, each with a leader.
-func waitTopic(t testing.TB, client sarama.Client, topic string, want int32, timeout time.Duration) {
+func waitTopic(t testing.TB, admin *kadm.Client, topic string, want int32, timeout time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
-		err := client.RefreshMetadata(topic)
-		if err == nil {
-			var parts []int32
-			parts, err = client.Partitions(topic)
-			if err == nil && int32(len(parts)) != want {
-				err = fmt.Errorf("%d of %d partitions visible", len(parts), want)
-			}
-			for _, p := range parts {
-				if err != nil {
-					break
-				}
-				_, err = client.Leader(topic, p)
-			}
-		}
+		err := topicReady(admin, topic, want)
 		if err == nil {
 			return
 		}
@@ -271,128 +266,119 @@ func waitTopic(t testing.TB, client sarama.Client, topic string, want int32, tim
 	}
 }
 
-// Produce sends the messages to topic synchronously (acks=all) and fails the test on any error.
-// Each message's Topic is set to topic; after the call its Partition and Offset are filled in.
-func Produce(t testing.TB, addr, topic string, msgs ...*sarama.ProducerMessage) {
+func topicReady(admin *kadm.Client, topic string, want int32) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	details, err := admin.ListTopics(ctx, topic)
+	if err != nil {
+		return err
+	}
+	d, ok := details[topic]
+	if !ok {
+		return errors.New("not in metadata")
+	}
+	if d.Err != nil {
+		return d.Err
+	}
+	if int32(len(d.Partitions)) != want {
+		return fmt.Errorf("%d of %d partitions visible", len(d.Partitions), want)
+	}
+	for _, p := range d.Partitions {
+		if p.Err != nil {
+			return fmt.Errorf("partition %d: %w", p.Partition, p.Err)
+		}
+		if p.Leader < 0 {
+			return fmt.Errorf("partition %d has no leader", p.Partition)
+		}
+	}
+	return nil
+}
+
+// Produce sends the records to topic synchronously (acks=all, idempotent) and fails the test on
+// any error. A keyed record goes to the partition of its key's murmur2 hash, as the JVM producer
+// places it; records without a key are spread round-robin. Each record's Topic is set to topic;
+// after the call its Partition and Offset are filled in. A missing topic is auto-created when the
+// broker allows it.
+func Produce(t testing.TB, addr, topic string, recs ...*kgo.Record) {
 	t.Helper()
-	if len(msgs) == 0 {
+	produce(t, addr, topic, keyOrRoundRobin(), recs)
+}
+
+// ProducePartitioned is Produce with each record sent to its own Partition.
+func ProducePartitioned(t testing.TB, addr, topic string, recs ...*kgo.Record) {
+	t.Helper()
+	produce(t, addr, topic, kgo.ManualPartitioner(), recs)
+}
+
+func produce(t testing.TB, addr, topic string, partitioner kgo.Partitioner, recs []*kgo.Record) {
+	t.Helper()
+	if len(recs) == 0 {
 		return
 	}
-	producer, err := sarama.NewSyncProducer([]string{addr}, NewConfig())
-	if err != nil {
-		t.Fatalf("kafkatest: producer: %v", err)
+	cl := openClient(t, addr, kgo.RecordPartitioner(partitioner), kgo.AllowAutoTopicCreation(),
+		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerLinger(0))
+	defer cl.Close()
+	for _, r := range recs {
+		r.Topic = topic
 	}
-	defer func() { _ = producer.Close() }()
-	for _, m := range msgs {
-		m.Topic = topic
-	}
-	if err := producer.SendMessages(msgs); err != nil {
-		var perrs sarama.ProducerErrors
-		if errors.As(err, &perrs) && len(perrs) > 0 {
-			t.Fatalf("kafkatest: producing to %q: %d of %d failed, first: %v", topic, len(perrs), len(msgs), perrs[0].Err)
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	var failed int
+	var first error
+	for _, res := range cl.ProduceSync(ctx, recs...) {
+		if res.Err != nil {
+			if first == nil {
+				first = res.Err
+			}
+			failed++
 		}
-		t.Fatalf("kafkatest: producing to %q: %v", topic, err)
+	}
+	if first != nil {
+		t.Fatalf("kafkatest: producing to %q: %d of %d failed, first: %v", topic, failed, len(recs), first)
 	}
 }
 
-// ConsumeAll reads every partition of topic from the oldest offset until want messages have
-// arrived or timeout has passed, and returns them sorted by partition, then offset. It does not
-// fail the test on a timeout: it returns what it got (assert on the length). It reads
-// uncommitted records too; use ConsumeAllConfig for read_committed.
-func ConsumeAll(t testing.TB, addr, topic string, want int, timeout time.Duration) []*sarama.ConsumerMessage {
-	t.Helper()
-	return ConsumeAllConfig(t, NewConfig(), addr, topic, want, timeout)
+// keyOrRoundRobin hashes keyed records with murmur2 (as the JVM) and sends the others
+// round-robin, so that keyless test records land on every partition.
+func keyOrRoundRobin() kgo.Partitioner {
+	byKey := kgo.StickyKeyPartitioner(nil)
+	return kgo.BasicConsistentPartitioner(func(topic string) func(*kgo.Record, int) int {
+		hash := byKey.ForTopic(topic)
+		var next int
+		return func(r *kgo.Record, n int) int {
+			if r.Key == nil {
+				next++
+				return next % n
+			}
+			return hash.Partition(r, n)
+		}
+	})
 }
 
-// ConsumeAllConfig is ConsumeAll with a given sarama config, e.g. one with
-// cfg.Consumer.IsolationLevel = sarama.ReadCommitted.
-func ConsumeAllConfig(t testing.TB, cfg *sarama.Config, addr, topic string, want int, timeout time.Duration) []*sarama.ConsumerMessage {
+// ConsumeAll reads every partition of topic from the start until want records have arrived or
+// timeout has passed, and returns them sorted by partition, then offset. It does not fail the
+// test on a timeout: it returns what it got (assert on the length). It reads uncommitted records
+// too; pass kgo.FetchIsolationLevel(kgo.ReadCommitted()) in opts for read_committed.
+func ConsumeAll(t testing.TB, addr, topic string, want int, timeout time.Duration, opts ...kgo.Opt) []*kgo.Record {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
+	base := []kgo.Opt{kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}
+	cl := openClient(t, addr, append(base, opts...)...)
+	defer cl.Close()
 
-	client := newClient(t, cfg, addr)
-	// The topic may still be being created (or auto-created): wait for its partitions.
-	var parts []int32
-	for {
-		_ = client.RefreshMetadata(topic)
-		p, err := client.Partitions(topic)
-		if err == nil && len(p) > 0 {
-			parts = p
+	var got []*kgo.Record
+	for len(got) < want {
+		fetches := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Logf("kafkatest: ConsumeAll(%q): %d of %d records after %v", topic, len(got), want, timeout)
 			break
 		}
-		select {
-		case <-ctx.Done():
-			t.Logf("kafkatest: ConsumeAll(%q): no partitions after %v: %v", topic, timeout, err)
-			return nil
-		case <-time.After(100 * time.Millisecond):
-		}
+		fetches.EachError(func(topic string, p int32, err error) {
+			t.Logf("kafkatest: ConsumeAll(%q): partition %d: %v", topic, p, err)
+		})
+		fetches.EachRecord(func(r *kgo.Record) { got = append(got, r) })
 	}
-
-	consumer, err := sarama.NewConsumerFromClient(client)
-	if err != nil {
-		t.Fatalf("kafkatest: consumer: %v", err)
-	}
-	defer func() { _ = consumer.Close() }()
-
-	type result struct {
-		msg *sarama.ConsumerMessage
-		err error
-	}
-	results := make(chan result)
-	var wg sync.WaitGroup
-	for _, p := range parts {
-		pc, err := consumer.ConsumePartition(topic, p, sarama.OffsetOldest)
-		if err != nil {
-			t.Fatalf("kafkatest: consuming %s/%d: %v", topic, p, err)
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer pc.AsyncClose()
-			msgs, errs := pc.Messages(), pc.Errors()
-			for {
-				var r result
-				select {
-				case m, ok := <-msgs:
-					if !ok {
-						return
-					}
-					r.msg = m
-				case e, ok := <-errs:
-					if !ok {
-						return
-					}
-					r.err = e
-				case <-ctx.Done():
-					return
-				}
-				select {
-				case results <- r:
-				case <-ctx.Done():
-					return
-				}
-			}
-		}()
-	}
-
-	var got []*sarama.ConsumerMessage
-loop:
-	for len(got) < want {
-		select {
-		case r := <-results:
-			if r.err != nil {
-				t.Logf("kafkatest: ConsumeAll(%q): %v", topic, r.err)
-				continue
-			}
-			got = append(got, r.msg)
-		case <-ctx.Done():
-			t.Logf("kafkatest: ConsumeAll(%q): %d of %d messages after %v", topic, len(got), want, timeout)
-			break loop
-		}
-	}
-	cancel()
-	wg.Wait()
 	sort.SliceStable(got, func(i, j int) bool {
 		if got[i].Partition != got[j].Partition {
 			return got[i].Partition < got[j].Partition
@@ -402,35 +388,116 @@ loop:
 	return got
 }
 
+// EndOffsets returns the end (high watermark) offset of each partition of topic.
+func EndOffsets(t testing.TB, addr, topic string) map[int32]int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	admin := openAdmin(t, addr)
+	defer admin.Close()
+	listed, err := admin.ListEndOffsets(ctx, topic)
+	if err == nil {
+		err = listed.Error()
+	}
+	if err != nil {
+		t.Fatalf("kafkatest: end offsets of %q: %v", topic, err)
+	}
+	out := map[int32]int64{}
+	listed.Each(func(o kadm.ListedOffset) { out[o.Partition] = o.Offset })
+	return out
+}
+
 // CommittedOffsets returns the offsets group has committed for topic, by partition. Partitions
 // without a committed offset are left out (so an unknown group gives an empty map).
 func CommittedOffsets(t testing.TB, addr, group, topic string) map[int32]int64 {
 	t.Helper()
-	client := newClient(t, NewConfig(), addr)
-	parts, err := client.Partitions(topic)
-	if err != nil {
-		t.Fatalf("kafkatest: partitions of %q: %v", topic, err)
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	admin := openAdmin(t, addr)
+	defer admin.Close()
+	var resp kadm.OffsetResponses
+	var err error
+	for {
+		// a fresh broker answers COORDINATOR_NOT_AVAILABLE until __consumer_offsets is ready
+		resp, err = admin.FetchOffsets(ctx, group)
+		if err == nil || !kerr.IsRetriable(err) || ctx.Err() != nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	admin, err := sarama.NewClusterAdminFromClient(client)
-	if err != nil {
-		t.Fatalf("kafkatest: admin: %v", err)
-	}
-	resp, err := admin.ListConsumerGroupOffsets(group, map[string][]int32{topic: parts})
 	if err != nil {
 		t.Fatalf("kafkatest: committed offsets of group %q: %v", group, err)
 	}
-	out := make(map[int32]int64, len(parts))
-	for _, p := range parts {
-		b := resp.GetBlock(topic, p)
-		if b == nil {
-			continue
+	out := map[int32]int64{}
+	for p, o := range resp[topic] {
+		if o.Err != nil {
+			t.Fatalf("kafkatest: committed offset of group %q %s/%d: %v", group, topic, p, o.Err)
 		}
-		if !errors.Is(b.Err, sarama.ErrNoError) {
-			t.Fatalf("kafkatest: committed offset of group %q %s/%d: %v", group, topic, p, b.Err)
-		}
-		if b.Offset >= 0 {
-			out[p] = b.Offset
+		if o.At >= 0 {
+			out[p] = o.At
 		}
 	}
+	return out
+}
+
+// ReadToEnd reads topic from the start up to the end offsets it has when called, and returns its
+// records (uncommitted ones too, not the transaction markers) sorted by partition, then offset. It
+// fails the test if that end is not reached within timeout.
+func ReadToEnd(t testing.TB, addr, topic string, timeout time.Duration) []*kgo.Record {
+	t.Helper()
+	ends := EndOffsets(t, addr, topic)
+	pending := map[int32]int64{}
+	start := map[int32]kgo.Offset{}
+	for p, end := range ends {
+		if end > 0 {
+			pending[p] = end
+			start[p] = kgo.NewOffset().AtStart()
+		}
+	}
+	if len(pending) == 0 {
+		return nil
+	}
+	// a transactional topic ends with a marker: kept, so that the end is seen
+	cl := openClient(t, addr, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: start}), kgo.KeepControlRecords())
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var got []*kgo.Record
+	for len(pending) > 0 {
+		fetches := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("kafkatest: ReadToEnd(%q): after %v, partitions %v not read to their end %v", topic, timeout, keys(pending), ends)
+		}
+		fetches.EachError(func(_ string, p int32, err error) {
+			t.Logf("kafkatest: ReadToEnd(%q): partition %d: %v", topic, p, err)
+		})
+		fetches.EachRecord(func(r *kgo.Record) {
+			end, ok := pending[r.Partition]
+			if !ok {
+				return // past the end this read is for
+			}
+			if !r.Attrs.IsControl() {
+				got = append(got, r)
+			}
+			if r.Offset+1 >= end {
+				delete(pending, r.Partition)
+			}
+		})
+	}
+	sort.SliceStable(got, func(i, j int) bool {
+		if got[i].Partition != got[j].Partition {
+			return got[i].Partition < got[j].Partition
+		}
+		return got[i].Offset < got[j].Offset
+	})
+	return got
+}
+
+func keys(m map[int32]int64) []int32 {
+	out := make([]int32, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
 }

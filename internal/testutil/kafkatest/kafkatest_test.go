@@ -1,14 +1,16 @@
 package kafkatest_test
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"testing"
 	"time"
 
-	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
 )
@@ -47,29 +49,26 @@ func TestBroker(t *testing.T) {
 		kafkatest.CreateTopic(t, addr, topic, 3, map[string]*string{"retention.ms": &retention})
 
 		// The topic config was applied.
-		admin, err := sarama.NewClusterAdmin([]string{addr}, kafkatest.NewConfig())
-		require.NoError(t, err)
-		defer admin.Close()
-		results, err := admin.DescribeConfigs([]*sarama.ConfigResource{{Type: sarama.TopicResource, Name: topic}}, sarama.DescribeConfigsOptions{})
+		results, err := kafkatest.NewAdmin(t, addr).DescribeTopicConfigs(context.Background(), topic)
 		require.NoError(t, err)
 		require.Len(t, results, 1)
-		require.Zero(t, results[0].ErrorCode, results[0].ErrorMsg)
+		require.NoError(t, results[0].Err)
 		found := false
 		for _, e := range results[0].Configs {
-			if e.Name == "retention.ms" {
+			if e.Key == "retention.ms" {
 				found = true
-				assert.Equal(t, retention, e.Value)
+				assert.Equal(t, retention, e.MaybeValue())
 			}
 		}
 		assert.True(t, found, "retention.ms in topic config")
 
 		const n = 30
-		msgs := make([]*sarama.ProducerMessage, n)
+		msgs := make([]*kgo.Record, n)
 		for i := range msgs {
-			msgs[i] = &sarama.ProducerMessage{
-				Key:     sarama.StringEncoder(fmt.Sprintf("k%d", i)),
-				Value:   sarama.StringEncoder(fmt.Sprintf("v%d", i)),
-				Headers: []sarama.RecordHeader{{Key: []byte("h"), Value: []byte("x")}},
+			msgs[i] = &kgo.Record{
+				Key:     []byte(fmt.Sprintf("k%d", i)),
+				Value:   []byte(fmt.Sprintf("v%d", i)),
+				Headers: []kgo.RecordHeader{{Key: "h", Value: []byte("x")}},
 			}
 		}
 		kafkatest.Produce(t, addr, topic, msgs...)
@@ -102,10 +101,53 @@ func TestBroker(t *testing.T) {
 
 	t.Run("auto-created topic", func(t *testing.T) {
 		topic := kafkatest.UniqueName(t, "auto")
-		kafkatest.Produce(t, addr, topic, &sarama.ProducerMessage{Value: sarama.StringEncoder("hello")})
+		kafkatest.Produce(t, addr, topic, &kgo.Record{Value: []byte("hello")})
 		got := kafkatest.ConsumeAll(t, addr, topic, 1, 60*time.Second)
 		require.Len(t, got, 1)
 		assert.Equal(t, "hello", string(got[0].Value))
+	})
+
+	t.Run("partitioned, read to end", func(t *testing.T) {
+		topic := kafkatest.UniqueName(t, "rte")
+		kafkatest.CreateTopic(t, addr, topic, 3, nil)
+		kafkatest.AwaitTopic(t, addr, topic, 3, 10*time.Second)
+		var recs []*kgo.Record
+		for i := 0; i < 7; i++ {
+			recs = append(recs, &kgo.Record{Partition: int32(i % 2), Value: []byte(fmt.Sprint(i))})
+		}
+		kafkatest.ProducePartitioned(t, addr, topic, recs...)
+		for i, r := range recs {
+			assert.Equal(t, int32(i%2), r.Partition)
+		}
+		assert.Equal(t, map[int32]int64{0: 4, 1: 3, 2: 0}, kafkatest.EndOffsets(t, addr, topic))
+
+		got := kafkatest.ReadToEnd(t, addr, topic, 30*time.Second)
+		var values []string
+		for _, r := range got {
+			values = append(values, fmt.Sprintf("%d:%s", r.Partition, r.Value))
+		}
+		assert.Equal(t, []string{"0:0", "0:2", "0:4", "0:6", "1:1", "1:3", "1:5"}, values)
+
+		// records produced after the call are not waited for
+		kafkatest.ProducePartitioned(t, addr, topic, &kgo.Record{Partition: 2, Value: []byte("x")})
+		assert.Len(t, kafkatest.ReadToEnd(t, addr, topic, 30*time.Second), 8)
+	})
+
+	t.Run("read to end of a transactional topic", func(t *testing.T) {
+		topic := kafkatest.UniqueName(t, "txn")
+		kafkatest.CreateTopic(t, addr, topic, 1, nil)
+		txn := kafkatest.NewClient(t, addr, kgo.TransactionalID(kafkatest.UniqueName(t, "txn")), kgo.DefaultProduceTopic(topic))
+		ctx := context.Background()
+		require.NoError(t, txn.BeginTransaction())
+		require.NoError(t, txn.ProduceSync(ctx, &kgo.Record{Value: []byte("a")}, &kgo.Record{Value: []byte("b")}).FirstErr())
+		require.NoError(t, txn.EndTransaction(ctx, kgo.TryCommit))
+		require.Eventually(t, func() bool { return kafkatest.EndOffsets(t, addr, topic)[0] == 3 }, 30*time.Second, 50*time.Millisecond,
+			"two records and the commit marker")
+
+		got := kafkatest.ReadToEnd(t, addr, topic, 30*time.Second)
+		require.Len(t, got, 2)
+		assert.Equal(t, "a", string(got[0].Value))
+		assert.Equal(t, "b", string(got[1].Value))
 	})
 
 	t.Run("committed offsets", func(t *testing.T) {
@@ -115,17 +157,11 @@ func TestBroker(t *testing.T) {
 
 		assert.Empty(t, kafkatest.CommittedOffsets(t, addr, group, topic), "nothing committed yet")
 
-		client, err := sarama.NewClient([]string{addr}, kafkatest.NewConfig())
+		var offsets kadm.Offsets
+		offsets.AddOffset(topic, 1, 42, -1)
+		resp, err := kafkatest.NewAdmin(t, addr).CommitOffsets(context.Background(), group, offsets)
 		require.NoError(t, err)
-		defer client.Close()
-		om, err := sarama.NewOffsetManagerFromClient(group, client)
-		require.NoError(t, err)
-		pom, err := om.ManagePartition(topic, 1)
-		require.NoError(t, err)
-		pom.MarkOffset(42, "")
-		om.Commit()
-		require.NoError(t, pom.Close())
-		require.NoError(t, om.Close())
+		require.NoError(t, resp.Error())
 
 		assert.Equal(t, map[int32]int64{1: 42}, kafkatest.CommittedOffsets(t, addr, group, topic))
 	})
@@ -135,32 +171,24 @@ func TestBroker(t *testing.T) {
 		group := kafkatest.UniqueName(t, "cg")
 		kafkatest.CreateTopic(t, addr, topic, 1, nil)
 		kafkatest.Produce(t, addr, topic,
-			&sarama.ProducerMessage{Value: sarama.StringEncoder("a")},
-			&sarama.ProducerMessage{Value: sarama.StringEncoder("b")})
+			&kgo.Record{Value: []byte("a")},
+			&kgo.Record{Value: []byte("b")})
 
-		cg, err := sarama.NewConsumerGroup([]string{addr}, group, kafkatest.NewConfig())
-		require.NoError(t, err)
-		h := &markAll{want: 2, done: make(chan struct{})}
-		ctx, cancel := contextWithTimeout(60 * time.Second)
+		cg := kafkatest.NewClient(t, addr, kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic),
+			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.DisableAutoCommit())
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
-		errc := make(chan error, 1)
-		go func() {
-			for ctx.Err() == nil {
-				if err := cg.Consume(ctx, []string{topic}, h); err != nil {
-					errc <- err
-					return
-				}
+		n := 0
+		for n < 2 {
+			fetches := cg.PollFetches(ctx)
+			if ctx.Err() != nil {
+				t.Fatal("consumer group did not receive 2 messages")
 			}
-			errc <- nil
-		}()
-		select {
-		case <-h.done:
-		case <-ctx.Done():
-			t.Fatal("consumer group did not receive 2 messages")
+			require.NoError(t, fetches.Err())
+			n += fetches.NumRecords()
 		}
-		cancel()
-		require.NoError(t, <-errc)
-		require.NoError(t, cg.Close()) // commits the marked offsets
+		require.NoError(t, cg.CommitUncommittedOffsets(ctx))
+		cg.Close()
 
 		assert.Equal(t, map[int32]int64{0: 2}, kafkatest.CommittedOffsets(t, addr, group, topic))
 	})
