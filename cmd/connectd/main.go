@@ -5,6 +5,8 @@
 //	connectd dev
 //	connectd reconcile [reconcile.properties] [key=value ...]
 //	connectd rebuild [rebuild.properties] [key=value ...]
+//	connectd erase [flags] [erase.properties] [key=value ...]
+//	connectd restore-drill [flags] [drill.properties] [key=value ...]
 //	connectd iceberg maintain [flags] [connector.properties] [key=value ...]
 //	connectd version
 package main
@@ -46,6 +48,8 @@ const usage = `usage:
   connectd dev
   connectd reconcile [reconcile.properties] [key=value ...]
   connectd rebuild [rebuild.properties] [key=value ...]
+  connectd erase [flags] [erase.properties] [key=value ...]
+  connectd restore-drill [flags] [drill.properties] [key=value ...]
   connectd iceberg maintain [flags] [connector.properties] [key=value ...]
   connectd version`
 
@@ -71,6 +75,10 @@ func main() {
 		reconcileMain(ctx)
 	case "rebuild":
 		rebuildMain(ctx)
+	case "erase":
+		eraseMain(ctx)
+	case "restore-drill":
+		restoreDrillMain(ctx)
 	case "iceberg":
 		icebergMain(ctx)
 	case "version", "--version", "-v":
