@@ -92,7 +92,7 @@ func scanLocation(ctx context.Context, tbl *table.Table, nd needles) ([]FileHit,
 	if err != nil {
 		return nil, 0, err
 	}
-	var hits []FileHit
+	hits := []FileHit{}
 	read := 0
 	err = lfs.WalkDir(tbl.Location(), func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
