@@ -358,14 +358,14 @@ func (p *Pipeline) Model() map[string]cdcstream.Row {
 	return out
 }
 
-// Seed is the seed of a randomized test: LAKE_SEED replays a printed one.
+// Seed is the seed of a randomized test: RECONCILE_SEED replays a printed one.
 func Seed(t testing.TB) int64 {
 	seed := time.Now().UnixNano()
-	if v := os.Getenv("LAKE_SEED"); v != "" {
+	if v := os.Getenv("RECONCILE_SEED"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
-		require.NoError(t, err, "LAKE_SEED")
+		require.NoError(t, err, "RECONCILE_SEED")
 		seed = n
 	}
-	t.Logf("seed %d (LAKE_SEED replays it)", seed)
+	t.Logf("seed %d (RECONCILE_SEED replays it)", seed)
 	return seed
 }
