@@ -13,6 +13,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	ice "github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/internal/erase"
@@ -72,6 +78,15 @@ func TestEraseEndToEnd(t *testing.T) {
 	p.Stop()
 	liveRows := len(p.Model()) - 1 // live is erased below
 
+	// An SCD Type 2 table of the keys: two versions of each erased key, one of another key.
+	other := keys[0]
+	scd := "cdc.customers_scd"
+	scdTable(t, p, scd, fmt.Sprintf(`[{"business_key":%q,"name":"a","valid_from":1,"is_current":false},
+		{"business_key":%q,"name":"b","valid_from":2,"is_current":true},
+		{"business_key":%q,"name":"c","valid_from":1,"is_current":false},
+		{"business_key":%q,"name":"d","valid_from":2,"is_current":true},
+		{"business_key":%q,"name":"e","valid_from":1,"is_current":true}]`, deleted, deleted, live, live, other))
+
 	before := parquetFiles(t, p.WH)
 	for _, k := range []string{deleted, live} {
 		require.NotEmpty(t, holding(t, k, before), "files hold %s before the erase", k)
@@ -82,7 +97,7 @@ func TestEraseEndToEnd(t *testing.T) {
 	for k, v := range p.Props() {
 		args = append(args, k+"="+v)
 	}
-	args = append(args, erase.KeyHistoryTables+"="+lakepipeline.History)
+	args = append(args, erase.KeyHistoryTables+"="+lakepipeline.History, erase.KeySCDTables+"="+scd)
 	cmd := exec.Command(lakepipeline.Binary(t), args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -101,7 +116,8 @@ func TestEraseEndToEnd(t *testing.T) {
 		require.Positive(t, te.FilesRead, te.Table)
 		require.Equal(t, 1, te.Maintenance.After.Snapshots, "%s: one snapshot left", te.Table)
 	}
-	require.Len(t, roles, 3, "current, deletes and history tables")
+	require.Len(t, roles, 4, "current, deletes, history and SCD tables")
+	require.Equal(t, int64(4), roles[erase.RoleSCD].RowsDeleted, "the erased keys' SCD versions")
 	require.Equal(t, int64(1), roles[erase.RoleCurrent].RowsDeleted, "the live key's row")
 	require.Equal(t, int64(1), roles[erase.RoleDeletes].RowsDeleted, "the deleted key's tombstone")
 	require.Positive(t, roles[erase.RoleHistory].RowsDeleted)
@@ -121,8 +137,11 @@ func TestEraseEndToEnd(t *testing.T) {
 		require.Empty(t, holding(t, k, after), "files holding %s after the erase", k)
 		require.Equal(t, "0", chdbtest.MustQuery(t, p.S, "SELECT count() FROM "+p.DB+".customers WHERE id = '"+k+"'"), "ClickHouse rows of %s (no FINAL: every active part)", k)
 	}
-	// The other keys are intact in both layers.
-	res := icebergtest.Read(t, p.Table(lakepipeline.Current).MetadataLocation(), "SELECT count(*) AS n FROM t", nil)
+	// The other keys are intact in every table.
+	res := icebergtest.Read(t, p.Table(scd).MetadataLocation(), "SELECT business_key AS k FROM t", nil)
+	require.Len(t, res.Maps(), 1)
+	require.Equal(t, other, fmt.Sprint(res.Maps()[0]["k"]), "the SCD row of the other key")
+	res = icebergtest.Read(t, p.Table(lakepipeline.Current).MetadataLocation(), "SELECT count(*) AS n FROM t", nil)
 	require.Equal(t, fmt.Sprint(liveRows), fmt.Sprint(res.Maps()[0]["n"]), "Iceberg rows of the other keys")
 	props := p.Props()
 	props[reconcile.KeyCHGroup] = p.CHGroup()
@@ -133,4 +152,25 @@ func TestEraseEndToEnd(t *testing.T) {
 	require.Equal(t, reconcile.StatusClean, r.Status)
 	require.EqualValues(t, liveRows, r.Iceberg.Rows)
 	require.EqualValues(t, liveRows, r.ClickHouse.Rows)
+}
+
+// scdTable creates an SCD Type 2 table with the rows (JSON).
+func scdTable(t *testing.T, p *lakepipeline.Pipeline, name, rows string) {
+	ctx := context.Background()
+	sc := ice.NewSchema(0,
+		ice.NestedField{ID: 1, Name: "business_key", Type: ice.PrimitiveTypes.String, Required: true},
+		ice.NestedField{ID: 2, Name: "name", Type: ice.PrimitiveTypes.String},
+		ice.NestedField{ID: 3, Name: "valid_from", Type: ice.PrimitiveTypes.Int64},
+		ice.NestedField{ID: 4, Name: "is_current", Type: ice.PrimitiveTypes.Bool})
+	tbl, err := p.Catalog().CreateTable(ctx, catalog.ToIdentifier(name), sc)
+	require.NoError(t, err)
+	asc, err := table.SchemaToArrowSchema(sc, nil, true, false)
+	require.NoError(t, err)
+	rec, _, err := array.RecordFromJSON(memory.DefaultAllocator, asc, strings.NewReader(rows))
+	require.NoError(t, err)
+	defer rec.Release()
+	at := array.NewTableFromRecords(asc, []arrow.RecordBatch{rec})
+	defer at.Release()
+	_, err = tbl.AppendTable(ctx, at, 1024, nil)
+	require.NoError(t, err)
 }
