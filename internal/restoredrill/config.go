@@ -85,9 +85,6 @@ func ParseConfig(props map[string]string) (*Config, error) {
 
 // RestoredTable is the restored copy's Iceberg identifier.
 func (c *Config) RestoredTable() string {
-	_, name, _ := strings.Cut(c.Source.IcebergTable, ".")
-	if i := strings.LastIndexByte(c.Source.IcebergTable, '.'); i >= 0 {
-		name = c.Source.IcebergTable[i+1:]
-	}
+	name := c.Source.IcebergTable[strings.LastIndexByte(c.Source.IcebergTable, '.')+1:]
 	return c.Namespace + "." + name
 }

@@ -1,15 +1,19 @@
 package restoredrill_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"math/rand"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -133,4 +137,35 @@ func TestRestoreDrillEndToEnd(t *testing.T) {
 	require.Equal(t, restoredrill.Failed, saved.Verdict)
 	require.Contains(t, md, "FAILED")
 	require.Contains(t, md, victim)
+
+	// On a schedule: the next drill restores afresh and passes; the metrics say when.
+	args := []string{"restore-drill", "-interval", "1h", "-metrics-listen", "127.0.0.1:0"}
+	for k, v := range p.Props() {
+		args = append(args, k+"="+v)
+	}
+	for k, v := range extra {
+		args = append(args, k+"="+v)
+	}
+	cmd := exec.Command(lakepipeline.Binary(t), args...)
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	line, err := bufio.NewReader(stderr).ReadString('\n')
+	require.NoError(t, err)
+	url := strings.TrimSpace(strings.TrimPrefix(line, "metrics on "))
+	metric := `connectd_restore_drill_runs_total{iceberg_table="` + lakepipeline.Current + `",result="passed"} 1`
+	var body string
+	require.Eventually(t, func() bool {
+		resp, err := http.Get(url)
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		body = string(b)
+		return strings.Contains(body, metric)
+	}, 2*time.Minute, 200*time.Millisecond, "metrics:\n%s", body)
+	require.Contains(t, body, "connectd_restore_drill_last_success_timestamp_seconds{")
+	require.Contains(t, body, "connectd_restore_drill_duration_seconds{")
 }

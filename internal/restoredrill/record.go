@@ -14,7 +14,7 @@ func (r *Record) write(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	base := filepath.Join(dir, "restore-drill-"+r.Source.IcebergTable+"-"+r.StartedAt.Format("20060102T150405Z"))
+	base := filepath.Join(dir, "restore-drill-"+r.Source.IcebergTable+"-"+r.StartedAt.Format("20060102T150405.000Z"))
 	js, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
