@@ -227,6 +227,10 @@ func serveStandalone(ctx context.Context, wp map[string]string, connectors []map
 	if err != nil {
 		return err
 	}
+	drills, err := workerRestoreDrills(cfg)
+	if err != nil {
+		return err
+	}
 	if sched != nil {
 		ropts = append(ropts, api.WithReconciler(reconcileEndpoint{sched}))
 	}
@@ -249,6 +253,9 @@ func serveStandalone(ctx context.Context, wp map[string]string, connectors []map
 			return fmt.Errorf("creating connector %s: %w", name, err)
 		}
 		slog.Info("created connector", "name", name)
+	}
+	if drills != nil {
+		go drills(ctx)
 	}
 	if sched != nil {
 		sched.Start(ctx)

@@ -74,7 +74,7 @@ func runRestoreDrill(ctx context.Context, args []string, stdout, stderr io.Write
 			go func() { _ = srv.Serve(ln) }()
 			defer srv.Close()
 		}
-		restoredrill.Schedule(ctx, cfg, *interval, m, func(rec *restoredrill.Record, err error) {
+		restoredrill.Schedule(ctx, []*restoredrill.Config{cfg}, *interval, m, func(_ *restoredrill.Config, rec *restoredrill.Record, err error) {
 			write(rec)
 			if err != nil {
 				fmt.Fprintln(stderr, "connectd restore-drill: writing the evidence record:", err)

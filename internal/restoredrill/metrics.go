@@ -2,7 +2,8 @@ package restoredrill
 
 import (
 	"context"
-	"log/slog"
+	"fmt"
+	"runtime/debug"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -51,23 +52,34 @@ func (m *Metrics) Observe(cfg *Config, r *Record, err error) {
 	m.runs.With(prometheus.Labels{"iceberg_table": cfg.Source.IcebergTable, "result": result}).Inc()
 }
 
-// Schedule runs a drill every interval (from the end of one to the start of the next) until ctx ends,
-// recording each in m and handing it to report.
-func Schedule(ctx context.Context, cfg *Config, interval time.Duration, m *Metrics, report func(*Record, error)) {
+// Schedule drills each configuration, one after another, every interval (from the end of one round to the
+// start of the next; the first round starts at once) until ctx ends, recording each drill in m and handing
+// it to report.
+func Schedule(ctx context.Context, cfgs []*Config, interval time.Duration, m *Metrics, report func(*Config, *Record, error)) {
 	for {
-		r, err := Run(ctx, cfg, Options{})
-		if ctx.Err() != nil {
-			return
+		for _, cfg := range cfgs {
+			r, err := runRecovered(ctx, cfg)
+			if ctx.Err() != nil {
+				return
+			}
+			m.Observe(cfg, r, err)
+			report(cfg, r, err)
 		}
-		if err != nil {
-			slog.Error("restore drill: writing the evidence record failed", "iceberg_table", cfg.Source.IcebergTable, "error", err)
-		}
-		m.Observe(cfg, r, err)
-		report(r, err)
 		select {
 		case <-ctx.Done():
 			return
 		case <-time.After(interval):
 		}
 	}
+}
+
+// runRecovered is Run with a panic turned into a failed drill: a scheduled drill must not take the worker down.
+func runRecovered(ctx context.Context, cfg *Config) (r *Record, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r = &Record{Verdict: Failed, StartedAt: time.Now().UTC(), Reasons: []string{fmt.Sprintf("the drill panicked: %v\n%s", p, debug.Stack())}}
+			err = nil
+		}
+	}()
+	return Run(ctx, cfg, Options{})
 }
