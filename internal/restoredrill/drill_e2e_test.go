@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"maps"
 	"math/rand"
 	"net/http"
 	"os"
@@ -15,7 +17,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
+
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 
 	"github.com/connectd/connectd/internal/reconcile"
 	"github.com/connectd/connectd/internal/restoredrill"
@@ -59,8 +64,10 @@ func evidence(t *testing.T, dir string) (restoredrill.Record, string) {
 // TestRestoreDrillEndToEnd drills a running pipeline's tables with `connectd restore-drill`: the restored
 // Iceberg copy and the ClickHouse table rebuilt from it hold exactly the source snapshot's rows (counts
 // checked against the model of the produced stream), reconcile is clean on both pairs, the key queries
-// answer the same, and the evidence record says so in JSON and Markdown. Then a data file is removed from
-// the restored copy: the drill of that copy fails and names the file.
+// answer the same, and the evidence record says so in JSON and Markdown. A drill of an older snapshot
+// reconciles the source at that snapshot's offsets; a drill from a metadata file passes too. Then a data
+// file is removed from the restored copy: the drill of that copy fails and names the file. Last, on a
+// schedule, a drill passes and the metrics say so.
 func TestRestoreDrillEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end to end")
@@ -109,6 +116,52 @@ func TestRestoreDrillEndToEnd(t *testing.T) {
 	require.Equal(t, rec.Contents, saved.Contents)
 	require.Contains(t, md, "# Restore drill of "+lakepipeline.Current+": PASSED")
 	require.Contains(t, md, rec.Contents.Source.RowChecksum)
+
+	// As of an older snapshot (no key queries: the source's ClickHouse table is at the head): the source
+	// Iceberg table is reconciled with the rebuilt table at that snapshot's offsets.
+	src := p.Table(lakepipeline.Current)
+	key := icetable.OffsetsSummaryKeys(src, head)[0]
+	headOff, _, err := icetable.SnapshotOffsets(src, head, key)
+	require.NoError(t, err)
+	var old *table.Snapshot
+	for cur := head; cur != nil && cur.ParentSnapshotID != nil; {
+		cur = src.SnapshotByID(*cur.ParentSnapshotID)
+		if o, ok, err := icetable.SnapshotOffsets(src, cur, key); err == nil && ok && !maps.Equal(o, headOff) && cur.Summary.Properties[key] != "" {
+			old = cur
+			break
+		}
+	}
+	require.NotNil(t, old, "an older snapshot carrying other offsets")
+	oldOff, _, err := icetable.SnapshotOffsets(src, old, key)
+	require.NoError(t, err)
+	noQueries := map[string]string{}
+	for k, v := range extra {
+		if !strings.HasPrefix(k, restoredrill.KeyQueryPrefix) {
+			noQueries[k] = v
+		}
+	}
+	noQueries[restoredrill.KeySnapshot] = fmt.Sprint(old.SnapshotID)
+	rec, code, _ = drill(t, p, noQueries)
+	require.Equal(t, restoredrill.Passed, rec.Verdict, rec.Reasons)
+	require.Equal(t, 0, code)
+	require.Equal(t, old.SnapshotID, rec.Source.SnapshotID)
+	require.Equal(t, rec.Contents.Source, rec.Contents.Restored)
+	require.Equal(t, rec.Contents.Source.Rows, rec.RebuiltRows)
+	cutOff, _, err := icetable.SnapshotOffsets(src, src.SnapshotByID(rec.Reconcile[1].CutSnapshotID), key)
+	require.NoError(t, err)
+	require.Equal(t, oldOff, cutOff, "the source compared at the restored snapshot's offsets")
+	require.True(t, rec.Reconcile[1].Consistent)
+
+	// As a metadata file describes the table (one kept in a backup, here the current one).
+	mf := map[string]string{restoredrill.KeyMetadataFile: src.MetadataLocation()}
+	for k, v := range extra {
+		mf[k] = v
+	}
+	rec, code, _ = drill(t, p, mf)
+	require.Equal(t, restoredrill.Passed, rec.Verdict, rec.Reasons)
+	require.Equal(t, 0, code)
+	require.Equal(t, src.MetadataLocation(), rec.Source.MetadataLocation)
+	require.Equal(t, live, rec.Contents.Restored.Rows)
 
 	// A corrupted restore: one data file of the restored copy removed.
 	restored := p.Table("drill.customers")
