@@ -265,6 +265,9 @@ func (d *drill) restore(ctx context.Context) error {
 		}
 	}
 	if old, err := d.cat.LoadTable(ctx, ident); err == nil {
+		if h := old.CurrentSnapshot(); h != nil && (h.Summary == nil || h.Summary.Properties[SummarySourceTable] == "") {
+			return fmt.Errorf("%s exists and is not a restored copy (its head names no %s): give a spare namespace", d.cfg.RestoredTable(), SummarySourceTable)
+		}
 		if err := d.cat.DropTable(ctx, ident); err != nil {
 			return fmt.Errorf("dropping the previous restored copy %s: %w", d.cfg.RestoredTable(), err)
 		}
