@@ -75,7 +75,9 @@ func TestRestoreDrillEndToEnd(t *testing.T) {
 	rng := rand.New(rand.NewSource(lakepipeline.Seed(t)))
 	p := lakepipeline.New(t)
 	p.Start()
-	p.Produce(rng, 30)
+	p.Produce(rng, 20)
+	p.Wait() // a snapshot with these offsets, older than the next batch's
+	p.Produce(rng, 10)
 	p.Wait()
 	p.Stop()
 	live := int64(len(p.Model()))
