@@ -58,6 +58,10 @@ func serveDistributed(ctx context.Context, wp map[string]string) error {
 	if err != nil {
 		return err
 	}
+	drills, err := workerRestoreDrills(cfg)
+	if err != nil {
+		return err
+	}
 	if sched != nil {
 		ropts = append(ropts, api.WithReconciler(reconcileEndpoint{sched}))
 	}
@@ -76,6 +80,9 @@ func serveDistributed(ctx context.Context, wp map[string]string) error {
 	}
 	slog.Info("Kafka Connect started", "mode", "distributed", "group", dcfg.GroupID, "worker_id", cfg.WorkerID(),
 		"rest", srv.AdvertisedURL(), "startup", time.Since(start).Round(time.Millisecond))
+	if drills != nil {
+		go drills(ctx)
+	}
 	if sched != nil {
 		sched.Start(ctx)
 	}

@@ -5,6 +5,8 @@
 //	connectd dev
 //	connectd reconcile [reconcile.properties] [key=value ...]
 //	connectd rebuild [rebuild.properties] [key=value ...]
+//	connectd erase [flags] [erase.properties] [key=value ...]
+//	connectd restore-drill [flags] [drill.properties] [key=value ...]
 //	connectd iceberg maintain [flags] [connector.properties] [key=value ...]
 //	connectd version
 package main
@@ -46,6 +48,8 @@ const usage = `usage:
   connectd dev
   connectd reconcile [reconcile.properties] [key=value ...]
   connectd rebuild [rebuild.properties] [key=value ...]
+  connectd erase [flags] [erase.properties] [key=value ...]
+  connectd restore-drill [flags] [drill.properties] [key=value ...]
   connectd iceberg maintain [flags] [connector.properties] [key=value ...]
   connectd config-reference CLASS | -dir DIR
   connectd version`
@@ -72,6 +76,10 @@ func main() {
 		reconcileMain(ctx)
 	case "rebuild":
 		rebuildMain(ctx)
+	case "erase":
+		eraseMain(ctx)
+	case "restore-drill":
+		restoreDrillMain(ctx)
 	case "iceberg":
 		icebergMain(ctx)
 	case "config-reference":
@@ -222,6 +230,10 @@ func serveStandalone(ctx context.Context, wp map[string]string, connectors []map
 	if err != nil {
 		return err
 	}
+	drills, err := workerRestoreDrills(cfg)
+	if err != nil {
+		return err
+	}
 	if sched != nil {
 		ropts = append(ropts, api.WithReconciler(reconcileEndpoint{sched}))
 	}
@@ -244,6 +256,9 @@ func serveStandalone(ctx context.Context, wp map[string]string, connectors []map
 			return fmt.Errorf("creating connector %s: %w", name, err)
 		}
 		slog.Info("created connector", "name", name)
+	}
+	if drills != nil {
+		go drills(ctx)
 	}
 	if sched != nil {
 		sched.Start(ctx)

@@ -32,6 +32,14 @@ const (
 	reconcilePrefix      = "connectd.reconcile."
 )
 
+// connectd's own worker keys of the restore drill schedule (docs/OPERATIONS.md): the drill properties files,
+// as `connectd restore-drill` takes them, drilled one after another every interval.
+const (
+	RestoreDrillConfigsKey  = "connectd.restore-drill.configs"
+	RestoreDrillIntervalKey = "connectd.restore-drill.interval.ms"
+	restoreDrillPrefix      = "connectd.restore-drill."
+)
+
 // connectd's own worker keys of the REST server under hostile load (docs/SECURITY.md): a connection idle this
 // long is closed (Jetty's idle timeout, which also bounds each read of a request), and at most this many
 // connections are open at once (-1: half the process's file-handle limit, the rest kept for Kafka clients).
@@ -77,6 +85,8 @@ func WorkerConfigDef() *connect.ConfigDef {
 		Define(connect.ConfigKey{Name: ReconcileConfigsKey, Type: connect.ConfigList, Default: "", Importance: connect.Low}).
 		Define(connect.ConfigKey{Name: ReconcileIntervalKey, Type: connect.ConfigLong, Default: int64(300000), Validator: connect.AtLeast(0), Importance: connect.Low}).
 		Define(connect.ConfigKey{Name: ReconcileTimeoutKey, Type: connect.ConfigLong, Default: int64(1800000), Validator: connect.AtLeast(0), Importance: connect.Low}).
+		Define(connect.ConfigKey{Name: RestoreDrillConfigsKey, Type: connect.ConfigList, Default: "", Importance: connect.Low}).
+		Define(connect.ConfigKey{Name: RestoreDrillIntervalKey, Type: connect.ConfigLong, Default: int64(86400000), Validator: connect.AtLeast(1), Importance: connect.Low}).
 		Define(connect.ConfigKey{Name: RESTIdleTimeoutKey, Type: connect.ConfigLong, Default: int64(30000), Validator: connect.AtLeast(1), Importance: connect.Low}).
 		Define(connect.ConfigKey{Name: RESTMaxConnectionsKey, Type: connect.ConfigInt, Default: -1, Validator: connect.AtLeast(-1), Importance: connect.Low}).
 		Define(connect.ConfigKey{Name: TasksMaxPerWorkerKey, Type: connect.ConfigInt, Default: DefaultTasksMaxPerWorker, Validator: connect.AtLeast(1), Importance: connect.Low}).
@@ -109,6 +119,10 @@ type Config struct {
 	ReconcileInterval time.Duration
 	// ReconcileTimeout bounds one pair's run (ReconcileTimeoutKey); 0: unbounded.
 	ReconcileTimeout time.Duration
+	// RestoreDrillConfigs are the drill properties files the worker drills on a schedule (RestoreDrillConfigsKey),
+	// every RestoreDrillInterval.
+	RestoreDrillConfigs  []string
+	RestoreDrillInterval time.Duration
 	// ScratchDir is the directory of temporary files (ScratchDirKey, or its default); PrepareScratchDir
 	// makes it. ScratchDirSet: it was configured or derived from the data directory, not os.TempDir.
 	ScratchDir    string
@@ -148,6 +162,9 @@ func ParseConfig(props map[string]string) (*Config, error) {
 		if _, known := def.Key(k); strings.HasPrefix(k, reconcilePrefix) && !known {
 			return nil, fmt.Errorf("unknown worker key %s (the reconcile schedule takes %s, %s and %s)", k, ReconcileConfigsKey, ReconcileIntervalKey, ReconcileTimeoutKey)
 		}
+		if _, known := def.Key(k); strings.HasPrefix(k, restoreDrillPrefix) && !known {
+			return nil, fmt.Errorf("unknown worker key %s (the restore drill schedule takes %s and %s)", k, RestoreDrillConfigsKey, RestoreDrillIntervalKey)
+		}
 	}
 	wc := &Config{
 		Props:                  resolved,
@@ -166,6 +183,8 @@ func ParseConfig(props map[string]string) (*Config, error) {
 		ReconcileConfigs:       c.List(ReconcileConfigsKey),
 		ReconcileInterval:      time.Duration(c.Long(ReconcileIntervalKey)) * time.Millisecond,
 		ReconcileTimeout:       time.Duration(c.Long(ReconcileTimeoutKey)) * time.Millisecond,
+		RestoreDrillConfigs:    c.List(RestoreDrillConfigsKey),
+		RestoreDrillInterval:   time.Duration(c.Long(RestoreDrillIntervalKey)) * time.Millisecond,
 		RESTIdleTimeout:        time.Duration(c.Long(RESTIdleTimeoutKey)) * time.Millisecond,
 		RESTMaxConnections:     c.Int(RESTMaxConnectionsKey),
 		TasksMaxLimit:          c.Int(TasksMaxPerWorkerKey),

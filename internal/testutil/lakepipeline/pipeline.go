@@ -1,0 +1,371 @@
+// Package lakepipeline runs, for end-to-end tests of the lake commands (erase, restore drills), one topic
+// of Debezium CDC records feeding the Iceberg sink (a current-state table and its raw history) and the
+// ClickHouse sink (a ReplacingMergeTree on chDB), each its own connector on a `connectd standalone` worker.
+package lakepipeline
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/connectd/connectd/connectors/iceberg/catalogx"
+	"github.com/connectd/connectd/internal/kafka"
+	"github.com/connectd/connectd/internal/testutil/cdcstream"
+	"github.com/connectd/connectd/internal/testutil/chdb"
+	"github.com/connectd/connectd/internal/testutil/chdb/chdbtest"
+	"github.com/connectd/connectd/internal/testutil/chdb/chshim"
+	"github.com/connectd/connectd/internal/testutil/icebergtest"
+	"github.com/connectd/connectd/internal/testutil/kafkatest"
+)
+
+// Names of the pipeline's tables.
+const (
+	Current = "cdc.customers"
+	History = "cdc.history"
+	CHTable = "customers"
+)
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+
+	shimOnce sync.Once
+	shim     *chshim.Server
+	shimErr  error
+)
+
+// Binary builds cmd/connectd once per test binary.
+func Binary(t testing.TB) string {
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "connectd-lake")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "connectd")
+		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/connectd")
+		cmd.Dir = icebergtest.RepoRoot()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			binErr = fmt.Errorf("go build ./cmd/connectd: %v\n%s", err, out)
+		}
+	})
+	require.NoError(t, binErr)
+	return binPath
+}
+
+// Close stops what the package started (call from TestMain).
+func Close() {
+	if shim != nil {
+		_ = shim.Close()
+	}
+	kafkatest.Stop()
+	chdbtest.Close()
+}
+
+// Pipeline is one running pipeline.
+type Pipeline struct {
+	T         testing.TB
+	Addr      string
+	Topic     string
+	Parts     int
+	Dir       string
+	CatDB, WH string
+	DB        string
+	S         *chdb.Session
+	Srv       *chshim.Server
+	prod      sarama.SyncProducer
+	next      map[int32]int64
+	Streams   []cdcstream.Stream
+	worker    *exec.Cmd
+	log       *bytes.Buffer
+}
+
+const (
+	iceConnector = "lake-iceberg-"
+	chConnector  = "lake-clickhouse-"
+)
+
+// New prepares the topic, the ClickHouse table and the connector files.
+func New(t testing.TB) *Pipeline {
+	s := chdbtest.Session(t)
+	shimOnce.Do(func() {
+		shim = chshim.New(s)
+		shimErr = shim.Start()
+	})
+	require.NoError(t, shimErr)
+	p := &Pipeline{T: t, Addr: kafkatest.Bootstrap(t), Topic: kafkatest.UniqueName(t, "lake"), Parts: 3, Dir: t.TempDir(),
+		S: s, Srv: shim, DB: chdbtest.Database(t), next: map[int32]int64{}}
+	p.CatDB, p.WH = filepath.Join(p.Dir, "catalog.db"), filepath.Join(p.Dir, "warehouse")
+	kafkatest.CreateTopic(t, p.Addr, p.Topic, int32(p.Parts), nil)
+	chdbtest.MustExec(t, s, "CREATE TABLE "+p.DB+`.customers (id String, name String, qty Int64, updated_at Int64,
+		email Nullable(String), _version UInt64, is_deleted UInt8)
+		ENGINE = ReplacingMergeTree(_version, is_deleted) ORDER BY id SETTINGS non_replicated_deduplication_window = 1000`)
+	cfg := kafkatest.NewConfig()
+	cfg.Producer.Partitioner = sarama.NewManualPartitioner
+	cfg.Producer.Return.Successes = true
+	cfg.Producer.RequiredAcks = sarama.WaitForAll
+	prod, err := sarama.NewSyncProducer([]string{p.Addr}, cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = prod.Close() })
+	p.prod = prod
+	write := func(name, body string) {
+		require.NoError(t, os.WriteFile(filepath.Join(p.Dir, name), []byte(body), 0o644))
+	}
+	write("worker.properties", fmt.Sprintf(`bootstrap.servers=%s
+listeners=http://127.0.0.1:0
+key.converter=org.apache.kafka.connect.json.JsonConverter
+key.converter.schemas.enable=false
+value.converter=org.apache.kafka.connect.json.JsonConverter
+value.converter.schemas.enable=false
+offset.flush.interval.ms=200
+`, p.Addr))
+	write("iceberg.properties", fmt.Sprintf(`name=%s
+connector.class=org.apache.iceberg.connect.IcebergSinkConnector
+tasks.max=1
+topics=%s
+iceberg.tables=%s,%s
+iceberg.table.%s.raw-cdc=true
+iceberg.tables.auto-create-enabled=true
+iceberg.tables.evolve-schema-enabled=true
+iceberg.tables.upsert-mode-enabled=true
+iceberg.tables.default-id-columns=id
+iceberg.table.%s.version-column=source.lsn
+iceberg.table.%s.partition-by=bucket(id,4)
+iceberg.catalog.type=sql
+iceberg.catalog.uri=jdbc:sqlite:%s
+iceberg.catalog.warehouse=%s
+iceberg.control.commit.interval-ms=200
+`, iceConnector+p.Topic, p.Topic, Current, History, History, Current, Current, p.CatDB, p.WH))
+	write("clickhouse.properties", fmt.Sprintf(`name=%s
+connector.class=com.clickhouse.kafka.connect.ClickHouseSinkConnector
+tasks.max=1
+topics=%s
+topic2TableMap=%s=customers
+hostname=127.0.0.1
+port=%d
+database=%s
+debeziumCDCEnabled=true
+exactlyOnce=true
+`, chConnector+p.Topic, p.Topic, p.Topic, shim.Port(), p.DB))
+	t.Cleanup(p.Stop)
+	return p
+}
+
+// Props are the reconcile properties of the pipeline (the base of erase and restore-drill properties).
+func (p *Pipeline) Props() map[string]string {
+	return map[string]string{
+		"iceberg.catalog.type":      "sql",
+		"iceberg.catalog.uri":       "jdbc:sqlite:" + p.CatDB,
+		"iceberg.catalog.warehouse": p.WH,
+		"iceberg.table":             Current,
+		"clickhouse.hostname":       "127.0.0.1",
+		"clickhouse.port":           fmt.Sprint(p.Srv.Port()),
+		"clickhouse.database":       p.DB,
+		"clickhouse.table":          CHTable,
+		"kafka.bootstrap.servers":   p.Addr,
+	}
+}
+
+// Catalog opens the pipeline's Iceberg catalog.
+func (p *Pipeline) Catalog() catalog.Catalog {
+	cat, err := catalogx.Open(context.Background(), "", map[string]string{"type": "sql", "uri": "jdbc:sqlite:" + p.CatDB, "warehouse": p.WH})
+	require.NoError(p.T, err)
+	return cat
+}
+
+// Table loads an Iceberg table.
+func (p *Pipeline) Table(name string) *table.Table {
+	tbl, err := p.Catalog().LoadTable(context.Background(), catalog.ToIdentifier(name))
+	require.NoError(p.T, err)
+	return tbl
+}
+
+// Start runs a worker with both connectors.
+func (p *Pipeline) Start() {
+	p.Stop()
+	cmd := exec.Command(Binary(p.T), "standalone", filepath.Join(p.Dir, "worker.properties"),
+		filepath.Join(p.Dir, "iceberg.properties"), filepath.Join(p.Dir, "clickhouse.properties"))
+	p.log = &bytes.Buffer{}
+	cmd.Stdout, cmd.Stderr = p.log, p.log
+	require.NoError(p.T, cmd.Start())
+	p.worker = cmd
+}
+
+// Stop kills the worker.
+func (p *Pipeline) Stop() {
+	if p.worker != nil && p.worker.ProcessState == nil {
+		_ = p.worker.Process.Signal(syscall.SIGKILL)
+		_ = p.worker.Wait()
+		if p.T.Failed() {
+			out := p.log.String()
+			if len(out) > 6000 {
+				out = out[len(out)-6000:]
+			}
+			p.T.Logf("worker log (tail):\n%s", out)
+		}
+	}
+	p.worker = nil
+}
+
+// Produce generates n random CDC streams (keys disjoint from earlier ones) and produces them interleaved.
+func (p *Pipeline) Produce(rng *rand.Rand, n int) {
+	var streams []cdcstream.Stream
+	for i := 0; i < n; i++ {
+		streams = append(streams, cdcstream.Generate(rng, fmt.Sprintf("s%d", len(p.Streams)+i), cdcstream.DefaultConfig()))
+	}
+	p.Streams = append(p.Streams, streams...)
+	var evs []struct {
+		s cdcstream.Stream
+		e cdcstream.Event
+	}
+	for _, tg := range cdcstream.Interleave(rng, streams) {
+		evs = append(evs, struct {
+			s cdcstream.Stream
+			e cdcstream.Event
+		}{streams[tg.Stream], streams[tg.Stream].Events[tg.Index]})
+	}
+	var msgs []*sarama.ProducerMessage
+	for _, x := range evs {
+		msgs = append(msgs, p.message(x.s, x.e))
+	}
+	p.send(msgs)
+}
+
+func (p *Pipeline) message(s cdcstream.Stream, e cdcstream.Event) *sarama.ProducerMessage {
+	k, v := cdcstream.Debezium(s, e)
+	m := &sarama.ProducerMessage{Topic: p.Topic, Partition: cdcstream.Partition(s.FullKey(e), p.Parts), Key: sarama.ByteEncoder(k)}
+	if v != nil {
+		m.Value = sarama.ByteEncoder(v)
+	}
+	return m
+}
+
+func (p *Pipeline) send(msgs []*sarama.ProducerMessage) {
+	require.NoError(p.T, p.prod.SendMessages(msgs))
+	for _, m := range msgs {
+		p.next[m.Partition] = max(p.next[m.Partition], m.Offset+1)
+	}
+}
+
+// Delete produces a source delete of the key (its last row, at a higher version) and its tombstone.
+func (p *Pipeline) Delete(key string) {
+	for i := range p.Streams {
+		s := &p.Streams[i]
+		local, ok := cutPrefix(key, s.Prefix+"-")
+		if !ok {
+			continue
+		}
+		row := p.Model()[key]
+		var lsn int64
+		for _, e := range s.Events {
+			lsn = max(lsn, e.LSN)
+		}
+		del := []cdcstream.Event{{Key: local, Op: cdcstream.Delete, LSN: lsn + 1, Row: &row, How: "erasure"}, {Key: local, Op: cdcstream.Tombstone}}
+		s.Events = append(s.Events, del...)
+		var msgs []*sarama.ProducerMessage
+		for _, e := range del {
+			msgs = append(msgs, p.message(*s, e))
+		}
+		p.send(msgs)
+		return
+	}
+	p.T.Fatalf("no stream holds %s", key)
+}
+
+func cutPrefix(s, pfx string) (string, bool) {
+	if len(s) >= len(pfx) && s[:len(pfx)] == pfx {
+		return s[len(pfx):], true
+	}
+	return s, false
+}
+
+// Wait waits until both connectors' groups committed every produced record.
+func (p *Pipeline) Wait() {
+	for _, c := range []string{iceConnector, chConnector} {
+		p.waitGroup("connect-" + c + p.Topic)
+	}
+}
+
+// CHGroup is the ClickHouse connector's consumer group.
+func (p *Pipeline) CHGroup() string { return "connect-" + chConnector + p.Topic }
+
+func (p *Pipeline) waitGroup(group string) {
+	deadline := time.Now().Add(4 * time.Minute)
+	for {
+		got, err := groupOffsets(p.Addr, group)
+		done := err == nil
+		for part, n := range p.next {
+			if got[part] < n {
+				done = false
+			}
+		}
+		if done {
+			return
+		}
+		if time.Now().After(deadline) {
+			p.T.Fatalf("%s did not commit everything: committed %v (%v), produced %v", group, got, err, p.next)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func groupOffsets(bootstrap, group string) (map[int32]int64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cl, err := kafka.Open(ctx, map[string]string{"bootstrap.servers": bootstrap})
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	resp, err := kadm.NewClient(cl).FetchOffsets(ctx, group)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int32]int64{}
+	for _, o := range resp.Sorted() {
+		if o.Err != nil {
+			return nil, o.Err
+		}
+		out[o.Partition] = o.At
+	}
+	return out, nil
+}
+
+// Model is the current state of every key produced so far.
+func (p *Pipeline) Model() map[string]cdcstream.Row {
+	out := map[string]cdcstream.Row{}
+	for _, s := range p.Streams {
+		for k, r := range cdcstream.State(s.Events, cdcstream.VersionLSN) {
+			out[s.Prefix+"-"+k] = r
+		}
+	}
+	return out
+}
+
+// Seed is the seed of a randomized test: RECONCILE_SEED replays a printed one.
+func Seed(t testing.TB) int64 {
+	seed := time.Now().UnixNano()
+	if v := os.Getenv("RECONCILE_SEED"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		require.NoError(t, err, "RECONCILE_SEED")
+		seed = n
+	}
+	t.Logf("seed %d (RECONCILE_SEED replays it)", seed)
+	return seed
+}
