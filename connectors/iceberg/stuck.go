@@ -73,8 +73,12 @@ func (t *Task) checkProgress() {
 	w := &t.watch
 	now := t.now()
 	var reason string
-	if since := w.putSince.Load(); since != 0 && now.Sub(time.Unix(0, since)) > t.stuckThreshold() {
-		reason = fmt.Sprintf("a put has been waiting for %s (opening the catalog or loading a table)", now.Sub(time.Unix(0, since)).Round(time.Second))
+	var putFor time.Duration
+	if since := w.putSince.Load(); since != 0 {
+		putFor = now.Sub(time.Unix(0, since))
+	}
+	if putFor > t.stuckThreshold() {
+		reason = fmt.Sprintf("a put has been waiting for %s (opening the catalog or loading a table)", putFor.Round(time.Second))
 	} else if t.mu.TryLock() { // a Put holds mu while it runs: its wait is the reason above
 		waiting := t.nbuf+t.inflight > 0
 		for tp, p := range t.pos {
@@ -87,7 +91,7 @@ func (t *Task) checkProgress() {
 			w.progress.Store(now.UnixNano())
 		}
 	}
-	stuck := now.Sub(time.Unix(0, w.progress.Load()))
+	stuck := max(now.Sub(time.Unix(0, w.progress.Load())), putFor)
 	if stuck <= t.stuckThreshold() && reason == "" {
 		if w.stuckFor.Swap(0) != 0 {
 			slog.Info("iceberg sink: commits make progress again", "connector", t.cfg.Name)

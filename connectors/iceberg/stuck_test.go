@@ -137,3 +137,21 @@ func TestStuckCatalogStatusShowsWhy(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, pc)
 }
+
+// TestStuckPutStatusShowsWhy: a put that waits (on opening the catalog or loading a table) past the stuck
+// threshold is the reason the status gives, while it waits.
+func TestStuckPutStatusShowsWhy(t *testing.T) {
+	props, _ := sinkProps(t, map[string]string{KeyTables: "db.put"})
+	fctx := &notingCtx{fakeCtx: &fakeCtx{props: props}}
+	task := &Task{stuckAfter: time.Second}
+	task.Initialize(fctx)
+	require.NoError(t, task.Start(props))
+	defer task.Stop()
+	task.watch.putSince.Store(time.Now().Add(-3 * time.Second).UnixNano()) // as Put does on entry
+	task.checkProgress()
+	require.Contains(t, fctx.last(), "a put has been waiting for 3s")
+	require.Contains(t, fctx.last(), "no commit has made this task's records durable for 3s")
+	task.watch.putSince.Store(0)
+	task.checkProgress()
+	require.Equal(t, "", fctx.last(), "nothing waits: the note clears")
+}

@@ -119,7 +119,7 @@ func origin(r *connect.SinkRecord) (icetable.TP, int64) {
 // Put buffers records. A record at or below the position already seen for its partition
 // (a redelivered batch) is ignored.
 func (t *Task) Put(ctx context.Context, records []*connect.SinkRecord) error {
-	t.watch.putSince.Store(time.Now().UnixNano())
+	t.watch.putSince.Store(t.now().UnixNano())
 	defer t.watch.putSince.Store(0)
 	if err := t.coord.fatalErr(); err != nil {
 		return err
