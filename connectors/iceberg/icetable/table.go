@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"iter"
 	"slices"
 	"strconv"
@@ -213,7 +214,31 @@ func (w *Writer) Commit(ctx context.Context, recs []Rec, offsets Offsets, props 
 // Prepare loads (or auto-creates) the table, evolves its schema, drops records below the
 // head's committed offsets, plans upserts and deletes, and writes data and delete files. It
 // commits nothing to the table (schema changes and tombstone-table creation aside).
+//
+// A table loaded by an earlier round may have lost its head to snapshot expiry meanwhile (a
+// maintenance commit became the head, then an expiry removed the older one and its manifest
+// list): planning on it finds a file missing. The table is then loaded again and the round
+// planned on the current head.
 func (w *Writer) Prepare(ctx context.Context, recs []Rec) (*Part, error) {
+	loaded := w.Tbl
+	p, err := w.prepare(ctx, recs)
+	if err != nil && loaded != nil && errors.Is(err, fs.ErrNotExist) && !p.Files() && p.Tombstones == nil && w.baseGone(ctx, loaded) {
+		w.Tbl = nil
+		return w.prepare(ctx, recs)
+	}
+	return p, err
+}
+
+// baseGone reports whether the head of loaded is no longer the branch head in the catalog.
+func (w *Writer) baseGone(ctx context.Context, loaded *table.Table) bool {
+	cur, err := w.Cat.LoadTable(ctx, w.Ident)
+	if err != nil {
+		return false
+	}
+	return HeadID(cur, w.Opts.CommitBranch) != HeadID(loaded, w.Opts.CommitBranch)
+}
+
+func (w *Writer) prepare(ctx context.Context, recs []Rec) (*Part, error) {
 	p := &Part{}
 	st := &p.Stats
 	if w.Tbl == nil {
@@ -494,6 +519,12 @@ func (w *Writer) Apply(ctx context.Context, parts []*Part, offsets Offsets, prop
 	rd.AddRows(dataFiles...)
 	rd.AddDeletes(delFiles...)
 	if err := rd.Commit(ctx); err != nil {
+		if errors.Is(err, fs.ErrNotExist) && w.baseGone(ctx, tbl) {
+			// the parts' base lost its manifest list to snapshot expiry, which never expires a
+			// branch head: the head moved since they were planned
+			w.Tbl = nil
+			return st, fmt.Errorf("%w: snapshot %d was expired: %v", ErrFenced, head, err)
+		}
 		return st, err
 	}
 	ntbl, err := tx.Commit(ctx)
