@@ -336,7 +336,7 @@ func (r *Rewrite) commitOnce(ctx context.Context) (int64, error) {
 		return 0, errNotCommitted{err}
 	}
 	props := ice.Properties{SummaryMaintenance: "compaction"}
-	for k, v := range headOffsets(tbl, head) {
+	for k, v := range sinkSummary(tbl, head) {
 		props[k] = v
 	}
 	branch := r.opts.Branch
