@@ -41,6 +41,7 @@ func TestMaintenanceInConnector(t *testing.T) {
 		iceberg.KeyCommitIntervalMs:                 "50",
 		iceberg.KeyMaintenanceInterval:              "100",
 		maintenance.KeyMaxSnapshotAge:               "1",
+		maintenance.KeyExpireGrace:                  "0",
 	})
 	task := iceberg.StartTaskT(t, props)
 	recs, want := iceberg.CDCStreamT("cdc.shop.customers", 5, 2400, 150, 3)
