@@ -158,8 +158,11 @@ func printMaintainReport(w io.Writer, r *maintenance.Report) {
 	if o := r.Orphans; o != nil {
 		fmt.Fprintf(w, "  orphans: %d found, %d removed (%s)\n", len(o.Orphans), o.Removed, byteSize(o.Bytes))
 	}
-	if r.Error != "" {
+	if r.Error != "" && (r.Companion == nil || r.Companion.Error != r.Error) {
 		fmt.Fprintf(w, "  error: %s\n", r.Error)
+	}
+	if r.Companion != nil {
+		printMaintainReport(w, r.Companion)
 	}
 }
 
