@@ -106,6 +106,9 @@ type TableOptions struct {
 	OffsetsKey string
 	// TargetFileSize for data files (bytes); 0 = table default.
 	TargetFileSize int64
+	// SortOrder is the sort order of a table the writer creates (iceberg.tables.sort-order). The
+	// writer sorts the rows of each data file by the table's own sort order, whatever created it.
+	SortOrder []SortTerm
 }
 
 // CommitStats describes one table commit.
@@ -383,6 +386,10 @@ func (w *Writer) prepare(ctx context.Context, recs []Rec) (*Part, error) {
 			if len(pl.rewrite) > 0 {
 				src = concatBatches(src, pl.batches(ctx, asc, tbl.Schema().ID))
 			}
+		}
+		if len(segs) == 0 && !rewrite && Sorts(tbl.SortOrder(), tbl.Schema()) {
+			// the round's rows are in memory: each data file's rows in the table's sort order
+			src = sortedBatches(ctx, tbl, src)
 		}
 		for df, err := range table.WriteRecords(ctx, tbl, asc, src, wopts...) {
 			if err != nil {
