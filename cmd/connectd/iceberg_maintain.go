@@ -22,8 +22,8 @@ const icebergUsage = `usage: connectd iceberg maintain [flags] [connector.proper
 Compacts Iceberg tables written by the sink (small files and their equality/position deletes
 rewritten into target-size files with the deletes applied), merges small manifests, expires old
 snapshots (never the newest one holding the sink's Kafka offsets) and removes orphan files older
-than a safety age. The catalog comes from the connector's iceberg.catalog.* keys, the tables from
--tables or iceberg.tables. Without an action flag, all four run. Safe while the connector runs: a
+than a safety age, on each table and then its <table>__deletes companion. The catalog comes from the
+connector's iceberg.catalog.* keys, the tables from -tables or iceberg.tables. Without an action flag, all four run. Safe while the connector runs: a
 compaction that conflicts with a sink commit is retried or abandoned. Flags:`
 
 // runIceberg returns the process exit code: 0 done, 1 a table failed, 2 bad usage.
