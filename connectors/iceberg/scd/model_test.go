@@ -353,7 +353,7 @@ func checkRun(ctx context.Context, cat catalog.Catalog, hist []histEvent, cfg sc
 }
 
 // runSCDModel runs ops against a fresh catalog; check (when set) is called after each checked run.
-func runSCDModel(t *testing.T, ops []scdOp, cfg scdConfig, check func(cat catalog.Catalog, hist []histEvent) error) error {
+func runSCDModel(t *testing.T, ops []scdOp, cfg scdConfig, check func(cat catalog.Catalog, hist []histEvent, rep Report) error) error {
 	ctx := context.Background()
 	cat := icebergtest.SQLiteCatalogIn(t, t.TempDir())
 	var hist []histEvent
@@ -388,7 +388,7 @@ func runSCDModel(t *testing.T, ops []scdOp, cfg scdConfig, check func(cat catalo
 				break
 			}
 			if err = checkRun(ctx, cat, hist[:planned], cfg, p.report()); err == nil && check != nil {
-				err = check(cat, hist[:planned])
+				err = check(cat, hist[:planned], p.report())
 			}
 			if err != nil {
 				break
@@ -448,9 +448,9 @@ func shrinkSCDOps(ops []scdOp, fails func([]scdOp) bool) []scdOp {
 }
 
 // modelSeeds runs each seed's ops and, on a failure, shrinks them and reports the shortest list.
-func modelSeeds(t *testing.T, base int64, n int, check func(cfg scdConfig) func(catalog.Catalog, []histEvent) error) {
+func modelSeeds(t *testing.T, base int64, n int, config func(int64) scdConfig, check func(cfg scdConfig) func(catalog.Catalog, []histEvent, Report) error) {
 	for s := base; s < base+int64(n); s++ {
-		cfg := seedConfig(s)
+		cfg := config(s)
 		ops := genSCDOps(rand.New(rand.NewSource(s)))
 		err := runSCDModel(t, ops, cfg, check(cfg))
 		if err == nil {
@@ -469,5 +469,5 @@ func modelSeeds(t *testing.T, base int64, n int, check func(cfg scdConfig) func(
 // data and one delete file.
 func TestSCDModel(t *testing.T) {
 	base, n := scdSeeds(t, 40)
-	modelSeeds(t, base, n, func(scdConfig) func(catalog.Catalog, []histEvent) error { return nil })
+	modelSeeds(t, base, n, seedConfig, func(scdConfig) func(catalog.Catalog, []histEvent, Report) error { return nil })
 }
