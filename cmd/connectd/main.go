@@ -6,6 +6,7 @@
 //	connectd reconcile [reconcile.properties] [key=value ...]
 //	connectd rebuild [rebuild.properties] [key=value ...]
 //	connectd iceberg maintain [flags] [connector.properties] [key=value ...]
+//	connectd iceberg scd [flags] [connector.properties] [key=value ...]
 //	connectd version
 package main
 
@@ -47,6 +48,7 @@ const usage = `usage:
   connectd reconcile [reconcile.properties] [key=value ...]
   connectd rebuild [rebuild.properties] [key=value ...]
   connectd iceberg maintain [flags] [connector.properties] [key=value ...]
+  connectd iceberg scd [flags] [connector.properties] [key=value ...]
   connectd version`
 
 func main() {
