@@ -481,6 +481,7 @@ func (ctl *control) apacheCommitLoop() {
 				next = c.cfg.RetryBackoff
 			} else {
 				c.maintainDue(ctl.ctx)
+				c.scdDue()
 			}
 		}
 		timer.Reset(next)
