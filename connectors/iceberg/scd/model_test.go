@@ -410,7 +410,6 @@ func scdSeeds(t *testing.T, def int) (int64, int) {
 	base, n := time.Now().UnixNano()%1_000_000, def
 	if s := os.Getenv("SCD_SEED"); s != "" {
 		base, _ = strconv.ParseInt(s, 10, 64)
-		n = 1
 	}
 	if s := os.Getenv("SCD_SEEDS"); s != "" {
 		n, _ = strconv.Atoi(s)
@@ -457,7 +456,7 @@ func modelSeeds(t *testing.T, base int64, n int, config func(int64) scdConfig, c
 			continue
 		}
 		min := shrinkSCDOps(ops, func(c []scdOp) bool { return runSCDModel(t, c, cfg, check(cfg)) != nil })
-		t.Fatalf("seed %d (SCD_SEED=%d), config %+v: %v\nshrunk to %d ops: %v\nfails with: %v", s, s, cfg, err, len(min), min,
+		t.Fatalf("seed %d (SCD_SEED=%d SCD_SEEDS=1), config %+v: %v\nshrunk to %d ops: %v\nfails with: %v", s, s, cfg, err, len(min), min,
 			runSCDModel(t, min, cfg, check(cfg)))
 	}
 }
