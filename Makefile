@@ -70,6 +70,7 @@ FUZZ_TARGETS := \
 	./connectors/iceberg:FuzzJSONKeyShape \
 	./connectors/iceberg:FuzzJSONRoundRows \
 	./connectors/iceberg/apacheevents:FuzzDecode \
+	./connectors/iceberg/scd:FuzzHistoryRow \
 	./connectors/clickhouse:FuzzSourcePositions \
 	./connectors/clickhouse/chtype:FuzzParse \
 	./internal/configprovider:FuzzTransform
