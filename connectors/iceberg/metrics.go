@@ -68,7 +68,7 @@ func registerMetrics(m connect.PluginMetrics) {
 func (coordCollector) Describe() []*connect.MetricDesc {
 	return []*connect.MetricDesc{descRounds, descLed, descSnapshots, descFiles, descLastOK, descBuffered, descCommitter,
 		descTableFiles, descTableBytes, descTableSnapshots, descMaintRuns, descMaintCompactions, descMaintManifests,
-		descMaintExpired, descMaintOrphans, descMaintLast}
+		descMaintExpired, descMaintOrphans, descMaintLast, descSCDRuns, descSCDLast}
 }
 
 // report sends one series; the descriptions say counter or gauge.
@@ -113,6 +113,7 @@ func (coordCollector) Collect(ch report) {
 		if c.maint != nil {
 			collectMaintenance(ch, name, c.maint.stats())
 		}
+		collectSCD(ch, name, c.scd)
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/apache/iceberg-go/catalog"
 
+	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connectors/iceberg/scd"
 )
 
@@ -126,5 +127,28 @@ func (s *scdScheduler) runs() map[string]scdTableRun {
 func (s *scdScheduler) wait() {
 	if s != nil {
 		s.wg.Wait()
+	}
+}
+
+// Metrics of the SCD runs (iceberg.tables.scd.interval-ms), per SCD table, on the process that commits.
+var (
+	descSCDRuns = &connect.MetricDesc{Name: "connectd_iceberg_scd_runs_total",
+		Help: "SCD materialization runs of the table, by result (failed: tried again next interval).", Kind: connect.CounterMetric, Labels: []string{"connector", "table", "result"}}
+	descSCDLast = &connect.MetricDesc{Name: "connectd_iceberg_scd_last_success_timestamp_seconds",
+		Help: "When the SCD table's last successful run ended; 0 before the first.", Kind: connect.GaugeMetric, Labels: tableLabels}
+)
+
+func collectSCD(ch report, connector string, s *scdScheduler) {
+	if s == nil {
+		return
+	}
+	for tbl, r := range s.runs() {
+		ch(descSCDRuns, float64(r.Runs-r.Failures), connector, tbl, "ok")
+		ch(descSCDRuns, float64(r.Failures), connector, tbl, "failed")
+		last := 0.0
+		if !r.Last.IsZero() {
+			last = float64(r.Last.UnixNano()) / 1e9
+		}
+		ch(descSCDLast, last, connector, tbl)
 	}
 }

@@ -33,7 +33,7 @@ func debeziumJSON(topic string, offset int64, op string, id, lsn int64, name str
 // TestSCDInConnector: a connector writing the raw CDC history materializes its SCD table itself
 // (iceberg.tables.scd.interval-ms): after the commits, the SCD table holds every version with its
 // interval, a late version committed afterwards splits its key's interval, and a delete closes
-// the key's last one.
+// the key's last one; the metrics count the runs.
 func TestSCDInConnector(t *testing.T) {
 	const hist, target = "shop.customers_history", "shop.dim_customers"
 	props, _ := iceberg.SinkPropsT(t, map[string]string{
@@ -100,6 +100,10 @@ func TestSCDInConnector(t *testing.T) {
 	require.Positive(t, runs)
 	require.Zero(t, failures, lastErr)
 	require.Equal(t, hist, last.History)
+	gauge := func(name string, labels ...string) float64 { return metricValue(t, props["name"], name, labels...) }
+	require.Positive(t, gauge("connectd_iceberg_scd_runs_total", "table", target, "result", "ok"))
+	require.Equal(t, 0.0, gauge("connectd_iceberg_scd_runs_total", "table", target, "result", "failed"))
+	require.InDelta(t, float64(time.Now().Unix()), gauge("connectd_iceberg_scd_last_success_timestamp_seconds", "table", target), 120)
 }
 
 // TestSCDConfig: the iceberg.tables.scd.* keys are checked with the connector's configuration.
