@@ -13,7 +13,7 @@ PKGS       ?= ./...
 TESTFLAGS  ?= -count=1 -timeout 30m
 WITH_KAFKA := scripts/with-kafka.sh
 
-.PHONY: build image connectd run demo vet lint test test-jvm-baseline test-trino test-short test-race bench fuzz soak kafka-fetch kafka-up kafka-down kafka-status
+.PHONY: build image connectd docs run demo vet lint test test-jvm-baseline test-trino test-short test-race bench fuzz soak kafka-fetch kafka-up kafka-down kafka-status
 
 build:
 	$(GO) build ./...
@@ -27,6 +27,10 @@ image:
 ## -buildvcs=false, where the go command stamps none
 connectd:
 	$(GO) build -ldflags "-X github.com/connectd/connectd/api.Revision=$$(git rev-parse HEAD 2>/dev/null)" -o connectd ./cmd/connectd
+
+## docs: regenerate the configuration references in docs/reference from the plugins' ConfigDefs
+docs:
+	$(GO) run ./cmd/connectd config-reference -dir docs/reference
 
 ## run: a worker in dev mode: embedded broker, REST on 127.0.0.1:8083, demo CDC data, sinks writing locally
 run:

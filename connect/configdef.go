@@ -62,9 +62,11 @@ type Validator interface {
 
 // ConfigKey defines one configuration key.
 type ConfigKey struct {
-	Name         string
-	Type         ConfigType
-	Default      any // a parsed value, a string to parse, or NoDefault
+	Name    string
+	Type    ConfigType
+	Default any // a parsed value, a string to parse, or NoDefault
+	// DefaultDoc describes a default that depends on the machine (e.g. "cores × 2") for generated docs.
+	DefaultDoc   string
 	Validator    Validator
 	Importance   Importance
 	Doc          string

@@ -2,10 +2,9 @@ package connect
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
-
-	"github.com/IBM/sarama"
 )
 
 // PluginRuntime is what the runtime lends a plugin beyond its configuration: a metrics handle (the
@@ -28,23 +27,11 @@ type KafkaClients interface {
 	NewTransactionalProducer(props map[string]string, transactionalID string) (TransactionalProducer, error)
 	// NewTopicAdmin connects an admin client.
 	NewTopicAdmin(props map[string]string) (TopicAdmin, error)
+	// NewTopicReader connects a consumer that reads partitions of one topic outside any consumer
+	// group, from the positions spec names (resolved before it returns).
+	NewTopicReader(props map[string]string, spec TopicReaderSpec) (TopicReader, error)
 	// CheckProducerConfig reports the error NewProducer would give props' settings, without connecting.
 	CheckProducerConfig(props map[string]string) error
-
-	SaramaClients
-}
-
-// SaramaClients hands out IBM/sarama clients. Its one remaining user is the Iceberg sink's control
-// topic; new code uses Producer, TransactionalProducer and TopicAdmin, and these methods go with it.
-type SaramaClients interface {
-	// Config translates client properties into a sarama configuration.
-	Config(props map[string]string) (*sarama.Config, error)
-	// ApplyProducer applies the producer properties of props (acks, compression.type, linger.ms, ...).
-	ApplyProducer(cfg *sarama.Config, props map[string]string) error
-	// Brokers is the bootstrap.servers list of props.
-	Brokers(props map[string]string) []string
-	// NewClient connects a client; a failure says which brokers and, when it can tell, why.
-	NewClient(brokers []string, cfg *sarama.Config) (sarama.Client, error)
 }
 
 // AnyPartition in ProducerRecord.Partition leaves the choice to the producer: the hash of the key, as
@@ -85,6 +72,21 @@ type TransactionalProducer interface {
 	CommitTransaction(ctx context.Context) error
 	// AbortTransaction drops the transaction's records.
 	AbortTransaction(ctx context.Context) error
+	// SendOffsetsToTransaction commits offsets for group with the transaction (the JVM's
+	// sendOffsetsToTransaction with the group's id alone, outside its generations): they count once
+	// it commits, never when it aborts. The transaction must have produced a record first.
+	SendOffsetsToTransaction(ctx context.Context, group string, offsets []TopicPartitionOffset) error
+}
+
+// ErrTransactionOutcomeUnknown is wrapped by a CommitTransaction failure after which the transaction may
+// have committed or not (the request was sent and no answer came); any other failure did not commit it.
+var ErrTransactionOutcomeUnknown = errors.New("the transaction's outcome is unknown")
+
+// TopicPartitionOffset is an offset in one partition.
+type TopicPartitionOffset struct {
+	Topic     string
+	Partition int32
+	Offset    int64
 }
 
 // TopicSpec describes a topic to create when it does not exist.
@@ -95,11 +97,67 @@ type TopicSpec struct {
 	Configs           map[string]string // topic configs (cleanup.policy, ...)
 }
 
-// TopicAdmin manages topics.
+// TopicAdmin manages topics and the offsets of consumer groups that commit without joining (the JVM's Admin).
 type TopicAdmin interface {
 	// EnsureTopic creates the topic unless it exists (the JVM's TopicAdmin.createOrFindTopics); an
 	// existing topic is left as it is.
 	EnsureTopic(ctx context.Context, spec TopicSpec) error
+	// Metadata reports the named topics that exist, or every topic when none is named.
+	Metadata(ctx context.Context, topics ...string) (TopicMetadata, error)
+	// GroupOffsets are the offsets group committed on topic's partitions; a partition without one is
+	// left out.
+	GroupOffsets(ctx context.Context, group, topic string) (map[int32]int64, error)
+	// CommitGroupOffsets commits offsets for group outside its generations (the JVM's
+	// Admin.alterConsumerGroupOffsets): the broker refuses them while the group has members.
+	CommitGroupOffsets(ctx context.Context, group string, offsets []TopicPartitionOffset) error
+	Close()
+}
+
+// TopicMetadata is what the cluster reports of its brokers and topics.
+type TopicMetadata struct {
+	Brokers    int                // brokers in the cluster
+	Partitions map[string][]int32 // each existing topic's partitions, ascending
+}
+
+// Offsets a ReadPosition names besides the offsets of records.
+const (
+	ReadFromEnd   int64 = -1 // the next record written (of read_committed readers: after the last stable offset)
+	ReadFromStart int64 = -2 // the oldest record the partition keeps
+)
+
+// ReadPosition is where a TopicReader starts in a partition: at Offset (an offset, ReadFromEnd or
+// ReadFromStart), or, when After is set, at the first record stamped at or after it (the end when none
+// is). An offset the partition no longer holds reads from the start.
+type ReadPosition struct {
+	Offset int64
+	After  time.Time
+}
+
+// TopicReaderSpec says what a TopicReader reads.
+type TopicReaderSpec struct {
+	Topic string
+	// Partitions to read and where to start; nil: every partition of Topic, from its end.
+	Partitions map[int32]ReadPosition
+	// ReadCommitted reads as isolation.level=read_committed: records of aborted transactions are
+	// skipped, and reading stops at a transaction still open.
+	ReadCommitted bool
+}
+
+// ConsumedRecord is one record a TopicReader read.
+type ConsumedRecord struct {
+	Topic     string
+	Partition int32
+	Offset    int64
+	Key       []byte
+	Value     []byte
+	Timestamp time.Time
+}
+
+// TopicReader reads partitions of a topic, each in offset order, outside any consumer group. Poll is
+// for one goroutine; Close may be called while it waits.
+type TopicReader interface {
+	// Poll waits until records arrive and returns them; it fails when ctx ends or the reader is closed.
+	Poll(ctx context.Context) ([]ConsumedRecord, error)
 	Close()
 }
 

@@ -44,8 +44,8 @@ func serveDistributed(ctx context.Context, wp map[string]string) error {
 	if err != nil {
 		return fmt.Errorf("invalid worker config: %w", err)
 	}
-	sc, err := kafka.NewConfig(cfg.ClientProps("admin"))
-	if err != nil {
+	clientProps := cfg.ClientProps("admin")
+	if _, err := kafka.ClientOpts(clientProps); err != nil {
 		return fmt.Errorf("invalid worker config: %w", err)
 	}
 	ropts, err := restOptions(cfg)
@@ -61,7 +61,7 @@ func serveDistributed(ctx context.Context, wp map[string]string) error {
 	if sched != nil {
 		ropts = append(ropts, api.WithReconciler(reconcileEndpoint{sched}))
 	}
-	h := herder.NewDistributed(dcfg, "", kafka.Brokers(cfg.Props), sc)
+	h := herder.NewDistributed(dcfg, "", clientProps)
 	w := worker.New(cfg, connect.DefaultRegistry, h)
 	h.SetWorker(w)
 	srv := api.NewServer(h, ropts...)

@@ -49,6 +49,7 @@ const usage = `usage:
   connectd rebuild [rebuild.properties] [key=value ...]
   connectd iceberg maintain [flags] [connector.properties] [key=value ...]
   connectd iceberg scd [flags] [connector.properties] [key=value ...]
+  connectd config-reference CLASS | -dir DIR
   connectd version`
 
 func main() {
@@ -75,6 +76,8 @@ func main() {
 		rebuildMain(ctx)
 	case "iceberg":
 		icebergMain(ctx)
+	case "config-reference":
+		err = configReferenceMain(os.Args[2:])
 	case "version", "--version", "-v":
 		fmt.Print(versionText())
 	default:

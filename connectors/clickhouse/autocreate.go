@@ -10,7 +10,7 @@ import (
 
 // createTable creates a missing table from the first record's schema (auto.create.tables): a
 // ReplacingMergeTree(version, is_deleted) ordered by the record key's fields in CDC mode, a MergeTree
-// otherwise.
+// otherwise, with the hot window's TTL when one is configured.
 func (t *Task) createTable(ctx context.Context, db, table string, recs []*connect.SinkRecord) error {
 	rec := recs[0]
 	var rowSchema *connect.Schema
@@ -80,6 +80,9 @@ func (t *Task) createTable(ctx context.Context, db, table string, recs []*connec
 		ddl += " PARTITION BY " + t.cfg.AutoCreatePartitionBy
 	}
 	ddl += " ORDER BY " + order
+	if t.cfg.AutoCreateTTL != "" {
+		ddl += " TTL " + t.cfg.AutoCreateTTL
+	}
 	t.log.Info("creating table", "ddl", ddl)
 	t.tables.invalidate(db, table)
 	return t.pool.exec(ctx, ddl)

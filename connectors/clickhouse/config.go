@@ -53,6 +53,7 @@ const (
 	keyAutoCreate       = "auto.create.tables"
 	keyAutoCreateOrder  = "auto.create.tables.order.by"
 	keyAutoCreatePart   = "auto.create.tables.partition.by"
+	keyAutoCreateTTL    = "auto.create.tables.ttl"
 )
 
 // accepted but meaningless over the native protocol (documented in README.md).
@@ -105,6 +106,7 @@ func configDef() *connect.ConfigDef {
 	add(keyAutoCreate, connect.ConfigBoolean, "false", connect.Medium, "Create missing tables from the record schema: ReplacingMergeTree(version, is_deleted) in CDC mode, MergeTree otherwise.")
 	add(keyAutoCreateOrder, connect.ConfigString, "", connect.Low, "ORDER BY of auto-created tables (default: the record key's fields, else tuple()).")
 	add(keyAutoCreatePart, connect.ConfigString, "", connect.Low, "PARTITION BY of auto-created tables (default: none).")
+	add(keyAutoCreateTTL, connect.ConfigString, "", connect.Low, "TTL of auto-created tables, the hot window of a serving table, e.g. toDateTime(event_time) + INTERVAL 90 DAY (default: none, rows are kept). For an existing table: ALTER TABLE db.t MODIFY TTL <expression>.")
 	for _, k := range ignoredKeys {
 		d.Define(connect.ConfigKey{Name: k, Type: connect.ConfigString, Default: "", Importance: connect.Low, Group: "Ignored",
 			Doc: "Accepted for compatibility with the official sink; has no effect over the native protocol."})
@@ -145,6 +147,7 @@ type Config struct {
 	AutoCreate                     bool
 	AutoCreateOrderBy              string
 	AutoCreatePartitionBy          string
+	AutoCreateTTL                  string
 
 	unwrap      unwrapConfig // the connector's ExtractNewRecordState, if any
 	cdcWarnings []string     // logged when a task starts
@@ -177,7 +180,8 @@ func ParseConfig(props map[string]string) (*Config, error) {
 		VersionColumn: c.String(keyCDCVersionColumn), DeletedColumn: c.String(keyCDCDeletedColumn),
 		VersionField: c.String(keyCDCVersionField), AutoCreate: c.Bool(keyAutoCreate),
 		AutoCreateOrderBy: c.String(keyAutoCreateOrder), AutoCreatePartitionBy: c.String(keyAutoCreatePart),
-		RetryTimeout: 60 * time.Second,
+		AutoCreateTTL: c.String(keyAutoCreateTTL),
+		RetryTimeout:  60 * time.Second,
 	}
 	if cfg.Password == "" {
 		cfg.Password = strings.TrimSpace(props[keyPassword])

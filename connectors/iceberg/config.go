@@ -113,7 +113,8 @@ func ConfigDef() *connect.ConfigDef {
 	key(KeyConnectGroupID, connect.ConfigString, nil, connect.Low, "Name of the Connect consumer group, should not be set under normal conditions")
 	key(KeyCommitIntervalMs, connect.ConfigInt, "300000", connect.Medium, "Coordinator interval for performing Iceberg table commits, in millis")
 	key(KeyCommitTimeoutMs, connect.ConfigInt, "30000", connect.Medium, "Coordinator time to wait for worker responses before committing, in millis")
-	key(KeyCommitThreads, connect.ConfigInt, strconv.Itoa(2*runtime.GOMAXPROCS(0)), connect.Medium, "Coordinator threads to use for table commits, default is (cores * 2)")
+	d.Define(connect.ConfigKey{Name: KeyCommitThreads, Type: connect.ConfigInt, Default: strconv.Itoa(2 * runtime.GOMAXPROCS(0)),
+		DefaultDoc: "cores × 2", Importance: connect.Medium, Doc: "Coordinator threads to use for table commits, default is (cores * 2)"})
 	key(KeyTxnPrefix, connect.ConfigString, nil, connect.Low, "Optional prefix of the transactional id for the coordinator")
 	s(KeyHadoopConfDir, nil, "If specified, Hadoop config files in this directory will be loaded")
 	// accepted and unused: connectd's committer keeps no thread pool to expire

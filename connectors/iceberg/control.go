@@ -45,7 +45,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/IBM/sarama"
 	"github.com/google/uuid"
 
 	"github.com/connectd/connectd/connect"
@@ -62,9 +61,11 @@ type control struct {
 	id    string // this process: worker id + a random suffix (a restarted process is new)
 	topic string
 
-	client sarama.Client
-	prod   sarama.SyncProducer
-	cons   sarama.Consumer
+	kc     connect.KafkaClients
+	props  map[string]string // the control topic clients' properties
+	admin  connect.TopicAdmin
+	prod   connect.Producer
+	reader connect.TopicReader
 	topics *regexp.Regexp // topics.regex, when set
 
 	pmsgs    chan ctlMsg   // START and COMMIT, in topic order, for the participant
@@ -83,20 +84,20 @@ type control struct {
 
 	// the apache protocol (control_apache.go)
 	apache      bool
-	txn         sarama.SyncProducer // transactional: answers with their source offsets
-	ccons       sarama.Consumer     // the committer's reads (read_committed)
-	astarts     chan uuid.UUID      // START_COMMIT ids, for the participant
-	answerMu    sync.Mutex          // held while answering (Task.Close waits for it)
-	producerKey string              // the key of this process's events
-	brokers     []string
-	scfg        *sarama.Config
-	foreign     *foreignCommitter // JVM coordinators of the connector (control_apache_standby.go)
-	started     time.Time         // when this process joined the control topic
+	txn         connect.TransactionalProducer // answers with their source offsets
+	astarts     chan uuid.UUID                // START_COMMIT ids, for the participant
+	answerMu    sync.Mutex                    // held while answering (Task.Close waits for it)
+	producerKey string                        // the key of this process's events
+	foreign     *foreignCommitter             // JVM coordinators of the connector (control_apache_standby.go)
+	started     time.Time                     // when this process joined the control topic
 }
 
+// controlRequestTimeout bounds one metadata or offsets request of the control topic's clients.
+const controlRequestTimeout = 30 * time.Second
+
 // startControl connects to the control topic (creating it when missing) and starts the reader,
-// participant and committer loops.
-func startControl(c *coordinator, wi connect.WorkerInfo) (*control, error) {
+// participant and committer loops of the connector's protocol.
+func startControl(c *coordinator, wi connect.WorkerInfo) (orchestrator, error) {
 	pr, ok := wi.(connect.PluginRuntime)
 	if !ok || pr.KafkaClients() == nil {
 		return nil, errors.New("control topic client: the runtime offers no Kafka clients (connect.PluginRuntime)")
@@ -109,93 +110,49 @@ func startControl(c *coordinator, wi connect.WorkerInfo) (*control, error) {
 	if props["client.id"] == "" {
 		props["client.id"] = "connectd-iceberg-control-" + c.cfg.Name
 	}
-	scfg, err := kc.Config(props)
-	if err != nil {
-		return nil, fmt.Errorf("control topic client: %w", err)
-	}
-	scfg.Producer.Return.Successes = true
-	scfg.Producer.RequiredAcks = sarama.WaitForAll
-	scfg.Producer.MaxMessageBytes = maxControlMessage
-	scfg.Producer.Compression = sarama.CompressionLZ4 // manifest entries compress well
-	scfg.Consumer.Return.Errors = false
-	brokers := kc.Brokers(props)
-	client, err := kc.NewClient(brokers, scfg)
-	if err != nil {
-		return nil, fmt.Errorf("control topic client: %w", err)
-	}
+	props["acks"] = "all"
+	props["max.request.size"] = strconv.Itoa(maxControlMessage)
+	props["compression.type"] = "lz4" // manifest entries compress well
 	ctl := &control{
-		c: c, id: wi.WorkerID() + "/" + uuid.NewString()[:8], topic: c.cfg.ControlTopic, client: client,
+		c: c, id: wi.WorkerID() + "/" + uuid.NewString()[:8], topic: c.cfg.ControlTopic, kc: kc, props: props,
 		pmsgs: make(chan ctlMsg, 64), datas: make(chan ctlMsg, 256),
 		requests: make(chan struct{}, 1), wants: make(chan struct{}, 1), pwriters: map[string]*icetable.Writer{},
 		apache: c.cfg.ControlProtocol == ProtocolApache, astarts: make(chan uuid.UUID, 16), producerKey: uuid.NewString(),
 		foreign: newForeignCommitter(c.cfg), started: time.Now(),
 	}
 	ctl.ctx, ctl.cancel = context.WithCancel(context.Background())
+	fail := func(err error) (orchestrator, error) {
+		ctl.cancel()
+		ctl.closeClients()
+		return nil, err
+	}
 	if c.cfg.TopicsRegex != "" {
+		var err error
 		if ctl.topics, err = regexp.Compile(c.cfg.TopicsRegex); err != nil {
-			client.Close()
-			return nil, err
+			return fail(err)
 		}
 	}
-	fail := func(err error) (*control, error) {
-		ctl.cancel()
-		if ctl.prod != nil {
-			_ = ctl.prod.Close()
-		}
-		if ctl.cons != nil {
-			_ = ctl.cons.Close()
-		}
-		if ctl.txn != nil {
-			_ = ctl.txn.Close()
-		}
-		if ctl.ccons != nil {
-			_ = ctl.ccons.Close()
-		}
-		client.Close()
-		return nil, err
+	var err error
+	if ctl.admin, err = kc.NewTopicAdmin(props); err != nil {
+		return fail(fmt.Errorf("control topic client: %w", err))
 	}
 	if err := ctl.ensureTopic(); err != nil {
 		return fail(err)
 	}
-	// own connections for the producer and the consumer: on a shared sarama client a fetch
-	// long-poll holds the broker connection and starves the producer
-	if ctl.prod, err = sarama.NewSyncProducer(brokers, scfg); err != nil {
+	if ctl.prod, err = kc.NewProducer(props); err != nil {
 		return fail(fmt.Errorf("control topic producer: %w", err))
 	}
 	if ctl.apache {
-		// the committer must not see the files of an aborted answer
-		scfg.Consumer.IsolationLevel = sarama.ReadCommitted
-		if ctl.ccons, err = sarama.NewConsumer(brokers, scfg); err != nil {
-			return fail(fmt.Errorf("control topic consumer: %w", err))
-		}
-		ctl.brokers, ctl.scfg = brokers, scfg
-		if ctl.txn, err = sarama.NewSyncProducer(brokers, txnConfig(scfg, ctl.transactionalID(wi.WorkerID()))); err != nil {
+		if ctl.txn, err = kc.NewTransactionalProducer(props, ctl.transactionalID(wi.WorkerID())); err != nil {
 			return fail(fmt.Errorf("control topic transactional producer: %w", err))
 		}
 	}
-	if ctl.cons, err = sarama.NewConsumer(brokers, scfg); err != nil {
-		return fail(fmt.Errorf("control topic consumer: %w", err))
+	// under the apache protocol, START_COMMIT comes in the JVM coordinator's transactions
+	if ctl.reader, err = kc.NewTopicReader(props, connect.TopicReaderSpec{Topic: ctl.topic, ReadCommitted: ctl.apache}); err != nil {
+		return fail(fmt.Errorf("consume control topic %s: %w", ctl.topic, err))
 	}
-	parts, err := client.Partitions(ctl.topic)
-	if err != nil {
-		return fail(err)
-	}
-	var pcs []sarama.PartitionConsumer
-	for _, p := range parts {
-		pc, err := ctl.cons.ConsumePartition(ctl.topic, p, sarama.OffsetNewest)
-		if err != nil {
-			for _, pc := range pcs {
-				_ = pc.Close()
-			}
-			return fail(fmt.Errorf("consume control topic %s: %w", ctl.topic, err))
-		}
-		pcs = append(pcs, pc)
-	}
-	for _, pc := range pcs {
-		ctl.wg.Add(1)
-		go ctl.read(pc)
-	}
-	ctl.wg.Add(2)
+	ctl.wg.Add(3)
+	go ctl.read()
 	if ctl.apache {
 		go ctl.apacheParticipate()
 		go ctl.apacheCommitLoop()
@@ -204,25 +161,38 @@ func startControl(c *coordinator, wi connect.WorkerInfo) (*control, error) {
 		go ctl.commitLoop()
 	}
 	c.log.Info("iceberg commits coordinated through the control topic", "topic", ctl.topic, "process", ctl.id, "protocol", c.cfg.ControlProtocol)
-	return ctl, nil
+	if ctl.apache {
+		return &apacheControl{ctl}, nil
+	}
+	return &connectdControl{ctl}, nil
 }
 
+// ensureTopic creates the control topic when it is missing: one partition, replicated up to three times.
 func (ctl *control) ensureTopic() error {
-	if parts, err := ctl.client.Partitions(ctl.topic); err == nil && len(parts) > 0 {
+	ctx, cancel := context.WithTimeout(ctl.ctx, controlRequestTimeout)
+	defer cancel()
+	md, err := ctl.admin.Metadata(ctx, ctl.topic)
+	if err != nil {
+		return fmt.Errorf("control topic %s: %w", ctl.topic, err)
+	}
+	if len(md.Partitions[ctl.topic]) > 0 {
 		return nil
 	}
-	admin, err := sarama.NewClusterAdminFromClient(ctl.client)
-	if err != nil {
-		return err
-	}
-	rf := int16(min(3, len(ctl.client.Brokers())))
-	maxBytes := strconv.Itoa(maxControlMessage)
-	err = admin.CreateTopic(ctl.topic, &sarama.TopicDetail{NumPartitions: 1, ReplicationFactor: rf,
-		ConfigEntries: map[string]*string{"max.message.bytes": &maxBytes}}, false)
-	if err != nil && !errors.Is(err, sarama.ErrTopicAlreadyExists) {
+	spec := connect.TopicSpec{Name: ctl.topic, Partitions: 1, ReplicationFactor: int16(max(1, min(3, md.Brokers))),
+		Configs: map[string]string{"max.message.bytes": strconv.Itoa(maxControlMessage)}}
+	if err := ctl.admin.EnsureTopic(ctx, spec); err != nil {
 		return fmt.Errorf("create control topic %s: %w", ctl.topic, err)
 	}
-	return ctl.client.RefreshMetadata(ctl.topic)
+	for { // until the brokers' metadata has it, which the reader's start needs
+		if md, err := ctl.admin.Metadata(ctx, ctl.topic); err == nil && len(md.Partitions[ctl.topic]) > 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("control topic %s: created, but not in the metadata: %w", ctl.topic, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // close waits for the loops (the coordinator's stop channel is closed first) and closes the
@@ -230,13 +200,22 @@ func (ctl *control) ensureTopic() error {
 func (ctl *control) close() {
 	ctl.cancel()
 	ctl.wg.Wait()
-	_ = ctl.cons.Close()
-	_ = ctl.prod.Close()
-	if ctl.txn != nil {
-		_ = ctl.txn.Close()
-		_ = ctl.ccons.Close()
+	ctl.closeClients()
+}
+
+func (ctl *control) closeClients() {
+	if ctl.reader != nil {
+		ctl.reader.Close()
 	}
-	_ = ctl.client.Close()
+	if ctl.prod != nil {
+		ctl.prod.Close()
+	}
+	if ctl.txn != nil {
+		ctl.txn.Close()
+	}
+	if ctl.admin != nil {
+		ctl.admin.Close()
+	}
 }
 
 func (ctl *control) send(m ctlMsg) error {
@@ -248,7 +227,7 @@ func (ctl *control) send(m ctlMsg) error {
 	if b, err = frameConnectd(m.Group, b); err != nil {
 		return err
 	}
-	_, _, err = ctl.prod.SendMessage(&sarama.ProducerMessage{Topic: ctl.topic, Key: sarama.StringEncoder(m.Group), Value: sarama.ByteEncoder(b)})
+	err = ctl.prod.Produce(ctl.ctx, &connect.ProducerRecord{Topic: ctl.topic, Partition: connect.AnyPartition, Key: []byte(m.Group), Value: b})
 	if err != nil {
 		return fmt.Errorf("send %s to control topic: %w", m.Type, err)
 	}
@@ -257,22 +236,28 @@ func (ctl *control) send(m ctlMsg) error {
 
 // read dispatches control messages of this connector. A full channel drops the message: every
 // loss only makes a round fail or miss a process, which is safe (see the top of the file).
-func (ctl *control) read(pc sarama.PartitionConsumer) {
+func (ctl *control) read() {
 	defer ctl.wg.Done()
-	defer pc.Close()
-	for {
+	ctx, cancel := context.WithCancel(ctl.ctx)
+	defer cancel()
+	go func() {
 		select {
 		case <-ctl.c.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	for {
+		recs, err := ctl.reader.Poll(ctx)
+		if err != nil {
 			return
-		case km, ok := <-pc.Messages():
-			if !ok {
-				return
-			}
+		}
+		for _, rec := range recs {
 			if ctl.apache {
-				ctl.readApache(km.Value)
+				ctl.readApache(rec.Value)
 				continue
 			}
-			b, apache := connectdPayload(km.Value, ctl.c.cfg.GroupID)
+			b, apache := connectdPayload(rec.Value, ctl.c.cfg.GroupID)
 			if apache {
 				ctl.c.fail(errApacheEvents(ctl.c.cfg.ControlTopic, ctl.c.cfg.GroupID))
 				continue

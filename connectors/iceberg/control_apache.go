@@ -9,12 +9,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/IBM/sarama"
 	ice "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 
+	"github.com/connectd/connectd/connect"
 	ae "github.com/connectd/connectd/connectors/iceberg/apacheevents"
 )
 
@@ -144,7 +144,7 @@ func isConnectdJSON(ext []byte) bool { return len(ext) > 0 && ext[0] == '{' }
 
 // apacheMessage frames an event for the control topic, keyed like the Apache sink's (by producer, to keep
 // one producer's events in order).
-func (ctl *control) apacheMessage(e *ae.Event) (*sarama.ProducerMessage, error) {
+func (ctl *control) apacheMessage(e *ae.Event) (*connect.ProducerRecord, error) {
 	b, err := ae.Encode(e)
 	if err != nil {
 		return nil, fmt.Errorf("encode %v event: %w", e.Type, err)
@@ -152,7 +152,7 @@ func (ctl *control) apacheMessage(e *ae.Event) (*sarama.ProducerMessage, error) 
 	if len(b) > maxControlMessage {
 		return nil, fmt.Errorf("%v event of %d bytes exceeds the control topic's %d", e.Type, len(b), maxControlMessage)
 	}
-	return &sarama.ProducerMessage{Topic: ctl.topic, Key: sarama.StringEncoder(ctl.producerKey), Value: sarama.ByteEncoder(b)}, nil
+	return &connect.ProducerRecord{Topic: ctl.topic, Partition: connect.AnyPartition, Key: []byte(ctl.producerKey), Value: b}, nil
 }
 
 // readApache hands this group's START_COMMIT events to the participant.
@@ -191,20 +191,6 @@ func (ctl *control) readApache(v []byte) {
 // so a restarted process fences its predecessor and ends the transaction it left open.
 func (ctl *control) transactionalID(workerID string) string {
 	return ctl.c.cfg.raw[KeyTxnPrefix] + "connectd-" + ctl.c.cfg.GroupID + "-" + workerID
-}
-
-// txnConfig is the transactional producer's copy of the control topic client's config.
-func txnConfig(base *sarama.Config, id string) *sarama.Config {
-	cfg := *base
-	cfg.Producer.Idempotent = true
-	cfg.Producer.Transaction.ID = id
-	cfg.Producer.RequiredAcks = sarama.WaitForAll
-	cfg.Producer.Return.Successes = true
-	cfg.Net.MaxOpenRequests = 1
-	if cfg.Producer.Retry.Max < 1 {
-		cfg.Producer.Retry.Max = 1
-	}
-	return &cfg
 }
 
 // eventFiles converts a DATA_WRITTEN's files against the spec they were written with: the table's spec whose

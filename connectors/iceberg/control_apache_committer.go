@@ -8,11 +8,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/IBM/sarama"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 
+	"github.com/connectd/connectd/connect"
 	ae "github.com/connectd/connectd/connectors/iceberg/apacheevents"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
@@ -63,67 +63,59 @@ var errForeignCommit = errors.New("a JVM task's coordinator of this connector st
 func (ctl *control) committerGroup() string { return ctl.c.cfg.GroupID + "-coord" }
 
 func (ctl *control) startApacheCommitter() (*apacheCommitter, error) {
-	om, err := sarama.NewOffsetManagerFromClient(ctl.committerGroup(), ctl.client)
+	group := ctl.committerGroup()
+	ctx, cancel := context.WithTimeout(ctl.ctx, controlRequestTimeout)
+	defer cancel()
+	md, err := ctl.admin.Metadata(ctx, ctl.topic)
 	if err != nil {
-		return nil, fmt.Errorf("committer group %s: %w", ctl.committerGroup(), err)
+		return nil, err
 	}
-	poms := map[int32]sarama.PartitionOffsetManager{}
+	committed, err := ctl.admin.GroupOffsets(ctx, group, ctl.topic)
+	if err != nil {
+		return nil, fmt.Errorf("committer group %s: %w", group, err)
+	}
+	positions := map[int32]connect.ReadPosition{}
+	for _, p := range md.Partitions[ctl.topic] {
+		if next, ok := committed[p]; ok {
+			positions[p] = connect.ReadPosition{Offset: next}
+		} else {
+			// no committer has committed yet: read from when this process joined, so that the answers it and
+			// others gave since (to a JVM coordinator that never committed) are not skipped, as the Apache
+			// sink's "latest" would; the tables' offsets keep anything committed since from a second commit
+			positions[p] = connect.ReadPosition{After: ctl.started}
+		}
+	}
+	reader, err := ctl.kc.NewTopicReader(ctl.props, connect.TopicReaderSpec{Topic: ctl.topic, Partitions: positions, ReadCommitted: true})
+	if err != nil {
+		return nil, fmt.Errorf("consume control topic %s: %w", ctl.topic, err)
+	}
 	emit := func(e *ae.Event) error {
 		m, err := ctl.apacheMessage(e)
 		if err == nil {
-			_, _, err = ctl.prod.SendMessage(m)
+			err = ctl.prod.Produce(ctl.ctx, m)
 		}
 		return err
 	}
 	commitRead := func(read apacheOffsets) {
+		offs := make([]connect.TopicPartitionOffset, 0, len(read))
 		for p, o := range read {
-			if pom := poms[p]; pom != nil {
-				pom.MarkOffset(o, "")
-			}
+			offs = append(offs, connect.TopicPartitionOffset{Topic: ctl.topic, Partition: p, Offset: o})
 		}
-		om.Commit() // errors are logged by sarama; the tables' offsets keep files from being committed twice
+		if len(offs) == 0 {
+			return
+		}
+		ctx, cancel := context.WithTimeout(ctl.ctx, controlRequestTimeout)
+		defer cancel()
+		// a failure only makes the next committer read further back: the tables' offsets keep files from being committed twice
+		if err := ctl.admin.CommitGroupOffsets(ctx, group, offs); err != nil {
+			ctl.c.log.Debug("iceberg commit: cannot commit the committer group's offsets", "group", group, "err", err)
+		}
 	}
 	ac := newApacheCommitter(ctl.c, ctl.topic, emit, commitRead)
 	ac.foreign = ctl.foreign
-	ac.closers = append(ac.closers, func() {
-		for _, pom := range poms {
-			_ = pom.Close()
-		}
-		_ = om.Close()
-	})
-	parts, err := ctl.client.Partitions(ctl.topic)
-	if err != nil {
-		ac.close()
-		return nil, err
-	}
-	for _, p := range parts {
-		pom, err := om.ManagePartition(ctl.topic, p)
-		if err != nil {
-			ac.close()
-			return nil, fmt.Errorf("committer group %s: %w", ctl.committerGroup(), err)
-		}
-		poms[p] = pom
-		next, _ := pom.NextOffset() // the committed offset, else Consumer.Offsets.Initial (newest)
-		if next == sarama.OffsetNewest {
-			// no committer has committed yet: read from when this process joined, so that the answers it and
-			// others gave since (to a JVM coordinator that never committed) are not skipped, as the Apache
-			// sink's "latest" would; the tables' offsets keep anything committed since from a second commit
-			if at, err := ctl.client.GetOffset(ctl.topic, p, ctl.started.UnixMilli()); err == nil && at >= 0 {
-				next = at
-			}
-		}
-		pc, err := ctl.ccons.ConsumePartition(ctl.topic, p, next)
-		if errors.Is(err, sarama.ErrOffsetOutOfRange) {
-			pc, err = ctl.ccons.ConsumePartition(ctl.topic, p, sarama.OffsetOldest)
-		}
-		if err != nil {
-			ac.close()
-			return nil, fmt.Errorf("consume control topic %s: %w", ctl.topic, err)
-		}
-		ac.closers = append([]func(){func() { _ = pc.Close() }}, ac.closers...)
-		go ac.consume(pc)
-	}
-	ctl.c.log.Info("iceberg commit coordinator started (Apache sink protocol)", "group", ctl.committerGroup())
+	ac.closers = append(ac.closers, reader.Close)
+	go ac.consume(reader)
+	ctl.c.log.Info("iceberg commit coordinator started (Apache sink protocol)", "group", group)
 	return ac, nil
 }
 
@@ -139,17 +131,24 @@ func (ac *apacheCommitter) close() {
 	}
 }
 
-func (ac *apacheCommitter) consume(pc sarama.PartitionConsumer) {
-	for {
+func (ac *apacheCommitter) consume(r connect.TopicReader) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
 		select {
 		case <-ac.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	for {
+		recs, err := r.Poll(ctx)
+		if err != nil {
 			return
-		case km, ok := <-pc.Messages():
-			if !ok {
-				return
-			}
-			env := envelope{partition: km.Partition, offset: km.Offset}
-			if ev, err := ae.Decode(km.Value); err == nil && ev.GroupID == ac.group && !isConnectdJSON(ev.Ext) {
+		}
+		for _, rec := range recs {
+			env := envelope{partition: rec.Partition, offset: rec.Offset}
+			if ev, err := ae.Decode(rec.Value); err == nil && ev.GroupID == ac.group && !isConnectdJSON(ev.Ext) {
 				env.ev = ev
 			}
 			select {
@@ -462,14 +461,16 @@ func (ctl *control) apacheCommitLoop() {
 				next = c.cfg.RetryBackoff
 			}
 		}
-		if lead && ac != nil && ctl.foreign.active(time.Now()) {
-			// a JVM coordinator commits: read along, keeping only what it has not committed yet
+		if active, until := ctl.foreign.activeUntil(time.Now()); lead && ac != nil && active {
+			// a JVM coordinator commits: read along, keeping only what it has not committed yet, and look again
+			// when its next event is overdue
 			if !standingBy {
-				c.log.Info("iceberg commit: a JVM task's coordinator commits for this connector; standing by while it does")
+				c.log.Info("iceberg commit: a JVM task's coordinator commits for this connector; standing by while it does",
+					"expect_next_event_by", until.Format(time.RFC3339Nano))
 				standingBy = true
 			}
 			ac.standBy()
-			timer.Reset(next)
+			timer.Reset(min(next, time.Until(until)+time.Millisecond))
 			continue
 		}
 		if standingBy {

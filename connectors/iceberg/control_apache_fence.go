@@ -1,9 +1,5 @@
 package iceberg
 
-import (
-	"github.com/IBM/sarama"
-)
-
 // A JVM task of the connector that died inside a transaction leaves it open until the broker's transaction
 // timeout (a minute by default), and until then every read_committed reader of the control topic, the
 // committer included, stops at it. A JVM task restarted under the same task config ends it at once: its
@@ -30,13 +26,13 @@ func (ctl *control) fenceJVMTask(props map[string]string) {
 	}
 	go func() { // not in ctl.wg: a task may start while the coordinator closes; the producers time out on their own
 		for _, id := range ids {
-			p, err := sarama.NewSyncProducer(ctl.brokers, txnConfig(ctl.scfg, id)) // InitProducerId: aborts, fences
+			p, err := ctl.kc.NewTransactionalProducer(ctl.props, id) // InitProducerId: aborts, fences
 			if err != nil {
 				ctl.c.log.Warn("iceberg: cannot end the transactions of the JVM task this task replaces; they end at the broker's transaction timeout",
 					"transactional_id", id, "err", err)
 				continue
 			}
-			_ = p.Close()
+			p.Close()
 		}
 	}()
 }

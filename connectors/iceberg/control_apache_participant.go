@@ -1,14 +1,15 @@
 package iceberg
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"time"
 
-	"github.com/IBM/sarama"
 	"github.com/google/uuid"
 
+	"github.com/connectd/connectd/connect"
 	ae "github.com/connectd/connectd/connectors/iceberg/apacheevents"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
@@ -87,9 +88,10 @@ func (ctl *control) answerApache(commitID uuid.UUID) {
 		return
 	}
 	if err := ctl.sendTxn(msgs, positions); err != nil {
-		var unknown *txnOutcomeUnknown
-		if errors.As(err, &unknown) {
-			// the offsets may be committed with the files: only re-reading from the group offsets is safe
+		var fatal *txnFatal
+		if errors.As(err, &fatal) {
+			// the offsets may be committed with the files, or the producer is fenced: only re-reading from
+			// the group offsets is safe
 			ctl.resolve(p, false)
 			c.fail(err)
 			return
@@ -108,8 +110,8 @@ func (ctl *control) answerApache(commitID uuid.UUID) {
 
 // apacheAnswer builds DATA_WRITTEN per table with files and the closing DATA_COMPLETE, which lists every
 // partition the tasks hold (the committer counts them to know when all have answered).
-func (ctl *control) apacheAnswer(commitID uuid.UUID, parts []preparedPart, assigned []icetable.TP, positions icetable.Offsets) ([]*sarama.ProducerMessage, error) {
-	var msgs []*sarama.ProducerMessage
+func (ctl *control) apacheAnswer(commitID uuid.UUID, parts []preparedPart, assigned []icetable.TP, positions icetable.Offsets) ([]*connect.ProducerRecord, error) {
+	var msgs []*connect.ProducerRecord
 	for _, pp := range parts {
 		if !pp.part.Files() {
 			continue
@@ -156,49 +158,51 @@ func (ctl *control) apacheAnswer(commitID uuid.UUID, parts []preparedPart, assig
 	return append(msgs, m), nil
 }
 
-// txnOutcomeUnknown is a transaction that could neither be committed nor aborted.
-type txnOutcomeUnknown struct{ err error }
+// txnFatal is a transaction whose outcome is unknown (it may have committed the source offsets with the
+// files), or a transactional producer that can no longer begin one (fenced by a newer one of its id).
+type txnFatal struct{ err error }
 
-func (e *txnOutcomeUnknown) Error() string {
-	return "iceberg commit: the control topic transaction's outcome is unknown (" + e.err.Error() +
+func (e *txnFatal) Error() string {
+	return "iceberg commit: the control topic transaction failed beyond recovery (" + e.err.Error() +
 		"); the task restarts from the committed offsets"
 }
-func (e *txnOutcomeUnknown) Unwrap() error { return e.err }
+func (e *txnFatal) Unwrap() error { return e.err }
 
-// sendTxn sends the events and commits the source offsets to the connector's group in one transaction.
-func (ctl *control) sendTxn(msgs []*sarama.ProducerMessage, positions icetable.Offsets) error {
+// sendTxn sends the events and commits the source offsets to the connector's group in one transaction. Its
+// requests are not cancelled midway (by close): an answer cut off there would leave its outcome unknown.
+func (ctl *control) sendTxn(msgs []*connect.ProducerRecord, positions icetable.Offsets) error {
+	ctx := context.Background()
 	prod := ctl.txn
-	if err := prod.BeginTxn(); err != nil {
-		return ctl.abortTxn(fmt.Errorf("begin transaction: %w", err))
+	if err := prod.BeginTransaction(); err != nil {
+		return &txnFatal{fmt.Errorf("begin transaction: %w", err)}
 	}
-	if err := prod.SendMessages(msgs); err != nil {
-		return ctl.abortTxn(fmt.Errorf("send events: %w", err))
+	if err := prod.Produce(ctx, msgs...); err != nil {
+		return ctl.abortTxn(ctx, fmt.Errorf("send events: %w", err))
 	}
 	if len(positions) > 0 {
-		offs := map[string][]*sarama.PartitionOffsetMetadata{}
+		offs := make([]connect.TopicPartitionOffset, 0, len(positions))
 		for _, tp := range icetable.SortedTPs(positions) {
-			offs[tp.Topic] = append(offs[tp.Topic], &sarama.PartitionOffsetMetadata{Partition: tp.Partition, Offset: positions[tp], LeaderEpoch: -1})
+			offs = append(offs, connect.TopicPartitionOffset{Topic: tp.Topic, Partition: tp.Partition, Offset: positions[tp]})
 		}
-		if err := prod.AddOffsetsToTxn(offs, ctl.c.cfg.GroupID); err != nil {
-			return ctl.abortTxn(fmt.Errorf("add source offsets to the transaction: %w", err))
+		if err := prod.SendOffsetsToTransaction(ctx, ctl.c.cfg.GroupID, offs); err != nil {
+			return ctl.abortTxn(ctx, fmt.Errorf("add source offsets to the transaction: %w", err))
 		}
 	}
-	if err := prod.CommitTxn(); err != nil {
-		return ctl.abortTxn(fmt.Errorf("commit transaction: %w", err))
+	if err := prod.CommitTransaction(ctx); err != nil {
+		err = fmt.Errorf("commit transaction: %w", err)
+		if errors.Is(err, connect.ErrTransactionOutcomeUnknown) {
+			_ = prod.AbortTransaction(ctx) // readies the producer; the commit may have happened all the same
+			return &txnFatal{err}
+		}
+		return ctl.abortTxn(ctx, err)
 	}
 	return nil
 }
 
-func (ctl *control) abortTxn(cause error) error {
-	prod := ctl.txn
-	if prod.TxnStatus()&sarama.ProducerTxnFlagFatalError != 0 {
-		return &txnOutcomeUnknown{cause}
-	}
-	if prod.TxnStatus()&sarama.ProducerTxnFlagInTransaction == 0 && prod.TxnStatus()&sarama.ProducerTxnFlagAbortableError == 0 {
-		return cause // nothing was begun
-	}
-	if err := prod.AbortTxn(); err != nil {
-		return &txnOutcomeUnknown{fmt.Errorf("%w; abort: %v", cause, err)}
+// abortTxn aborts the open transaction after cause; when even that fails, its outcome is unknown.
+func (ctl *control) abortTxn(ctx context.Context, cause error) error {
+	if err := ctl.txn.AbortTransaction(ctx); err != nil {
+		return &txnFatal{fmt.Errorf("%w; abort: %v", cause, err)}
 	}
 	return cause
 }

@@ -13,29 +13,34 @@ import (
 // the files connectd has just committed. So connectd's committer stands by while a JVM coordinator of the
 // connector commits (its START_COMMIT and COMMIT_COMPLETE events carry no connectd mark), and gives up a commit
 // when such a START_COMMIT arrives during it. A JVM coordinator that only starts commits and never completes
-// one (the Apache sink's coordinator whose task's catalog is closed, apache/iceberg#13593) is not waited for
-// longer than the window.
+// one (the Apache sink's coordinator whose task's catalog is closed, apache/iceberg#13593) is waited for no
+// longer than one commit timeout. The timings are in the sink's README (Committer standby).
 
-// foreignCommitter tracks the JVM coordinators of the connector seen on the control topic.
+// foreignCommitter tracks the JVM coordinators of the connector seen on the control topic. It expects their next
+// event the way the Apache sink's CommitState times them: between commits, the next START_COMMIT once the commit
+// interval has passed since the previous one (and the commit ended); inside a commit, its COMMIT_COMPLETE within
+// the commit timeout (plus the catalog commit). An event later than that by foreignGrace means the coordinator is
+// gone (its worker died, or its task stopped it), or it does not complete its commits: either way nobody else
+// commits, and connectd's committer takes over.
 type foreignCommitter struct {
-	window time.Duration
+	interval, timeout time.Duration
 
 	mu        sync.Mutex
-	streak    time.Time // the first START_COMMIT after a gap longer than the window
 	lastStart time.Time
 	lastDone  time.Time
+	pending   time.Time // the first START_COMMIT since the last COMMIT_COMPLETE; zero: between commits
 }
 
 func newForeignCommitter(cfg *SinkConfig) *foreignCommitter {
-	return &foreignCommitter{window: 2 * (cfg.CommitInterval + cfg.CommitTimeout)}
+	return &foreignCommitter{interval: cfg.CommitInterval, timeout: cfg.CommitTimeout}
 }
 
 // started records a JVM coordinator's START_COMMIT.
 func (f *foreignCommitter) started(now time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.lastStart.IsZero() || now.Sub(f.lastStart) > f.window {
-		f.streak = now
+	if f.pending.IsZero() {
+		f.pending = now
 	}
 	f.lastStart = now
 }
@@ -45,23 +50,37 @@ func (f *foreignCommitter) done(now time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.lastDone = now
+	f.pending = time.Time{}
 }
 
-// active reports whether a JVM coordinator commits: it started a commit within the window, and it either
-// began doing so within the window or completed a commit within it.
+// active reports whether a JVM coordinator commits.
 func (f *foreignCommitter) active(now time.Time) bool {
+	ok, _ := f.activeUntil(now)
+	return ok
+}
+
+// activeUntil reports whether a JVM coordinator commits at now, and the moment it stops counting as committing
+// unless another of its events arrives first.
+func (f *foreignCommitter) activeUntil(now time.Time) (bool, time.Time) {
 	if f == nil {
-		return false
+		return false, time.Time{}
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.lastStart.IsZero() || now.Sub(f.lastStart) > f.window {
-		return false
+	if f.lastStart.IsZero() {
+		return false, time.Time{}
 	}
-	if now.Sub(f.streak) <= f.window {
-		return true
+	var until time.Time
+	if !f.pending.IsZero() {
+		until = f.pending.Add(f.timeout + foreignGrace) // its commit completes within the timeout
+	} else {
+		until = f.lastStart.Add(f.interval) // its next commit starts one interval after the previous one
+		if f.lastDone.After(until) {
+			until = f.lastDone
+		}
+		until = until.Add(foreignGrace)
 	}
-	return !f.lastDone.IsZero() && now.Sub(f.lastDone) <= f.window
+	return !now.After(until), until
 }
 
 // startedSince reports whether a JVM coordinator started a commit after t.
@@ -73,3 +92,7 @@ func (f *foreignCommitter) startedSince(t time.Time) bool {
 	defer f.mu.Unlock()
 	return f.lastStart.After(t)
 }
+
+// foreignGrace is how much later than expected a JVM coordinator's event may come (its poll loop, the control
+// topic's latency, a pause) before connectd takes the coordinator for gone.
+const foreignGrace = 5 * time.Second

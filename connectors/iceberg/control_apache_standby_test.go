@@ -8,10 +8,11 @@ import (
 )
 
 // TestForeignCommitterStandBy: connectd's committer stands by while a JVM coordinator starts and completes
-// commits, from its first START_COMMIT on; not once it is silent for the window, nor when it keeps starting
-// commits without completing any (a zombie whose catalog is closed).
+// commits, from its first START_COMMIT on; not once its next START_COMMIT is overdue (the commit interval plus
+// the grace), nor when it keeps starting commits without completing any for longer than the commit timeout plus
+// the grace (a zombie whose catalog is closed).
 func TestForeignCommitterStandBy(t *testing.T) {
-	f := &foreignCommitter{window: 10 * time.Second}
+	f := &foreignCommitter{interval: 2 * time.Second, timeout: 3 * time.Second}
 	t0 := time.Unix(1_000_000, 0)
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
 	require.False(t, f.active(at(0)), "no JVM coordinator seen")
@@ -26,8 +27,8 @@ func TestForeignCommitterStandBy(t *testing.T) {
 		f.done(at(s + 0.5))
 		require.True(t, f.active(at(s+1)), "at %.0fs", s)
 	}
-	require.True(t, f.active(at(48)))
-	require.False(t, f.active(at(50)), "silent for the window: it stopped")
+	require.True(t, f.active(at(46)))
+	require.False(t, f.active(at(47)), "its next START_COMMIT is overdue: it stopped")
 
 	// a zombie: commits start, none completes
 	f.started(at(100))
@@ -35,7 +36,7 @@ func TestForeignCommitterStandBy(t *testing.T) {
 	for s := 102.0; s < 140; s += 2 {
 		f.started(at(s))
 	}
-	require.False(t, f.active(at(140)), "started commits for longer than the window and completed none")
+	require.False(t, f.active(at(140)), "started commits for longer than the timeout and completed none")
 	f.done(at(141))
 	require.True(t, f.active(at(142)), "completes commits again")
 

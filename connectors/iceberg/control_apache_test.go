@@ -235,7 +235,13 @@ func TestFenceJVMTaskTransactions(t *testing.T) {
 	kafkatest.CreateTopic(t, addr, ctlTopic, 1, nil)
 
 	// the dead JVM task: a transaction begun and never ended
-	dead := txnConfig(kafkatest.NewConfig(), "jvm-worker-txn-dead-0")
+	dead := kafkatest.NewConfig()
+	dead.Producer.Idempotent = true
+	dead.Producer.Transaction.ID = "jvm-worker-txn-dead-0"
+	dead.Producer.RequiredAcks = sarama.WaitForAll
+	dead.Producer.Return.Successes = true
+	dead.Net.MaxOpenRequests = 1
+	dead.Producer.Retry.Max = max(dead.Producer.Retry.Max, 1)
 	dead.Producer.Transaction.Timeout = 5 * time.Minute
 	jvm, err := sarama.NewSyncProducer([]string{addr}, dead)
 	require.NoError(t, err)

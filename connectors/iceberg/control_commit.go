@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
@@ -48,26 +49,21 @@ func (ctl *control) wantRound() {
 // leadership reports whether this process commits (its tasks hold the first partition of the
 // connector's topics) and all partitions of those topics.
 func (ctl *control) leadership() (bool, []icetable.TP) {
-	topics := ctl.c.cfg.Topics
+	ctx, cancel := context.WithTimeout(ctl.ctx, controlRequestTimeout)
+	defer cancel()
+	var md connect.TopicMetadata
+	var err error
 	if ctl.topics != nil {
-		_ = ctl.client.RefreshMetadata()
-		all, err := ctl.client.Topics()
-		if err != nil {
-			return false, nil
-		}
-		topics = nil
-		for _, t := range all {
-			if matchFull(ctl.topics, t) {
-				topics = append(topics, t)
-			}
-		}
+		md, err = ctl.admin.Metadata(ctx)
 	} else {
-		_ = ctl.client.RefreshMetadata(topics...)
+		md, err = ctl.admin.Metadata(ctx, ctl.c.cfg.Topics...)
+	}
+	if err != nil {
+		return false, nil
 	}
 	var tps []icetable.TP
-	for _, t := range topics {
-		parts, err := ctl.client.Partitions(t)
-		if err != nil {
+	for t, parts := range md.Partitions {
+		if ctl.topics != nil && !matchFull(ctl.topics, t) {
 			continue
 		}
 		for _, p := range parts {

@@ -343,7 +343,7 @@ func TestControlTriggerAfterStop(t *testing.T) {
 		"iceberg.control.coordination": "topic", "iceberg.control.topic": kafkatest.UniqueName(t, "ctltr"),
 	})
 	a := startProcTask(t, props, "a:8083", addr)
-	ctl := a.coord.ctl
+	ctl := a.coord.orch
 	require.NoError(t, a.Stop()) // last task out: control closed
 	ctl.trigger()
 	require.NoError(t, a.Stop()) // a second stop is harmless too

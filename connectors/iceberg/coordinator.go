@@ -73,7 +73,7 @@ type coordinator struct {
 	lastFailed   bool       // the latest round failed (Put's backpressure)
 	roundMu      sync.Mutex // one round at a time
 	shutdownOnce sync.Once
-	ctl          *control // distributed coordination (control.go); nil: this process commits alone
+	orch         orchestrator // runs the rounds: alone, or with other processes through the control topic
 	catMu        sync.Mutex
 	cat          catalog.Catalog
 	writers      map[string]*icetable.Writer
@@ -137,14 +137,14 @@ func newCoordinator(cfg *SinkConfig, wi connect.WorkerInfo) (*coordinator, error
 		if wi == nil {
 			return nil, fmt.Errorf("%s=topic needs the worker's Kafka settings, which this runtime does not provide", KeyCoordination)
 		}
-		ctl, err := startControl(c, wi)
+		orch, err := startControl(c, wi)
 		if err != nil {
 			return nil, err
 		}
-		c.ctl = ctl
+		c.orch = orch
 		close(c.done) // no local loop
 	} else {
-		go c.loop()
+		c.orch = startLocalCommits(c)
 	}
 	return c, nil
 }
@@ -226,9 +226,7 @@ func (c *coordinator) unregister(t *Task) {
 	}
 	// last task out: one final round for what the stopping task still buffers (distributed:
 	// nothing, the partitions' next owner re-reads past the group offsets), then stop.
-	if c.ctl == nil {
-		c.commitRound(context.Background(), []*Task{t})
-	}
+	c.orch.lastTaskStopping(t)
 	c.mu.Lock()
 	if len(c.tasks) > 0 { // someone joined meanwhile
 		c.mu.Unlock()
@@ -248,11 +246,8 @@ func (c *coordinator) shutdown() {
 
 func (c *coordinator) doShutdown() {
 	close(c.stop)
-	<-c.done
+	c.orch.close()
 	c.scd.wait()
-	if c.ctl != nil {
-		c.ctl.close()
-	}
 	coordinators.mu.Lock()
 	if coordinators.m[c.key] == c {
 		delete(coordinators.m, c.key)
@@ -280,16 +275,7 @@ func (c *coordinator) fatalErr() error {
 	return c.fatal
 }
 
-func (c *coordinator) triggerRound() {
-	if c.ctl != nil {
-		c.ctl.trigger()
-		return
-	}
-	select {
-	case c.trigger <- struct{}{}:
-	default:
-	}
-}
+func (c *coordinator) triggerRound() { c.orch.trigger() }
 
 // waitRound blocks until the round after the current one has finished (backpressure).
 func (c *coordinator) waitRound(ctx context.Context) {

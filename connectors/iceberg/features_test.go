@@ -558,7 +558,7 @@ func TestTypeMapping(t *testing.T) {
 		types[f.Name] = f.Type.String()
 	}
 	require.Equal(t, map[string]string{"id": "long", "dec": "decimal(38, 2)", "d": "date", "tm": "time", "ts": "timestamptz",
-		"dbz_date": "date", "dbz_micro_ts": "timestamptz", "dbz_ts": "timestamptz", "dbz_nano_ts": "timestamptz", "dbz_zoned": "timestamptz",
+		"dbz_date": "date", "dbz_micro_ts": "timestamp", "dbz_ts": "timestamp", "dbz_nano_ts": "timestamp", "dbz_zoned": "timestamptz",
 		"dbz_micro_time": "time", "small": "int", "f": "float", "b": "boolean", "bytes": "binary", "tags": "list<string>",
 		"attrs": "map<string, int>"}, types)
 	got := duckRows(t, meta, `SELECT dec::VARCHAR, d::VARCHAR, tm::VARCHAR, epoch_us(ts), dbz_date::VARCHAR, epoch_us(dbz_micro_ts),

@@ -101,11 +101,11 @@ func (coordCollector) Collect(ch report) {
 		}
 		gauge(descLastOK, last)
 		gauge(descBuffered, float64(c.buffered()))
-		if c.ctl != nil {
+		if distributed, leads := c.orch.committer(); distributed {
 			counter(descLed, st.LedRounds-st.LedFailed, "ok")
 			counter(descLed, st.LedFailed, "failed")
 			lead := 0.0
-			if c.ctl.leading.Load() {
+			if leads {
 				lead = 1
 			}
 			gauge(descCommitter, lead)

@@ -90,9 +90,7 @@ func (t *Task) Start(props map[string]string) error {
 		t.coord = coord
 	}
 	t.coord.register(t)
-	if t.coord.ctl != nil && t.coord.ctl.apache {
-		t.coord.ctl.fenceJVMTask(props)
-	}
+	t.coord.orch.taskStarted(props)
 	return nil
 }
 
@@ -600,8 +598,8 @@ func (t *Task) Open(partitions []connect.TopicPartition) error {
 // apache protocol it first waits for an answer in progress, whose transaction commits the
 // partitions' offsets.
 func (t *Task) Close(partitions []connect.TopicPartition) error {
-	if t.coord != nil && t.coord.ctl != nil && t.coord.ctl.apache {
-		t.coord.ctl.awaitApacheAnswer()
+	if t.coord != nil {
+		t.coord.orch.beforeRevoke()
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -8,7 +8,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/IBM/sarama"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/connectd/connectd/internal/backoff"
 )
 
@@ -54,7 +57,7 @@ type Config struct {
 // Member is one worker's membership in the Connect group.
 type Member struct {
 	cfg      Config
-	client   sarama.Client
+	client   *kgo.Client
 	h        Handler
 	versions []int16
 	log      *slog.Logger
@@ -75,8 +78,9 @@ type Member struct {
 	isLeader            bool
 }
 
-// NewMember prepares a member; client must have Net.ReadTimeout above RebalanceTimeout (JoinGroup blocks).
-func NewMember(client sarama.Client, cfg Config, h Handler) (*Member, error) {
+// NewMember prepares a member on client, which sends the group's requests to the group's coordinator (a
+// JoinGroup waits up to the rebalance timeout on a connection of its own).
+func NewMember(client *kgo.Client, cfg Config, h Handler) (*Member, error) {
 	vs, err := ProtocolsFor(cfg.Protocol)
 	if err != nil {
 		return nil, err
@@ -152,7 +156,7 @@ func (m *Member) ProtocolVersion() int16 {
 // Run keeps the member in the group until ctx ends, then leaves the group. Work is revoked through the handler
 // whenever membership is lost.
 func (m *Member) Run(ctx context.Context) error {
-	defer m.leave()
+	defer m.leave(ctx)
 	retry := backoff.Backoff{Initial: 100 * time.Millisecond, Max: 3200 * time.Millisecond}
 	for ctx.Err() == nil {
 		delay, revoked, err := m.joinAndSync(ctx)
@@ -170,14 +174,6 @@ func (m *Member) Run(ctx context.Context) error {
 		m.heartbeatUntilRejoin(ctx, delay, revoked)
 	}
 	return nil
-}
-
-func (m *Member) coordinator() (*sarama.Broker, error) {
-	b, err := m.client.Coordinator(m.cfg.GroupID)
-	if err != nil {
-		return nil, err
-	}
-	return b, nil
 }
 
 // resetGeneration forgets the membership and has everything local stopped before the member joins again
@@ -214,7 +210,7 @@ func (m *Member) awaitRevocation(ctx context.Context, done <-chan struct{}) erro
 			return ctx.Err()
 		case <-tick.C:
 			// a rebalance in progress is fine: the coordinator waits for our JoinGroup up to the rebalance timeout
-			if err := m.heartbeat(); err != nil && lostMembership(err) {
+			if err := m.heartbeat(ctx); err != nil && lostMembership(err) {
 				m.resetGeneration(ctx)
 				return err
 			}
@@ -224,17 +220,13 @@ func (m *Member) awaitRevocation(ctx context.Context, done <-chan struct{}) erro
 
 // lostMembership says whether a coordinator error means this member is no longer in the group.
 func lostMembership(err error) bool {
-	return errors.Is(err, sarama.ErrUnknownMemberId) || errors.Is(err, sarama.ErrIllegalGeneration) ||
-		errors.Is(err, sarama.ErrFencedInstancedId)
+	return errors.Is(err, kerr.UnknownMemberID) || errors.Is(err, kerr.IllegalGeneration) ||
+		errors.Is(err, kerr.FencedInstanceID)
 }
 
 // joinAndSync does one JoinGroup + SyncGroup round and hands the assignment over; it returns the rejoin delay
 // and, when work was revoked, the channel that closes once it is stopped (the next join waits for it).
 func (m *Member) joinAndSync(ctx context.Context) (time.Duration, <-chan struct{}, error) {
-	coord, err := m.coordinator()
-	if err != nil {
-		return 0, nil, err
-	}
 	if len(m.versions) == 1 && !m.current.IsEmpty() { // eager: give everything back before joining
 		done := m.h.Revoke(m.current, false)
 		m.current = ConnectorsAndTasks{}
@@ -243,8 +235,10 @@ func (m *Member) joinAndSync(ctx context.Context) (time.Duration, <-chan struct{
 		}
 	}
 	url, offset := m.h.State()
-	req := &sarama.JoinGroupRequest{Version: 5, GroupId: m.cfg.GroupID, SessionTimeout: int32(m.cfg.SessionTimeout / time.Millisecond),
-		RebalanceTimeout: int32(m.cfg.RebalanceTimeout / time.Millisecond), MemberId: m.MemberID(), ProtocolType: ProtocolType}
+	req := kmsg.NewPtrJoinGroupRequest()
+	req.Group, req.MemberID, req.ProtocolType = m.cfg.GroupID, m.MemberID(), ProtocolType
+	req.SessionTimeoutMillis = int32(m.cfg.SessionTimeout / time.Millisecond)
+	req.RebalanceTimeoutMillis = int32(m.cfg.RebalanceTimeout / time.Millisecond)
 	for _, v := range m.versions {
 		ws := WorkerState{Version: v, URL: url, Offset: offset}
 		if v >= V1 {
@@ -252,66 +246,73 @@ func (m *Member) joinAndSync(ctx context.Context) (time.Duration, <-chan struct{
 				Leader: m.leaderIDOr(), LeaderURL: m.leaderURLOr()}
 			ws.Assignment = cur
 		}
-		req.OrderedGroupProtocols = append(req.OrderedGroupProtocols, &sarama.GroupProtocol{Name: ProtocolName(v), Metadata: EncodeMetadata(ws)})
+		p := kmsg.NewJoinGroupRequestProtocol()
+		p.Name, p.Metadata = ProtocolName(v), EncodeMetadata(ws)
+		req.Protocols = append(req.Protocols, p)
 	}
 	stopProbe := m.probeDuringRebalance(ctx)
 	defer stopProbe()
-	resp, err := coord.JoinGroup(req)
+	// the client finds the coordinator, and finds it again and retries when it moved
+	resp, err := req.RequestWith(ctx, m.client)
 	if err != nil {
-		_ = coord.Close()
 		return 0, nil, err
 	}
-	switch resp.Err {
-	case sarama.ErrNoError:
-	case sarama.ErrMemberIdRequired:
+	switch err := kerr.ErrorForCode(resp.ErrorCode); {
+	case err == nil:
+	case errors.Is(err, kerr.MemberIDRequired):
 		m.mu.Lock()
-		m.memberID = resp.MemberId
+		m.memberID = resp.MemberID
 		m.mu.Unlock()
 		return m.joinAndSync(ctx)
-	case sarama.ErrUnknownMemberId, sarama.ErrIllegalGeneration:
+	case errors.Is(err, kerr.UnknownMemberID), errors.Is(err, kerr.IllegalGeneration):
 		m.resetGeneration(ctx)
-		return 0, nil, resp.Err
-	case sarama.ErrNotCoordinatorForConsumer, sarama.ErrConsumerCoordinatorNotAvailable:
-		_ = m.client.RefreshCoordinator(m.cfg.GroupID)
-		return 0, nil, resp.Err
+		return 0, nil, err
 	default:
-		return 0, nil, resp.Err
+		return 0, nil, err
 	}
-	version, err := ProtocolVersion(resp.GroupProtocol)
+	var protocol string
+	if resp.Protocol != nil {
+		protocol = *resp.Protocol
+	}
+	version, err := ProtocolVersion(protocol)
 	if err != nil {
 		return 0, nil, err
 	}
 	m.mu.Lock()
-	m.memberID = resp.MemberId
-	m.generation = resp.GenerationId
+	m.memberID = resp.MemberID
+	m.generation = resp.Generation
 	m.protocolVersion = version
-	m.isLeader = resp.LeaderId == resp.MemberId
+	m.isLeader = resp.LeaderID == resp.MemberID
 	isLeader := m.isLeader
-	gen := resp.GenerationId
+	gen := resp.Generation
 	m.mu.Unlock()
 
-	sync := &sarama.SyncGroupRequest{Version: 3, GroupId: m.cfg.GroupID, GenerationId: gen, MemberId: resp.MemberId}
+	sync := kmsg.NewPtrSyncGroupRequest()
+	sync.Group, sync.Generation, sync.MemberID = m.cfg.GroupID, gen, resp.MemberID
+	protocolType := ProtocolType
+	sync.ProtocolType, sync.Protocol = &protocolType, &protocol
 	if isLeader {
 		assignments, err := m.performAssignment(resp, version)
 		if err != nil {
 			return 0, nil, err
 		}
 		for id, b := range assignments {
-			sync.GroupAssignments = append(sync.GroupAssignments, sarama.SyncGroupRequestAssignment{MemberId: id, Assignment: b})
+			a := kmsg.NewSyncGroupRequestGroupAssignment()
+			a.MemberID, a.MemberAssignment = id, b
+			sync.GroupAssignment = append(sync.GroupAssignment, a)
 		}
 	}
-	sresp, err := coord.SyncGroup(sync)
+	sresp, err := sync.RequestWith(ctx, m.client)
 	if err != nil {
-		_ = coord.Close()
 		return 0, nil, err
 	}
-	switch sresp.Err {
-	case sarama.ErrNoError:
-	case sarama.ErrUnknownMemberId, sarama.ErrIllegalGeneration:
+	switch err := kerr.ErrorForCode(sresp.ErrorCode); {
+	case err == nil:
+	case errors.Is(err, kerr.UnknownMemberID), errors.Is(err, kerr.IllegalGeneration):
 		m.resetGeneration(ctx)
-		return 0, nil, sresp.Err
+		return 0, nil, err
 	default:
-		return 0, nil, sresp.Err
+		return 0, nil, err
 	}
 	a, err := DecodeAssignment(sresp.MemberAssignment)
 	if err != nil {
@@ -328,12 +329,12 @@ func (m *Member) joinAndSync(ctx context.Context) (time.Duration, <-chan struct{
 		return 0, nil, fmt.Errorf("group: config mismatch at offset %d", a.Offset)
 	}
 	if !isLeader {
-		m.peers = leaderTarget(a.Leader, a.LeaderURL, resp.MemberId)
+		m.peers = leaderTarget(a.Leader, a.LeaderURL, resp.MemberID)
 	}
 	m.lastCompletedGen = gen // every member tracks it (the JVM's lastCompletedGenerationId), leader or not
 	if !m.h.CatchUp(a.Offset) {
 		m.log.Warn("could not read the config topic to the assignment's offset; leaving the group", "offset", a.Offset)
-		m.leave()
+		m.leave(ctx)
 		m.resetGeneration(ctx)
 		_ = backoff.Sleep(ctx, m.cfg.UnsyncBackoff)
 		return 0, nil, errors.New("group: config sync timeout")
@@ -363,30 +364,30 @@ func (m *Member) joinAndSync(ctx context.Context) (time.Duration, <-chan struct{
 func (m *Member) leaderIDOr() string  { id, _, _ := m.Leader(); return id }
 func (m *Member) leaderURLOr() string { _, u, _ := m.Leader(); return u }
 
-func (m *Member) performAssignment(resp *sarama.JoinGroupResponse, version int16) (map[string][]byte, error) {
+func (m *Member) performAssignment(resp *kmsg.JoinGroupResponse, version int16) (map[string][]byte, error) {
 	states := map[string]*WorkerState{}
 	maxOffset := int64(-1)
 	var ids []string
 	for _, mem := range resp.Members {
-		ws, err := DecodeMetadata(mem.Metadata)
+		ws, err := DecodeMetadata(mem.ProtocolMetadata)
 		if err != nil {
-			return nil, fmt.Errorf("group: member %s metadata: %w", mem.MemberId, err)
+			return nil, fmt.Errorf("group: member %s metadata: %w", mem.MemberID, err)
 		}
-		states[mem.MemberId] = ws
-		ids = append(ids, mem.MemberId)
+		states[mem.MemberID] = ws
+		ids = append(ids, mem.MemberID)
 		if ws.Offset > maxOffset {
 			maxOffset = ws.Offset
 		}
 	}
-	leaderURL := states[resp.LeaderId].URL
-	m.peers = probeTargets(states, resp.LeaderId)
+	leaderURL := states[resp.LeaderID].URL
+	m.peers = probeTargets(states, resp.LeaderID)
 	snap, ok := m.h.LeaderSnapshot(maxOffset)
 	if !ok {
 		res := &Result{Assignments: map[string]MemberAssignment{}}
 		for _, id := range ids {
 			res.Assignments[id] = MemberAssignment{}
 		}
-		return res.Serialize(version, ConfigMismatch, resp.LeaderId, leaderURL, maxOffset), nil
+		return res.Serialize(version, ConfigMismatch, resp.LeaderID, leaderURL, maxOffset), nil
 	}
 	off := maxOffset
 	if snap.Offset > off {
@@ -404,9 +405,9 @@ func (m *Member) performAssignment(resp *sarama.JoinGroupResponse, version int16
 				cur[id] = ConnectorsAndTasks{}
 			}
 		}
-		res = m.leaderAssignor.Assign(snap, m.lastCompletedGen, resp.GenerationId, cur)
+		res = m.leaderAssignor.Assign(snap, m.lastCompletedGen, resp.Generation, cur)
 	}
-	return res.Serialize(version, NoError, resp.LeaderId, leaderURL, off), nil
+	return res.Serialize(version, NoError, resp.LeaderID, leaderURL, off), nil
 }
 
 // heartbeatUntilRejoin heartbeats until a rebalance is needed: the coordinator says so, a rejoin is requested,
@@ -445,7 +446,7 @@ func (m *Member) heartbeatUntilRejoin(ctx context.Context, delay time.Duration, 
 			probe.Reset(next)
 			if len(dead) > 0 {
 				m.log.Warn("removing members whose REST listener refuses connections (their process is gone)", "members", dead)
-				if err := m.removeMembers(dead); err != nil {
+				if err := m.removeMembers(ctx, dead); err != nil {
 					m.log.Info("removing members failed", "err", err)
 				}
 				for _, id := range dead {
@@ -462,14 +463,14 @@ func (m *Member) heartbeatUntilRejoin(ctx context.Context, delay time.Duration, 
 		case <-delayC:
 			rejoin = true
 		case <-tick.C:
-			err := m.heartbeat()
+			err := m.heartbeat(ctx)
 			switch {
 			case err == nil:
 			case lostMembership(err):
 				m.log.Info("heartbeat refused", "err", err)
 				m.resetGeneration(ctx)
 				return
-			case errors.Is(err, sarama.ErrRebalanceInProgress):
+			case errors.Is(err, kerr.RebalanceInProgress):
 				rejoin = true
 			default:
 				m.log.Info("heartbeat failed", "err", err)
@@ -479,40 +480,37 @@ func (m *Member) heartbeatUntilRejoin(ctx context.Context, delay time.Duration, 
 	}
 }
 
-func (m *Member) heartbeat() error {
-	coord, err := m.coordinator()
-	if err != nil {
-		return err
-	}
+// heartbeat sends one heartbeat, waiting for it at most a session timeout (after that the membership is
+// gone anyway).
+func (m *Member) heartbeat(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, m.cfg.SessionTimeout)
+	defer cancel()
+	req := kmsg.NewPtrHeartbeatRequest()
 	m.mu.Lock()
-	req := &sarama.HeartbeatRequest{Version: 3, GroupId: m.cfg.GroupID, GenerationId: m.generation, MemberId: m.memberID}
+	req.Group, req.Generation, req.MemberID = m.cfg.GroupID, m.generation, m.memberID
 	m.mu.Unlock()
-	resp, err := coord.Heartbeat(req)
+	resp, err := req.RequestWith(ctx, m.client)
 	if err != nil {
-		_ = coord.Close()
-		_ = m.client.RefreshCoordinator(m.cfg.GroupID)
 		return err
 	}
-	switch resp.Err {
-	case sarama.ErrNoError:
-		return nil
-	case sarama.ErrNotCoordinatorForConsumer, sarama.ErrConsumerCoordinatorNotAvailable:
-		_ = m.client.RefreshCoordinator(m.cfg.GroupID)
-	}
-	return resp.Err
+	return kerr.ErrorForCode(resp.ErrorCode)
 }
 
-func (m *Member) leave() {
+// leave leaves the group, waiting for the coordinator at most a session timeout; ctx may have ended
+// already (the member stops).
+func (m *Member) leave(ctx context.Context) {
 	id := m.MemberID()
 	if id == "" {
 		return
 	}
-	coord, err := m.coordinator()
-	if err != nil {
-		return
-	}
-	_, _ = coord.LeaveGroup(&sarama.LeaveGroupRequest{Version: 3, GroupId: m.cfg.GroupID,
-		Members: []sarama.MemberIdentity{{MemberId: id}}})
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.cfg.SessionTimeout)
+	defer cancel()
+	req := kmsg.NewPtrLeaveGroupRequest()
+	req.Group, req.MemberID = m.cfg.GroupID, id
+	mem := kmsg.NewLeaveGroupRequestMember()
+	mem.MemberID = id
+	req.Members = append(req.Members, mem)
+	_, _ = req.RequestWith(ctx, m.client)
 	m.mu.Lock()
 	m.memberID = ""
 	m.mu.Unlock()

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 type fakeHandler struct {
@@ -51,13 +51,10 @@ func (h *fakeHandler) tasks() []TaskID {
 	return append([]TaskID(nil), h.full.Tasks...)
 }
 
-func newClient(t *testing.T, addr string) sarama.Client {
-	c := sarama.NewConfig()
-	c.Version = sarama.V3_6_0_0
-	c.Net.ReadTimeout = 70 * time.Second
-	cl, err := sarama.NewClient([]string{addr}, c)
+func newClient(t *testing.T, addr string) *kgo.Client {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
 	require.NoError(t, err)
-	t.Cleanup(func() { cl.Close() })
+	t.Cleanup(cl.Close)
 	return cl
 }
 

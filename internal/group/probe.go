@@ -10,7 +10,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/IBM/sarama"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Dead-peer detection (connectd only): the coordinator notices a SIGKILLed worker only after its session
@@ -149,7 +151,7 @@ func (m *Member) probeDuringRebalance(ctx context.Context) (stop func()) {
 			dead := prober.probe(peers)
 			if len(dead) > 0 {
 				m.log.Warn("removing members whose REST listener refuses connections while the group rebalances (their process is gone)", "members", dead)
-				if err := m.removeMembersAside(dead); err != nil {
+				if err := m.removeMembersAside(ctx, dead); err != nil {
 					m.log.Info("removing members failed", "err", err)
 				}
 				for _, id := range dead {
@@ -169,46 +171,45 @@ func (m *Member) probeDuringRebalance(ctx context.Context) (stop func()) {
 	}
 }
 
-// removeMembersAside is removeMembers on a connection to the coordinator of its own.
-func (m *Member) removeMembersAside(ids []string) error {
-	coord, err := m.coordinator()
+// removeMembersAside is removeMembers on connections to the coordinator of their own: a client made with
+// this member's client's options.
+func (m *Member) removeMembersAside(ctx context.Context, ids []string) error {
+	cl, err := kgo.NewClient(m.client.Opts()...)
 	if err != nil {
 		return err
 	}
-	b := sarama.NewBroker(coord.Addr())
-	if err := b.Open(m.client.Config()); err != nil {
-		return err
-	}
-	defer func() { _ = b.Close() }()
-	return m.leaveOnBehalf(b, ids)
+	defer cl.Close()
+	return m.leaveOnBehalf(ctx, cl, ids)
 }
 
 // removeMembers has the coordinator drop members on their behalf; it returns the error of the first failure.
-func (m *Member) removeMembers(ids []string) error {
-	coord, err := m.coordinator()
-	if err != nil {
-		return err
-	}
-	return m.leaveOnBehalf(coord, ids)
+func (m *Member) removeMembers(ctx context.Context, ids []string) error {
+	return m.leaveOnBehalf(ctx, m.client, ids)
 }
 
 // leaveOnBehalf sends one LeaveGroup for ids (KIP-345's batch form, as the admin client's
-// removeMembersFromConsumerGroup) through b.
-func (m *Member) leaveOnBehalf(b *sarama.Broker, ids []string) error {
-	req := &sarama.LeaveGroupRequest{Version: 3, GroupId: m.cfg.GroupID}
+// removeMembersFromConsumerGroup) through cl, waiting for the coordinator at most a session timeout.
+func (m *Member) leaveOnBehalf(ctx context.Context, cl *kgo.Client, ids []string) error {
+	ctx, cancel := context.WithTimeout(ctx, m.cfg.SessionTimeout)
+	defer cancel()
+	req := kmsg.NewPtrLeaveGroupRequest()
+	req.Group = m.cfg.GroupID
+	reason := "removed by a member of the group: the worker's REST listener refuses connections"
 	for _, id := range ids {
-		req.Members = append(req.Members, sarama.MemberIdentity{MemberId: id})
+		mem := kmsg.NewLeaveGroupRequestMember()
+		mem.MemberID, mem.Reason = id, &reason
+		req.Members = append(req.Members, mem)
 	}
-	resp, err := b.LeaveGroup(req)
+	resp, err := req.RequestWith(ctx, cl)
 	if err != nil {
 		return err
 	}
-	if resp.Err != sarama.ErrNoError {
-		return resp.Err
+	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+		return err
 	}
 	for _, mr := range resp.Members {
-		if mr.Err != sarama.ErrNoError {
-			return mr.Err
+		if err := kerr.ErrorForCode(mr.ErrorCode); err != nil {
+			return err
 		}
 	}
 	return nil

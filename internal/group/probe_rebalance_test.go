@@ -2,52 +2,53 @@ package group
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"testing"
 	"time"
 
-	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// rawMember speaks the connect protocol by hand on a connection of its own: it joins and syncs when the
+// rawMember speaks the connect protocol by hand on connections of its own: it joins and syncs when the
 // test says so and is otherwise silent, as a worker whose process is gone.
 type rawMember struct {
-	b     *sarama.Broker
+	b     *kgo.Client
 	group string
 	id    string
 	gen   int32
 }
 
-func newRawMember(t *testing.T, cl sarama.Client, group string) *rawMember {
+func newRawMember(t *testing.T, addr string, group string) *rawMember {
 	t.Helper()
-	coord, err := cl.Coordinator(group)
-	require.NoError(t, err)
-	b := sarama.NewBroker(coord.Addr())
-	require.NoError(t, b.Open(cl.Config()))
-	t.Cleanup(func() { _ = b.Close() })
-	return &rawMember{b: b, group: group}
+	return &rawMember{b: newClient(t, addr), group: group}
 }
 
-func (r *rawMember) join(url string, session time.Duration) (*sarama.JoinGroupResponse, error) {
+func (r *rawMember) join(url string, session time.Duration) (*kmsg.JoinGroupResponse, error) {
 	for {
-		req := &sarama.JoinGroupRequest{Version: 5, GroupId: r.group, SessionTimeout: int32(session / time.Millisecond),
-			RebalanceTimeout: int32(time.Minute / time.Millisecond), MemberId: r.id, ProtocolType: ProtocolType}
-		req.OrderedGroupProtocols = append(req.OrderedGroupProtocols, &sarama.GroupProtocol{Name: ProtocolName(V2),
-			Metadata: EncodeMetadata(WorkerState{Version: V2, URL: url, Offset: 3})})
-		resp, err := r.b.JoinGroup(req)
+		req := kmsg.NewPtrJoinGroupRequest()
+		req.Group, req.MemberID, req.ProtocolType = r.group, r.id, ProtocolType
+		req.SessionTimeoutMillis, req.RebalanceTimeoutMillis = int32(session/time.Millisecond), int32(time.Minute/time.Millisecond)
+		p := kmsg.NewJoinGroupRequestProtocol()
+		p.Name, p.Metadata = ProtocolName(V2), EncodeMetadata(WorkerState{Version: V2, URL: url, Offset: 3})
+		req.Protocols = append(req.Protocols, p)
+		resp, err := req.RequestWith(context.Background(), r.b)
 		if err != nil {
 			return nil, err
 		}
-		r.id = resp.MemberId
-		if resp.Err == sarama.ErrMemberIdRequired {
+		r.id = resp.MemberID
+		err = kerr.ErrorForCode(resp.ErrorCode)
+		if errors.Is(err, kerr.MemberIDRequired) {
 			continue
 		}
-		if resp.Err != sarama.ErrNoError {
-			return nil, resp.Err
+		if err != nil {
+			return nil, err
 		}
-		r.gen = resp.GenerationId
+		r.gen = resp.Generation
 		return resp, nil
 	}
 }
@@ -55,14 +56,19 @@ func (r *rawMember) join(url string, session time.Duration) (*sarama.JoinGroupRe
 // lead syncs as the leader, naming itself (at url) the leader in every member's assignment.
 func (r *rawMember) lead(t *testing.T, url string, members []string) {
 	t.Helper()
-	req := &sarama.SyncGroupRequest{Version: 3, GroupId: r.group, GenerationId: r.gen, MemberId: r.id}
+	req := kmsg.NewPtrSyncGroupRequest()
+	req.Group, req.Generation, req.MemberID = r.group, r.gen, r.id
+	protocolType, protocol := ProtocolType, ProtocolName(V2)
+	req.ProtocolType, req.Protocol = &protocolType, &protocol
 	for _, id := range members {
-		a := EncodeAssignment(&Assignment{Version: V2, Error: NoError, Leader: r.id, LeaderURL: url, Offset: 3})
-		req.GroupAssignments = append(req.GroupAssignments, sarama.SyncGroupRequestAssignment{MemberId: id, Assignment: a})
+		a := kmsg.NewSyncGroupRequestGroupAssignment()
+		a.MemberID = id
+		a.MemberAssignment = EncodeAssignment(&Assignment{Version: V2, Error: NoError, Leader: r.id, LeaderURL: url, Offset: 3})
+		req.GroupAssignment = append(req.GroupAssignment, a)
 	}
-	resp, err := r.b.SyncGroup(req)
+	resp, err := req.RequestWith(context.Background(), r.b)
 	require.NoError(t, err)
-	require.Equal(t, sarama.ErrNoError, resp.Err)
+	require.NoError(t, kerr.ErrorForCode(resp.ErrorCode))
 }
 
 // refusingURL is the URL of a loopback port nothing listens on.
@@ -99,12 +105,11 @@ func listeningURL(t *testing.T) string {
 func TestDeadLeaderRemovedDuringRebalance(t *testing.T) {
 	addr := bootstrap(t)
 	group := fmt.Sprintf("connect-probe-rebalance-%d", time.Now().UnixNano())
-	cl := newClient(t, addr)
 	deadURL, liveURL := refusingURL(t), listeningURL(t)
 	const leaderSession = 45 * time.Second
 
 	// The leader: a member alone in the group, then leading its second generation with a worker.
-	leader := newRawMember(t, cl, group)
+	leader := newRawMember(t, addr, group)
 	_, err := leader.join(deadURL, leaderSession)
 	require.NoError(t, err)
 	leader.lead(t, deadURL, []string{leader.id})
@@ -121,10 +126,12 @@ func TestDeadLeaderRemovedDuringRebalance(t *testing.T) {
 
 	// the leader rejoins once the worker's join has started the rebalance, so that both are in the next generation
 	require.Eventually(t, func() bool {
-		d, err := leader.b.DescribeGroups(&sarama.DescribeGroupsRequest{Groups: []string{group}})
+		req := kmsg.NewPtrDescribeGroupsRequest()
+		req.Groups = []string{group}
+		d, err := req.RequestWith(context.Background(), leader.b)
 		return err == nil && len(d.Groups) == 1 && d.Groups[0].State == "PreparingRebalance"
 	}, 30*time.Second, 20*time.Millisecond, "the worker's join starts a rebalance")
-	rejoined := make(chan *sarama.JoinGroupResponse, 1)
+	rejoined := make(chan *kmsg.JoinGroupResponse, 1)
 	go func() {
 		resp, err := leader.join(deadURL, leaderSession)
 		if err != nil {
@@ -134,10 +141,10 @@ func TestDeadLeaderRemovedDuringRebalance(t *testing.T) {
 	}()
 	resp := <-rejoined
 	require.NotNil(t, resp)
-	require.Equal(t, leader.id, resp.LeaderId, "the member that led keeps leading")
+	require.Equal(t, leader.id, resp.LeaderID, "the member that led keeps leading")
 	var ids []string
 	for _, mem := range resp.Members {
-		ids = append(ids, mem.MemberId)
+		ids = append(ids, mem.MemberID)
 	}
 	leader.lead(t, deadURL, ids)
 	require.Eventually(t, func() bool {
@@ -148,7 +155,7 @@ func TestDeadLeaderRemovedDuringRebalance(t *testing.T) {
 
 	// The leader now says nothing more; a third member's join starts a rebalance that waits for it.
 	start := time.Now()
-	newcomer := newRawMember(t, cl, group)
+	newcomer := newRawMember(t, addr, group)
 	_, err = newcomer.join(liveURL, 10*time.Second)
 	require.NoError(t, err)
 	took := time.Since(start)

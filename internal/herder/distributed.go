@@ -4,12 +4,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/IBM/sarama"
 
 	"github.com/connectd/connectd/internal/group"
 	"github.com/connectd/connectd/internal/kafka"
@@ -26,10 +25,9 @@ import (
 // one goroutine, fed by a queue. The group member runs on its own: it only hands assignments and revocations
 // over and never waits for herder work, so heartbeats go out whatever the herder is doing.
 type Distributed struct {
-	cfg     *DistributedConfig
-	url     string // advertised REST URL, e.g. http://127.0.0.1:8083/
-	brokers []string
-	sc      *sarama.Config
+	cfg   *DistributedConfig
+	url   string            // advertised REST URL, e.g. http://127.0.0.1:8083/
+	props map[string]string // the worker's Kafka client properties (JVM keys)
 
 	w         *worker.Worker
 	validator *Validator
@@ -87,8 +85,8 @@ func (d *Distributed) leaveWait() time.Duration {
 
 // NewDistributed prepares a distributed herder. The worker must be created with this herder as its state
 // listener (worker.New(cfg, reg, d)), then attached with SetWorker, before Start.
-func NewDistributed(cfg *DistributedConfig, advertisedURL string, brokers []string, sc *sarama.Config) *Distributed {
-	d := &Distributed{cfg: cfg, url: advertisedURL, brokers: brokers, sc: sc, generation: -1,
+func NewDistributed(cfg *DistributedConfig, advertisedURL string, props map[string]string) *Distributed {
+	d := &Distributed{cfg: cfg, url: advertisedURL, props: props, generation: -1,
 		running: map[string]bool{}, tasks: map[state.TaskID]map[string]string{}, restarts: map[state.TaskID]int{},
 		forwarding: map[string]bool{}, forwardAgain: map[string]bool{}, assignable: map[string]int{}, q: newOpQueue(), statusQ: newOpQueue(), started: make(chan struct{})}
 	d.httpClient = &http.Client{Timeout: d.ioTimeout()}
@@ -114,13 +112,8 @@ func (d *Distributed) SetWorker(w *worker.Worker) {
 
 // Start creates or checks the internal topics, reads them to the end, and joins the group.
 func (d *Distributed) Start(ctx context.Context) error {
-	aclient, err := kafka.NewClient(d.brokers, d.sc) // explains a refused SASL mechanism, unlike sarama
+	admin, err := kafka.Open(ctx, d.props) // explains a refused SASL mechanism
 	if err != nil {
-		return err
-	}
-	admin, err := sarama.NewClusterAdminFromClient(aclient) // closing admin closes aclient
-	if err != nil {
-		aclient.Close()
 		return err
 	}
 	for _, spec := range []store.TopicSpec{d.cfg.ConfigTopic, d.cfg.OffsetTopic, d.cfg.StatusTopic} {
@@ -130,11 +123,11 @@ func (d *Distributed) Start(ctx context.Context) error {
 		}
 	}
 	admin.Close()
-	if d.configLog, err = store.NewLog(d.brokers, d.sc, d.cfg.ConfigTopic.Name, d.configs.Apply); err != nil {
+	if d.configLog, err = store.NewLog(d.props, d.cfg.ConfigTopic.Name, d.configs.Apply); err != nil {
 		return err
 	}
 	d.configs.SetLog(d.configLog)
-	if d.statusLog, err = store.NewLog(d.brokers, d.sc, d.cfg.StatusTopic.Name, d.statuses.Apply); err != nil {
+	if d.statusLog, err = store.NewLog(d.props, d.cfg.StatusTopic.Name, d.statuses.Apply); err != nil {
 		return err
 	}
 	d.statuses.SetLog(d.statusLog)
@@ -151,9 +144,13 @@ func (d *Distributed) Start(ctx context.Context) error {
 	if id, err := d.w.ClusterID(); err == nil {
 		d.clusterID = id
 	}
-	gc := *d.sc
-	gc.Net.ReadTimeout = d.cfg.RebalanceTimeout + 10*time.Second
-	gclient, err := kafka.NewClient(d.brokers, &gc)
+	// the JVM's worker group member names itself connect-<n> unless client.id is set, and its member ids
+	// (connect-1-<uuid>) are what operators see in the group's description
+	gprops := maps.Clone(d.props)
+	if gprops["client.id"] == "" {
+		gprops["client.id"] = "connect-1"
+	}
+	gclient, err := kafka.Open(ctx, gprops)
 	if err != nil {
 		return err
 	}
@@ -161,6 +158,7 @@ func (d *Distributed) Start(ctx context.Context) error {
 		RebalanceTimeout: d.cfg.RebalanceTimeout, HeartbeatInterval: d.cfg.HeartbeatInterval, MaxDelay: d.cfg.MaxDelay,
 		UnsyncBackoff: d.cfg.UnsyncBackoff, Protocol: d.cfg.Protocol, PeerProbeInterval: d.cfg.PeerProbeInterval}, d)
 	if err != nil {
+		gclient.Close()
 		return err
 	}
 	close(d.started) // REST calls go on: the config topic is read and the member exists (leader lookups)

@@ -18,7 +18,7 @@ func TestRebalanceOnlyWhenAssignmentChanges(t *testing.T) {
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(uint64(seed), 0))
-	d := NewDistributed(&DistributedConfig{SessionTimeout: 10 * time.Second}, "http://127.0.0.1:1/", nil, nil)
+	d := NewDistributed(&DistributedConfig{SessionTimeout: 10 * time.Second}, "http://127.0.0.1:1/", nil)
 	rl := &rejoinListener{d: d}
 	d.configs = store.NewConfigStore(rl) // the herder's own listener decides the same way (rejoinIfAssignmentChanged)
 	type conn struct {

@@ -12,7 +12,7 @@ import (
 // listener is up before the herder starts) wait for it under their own deadline instead of failing on
 // state that does not exist yet.
 func TestDistributedRESTBeforeStart(t *testing.T) {
-	d := NewDistributed(&DistributedConfig{SessionTimeout: 10 * time.Second}, "http://127.0.0.1:1/", nil, nil)
+	d := NewDistributed(&DistributedConfig{SessionTimeout: 10 * time.Second}, "http://127.0.0.1:1/", nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	_, err := d.Connectors(ctx)

@@ -94,6 +94,7 @@ func TestIcebergConnectorAcrossJVMAndGo(t *testing.T) {
 		own = g.awaitRunning("every task on the JVM and the other Go worker", icebergPhaseTimeout, within(j1.id, gid(g2)))
 		back := g.mark(fmt.Sprintf("tasks on the survivors after %v: %v; %s", time.Since(killed).Round(10*time.Millisecond), own, g.coordinatorAt()))
 		g.awaitCommit("", "a commit after the Go worker's SIGKILL", back)
+		g.handover(killed)
 
 		g.atRoundStart()
 		j1.kill()
@@ -101,6 +102,7 @@ func TestIcebergConnectorAcrossJVMAndGo(t *testing.T) {
 		g.awaitRunning("every task on the last Go worker", icebergPhaseTimeout, within(gid(g2)))
 		back = g.mark(fmt.Sprintf("every task on the Go worker after %v", time.Since(killed).Round(10*time.Millisecond)))
 		g.awaitCommit("go", "a commit of the Go coordinator while only Go tasks run", back)
+		g.handover(killed)
 
 		j2 := g.icebergJVM()
 		joined = g.mark("a JVM worker " + j2.id + " started in the Go-led group")
@@ -131,6 +133,7 @@ func TestIcebergConnectorAcrossJVMAndGo(t *testing.T) {
 		g.awaitRunning("every task on the Go workers", icebergPhaseTimeout, within(gid(g1), gid(g2)))
 		back := g.mark(fmt.Sprintf("every task on the Go workers after %v", time.Since(killed).Round(10*time.Millisecond)))
 		g.awaitCommit("go", "a commit of the Go coordinator after the JVM's SIGKILL", back)
+		g.handover(killed)
 
 		j2 := g.icebergJVM()
 		joined = g.mark("a second JVM worker " + j2.id + " started")
@@ -149,6 +152,7 @@ func TestIcebergConnectorAcrossJVMAndGo(t *testing.T) {
 		own = g.awaitRunning("every task on the JVM and the other Go worker", icebergPhaseTimeout, within(j2.id, gid(survivor)))
 		back = g.mark(fmt.Sprintf("tasks on the survivors after %v: %v; %s", time.Since(killed).Round(10*time.Millisecond), own, g.coordinatorAt()))
 		g.awaitCommit("", "a commit after the SIGKILL", back)
+		g.handover(killed)
 		g.finish(stop)
 	})
 }
@@ -409,6 +413,31 @@ func (g *icebergGroup) awaitCommit(kind, what string, since time.Time) {
 		return false, fmt.Sprintf("%d sink snapshots, since then by %v", len(snaps), seen)
 	})
 	g.mark(fmt.Sprintf("%s: snapshot %d by the %s coordinator (%s records added)", what, found.ID, committerKind(found), found.Summary["added-records"]))
+}
+
+// handover logs how long after the SIGKILL at killed the first sink snapshot came, against the target of one
+// commit interval plus 15 s (measured, not asserted: the first partition's move is the consumer group's).
+func (g *icebergGroup) handover(killed time.Time) {
+	g.t.Helper()
+	snaps, err := g.sinkSnapshots()
+	if err != nil {
+		g.mark("handover: " + err.Error())
+		return
+	}
+	first := int64(0)
+	for _, s := range snaps {
+		if s.TimestampMs >= killed.UnixMilli() && (first == 0 || s.TimestampMs < first) {
+			first = s.TimestampMs
+		}
+	}
+	if first == 0 {
+		g.mark("handover: no sink snapshot since the SIGKILL")
+		return
+	}
+	took := time.UnixMilli(first).Sub(killed)
+	target := time.Duration(icebergCommitMs)*time.Millisecond + 15*time.Second
+	g.mark(fmt.Sprintf("handover: the first snapshot %v after the SIGKILL (target %v: within %v)",
+		took.Round(10*time.Millisecond), target, took <= target))
 }
 
 // zombieSignature is what the Apache sink 1.10.1 logs every commit interval when a coordinator outlived its task:

@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/IBM/sarama"
-
 	"github.com/connectd/connectd/connect"
 )
 
@@ -35,24 +33,16 @@ func (PluginClients) NewTopicAdmin(props map[string]string) (connect.TopicAdmin,
 	return NewTopicAdmin(ctx, props)
 }
 
+func (PluginClients) NewTopicReader(props map[string]string, spec connect.TopicReaderSpec) (connect.TopicReader, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
+	defer cancel()
+	return NewTopicReader(ctx, props, spec)
+}
+
 func (PluginClients) CheckProducerConfig(props map[string]string) error {
 	if _, err := ClientOpts(props); err != nil {
 		return err
 	}
 	_, err := ProducerOpts(props)
 	return err
-}
-
-// The sarama clients below serve only the Iceberg sink's control topic (connect.SaramaClients).
-
-func (PluginClients) Config(props map[string]string) (*sarama.Config, error) { return NewConfig(props) }
-
-func (PluginClients) ApplyProducer(cfg *sarama.Config, props map[string]string) error {
-	return ApplyProducer(cfg, props)
-}
-
-func (PluginClients) Brokers(props map[string]string) []string { return Brokers(props) }
-
-func (PluginClients) NewClient(brokers []string, cfg *sarama.Config) (sarama.Client, error) {
-	return NewClient(brokers, cfg)
 }

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/connectd/connectd/connect"
 )
@@ -130,25 +133,67 @@ func (p *Producer) Close() {
 }
 
 // TransactionalProducer is connect.TransactionalProducer on a franz-go client.
-type TransactionalProducer struct{ Producer }
+type TransactionalProducer struct {
+	Producer
+	id       string
+	produced atomic.Bool // a record of the current transaction was acknowledged
+}
 
-// NewTransactionalProducer connects a producer with transactional.id transactionalID; connecting
-// initialises the id with the transaction coordinator, fencing older producers of the id.
+// NewTransactionalProducer connects a producer with transactional.id transactionalID (and the JVM's
+// transaction.timeout.ms); connecting initialises the id with the transaction coordinator, fencing older
+// producers of the id and ending the transaction they left open.
+//
+// Its transactions add their partitions and group offsets explicitly (TxnOffsetCommit up to version 4,
+// not the implicit registration of KIP-890 part 2): SendOffsetsToTransaction commits offsets for a group
+// this client is not a member of, which franz-go offers only to a group consumer.
 func NewTransactionalProducer(ctx context.Context, props map[string]string, transactionalID string, extra ...kgo.Opt) (*TransactionalProducer, error) {
-	p, err := NewProducer(ctx, props, append([]kgo.Opt{kgo.TransactionalID(transactionalID)}, extra...)...)
+	versions := kversion.Stable()
+	versions.SetMaxKeyVersion(int16(kmsg.TxnOffsetCommit), 4)
+	opts := []kgo.Opt{kgo.TransactionalID(transactionalID), kgo.MaxVersions(versions)}
+	var timeout time.Duration
+	if err := durationMS(props, "transaction.timeout.ms", &timeout); err != nil {
+		return nil, err
+	} else if timeout > 0 {
+		opts = append(opts, kgo.TransactionTimeout(timeout))
+	}
+	p, err := NewProducer(ctx, props, append(opts, extra...)...)
 	if err != nil {
 		return nil, err
 	}
-	return &TransactionalProducer{Producer: *p}, nil
+	if _, _, err := p.cl.ProducerID(ctx); err != nil { // InitProducerId: fences the id's older producers now
+		p.cl.Close()
+		return nil, fmt.Errorf("initializing transactional id %s: %w", transactionalID, err)
+	}
+	return &TransactionalProducer{Producer: *p, id: transactionalID}, nil
 }
 
-func (p *TransactionalProducer) BeginTransaction() error { return p.cl.BeginTransaction() }
+func (p *TransactionalProducer) BeginTransaction() error {
+	p.produced.Store(false)
+	return p.cl.BeginTransaction()
+}
 
+func (p *TransactionalProducer) Produce(ctx context.Context, records ...*connect.ProducerRecord) error {
+	err := p.Producer.Produce(ctx, records...)
+	if err == nil && len(records) > 0 {
+		p.produced.Store(true)
+	}
+	return err
+}
+
+// CommitTransaction flushes and commits; a failure of the commit request whose answer did not come
+// wraps connect.ErrTransactionOutcomeUnknown.
 func (p *TransactionalProducer) CommitTransaction(ctx context.Context) error {
 	if err := p.cl.Flush(ctx); err != nil {
 		return err
 	}
-	return p.cl.EndTransaction(ctx, kgo.TryCommit)
+	err := p.cl.EndTransaction(ctx, kgo.TryCommit)
+	if err == nil || errors.Is(err, kerr.OperationNotAttempted) || errors.Is(err, kerr.TransactionAbortable) {
+		return err
+	}
+	if ke, ok := errors.AsType[*kerr.Error](err); ok && !ke.Retriable && ke.Code != kerr.UnknownServerError.Code {
+		return err // the coordinator refused the commit
+	}
+	return fmt.Errorf("%w: %w", connect.ErrTransactionOutcomeUnknown, err)
 }
 
 func (p *TransactionalProducer) AbortTransaction(ctx context.Context) error {
@@ -156,6 +201,72 @@ func (p *TransactionalProducer) AbortTransaction(ctx context.Context) error {
 		return err
 	}
 	return p.cl.EndTransaction(ctx, kgo.TryAbort)
+}
+
+// SendOffsetsToTransaction adds group's offsets partition to the transaction (AddOffsetsToTxn) and
+// commits offsets in it (TxnOffsetCommit with no member and generation -1, as the JVM producer's
+// sendOffsetsToTransaction(offsets, groupId)).
+func (p *TransactionalProducer) SendOffsetsToTransaction(ctx context.Context, group string, offsets []connect.TopicPartitionOffset) error {
+	if len(offsets) == 0 {
+		return nil
+	}
+	if !p.produced.Load() {
+		return errors.New("offsets sent to a transaction that has produced no record")
+	}
+	id, epoch, err := p.cl.ProducerID(ctx)
+	if err != nil {
+		return err
+	}
+	add := kmsg.NewPtrAddOffsetsToTxnRequest()
+	add.TransactionalID, add.ProducerID, add.ProducerEpoch, add.Group = p.id, id, epoch, group
+	for {
+		resp, err := add.RequestWith(ctx, p.cl)
+		if err != nil {
+			return fmt.Errorf("adding the offsets of group %s to the transaction: %w", group, err)
+		}
+		err = kerr.ErrorForCode(resp.ErrorCode)
+		if errors.Is(err, kerr.ConcurrentTransactions) { // the previous transaction is still being completed
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(20 * time.Millisecond):
+			}
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("adding the offsets of group %s to the transaction: %w", group, err)
+		}
+		break
+	}
+	commit := kmsg.NewPtrTxnOffsetCommitRequest()
+	commit.TransactionalID, commit.Group, commit.ProducerID, commit.ProducerEpoch = p.id, group, id, epoch
+	commit.Generation, commit.MemberID = -1, ""
+	byTopic := map[string]int{}
+	for _, o := range offsets {
+		i, ok := byTopic[o.Topic]
+		if !ok {
+			i = len(commit.Topics)
+			byTopic[o.Topic] = i
+			t := kmsg.NewTxnOffsetCommitRequestTopic()
+			t.Topic = o.Topic
+			commit.Topics = append(commit.Topics, t)
+		}
+		part := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+		part.Partition, part.Offset, part.LeaderEpoch = o.Partition, o.Offset, -1
+		commit.Topics[i].Partitions = append(commit.Topics[i].Partitions, part)
+	}
+	resp, err := commit.RequestWith(ctx, p.cl)
+	if err != nil {
+		return fmt.Errorf("committing the offsets of group %s in the transaction: %w", group, err)
+	}
+	for _, t := range resp.Topics {
+		for _, part := range t.Partitions {
+			if err := kerr.ErrorForCode(part.ErrorCode); err != nil {
+				return fmt.Errorf("committing the offset of %s-%d for group %s in the transaction: %w", t.Topic, part.Partition, group, err)
+			}
+		}
+	}
+	return nil
 }
 
 // TopicAdmin is connect.TopicAdmin on a franz-go client.

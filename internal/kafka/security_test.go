@@ -267,8 +267,25 @@ func factoryRoundTrip(t *testing.T, props map[string]string) {
 	require.NoError(t, tx.AbortTransaction(ctx))
 	require.NoError(t, tx.BeginTransaction())
 	require.NoError(t, tx.Produce(ctx, &connect.ProducerRecord{Topic: topic, Partition: 0, Value: []byte("committed")}))
+	group := kafkatest.UniqueName(t, "txgroup")
+	require.NoError(t, tx.SendOffsetsToTransaction(ctx, group, []connect.TopicPartitionOffset{{Topic: topic, Partition: 0, Offset: 7}}))
 	require.NoError(t, tx.CommitTransaction(ctx))
 	tx.Close()
+
+	admin, err = clients.NewTopicAdmin(props)
+	require.NoError(t, err, "admin")
+	offs, err := admin.GroupOffsets(ctx, group, topic)
+	require.NoError(t, err)
+	require.Equal(t, map[int32]int64{0: 7}, offs, "offsets sent to the committed transaction")
+	admin.Close()
+
+	reader, err := clients.NewTopicReader(props, connect.TopicReaderSpec{Topic: topic, ReadCommitted: true,
+		Partitions: map[int32]connect.ReadPosition{0: {Offset: connect.ReadFromStart}}})
+	require.NoError(t, err, "topic reader")
+	recs, err := reader.Poll(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "committed", string(recs[0].Value), "read_committed skips the aborted record")
+	reader.Close()
 
 	cl, err := Open(ctx, props, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()))

@@ -40,11 +40,15 @@ var (
 		Name: "partition_committed_offset", Help: "Last offset committed to the connector's consumer group, per partition."}, []string{"connector", "task", "topic", "partition"})
 	CommittedLag = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "connectd", Subsystem: "sink",
 		Name: "partition_committed_lag_records", Help: "High watermark minus the offset committed to the connector's consumer group, per partition (the group's lag)."}, []string{"connector", "task", "topic", "partition"})
+	TopicRetention = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "connectd", Subsystem: "sink",
+		Name: "topic_retention_seconds", Help: "retention.ms of a topic the connector consumes, in seconds (+Inf: kept without a time bound)."}, []string{"connector", "topic"})
+	TopicRetentionShort = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "connectd", Subsystem: "sink",
+		Name: "topic_retention_short", Help: "1 when the topic's retention is shorter than connectd.topic.retention.required.ms, else 0."}, []string{"connector", "topic"})
 )
 
 func init() {
 	Registry.MustRegister(RecordsRead, RecordsSent, PutBatch, Commits, CommitFailures, RecordErrors, RecordsSkipped,
-		DLQProduced, Lag, Committed, CommittedLag, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		DLQProduced, Lag, Committed, CommittedLag, TopicRetention, TopicRetentionShort, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 }
 
 // Handler serves the registry in the Prometheus text format.
@@ -106,4 +110,19 @@ func (t *Task) Forget() {
 	Committed.DeletePartialMatch(m)
 	CommittedLag.DeletePartialMatch(m)
 	RecordErrors.DeletePartialMatch(m)
+	if t.task == "0" {
+		c := prometheus.Labels{"connector": t.connector}
+		TopicRetention.DeletePartialMatch(c)
+		TopicRetentionShort.DeletePartialMatch(c)
+	}
+}
+
+// SetTopicRetention records the retention of a topic a connector consumes and whether it is too short.
+func SetTopicRetention(connector, topic string, seconds float64, short bool) {
+	TopicRetention.WithLabelValues(connector, topic).Set(seconds)
+	v := 0.0
+	if short {
+		v = 1
+	}
+	TopicRetentionShort.WithLabelValues(connector, topic).Set(v)
 }

@@ -10,8 +10,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/IBM/sarama"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/internal/backoff"
 	"github.com/connectd/connectd/internal/kafka"
 )
@@ -29,38 +32,32 @@ type TopicSpec struct {
 
 // EnsureTopic creates the topic compacted if missing, and refuses an existing one whose cleanup.policy is not
 // exactly "compact" (or, for the config topic, that has more than one partition), as the JVM worker does.
-func EnsureTopic(ctx context.Context, admin sarama.ClusterAdmin, spec TopicSpec) error {
-	metas, err := admin.DescribeTopics([]string{spec.Name})
+func EnsureTopic(ctx context.Context, cl *kgo.Client, spec TopicSpec) error {
+	admin := kadm.NewClient(cl)
+	parts, exists, err := topicPartitions(ctx, admin, spec.Name)
 	if err != nil {
-		return err
+		return fmt.Errorf("store: describing topic %s: %w", spec.Name, err)
 	}
-	exists := len(metas) == 1 && !errors.Is(metas[0].Err, sarama.ErrUnknownTopicOrPartition) && metas[0].Err == sarama.ErrNoError
 	if !exists {
-		entries := map[string]*string{}
+		configs := map[string]string{}
 		for k, v := range spec.Configs {
 			if k == "cleanup.policy" { // the JVM ignores a cleanup.policy given through <prefix>.*
 				continue
 			}
-			v := v
-			entries[k] = &v
+			configs[k] = v
 		}
-		compact := "compact"
-		entries["cleanup.policy"] = &compact
-		parts := spec.Partitions
+		configs["cleanup.policy"] = "compact"
+		n := spec.Partitions
 		if spec.SinglePartition {
-			parts = 1
+			n = 1
 		}
-		err := admin.CreateTopic(spec.Name, &sarama.TopicDetail{NumPartitions: parts, ReplicationFactor: spec.Replication, ConfigEntries: entries}, false)
-		if err != nil && !errors.Is(err, sarama.ErrTopicAlreadyExists) {
-			var te *sarama.TopicError
-			if !errors.As(err, &te) || te.Err != sarama.ErrTopicAlreadyExists {
-				return fmt.Errorf("store: creating topic %s: %w", spec.Name, err)
-			}
+		if err := kafka.EnsureTopic(ctx, cl, connect.TopicSpec{Name: spec.Name, Partitions: n, ReplicationFactor: spec.Replication, Configs: configs}); err != nil {
+			return fmt.Errorf("store: %w", err)
 		}
 		// a new topic takes a moment to show up everywhere
 		for i := 0; ; i++ {
-			metas, err = admin.DescribeTopics([]string{spec.Name})
-			if err == nil && len(metas) == 1 && metas[0].Err == sarama.ErrNoError && len(metas[0].Partitions) > 0 {
+			parts, exists, err = topicPartitions(ctx, admin, spec.Name)
+			if err == nil && exists && parts > 0 {
 				break
 			}
 			if i == 50 {
@@ -71,27 +68,21 @@ func EnsureTopic(ctx context.Context, admin sarama.ClusterAdmin, spec TopicSpec)
 			}
 		}
 	}
-	if spec.SinglePartition && len(metas) == 1 && len(metas[0].Partitions) > 1 {
+	if spec.SinglePartition && parts > 1 {
 		return fmt.Errorf("Topic '%s' supplied via the '%s' property is required to have a single partition in order to guarantee consistency of connector configurations, but found %d partitions.",
-			spec.Name, spec.Property, len(metas[0].Partitions))
+			spec.Name, spec.Property, parts)
 	}
-	var cfg []sarama.ConfigEntry
+	var policy string
 	for i := 0; ; i++ {
-		cfg, err = describeTopicConfig(admin, sarama.ConfigResource{Type: sarama.TopicResource, Name: spec.Name, ConfigNames: []string{"cleanup.policy"}})
+		policy, err = topicConfig(ctx, admin, spec.Name, "cleanup.policy")
 		if err == nil {
 			break
 		}
-		if i == 50 || !errors.Is(err, sarama.ErrUnknownTopicOrPartition) {
+		if i == 50 || !errors.Is(err, kerr.UnknownTopicOrPartition) {
 			return fmt.Errorf("store: describing topic %s: %w", spec.Name, err)
 		}
 		if serr := backoff.Sleep(ctx, 200*time.Millisecond); serr != nil {
 			return fmt.Errorf("store: describing topic %s: %w", spec.Name, errors.Join(err, serr))
-		}
-	}
-	policy := ""
-	for _, e := range cfg {
-		if e.Name == "cleanup.policy" {
-			policy = e.Value
 		}
 	}
 	if policy != "compact" {
@@ -113,12 +104,11 @@ type Record struct {
 // Log is a KafkaBasedLog: it consumes every partition of a topic from the beginning, hands each record to
 // apply (serially, in offset order per partition), and produces with acks=all.
 type Log struct {
-	client   sarama.Client // producer, offsets and metadata
-	cclient  sarama.Client // consumer only: its fetches wait up to fetch.max.wait.ms on the broker
-	topic    string
-	apply    func(Record)
-	producer sarama.SyncProducer
-	consumer sarama.Consumer
+	client  *kgo.Client // producer, offsets and metadata
+	cclient *kgo.Client // consumer only: its fetches wait up to fetch.max.wait.ms on the broker
+	props   map[string]string
+	topic   string
+	apply   func(Record)
 
 	mu       sync.Mutex
 	cond     *sync.Cond
@@ -130,56 +120,69 @@ type Log struct {
 	failures error
 }
 
-// NewLog prepares a log on topic with its own clients built from brokers and base (cloned): producer acks=all,
-// one request in flight, no idempotence, and the Java client's murmur2 partitioner so keys land on the
-// partitions a JVM worker would use. The consumer has a client (connections) of its own, as the JVM's
-// KafkaBasedLog has a producer and a consumer: with one request in flight per connection, a write sharing
-// the consumer's connection would wait behind its long-polling fetch (up to 500 ms per write).
-func NewLog(brokers []string, base *sarama.Config, topic string, apply func(Record)) (*Log, error) {
-	c := *base
-	c.Producer.RequiredAcks = sarama.WaitForAll
-	c.Producer.Return.Successes = true
-	c.Producer.Return.Errors = true
-	c.Producer.Idempotent = false
-	c.Net.MaxOpenRequests = 1
-	c.Producer.Retry.Max = 10
-	c.Producer.Partitioner = sarama.NewMurmur2Partitioner
-	c.Consumer.Offsets.AutoCommit.Enable = false
-	c.Consumer.Return.Errors = true
-	client, err := kafka.NewClient(brokers, &c)
+// logProducer is the producer of the JVM's KafkaBasedLog for the internal topics: acks=all, no idempotence
+// and one request in flight, so that records stay in order through retries. Records are partitioned by the
+// murmur2 hash of their keys, as the Java client's default partitioner, so keys land on the partitions a JVM
+// worker would use.
+var logProducer = map[string]string{"acks": "all", "enable.idempotence": "false"}
+
+// NewLog prepares a log on topic with its own clients built from the worker's client properties (the same
+// translation as every other client). The consumer has a client (connections) of its own, as the JVM's
+// KafkaBasedLog has a producer and a consumer, so that a write does not wait behind a long-polling fetch.
+func NewLog(props map[string]string, topic string, apply func(Record)) (*Log, error) {
+	popts, err := kafka.ProducerOpts(logProducer)
 	if err != nil {
 		return nil, err
 	}
-	cclient, err := kafka.NewClient(brokers, &c)
+	ctx := context.Background()
+	client, err := kafka.Open(ctx, props, append(popts, kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil)))...)
 	if err != nil {
-		client.Close()
 		return nil, err
 	}
-	l := &Log{client: client, cclient: cclient, topic: topic, apply: apply, next: map[int32]int64{},
-		written: map[int32]int64{}}
+	l := &Log{client: client, props: props, topic: topic, apply: apply, next: map[int32]int64{}, written: map[int32]int64{}}
 	l.cond = sync.NewCond(&l.mu)
 	return l, nil
 }
 
 // Client is the log's own client (for admin calls).
-func (l *Log) Client() sarama.Client { return l.client }
+func (l *Log) Client() *kgo.Client { return l.client }
+
+// endOffsets lists the end offset of every partition of the topic; it fails unless every partition answers.
+func (l *Log) endOffsets(ctx context.Context) (map[int32]int64, error) {
+	admin := kadm.NewClient(l.client)
+	parts, exists, err := topicPartitions(ctx, admin, l.topic)
+	if err != nil {
+		return nil, err
+	}
+	if !exists || parts == 0 {
+		return nil, fmt.Errorf("store: topic %s: %w", l.topic, kerr.UnknownTopicOrPartition)
+	}
+	listed, err := admin.ListEndOffsets(ctx, l.topic)
+	if err != nil {
+		return nil, err
+	}
+	ends := map[int32]int64{}
+	for p := int32(0); p < int32(parts); p++ {
+		o, ok := listed.Lookup(l.topic, p)
+		if !ok {
+			return nil, fmt.Errorf("store: topic %s partition %d: no end offset", l.topic, p)
+		}
+		if o.Err != nil {
+			return nil, fmt.Errorf("store: topic %s partition %d: %w", l.topic, p, o.Err)
+		}
+		ends[p] = o.Offset
+	}
+	return ends, nil
+}
 
 // Start begins consuming every partition from the earliest offset and returns once everything present at
 // the start has been applied (read to end before serving).
 func (l *Log) Start(ctx context.Context) error {
 	// a just-created topic may not have leaders everywhere yet: wait until every partition answers
-	var parts []int32
+	var ends map[int32]int64
 	var err error
 	for i := 0; ; i++ {
-		_ = l.client.RefreshMetadata(l.topic)
-		if parts, err = l.client.Partitions(l.topic); err == nil {
-			for _, p := range parts {
-				if _, err = l.client.GetOffset(l.topic, p, sarama.OffsetNewest); err != nil {
-					break
-				}
-			}
-		}
-		if err == nil {
+		if ends, err = l.endOffsets(ctx); err == nil {
 			break
 		}
 		if i == 100 {
@@ -189,56 +192,56 @@ func (l *Log) Start(ctx context.Context) error {
 			return errors.Join(err, serr)
 		}
 	}
-	if l.consumer, err = sarama.NewConsumerFromClient(l.cclient); err != nil {
+	parts := map[int32]kgo.Offset{}
+	for p := range ends {
+		parts[p] = kgo.NewOffset().AtStart()
+		l.mu.Lock()
+		l.next[p] = 0
+		l.mu.Unlock()
+	}
+	copts, err := kafka.ClientOpts(l.props)
+	if err != nil {
 		return err
 	}
-	if l.producer, err = sarama.NewSyncProducerFromClient(l.client); err != nil {
+	// the JVM consumer's fetch.max.wait.ms, and read_uncommitted as the JVM's KafkaBasedLog without
+	// exactly-once source support
+	copts = append(copts, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{l.topic: parts}), kgo.FetchMaxWait(500*time.Millisecond))
+	if l.cclient, err = kgo.NewClient(copts...); err != nil {
 		return err
 	}
 	rctx, cancel := context.WithCancel(context.Background())
 	l.stop = cancel
-	for _, p := range parts {
-		pc, err := l.consumer.ConsumePartition(l.topic, p, sarama.OffsetOldest)
-		if err != nil {
-			cancel()
-			return err
-		}
-		l.mu.Lock()
-		l.next[p] = 0
-		l.mu.Unlock()
-		l.wg.Add(1)
-		go l.consume(rctx, p, pc)
-	}
-	return l.ReadToEnd(ctx)
+	l.wg.Add(1)
+	go l.consume(rctx)
+	return l.readTo(ctx, ends)
 }
 
-func (l *Log) consume(ctx context.Context, p int32, pc sarama.PartitionConsumer) {
+func (l *Log) consume(ctx context.Context) {
 	defer l.wg.Done()
-	defer pc.Close()
 	for {
-		select {
-		case <-ctx.Done():
+		fetches := l.cclient.PollFetches(ctx)
+		if ctx.Err() != nil || fetches.IsClientClosed() {
 			return
-		case err, ok := <-pc.Errors():
-			if !ok {
-				return
-			}
+		}
+		fetches.EachError(func(_ string, _ int32, err error) {
 			l.mu.Lock()
 			l.failures = err
 			l.mu.Unlock()
-		case m, ok := <-pc.Messages():
-			if !ok {
+		})
+		fetches.EachPartition(func(p kgo.FetchTopicPartition) {
+			if len(p.Records) == 0 {
 				return
 			}
-			r := Record{Key: string(m.Key), Value: m.Value, Partition: m.Partition, Offset: m.Offset, Timestamp: m.Timestamp}
 			l.applyMu.Lock()
-			l.apply(r)
+			for _, m := range p.Records {
+				l.apply(Record{Key: string(m.Key), Value: m.Value, Partition: m.Partition, Offset: m.Offset, Timestamp: m.Timestamp})
+			}
 			l.applyMu.Unlock()
 			l.mu.Lock()
-			l.next[p] = m.Offset + 1
+			l.next[p.Partition] = p.Records[len(p.Records)-1].Offset + 1
 			l.cond.Broadcast()
 			l.mu.Unlock()
-		}
+		})
 	}
 }
 
@@ -256,24 +259,26 @@ func (l *Log) ReadWritten(ctx context.Context) error {
 
 // ReadToEnd waits until every record written before the call has been applied.
 func (l *Log) ReadToEnd(ctx context.Context) error {
-	ends := map[int32]int64{}
 	l.mu.Lock()
-	parts := make([]int32, 0, len(l.next))
-	for p := range l.next {
-		parts = append(parts, p)
+	reading := len(l.next) > 0
+	l.mu.Unlock()
+	if !reading {
+		return nil
+	}
+	ends, err := l.endOffsets(ctx)
+	for i := 0; err != nil && i < 20 && backoff.Sleep(ctx, 100*time.Millisecond) == nil; i++ {
+		ends, err = l.endOffsets(ctx)
+	}
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	for p := range ends {
+		if _, read := l.next[p]; !read {
+			delete(ends, p) // added after Start: not consumed by this log, as the JVM's
+		}
 	}
 	l.mu.Unlock()
-	for _, p := range parts {
-		off, err := l.client.GetOffset(l.topic, p, sarama.OffsetNewest)
-		for i := 0; err != nil && i < 20 && backoff.Sleep(ctx, 100*time.Millisecond) == nil; i++ {
-			_ = l.client.RefreshMetadata(l.topic)
-			off, err = l.client.GetOffset(l.topic, p, sarama.OffsetNewest)
-		}
-		if err != nil {
-			return err
-		}
-		ends[p] = off
-	}
 	return l.readTo(ctx, ends)
 }
 
@@ -312,29 +317,17 @@ func (l *Log) readTo(ctx context.Context, ends map[int32]int64) error {
 // ErrWriteTimeout is returned when a write was not acknowledged within the log's write timeout.
 var ErrWriteTimeout = errors.New("store: write not acknowledged in time")
 
-func (l *Log) message(key string, value []byte) *sarama.ProducerMessage {
-	msg := &sarama.ProducerMessage{Topic: l.topic, Key: sarama.StringEncoder(key)}
-	if value != nil {
-		msg.Value = sarama.ByteEncoder(value)
-	}
-	return msg
+func (l *Log) record(key string, value []byte) *kgo.Record {
+	return &kgo.Record{Topic: l.topic, Key: []byte(key), Value: value}
 }
 
 // Send writes key=value (nil value = tombstone) and waits for the broker's acknowledgement.
 func (l *Log) Send(key string, value []byte) (int32, int64, error) {
-	msg := l.message(key, value)
-	var part int32
-	var off int64
-	err := l.bounded(context.Background(), func() (err error) {
-		if part, off, err = l.producer.SendMessage(msg); err == nil {
-			l.wrote(msg)
-		}
-		return err
-	})
-	if err != nil {
+	r := l.record(key, value)
+	if err := l.produce(context.Background(), r); err != nil {
 		return 0, 0, err
 	}
-	return part, off, nil
+	return r.Partition, r.Offset, nil
 }
 
 // SendAll writes records in order in one batch: one produce request per partition (one request in flight,
@@ -344,32 +337,30 @@ func (l *Log) SendAll(recs []Record) error { return l.SendAllContext(context.Bac
 // SendAllContext is SendAll that stops waiting for the acknowledgement when ctx ends (ErrWriteTimeout): the
 // write may still land after that, and callers treat it as an unknown outcome.
 func (l *Log) SendAllContext(ctx context.Context, recs []Record) error {
-	msgs := make([]*sarama.ProducerMessage, len(recs))
+	rs := make([]*kgo.Record, len(recs))
 	for i, r := range recs {
-		msgs[i] = l.message(r.Key, r.Value)
+		rs[i] = l.record(r.Key, r.Value)
 	}
-	return l.bounded(ctx, func() error {
-		err := l.producer.SendMessages(msgs)
+	return l.produce(ctx, rs...)
+}
+
+// produce sends records and waits for their acknowledgement until ctx ends. The records themselves are
+// bounded by the JVM producer's delivery.timeout.ms, not by ctx: a write the caller stopped waiting for may
+// still land.
+func (l *Log) produce(ctx context.Context, rs ...*kgo.Record) error {
+	delivery, err := kafka.DeliveryTimeout(nil)
+	if err != nil {
+		return err
+	}
+	send := func() error {
+		dctx, cancel := context.WithTimeout(context.Background(), delivery)
+		defer cancel()
+		err := l.client.ProduceSync(dctx, rs...).FirstErr()
 		if err == nil {
-			l.wrote(msgs...)
+			l.wrote(rs...)
 		}
 		return err
-	})
-}
-
-// wrote records acknowledged writes for ReadWritten.
-func (l *Log) wrote(msgs ...*sarama.ProducerMessage) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, m := range msgs {
-		if m.Offset+1 > l.written[m.Partition] {
-			l.written[m.Partition] = m.Offset + 1
-		}
 	}
-}
-
-// bounded runs a producer call, waiting for it until ctx ends.
-func (l *Log) bounded(ctx context.Context, send func() error) error {
 	if ctx.Done() == nil {
 		return send()
 	}
@@ -383,18 +374,29 @@ func (l *Log) bounded(ctx context.Context, send func() error) error {
 	}
 }
 
+// wrote records acknowledged writes for ReadWritten.
+func (l *Log) wrote(rs ...*kgo.Record) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, r := range rs {
+		if r.Offset+1 > l.written[r.Partition] {
+			l.written[r.Partition] = r.Offset + 1
+		}
+	}
+}
+
 // Close stops consuming and closes the clients.
 func (l *Log) Close() error {
 	if l.stop != nil {
 		l.stop()
 	}
+	if l.cclient != nil {
+		l.cclient.Close()
+	}
 	l.wg.Wait()
-	if l.producer != nil {
-		_ = l.producer.Close()
-	}
-	if l.consumer != nil {
-		_ = l.consumer.Close()
-	}
-	_ = l.cclient.Close()
-	return l.client.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_ = l.client.Flush(ctx)
+	l.client.Close()
+	return nil
 }

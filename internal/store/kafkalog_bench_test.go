@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/IBM/sarama"
+	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
 )
@@ -15,20 +15,14 @@ import (
 //
 //	scripts/with-kafka.sh go test -run '^$' -bench LogWriteReadBack ./internal/store/
 func BenchmarkLogWriteReadBack(b *testing.B) {
-	c := sarama.NewConfig()
-	c.Version = sarama.V3_6_0_0
 	topic := fmt.Sprintf("bench-log-%d", time.Now().UnixNano())
-	lg, err := NewLog([]string{kafkatest.Bootstrap(b)}, c, topic, func(Record) {})
+	lg, err := NewLog(map[string]string{"bootstrap.servers": kafkatest.Bootstrap(b)}, topic, func(Record) {})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer lg.Close()
-	a, err := sarama.NewClusterAdminFromClient(lg.Client())
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := a.CreateTopic(topic, &sarama.TopicDetail{NumPartitions: 1, ReplicationFactor: 1}, false); err != nil {
-		b.Fatal(err)
+	if resp, err := kadm.NewClient(lg.Client()).CreateTopic(b.Context(), 1, 1, nil, topic); err != nil || resp.Err != nil {
+		b.Fatal(err, resp.Err)
 	}
 	if err := lg.Start(b.Context()); err != nil {
 		b.Fatal(err)

@@ -23,7 +23,7 @@ func TestLogPartitionsKeysAsTheJVM(t *testing.T) {
 	for i, parts := range []int32{5, 25} {
 		topic := uniq("connect-partitions")
 		require.NoError(t, EnsureTopic(context.Background(), admin(t, addr), TopicSpec{Name: topic, Property: "status.storage.topic", Partitions: parts, Replication: 1}))
-		lg, err := NewLog([]string{addr}, saramaConfig(), topic, func(Record) {})
+		lg, err := NewLog(clientProps(addr), topic, func(Record) {})
 		require.NoError(t, err)
 		require.NoError(t, lg.Start(context.Background()))
 		for key, p := range want {

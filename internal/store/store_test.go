@@ -7,8 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/internal/state"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
@@ -18,17 +19,20 @@ func TestMain(m *testing.M) { kafkatest.Main(m) }
 
 func bootstrap(t *testing.T) string { return kafkatest.Bootstrap(t) }
 
-func saramaConfig() *sarama.Config {
-	c := sarama.NewConfig()
-	c.Version = sarama.V3_6_0_0
-	return c
+func clientProps(addr string) map[string]string { return map[string]string{"bootstrap.servers": addr} }
+
+func admin(t *testing.T, addr string) *kgo.Client {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	require.NoError(t, err)
+	t.Cleanup(cl.Close)
+	return cl
 }
 
-func admin(t *testing.T, addr string) sarama.ClusterAdmin {
-	a, err := sarama.NewClusterAdmin([]string{addr}, saramaConfig())
+// createTopic creates a topic as an operator would, outside the stores.
+func createTopic(t *testing.T, cl *kgo.Client, name string, partitions int32, configs map[string]*string) {
+	resp, err := kadm.NewClient(cl).CreateTopic(context.Background(), partitions, 1, configs, name)
 	require.NoError(t, err)
-	t.Cleanup(func() { a.Close() })
-	return a
+	require.NoError(t, resp.Err)
 }
 
 func uniq(prefix string) string { return fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano()) }
@@ -40,29 +44,29 @@ func TestEnsureTopic(t *testing.T) {
 	spec := TopicSpec{Name: name, Property: "config.storage.topic", Partitions: 1, Replication: 1, SinglePartition: true,
 		Configs: map[string]string{"cleanup.policy": "delete", "min.insync.replicas": "1"}}
 	require.NoError(t, EnsureTopic(context.Background(), ad, spec))
-	cfg, err := describeTopicConfig(ad, sarama.ConfigResource{Type: sarama.TopicResource, Name: name, ConfigNames: []string{"cleanup.policy"}})
+	policy, err := topicConfig(context.Background(), kadm.NewClient(ad), name, "cleanup.policy")
 	require.NoError(t, err)
-	require.Equal(t, "compact", cfg[0].Value, "a cleanup.policy given through config.storage.* is ignored")
+	require.Equal(t, "compact", policy, "a cleanup.policy given through config.storage.* is ignored")
 	require.NoError(t, EnsureTopic(context.Background(), ad, spec), "existing compacted topic accepted")
 
 	del := "delete"
 	bad := uniq("connect-status-bad")
-	require.NoError(t, ad.CreateTopic(bad, &sarama.TopicDetail{NumPartitions: 1, ReplicationFactor: 1, ConfigEntries: map[string]*string{"cleanup.policy": &del}}, false))
+	createTopic(t, ad, bad, 1, map[string]*string{"cleanup.policy": &del})
 	err = EnsureTopic(context.Background(), ad, TopicSpec{Name: bad, Property: "status.storage.topic", Partitions: 5, Replication: 1})
 	require.ErrorContains(t, err, "is required to have 'cleanup.policy=compact'")
 	require.ErrorContains(t, err, "'cleanup.policy=delete'")
 
 	two := uniq("connect-configs-2p")
 	compact := "compact"
-	require.NoError(t, ad.CreateTopic(two, &sarama.TopicDetail{NumPartitions: 2, ReplicationFactor: 1, ConfigEntries: map[string]*string{"cleanup.policy": &compact}}, false))
+	createTopic(t, ad, two, 2, map[string]*string{"cleanup.policy": &compact})
 	err = EnsureTopic(context.Background(), ad, TopicSpec{Name: two, Property: "config.storage.topic", Partitions: 1, Replication: 1, SinglePartition: true})
 	require.ErrorContains(t, err, "required to have a single partition")
 
 	status := uniq("connect-status")
 	require.NoError(t, EnsureTopic(context.Background(), ad, TopicSpec{Name: status, Property: "status.storage.topic", Partitions: 5, Replication: 1}))
-	md, err := ad.DescribeTopics([]string{status})
+	md, err := kadm.NewClient(ad).ListTopics(context.Background(), status)
 	require.NoError(t, err)
-	require.Len(t, md[0].Partitions, 5)
+	require.Len(t, md[status].Partitions, 5)
 }
 
 type recListener struct {
@@ -86,7 +90,7 @@ func (l *recListener) SessionKeyUpdated(SessionKey) { l.add("session-key") }
 
 func openConfig(t *testing.T, addr, topic string, l ConfigListener) (*ConfigStore, *Log) {
 	s := NewConfigStore(l)
-	lg, err := NewLog([]string{addr}, saramaConfig(), topic, s.Apply)
+	lg, err := NewLog(clientProps(addr), topic, s.Apply)
 	require.NoError(t, err)
 	s.SetLog(lg)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -159,21 +163,18 @@ func TestConfigStoreRoundTrip(t *testing.T) {
 }
 
 func readAll(t *testing.T, addr, topic string) [][2]string {
-	c, err := sarama.NewConsumer([]string{addr}, saramaConfig())
-	require.NoError(t, err)
-	defer c.Close()
-	pc, err := c.ConsumePartition(topic, 0, sarama.OffsetOldest)
-	require.NoError(t, err)
-	defer pc.Close()
-	cl, err := sarama.NewClient([]string{addr}, saramaConfig())
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}))
 	require.NoError(t, err)
 	defer cl.Close()
-	end, err := cl.GetOffset(topic, 0, sarama.OffsetNewest)
+	ends, err := kadm.NewClient(cl).ListEndOffsets(context.Background(), topic)
 	require.NoError(t, err)
+	end, _ := ends.Lookup(topic, 0)
+	require.NoError(t, end.Err)
 	var out [][2]string
-	for int64(len(out)) < end {
-		m := <-pc.Messages()
-		out = append(out, [2]string{string(m.Key), string(m.Value)})
+	for int64(len(out)) < end.Offset {
+		cl.PollFetches(context.Background()).EachRecord(func(m *kgo.Record) {
+			out = append(out, [2]string{string(m.Key), string(m.Value)})
+		})
 	}
 	return out
 }
@@ -184,7 +185,7 @@ func TestStatusStore(t *testing.T) {
 	require.NoError(t, EnsureTopic(context.Background(), admin(t, addr), TopicSpec{Name: topic, Property: "status.storage.topic", Partitions: 5, Replication: 1}))
 	open := func() (*StatusStore, *Log) {
 		s := NewStatusStore()
-		lg, err := NewLog([]string{addr}, saramaConfig(), topic, s.Apply)
+		lg, err := NewLog(clientProps(addr), topic, s.Apply)
 		require.NoError(t, err)
 		s.SetLog(lg)
 		require.NoError(t, lg.Start(context.Background()))

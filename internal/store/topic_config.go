@@ -1,23 +1,47 @@
 package store
 
-import "github.com/IBM/sarama"
+import (
+	"context"
+	"errors"
 
-// describeTopicConfig returns the entries of one resource's configuration, failing with the resource's own
-// error code (a *sarama.DescribeConfigError) as sarama's deprecated ClusterAdmin.DescribeConfig did.
-func describeTopicConfig(admin sarama.ClusterAdmin, resource sarama.ConfigResource) ([]sarama.ConfigEntry, error) {
-	results, err := admin.DescribeConfigs([]*sarama.ConfigResource{&resource}, sarama.DescribeConfigsOptions{})
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// topicPartitions returns how many partitions topic has, and whether it exists.
+func topicPartitions(ctx context.Context, admin *kadm.Client, topic string) (int, bool, error) {
+	details, err := admin.ListTopics(ctx, topic)
 	if err != nil {
-		return nil, err
+		return 0, false, err
 	}
-	var entries []sarama.ConfigEntry
-	for _, r := range results {
-		if r.Name != resource.Name {
-			continue
-		}
-		if r.ErrorCode != 0 {
-			return nil, &sarama.DescribeConfigError{Err: r.ErrorCode, ErrMsg: r.ErrorMsg}
-		}
-		entries = append(entries, r.Configs...)
+	d, ok := details[topic]
+	switch {
+	case !ok, errors.Is(d.Err, kerr.UnknownTopicOrPartition):
+		return 0, false, nil
+	case d.Err != nil:
+		return 0, false, d.Err
 	}
-	return entries, nil
+	return len(d.Partitions), true, nil
+}
+
+// topicConfig returns the value of one configuration of topic (empty if unset), failing with the topic's own
+// error code (UNKNOWN_TOPIC_OR_PARTITION for a topic not known yet).
+func topicConfig(ctx context.Context, admin *kadm.Client, topic, name string) (string, error) {
+	rcs, err := admin.DescribeTopicConfigs(ctx, topic)
+	if err != nil {
+		return "", err
+	}
+	rc, err := rcs.On(topic, nil)
+	if err != nil {
+		return "", err
+	}
+	if rc.Err != nil {
+		return "", rc.Err
+	}
+	for _, c := range rc.Configs {
+		if c.Key == name && c.Value != nil {
+			return *c.Value, nil
+		}
+	}
+	return "", nil
 }

@@ -45,6 +45,11 @@ const (
 // process's file handles.
 const TasksMaxPerWorkerKey = "connectd.tasks.max.limit"
 
+// RetentionRequiredKey (connectd's own worker key) is the replay window the topics that sink connectors consume
+// must keep: a topic whose retention.ms is shorter gets a warning and connectd_sink_topic_retention_short=1.
+// 0 leaves the check to the metric connectd_sink_topic_retention_seconds alone.
+const RetentionRequiredKey = "connectd.topic.retention.required.ms"
+
 // DefaultTasksMaxPerWorker is generous: far more tasks than one worker runs well.
 const DefaultTasksMaxPerWorker = 1000
 
@@ -75,6 +80,7 @@ func WorkerConfigDef() *connect.ConfigDef {
 		Define(connect.ConfigKey{Name: RESTIdleTimeoutKey, Type: connect.ConfigLong, Default: int64(30000), Validator: connect.AtLeast(1), Importance: connect.Low}).
 		Define(connect.ConfigKey{Name: RESTMaxConnectionsKey, Type: connect.ConfigInt, Default: -1, Validator: connect.AtLeast(-1), Importance: connect.Low}).
 		Define(connect.ConfigKey{Name: TasksMaxPerWorkerKey, Type: connect.ConfigInt, Default: DefaultTasksMaxPerWorker, Validator: connect.AtLeast(1), Importance: connect.Low}).
+		Define(connect.ConfigKey{Name: RetentionRequiredKey, Type: connect.ConfigLong, Default: int64(0), Validator: connect.AtLeast(0), Importance: connect.Low}).
 		Define(connect.ConfigKey{Name: configprovider.ProvidersKey, Type: connect.ConfigList, Default: "", Importance: connect.Low})
 }
 
@@ -113,6 +119,8 @@ type Config struct {
 	RESTMaxConnections int
 	// TasksMaxLimit bounds the tasks.max connectors may ask for (TasksMaxPerWorkerKey).
 	TasksMaxLimit int
+	// RetentionRequired is the replay window consumed topics must keep (RetentionRequiredKey); 0: no warning.
+	RetentionRequired time.Duration
 	// Distributed is set by the distributed runner (tasks of a connector may run in several processes).
 	Distributed bool
 }
@@ -161,6 +169,7 @@ func ParseConfig(props map[string]string) (*Config, error) {
 		RESTIdleTimeout:        time.Duration(c.Long(RESTIdleTimeoutKey)) * time.Millisecond,
 		RESTMaxConnections:     c.Int(RESTMaxConnectionsKey),
 		TasksMaxLimit:          c.Int(TasksMaxPerWorkerKey),
+		RetentionRequired:      time.Duration(c.Long(RetentionRequiredKey)) * time.Millisecond,
 	}
 	if p, ok := c.Get("rest.advertised.port").(int); ok {
 		wc.AdvertisedPort = p

@@ -179,6 +179,7 @@ func (st *sinkTask) runLoop(ctx context.Context) error {
 	consumeCtx, stopConsume := context.WithCancel(ctx)
 	consumeDone := make(chan struct{})
 	go st.consume(consumeCtx, consumeDone)
+	go st.watchRetention(consumeCtx)
 	defer func() {
 		stopConsume()
 		// Drain group events: the consumer leaves the group, and its revocation makes the final commit.

@@ -78,8 +78,15 @@ func icebergType(s *connect.Schema, id *int) (ice.Type, error) {
 		return ice.PrimitiveTypes.Date, nil
 	case connect.TimeName, dbzTime, dbzMicroTime, dbzNanoTime:
 		return ice.PrimitiveTypes.Time, nil
-	case connect.TimestampName, dbzTimestamp, dbzMicroTimestamp, dbzNanoTimestamp, dbzZonedTimestamp:
+	case connect.TimestampName, dbzZonedTimestamp:
+		// an instant: the Apache sink maps Connect's Timestamp to timestamptz too
 		return ice.PrimitiveTypes.TimestampTz, nil
+	case dbzTimestamp, dbzMicroTimestamp:
+		// the wall clock of a TIMESTAMP WITHOUT TIME ZONE column
+		return ice.PrimitiveTypes.Timestamp, nil
+	case dbzNanoTimestamp:
+		// timestamp (microseconds) on a table before format v3: TypeForFormat
+		return ice.PrimitiveTypes.TimestampNs, nil
 	case dbzVarDecimal, dbzZonedTime:
 		return ice.PrimitiveTypes.String, nil
 	}
@@ -149,10 +156,6 @@ func ConnectValue(s *connect.Schema, v any) any {
 		return schemalessValue(v)
 	}
 	switch s.Name {
-	case connect.DecimalName:
-		if d, ok := v.(connect.Decimal); ok {
-			return Decimal{Unscaled: d.Unscaled, Scale: d.Scale}
-		}
 	case dbzDate:
 		n, _ := ToInt64(v)
 		return time.Unix(n*86400, 0).UTC()
@@ -202,10 +205,8 @@ func ConnectValue(s *connect.Schema, v any) any {
 			out = append(out, [2]any{ConnectValue(s.KeySchema(), k), ConnectValue(s.ValueSchema(), e)})
 		}
 		return out
-	case connect.Decimal:
-		return Decimal{Unscaled: x.Unscaled, Scale: x.Scale}
 	}
-	return v
+	return v // a Decimal (connect.Decimal) as it is
 }
 
 func schemalessValue(v any) any {
@@ -233,8 +234,6 @@ func schemalessValue(v any) any {
 		return out
 	case *connect.Struct:
 		return ConnectValue(x.Schema(), x)
-	case connect.Decimal:
-		return Decimal{Unscaled: x.Unscaled, Scale: x.Scale}
 	}
 	return v
 }
@@ -256,7 +255,7 @@ func plainJSON(v any) bool {
 			}
 		}
 		return true
-	case map[any]any, *connect.Struct, connect.Decimal:
+	case map[any]any, *connect.Struct:
 		return false
 	}
 	return true

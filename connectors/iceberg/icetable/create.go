@@ -143,6 +143,14 @@ func CreateTable(ctx context.Context, cat catalog.Catalog, ident table.Identifie
 			}
 		}
 	}
+	props := ice.Properties{"format-version": "2", "write.delete.mode": "merge-on-read", "write.update.mode": "merge-on-read"}
+	for k, v := range opts.AutoCreateProps {
+		props[k] = v
+	}
+	version := formatVersion(props)
+	for i := range fields {
+		fields[i].Type = TypeForFormat(fields[i].Type, version)
+	}
 	sc := ice.NewSchemaWithIdentifiers(0, ids, fields...)
 	if err := ValidateIdentifierFields(sc, opts.IDColumns); err != nil {
 		return nil, err
@@ -150,10 +158,6 @@ func CreateTable(ctx context.Context, cat catalog.Catalog, ident table.Identifie
 	spec, err := BuildPartitionSpec(sc, opts.PartitionBy)
 	if err != nil {
 		return nil, err
-	}
-	props := ice.Properties{"format-version": "2", "write.delete.mode": "merge-on-read", "write.update.mode": "merge-on-read"}
-	for k, v := range opts.AutoCreateProps {
-		props[k] = v
 	}
 	if ns := catalog.NamespaceFromIdent(ident); len(ns) > 0 {
 		if ok, err := cat.CheckNamespaceExists(ctx, ns); err == nil && !ok {

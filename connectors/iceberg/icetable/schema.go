@@ -71,7 +71,9 @@ func (w *Writer) schemaUpdate(st *ice.StructType) func(tx *table.Transaction) *t
 	}
 	fields := make([]ice.NestedField, len(st.FieldList))
 	copy(fields, st.FieldList)
+	version := w.Tbl.Metadata().Version()
 	for i := range fields {
+		fields[i].Type = TypeForFormat(fields[i].Type, version)
 		name := fields[i].Name
 		if w.Opts.CaseInsensitive {
 			if f, ok := tsc.FindFieldByNameCaseInsensitive(name); ok {
@@ -82,8 +84,9 @@ func (w *Writer) schemaUpdate(st *ice.StructType) func(tx *table.Transaction) *t
 		if ids[name] {
 			fields[i].Required = true
 		}
-		if f, ok := tsc.FindFieldByName(name); ok && writesInto(fields[i].Type, f.Type) {
-			fields[i].Type = f.Type // e.g. an integral JSON number into a double column: no change
+		if f, ok := tsc.FindFieldByName(name); ok {
+			// e.g. an integral JSON number into a double column: no change
+			fields[i].Type = keepColumnType(fields[i].Type, f.Type, w.Opts.CaseInsensitive)
 		}
 		if f, ok := tsc.FindFieldByName(name); ok && f.Required && !fields[i].Required && !ids[name] {
 			continue

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/big"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -17,6 +15,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	ice "github.com/apache/iceberg-go"
 	"github.com/google/uuid"
+
+	"github.com/connectd/connectd/connect/values"
 )
 
 // Row is one record's value as the table layer sees it: top-level column name -> Go value.
@@ -107,7 +107,7 @@ func appendValue(bld array.Builder, dt arrow.DataType, v any) error {
 	}
 	switch b := bld.(type) {
 	case *array.BooleanBuilder:
-		x, err := toBool(v)
+		x, err := values.ToBoolean(v)
 		if err != nil {
 			return err
 		}
@@ -262,80 +262,49 @@ func appendValue(bld array.Builder, dt arrow.DataType, v any) error {
 	return nil
 }
 
-func toBool(v any) (bool, error) {
-	switch x := v.(type) {
-	case bool:
-		return x, nil
-	case string:
-		return strconv.ParseBool(x)
-	}
-	return false, fmt.Errorf("cannot convert %T to boolean", v)
-}
-
+// ToInt64 is values.ToLong as the row builder reads integers (for long and int columns, keys and versions).
+// Beyond ToLong it keeps taking what it has always taken: a float32 truncated toward zero, and an integral
+// float or an unsigned integer beyond int64's range converted as Go converts it, where ToLong reports an
+// error; a record the sink took stays taken.
 func ToInt64(v any) (int64, error) {
 	switch x := v.(type) {
-	case int:
+	case float32:
 		return int64(x), nil
-	case int8:
-		return int64(x), nil
-	case int16:
-		return int64(x), nil
-	case int32:
-		return int64(x), nil
-	case int64:
-		return x, nil
-	case uint8:
-		return int64(x), nil
-	case uint16:
-		return int64(x), nil
-	case uint32:
-		return int64(x), nil
+	case float64:
+		if x == math.Trunc(x) {
+			return int64(x), nil
+		}
 	case uint64:
 		return int64(x), nil
-	case float64:
-		if x != math.Trunc(x) {
-			return 0, fmt.Errorf("non-integral number %v", x)
-		}
-		return int64(x), nil
-	case float32:
-		return int64(x), nil
-	case json.Number:
-		return x.Int64()
-	case string:
-		return strconv.ParseInt(strings.TrimSpace(x), 10, 64)
-	case time.Time:
-		return x.UnixMilli(), nil
 	}
-	return 0, fmt.Errorf("cannot convert %T to integer", v)
+	return values.ToLong(v)
 }
 
+// toFloat64 is values.ToDouble; beyond it a time.Time is its epoch milliseconds, as ToInt64 reads it.
 func toFloat64(v any) (float64, error) {
-	switch x := v.(type) {
-	case float64:
-		return x, nil
-	case float32:
-		return float64(x), nil
-	case json.Number:
-		return x.Float64()
-	case string:
-		return strconv.ParseFloat(x, 64)
+	if t, ok := v.(time.Time); ok {
+		return float64(t.UnixMilli()), nil
 	}
-	i, err := ToInt64(v)
-	return float64(i), err
+	return values.ToDouble(v)
 }
 
+// ToString renders a value for a string column: values.AppendString for scalars, except that a time.Time
+// keeps its own zone; lists and structs as JSON.
 func ToString(v any) string {
 	switch x := v.(type) {
 	case string:
 		return x
-	case []byte:
-		return string(x)
 	case time.Time:
 		return x.Format(time.RFC3339Nano)
 	case map[string]any, []any:
 		b, _ := json.Marshal(x)
 		return string(b)
-	case fmt.Stringer:
+	}
+	var buf [32]byte
+	if b, ok := values.AppendString(buf[:0], v); ok {
+		return string(b)
+	}
+	if x, ok := v.(fmt.Stringer); ok {
 		return x.String()
 	}
 	return fmt.Sprint(v)
@@ -354,26 +323,22 @@ func toBytes(v any) ([]byte, error) {
 	return nil, fmt.Errorf("cannot convert %T to binary", v)
 }
 
-// toTime accepts time.Time, epoch millis (integers), or RFC3339/ISO strings.
+// toTime is values.ToTimestamp with text without a zone in UTC; a number is epoch milliseconds as ToInt64
+// reads it.
 func toTime(v any) (time.Time, error) {
-	switch x := v.(type) {
-	case time.Time:
-		return x, nil
-	case string:
-		for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999Z07:00", "2006-01-02 15:04:05.999999999", "2006-01-02"} {
-			if t, err := time.Parse(layout, x); err == nil {
-				return t, nil
-			}
-		}
-		return time.Time{}, fmt.Errorf("cannot parse timestamp %q", x)
+	switch v.(type) {
+	case time.Time, string:
+		return values.ToTimestamp(v, time.UTC)
 	}
 	ms, err := ToInt64(v)
 	if err != nil {
 		return time.Time{}, err
 	}
-	return time.UnixMilli(ms).UTC(), nil
+	return values.TimestampFromMillis(ms), nil
 }
 
+// toDays is a date column's days since the epoch: a time's date in UTC (values.ToDate takes the date in
+// the time's own zone), text as toTime reads it, or an integer (ToInt64) as the days, wrapped to int32.
 func toDays(v any) (int32, error) {
 	switch x := v.(type) {
 	case time.Time:
@@ -389,35 +354,26 @@ func toDays(v any) (int32, error) {
 	return int32(d), err
 }
 
+// toTimeMicros is a time column's microseconds since midnight: a time's clock or "15:04:05[.fraction]" as
+// values.ToTime reads them; a time.Duration as it is, also a day or more (PostgreSQL's TIME '24:00:00',
+// which values.ToTime refuses); an integer (ToInt64) as microseconds, Iceberg's unit, where values.ToTime
+// reads a Connect Time's milliseconds.
 func toTimeMicros(v any) (int64, error) {
 	switch x := v.(type) {
-	case time.Time:
-		h, m, s := x.Clock()
-		return (int64(h)*3600+int64(m)*60+int64(s))*1e6 + int64(x.Nanosecond()/1000), nil
 	case time.Duration:
 		return x.Microseconds(), nil
-	case string:
-		t, err := time.Parse("15:04:05.999999999", x)
-		if err != nil {
-			return 0, err
-		}
-		return toTimeMicros(t)
+	case time.Time, string:
+		d, err := values.ToTime(x)
+		return d.Microseconds(), err
 	}
 	return ToInt64(v)
 }
 
-// Decimal is an unscaled value with its scale (Connect's Decimal logical type carries the
-// unscaled big-endian two's-complement bytes plus the scale from the schema).
-type Decimal struct {
-	Unscaled *big.Int
-	Scale    int32
-}
+// Decimal is a decimal value as the table layer holds it: Connect's Decimal.
+type Decimal = values.Decimal
 
-func (d Decimal) String() string {
-	r := new(big.Rat).SetFrac(d.Unscaled, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(d.Scale)), nil))
-	return r.FloatString(int(d.Scale))
-}
-
+// toDecimal is v at a decimal column's scale: digits beyond the scale are cut toward zero (a Decimal)
+// or rounded (text, floats), where values.ToDecimal reports an error.
 func toDecimal(v any, scale int32) (decimal128.Num, error) {
 	switch x := v.(type) {
 	case Decimal:

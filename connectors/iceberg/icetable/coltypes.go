@@ -1,0 +1,149 @@
+package icetable
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	ice "github.com/apache/iceberg-go"
+)
+
+// minNanoTimestampFormat is the first table format version with nanosecond timestamps.
+const minNanoTimestampFormat = 3
+
+// TypeForFormat is t as a table of format version v can hold it: before format v3 a nanosecond
+// timestamp is a microsecond one (its values are truncated to the microsecond when written).
+func TypeForFormat(t ice.Type, v int) ice.Type {
+	if v >= minNanoTimestampFormat {
+		return t
+	}
+	nt, _ := withoutNanos(t)
+	return nt
+}
+
+// withoutNanos is t with its nanosecond timestamps made microsecond ones, and whether any was.
+func withoutNanos(t ice.Type) (ice.Type, bool) {
+	switch x := t.(type) {
+	case ice.TimestampNsType:
+		return ice.PrimitiveTypes.Timestamp, true
+	case ice.TimestampTzNsType:
+		return ice.PrimitiveTypes.TimestampTz, true
+	case *ice.StructType:
+		var out *ice.StructType
+		for i, f := range x.FieldList {
+			ft, changed := withoutNanos(f.Type)
+			if !changed {
+				continue
+			}
+			if out == nil {
+				out = &ice.StructType{FieldList: slices.Clone(x.FieldList)}
+			}
+			out.FieldList[i].Type = ft
+		}
+		if out == nil {
+			return t, false
+		}
+		return out, true
+	case *ice.ListType:
+		if et, changed := withoutNanos(x.Element); changed {
+			c := *x
+			c.Element = et
+			return &c, true
+		}
+	case *ice.MapType:
+		kt, kc := withoutNanos(x.KeyType)
+		vt, vc := withoutNanos(x.ValueType)
+		if kc || vc {
+			c := *x
+			c.KeyType, c.ValueType = kt, vt
+			return &c, true
+		}
+	}
+	return t, false
+}
+
+// formatVersion is the table format version that table properties ask for (2 when unset).
+func formatVersion(props ice.Properties) int {
+	if v, err := strconv.Atoi(props["format-version"]); err == nil {
+		return v
+	}
+	return 2
+}
+
+// isTimestamp reports whether t is one of Iceberg's timestamp types.
+func isTimestamp(t ice.Type) bool {
+	switch t.(type) {
+	case ice.TimestampType, ice.TimestampTzType, ice.TimestampNsType, ice.TimestampTzNsType:
+		return true
+	}
+	return false
+}
+
+// keepColumnType is the record type rec with each part whose values are written into the table's
+// existing column type col as they are replaced by col's type, so that a schema update leaves the
+// column as it is: the narrower numbers of writesInto, and any timestamp into any timestamp column
+// (a value converts to an instant, written in the column's unit), so a table created with
+// timestamptz columns keeps taking the records that would create timestamp columns today.
+func keepColumnType(rec, col ice.Type, caseInsensitive bool) ice.Type {
+	if writesInto(rec, col) || (isTimestamp(rec) && isTimestamp(col)) {
+		return col
+	}
+	switch r := rec.(type) {
+	case *ice.StructType:
+		c, ok := col.(*ice.StructType)
+		if !ok {
+			return rec
+		}
+		var out *ice.StructType
+		for i, f := range r.FieldList {
+			cf, ok := structField(c, f.Name, caseInsensitive)
+			if !ok {
+				continue
+			}
+			ft := keepColumnType(f.Type, cf.Type, caseInsensitive)
+			if ft == f.Type {
+				continue
+			}
+			if out == nil {
+				out = &ice.StructType{FieldList: slices.Clone(r.FieldList)}
+			}
+			out.FieldList[i].Type = ft
+		}
+		if out == nil {
+			return rec
+		}
+		return out
+	case *ice.ListType:
+		c, ok := col.(*ice.ListType)
+		if !ok {
+			return rec
+		}
+		if et := keepColumnType(r.Element, c.Element, caseInsensitive); et != r.Element {
+			n := *r
+			n.Element = et
+			return &n
+		}
+	case *ice.MapType:
+		c, ok := col.(*ice.MapType)
+		if !ok {
+			return rec
+		}
+		kt := keepColumnType(r.KeyType, c.KeyType, caseInsensitive)
+		vt := keepColumnType(r.ValueType, c.ValueType, caseInsensitive)
+		if kt != r.KeyType || vt != r.ValueType {
+			n := *r
+			n.KeyType, n.ValueType = kt, vt
+			return &n
+		}
+	}
+	return rec
+}
+
+func structField(st *ice.StructType, name string, caseInsensitive bool) (ice.NestedField, bool) {
+	for _, f := range st.FieldList {
+		if f.Name == name || (caseInsensitive && strings.EqualFold(f.Name, name)) {
+			return f, true
+		}
+	}
+	return ice.NestedField{}, false
+}
