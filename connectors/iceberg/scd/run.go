@@ -185,7 +185,7 @@ func PlanRun(ctx context.Context, cat catalog.Catalog, o Options) (*Plan, error)
 	return p, nil
 }
 
-// write writes the keys' rows and, when the table may hold rows of them, their equality deletes.
+// write writes the keys' rows and their equality deletes.
 func (p *Plan) write(ctx context.Context, o Options, keys []string, byKey map[string][]Event) error {
 	asc, err := table.SchemaToArrowSchema(p.tbl.Schema(), nil, true, false)
 	if err != nil {
@@ -221,7 +221,9 @@ func (p *Plan) write(ctx context.Context, o Options, keys []string, byKey map[st
 		}
 		p.data = append(p.data, df)
 	}
-	if p.tbl.CurrentSnapshot() != nil {
+	// deletes when the table may hold rows of the keys, and when there is no row to write (keys
+	// that only have deletes): the snapshot must still be committed to record the position
+	if p.tbl.CurrentSnapshot() != nil || len(p.data) == 0 {
 		f, ok := p.tbl.Schema().FindFieldByName(ColBusinessKey)
 		if !ok {
 			return fmt.Errorf("scd: %s has no %s column", p.Target, ColBusinessKey)
