@@ -28,8 +28,11 @@ compaction that conflicts with a sink commit is retried or abandoned. Flags:`
 
 // runIceberg returns the process exit code: 0 done, 1 a table failed, 2 bad usage.
 func runIceberg(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "scd" {
+		return runIcebergSCD(ctx, args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "maintain" {
-		fmt.Fprintln(stderr, "usage: connectd iceberg maintain [flags] [connector.properties] [key=value ...]")
+		fmt.Fprintln(stderr, "usage: connectd iceberg maintain|scd [flags] [connector.properties] [key=value ...]")
 		return 2
 	}
 	fs := flag.NewFlagSet("iceberg maintain", flag.ContinueOnError)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
+	"github.com/connectd/connectd/connectors/iceberg/scd"
 )
 
 // Class names accepted for the connector (Apache and Tabular).
@@ -175,7 +176,9 @@ type SinkConfig struct {
 	// MaintenanceInterval is how often the committer maintains the tables (0: never).
 	MaintenanceInterval time.Duration
 	maintain            MaintainTable
-	raw                 map[string]string
+	// SCD is the SCD Type 2 materialization of iceberg.tables.scd.* (scd_schedule.go).
+	SCD scd.Config
+	raw map[string]string
 }
 
 // PerTable holds iceberg.table.<name>.* settings.
@@ -290,6 +293,9 @@ func ParseConfig(props map[string]string) (*SinkConfig, error) {
 			return nil, &connect.ConfigError{Name: KeyMaintenanceInterval, Value: ms, Message: err.Error()}
 		}
 		sc.MaintenanceInterval = time.Duration(ms) * time.Millisecond
+	}
+	if sc.SCD, err = scd.ParseConfig(props); err != nil {
+		return nil, &connect.ConfigError{Name: scd.KeyPrefix + "*", Message: err.Error()}
 	}
 	// per-table settings: iceberg.table.<ns.name>.<suffix>; names contain dots, suffixes do not.
 	for k, v := range props {

@@ -70,7 +70,7 @@ func registerMetrics(m connect.PluginMetrics) {
 func (coordCollector) Describe() []*connect.MetricDesc {
 	return []*connect.MetricDesc{descRounds, descLed, descSnapshots, descFiles, descLastOK, descBuffered, descStuck, descCommitter,
 		descTableFiles, descTableBytes, descTableSnapshots, descMaintRuns, descMaintCompactions, descMaintManifests,
-		descMaintExpired, descMaintOrphans, descMaintLast}
+		descMaintExpired, descMaintOrphans, descMaintLast, descSCDRuns, descSCDLast}
 }
 
 // report sends one series; the descriptions say counter or gauge.
@@ -116,6 +116,7 @@ func (coordCollector) Collect(ch report) {
 		if c.maint != nil {
 			collectMaintenance(ch, name, c.maint.stats())
 		}
+		collectSCD(ch, name, c.scd)
 	}
 }
 
