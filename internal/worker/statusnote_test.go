@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/connectd/connectd/connect"
@@ -59,7 +59,7 @@ func TestTaskStatusNote(t *testing.T) {
 		return ts.State, ts.Trace
 	}
 	produce := func(v string) {
-		kafkatest.Produce(t, addr, topic, &sarama.ProducerMessage{Value: sarama.StringEncoder(v)})
+		kafkatest.Produce(t, addr, topic, &kgo.Record{Value: []byte(v)})
 	}
 
 	produce(sinktest.StatusNotePrefix + "commits make no progress: the catalog is locked")
