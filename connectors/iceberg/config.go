@@ -134,6 +134,19 @@ func ConfigDef() *connect.ConfigDef {
 	s(KeyMaintenanceActions, "rewrite-manifests,compact,expire-snapshots,remove-orphans", "Extension: the maintenance actions the connector runs, comma-separated")
 	s(KeyCoordination, "auto", "Extension: how commits are coordinated: topic (one committer for all worker processes, through the control topic), local (one committer per worker process), auto (topic in distributed mode, local in standalone and dev mode)")
 	s(KeyControlProtocol, "auto", "Extension: the control topic's protocol: apache (the Apache Iceberg sink's events, so that JVM workers running the Apache sink can host tasks of the same connector), connectd (this sink's own, which upsert and CDC tables need), auto (apache unless upsert mode, a cdc-field, id columns or a version column are set)")
+	// SCD Type 2 materialization (docs/SCD.md); scd.ParseConfig reads them.
+	s(scd.KeyTables, nil, "Extension: history tables to materialize as SCD Type 2 tables, comma-separated namespace.name")
+	l(scd.KeyInterval, int64(0), "Extension: interval of the SCD runs inside the connector, on the process that commits, beside its commit loop; 0: never")
+	s(scd.KeyTargetSuffix, "_scd", "Extension: the SCD table of <history> is <history><suffix> (iceberg.table.<history>.scd-table names one)")
+	s(scd.KeyAttributes, nil, "Extension: attribute columns taken from the row image, comma-separated (iceberg.table.<history>.scd-attributes per table); unset: one attributes column with the whole row image as JSON")
+	b(scd.KeySkipUnchanged, "Extension: leave out versions whose attributes equal the previous version's")
+	b(scd.KeyDeleteMarkers, "Extension: write a row per delete with is_deleted=true")
+	l(scd.KeyTargetFile, nil, "Extension: target size of the SCD data files in bytes (unset: the table's)")
+	s(scd.KeyKeyColumn, nil, "Extension: key column of a history table that is not the raw CDC model")
+	s(scd.KeyVersionColumn, nil, "Extension: version column of a history table that is not the raw CDC model")
+	s(scd.KeyValidFromColumn, nil, "Extension: validity time column of a history table that is not the raw CDC model")
+	s(scd.KeyOpColumn, nil, "Extension: operation column (optional) of a history table that is not the raw CDC model")
+	s(scd.KeyPayloadColumn, nil, "Extension: JSON row image column (optional) of a history table that is not the raw CDC model; without it the attributes are its columns")
 	return d
 }
 
