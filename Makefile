@@ -74,6 +74,7 @@ FUZZ_TARGETS := \
 	./connectors/iceberg:FuzzJSONKeyShape \
 	./connectors/iceberg:FuzzJSONRoundRows \
 	./connectors/iceberg/apacheevents:FuzzDecode \
+	./connectors/iceberg/scd:FuzzHistoryRow \
 	./connectors/clickhouse:FuzzSourcePositions \
 	./connectors/clickhouse/chtype:FuzzParse \
 	./internal/configprovider:FuzzTransform
@@ -89,12 +90,14 @@ fuzz:
 ## fuzz coordinator can fail a clean run with "context deadline exceeded" at the deadline (golang/go#75804).
 CI_FUZZTIME ?= 30000x
 CI_REST_FUZZTIME ?= 3000x
-## The CDC model test (test/cdcmodel) and the reconcile end-to-end tests (internal/reconcile) run fixed seeds
+## The CDC model test (test/cdcmodel), the reconcile end-to-end tests (internal/reconcile) and the SCD model tests
+## (connectors/iceberg/scd) run fixed seeds
 ## here so that a CI run is repeatable; `make soak` and a plain `go test` draw random seeds.
 CI_CDC_SEED ?= 44
 CI_RECONCILE_SEED ?= 1
+CI_SCD_SEED ?= 1
 test:
-	CDC_SEED=$${CDC_SEED:-$(CI_CDC_SEED)} RECONCILE_SEED=$${RECONCILE_SEED:-$(CI_RECONCILE_SEED)} $(WITH_KAFKA) $(GO) test $(TESTFLAGS) $(PKGS)
+	CDC_SEED=$${CDC_SEED:-$(CI_CDC_SEED)} RECONCILE_SEED=$${RECONCILE_SEED:-$(CI_RECONCILE_SEED)} SCD_SEED=$${SCD_SEED:-$(CI_SCD_SEED)} $(WITH_KAFKA) $(GO) test $(TESTFLAGS) $(PKGS)
 	$(MAKE) fuzz FUZZTIME=$(CI_FUZZTIME) REST_FUZZTIME=$(CI_REST_FUZZTIME)
 
 ## soak: the CDC model test (test/cdcmodel) on N random streams per sink, in rounds of STREAMS (round r uses

@@ -46,6 +46,13 @@ type StatusNoter interface {
 	StatusNote() string
 }
 
+// TaskStatusNoter is implemented by the runtime's SinkTaskContext: a running task notes what keeps it from making
+// progress (its writes failing or stalled) as the trace of its RUNNING status, "" to clear it. It may be called
+// from any goroutine.
+type TaskStatusNoter interface {
+	NoteStatus(note string)
+}
+
 // ConfigValidator is implemented by connectors that validate more than their ConfigDef can express
 // (the JVM's Connector.validate); the result is merged into the ConfigDef's own validation.
 type ConfigValidator interface {

@@ -22,14 +22,17 @@ const icebergUsage = `usage: connectd iceberg maintain [flags] [connector.proper
 Compacts Iceberg tables written by the sink (small files and their equality/position deletes
 rewritten into target-size files with the deletes applied), merges small manifests, expires old
 snapshots (never the newest one holding the sink's Kafka offsets) and removes orphan files older
-than a safety age. The catalog comes from the connector's iceberg.catalog.* keys, the tables from
--tables or iceberg.tables. Without an action flag, all four run. Safe while the connector runs: a
+than a safety age, on each table and then its <table>__deletes companion. The catalog comes from the
+connector's iceberg.catalog.* keys, the tables from -tables or iceberg.tables. Without an action flag, all four run. Safe while the connector runs: a
 compaction that conflicts with a sink commit is retried or abandoned. Flags:`
 
 // runIceberg returns the process exit code: 0 done, 1 a table failed, 2 bad usage.
 func runIceberg(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "scd" {
+		return runIcebergSCD(ctx, args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "maintain" {
-		fmt.Fprintln(stderr, "usage: connectd iceberg maintain [flags] [connector.properties] [key=value ...]")
+		fmt.Fprintln(stderr, "usage: connectd iceberg maintain|scd [flags] [connector.properties] [key=value ...]")
 		return 2
 	}
 	fs := flag.NewFlagSet("iceberg maintain", flag.ContinueOnError)
@@ -44,6 +47,7 @@ func runIceberg(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	minInput := fs.Int("min-input-files", 2, "small files a partition without deletes needs before it is compacted (default: "+maintenance.KeyMinInputFiles+")")
 	retainLast := fs.Int("retain-last", 1, "snapshots to keep per branch whatever their age (default: "+maintenance.KeyRetainLast+")")
 	maxAge := fs.Duration("max-snapshot-age", 0, "expire snapshots older than this beyond -retain-last (default: "+maintenance.KeyMaxSnapshotAge+", else the table's history.expire.max-snapshot-age-ms, 5 days)")
+	grace := fs.Duration("expire-grace", maintenance.DefaultExpireGrace, "keep the snapshots that were a branch's head this recently, whatever -max-snapshot-age says; 0 keeps none for it (default: "+maintenance.KeyExpireGrace+")")
 	orphanAge := fs.Duration("orphan-age", maintenance.DefaultOrphanAge, "only files older than this are orphans, at least 1h (default: "+maintenance.KeyOrphanAge+")")
 	dryRun := fs.Bool("dry-run", false, "list orphan files without removing them")
 	format := fs.String("format", "text", "output: text or json")
@@ -96,6 +100,8 @@ func runIceberg(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			pol.Expire.RetainLast = *retainLast
 		case "max-snapshot-age":
 			pol.Expire.MaxAge = *maxAge
+		case "expire-grace":
+			pol.Expire.Grace = *grace
 		case "orphan-age":
 			pol.Orphans.OlderThan = *orphanAge
 		}
@@ -147,13 +153,19 @@ func printMaintainReport(w io.Writer, r *maintenance.Report) {
 		if e.ProtectedDepth > 0 {
 			fmt.Fprintf(w, " (%d kept for the sink's offsets)", e.ProtectedDepth)
 		}
+		if e.GraceDepth > 0 {
+			fmt.Fprintf(w, " (%d kept: the head within the grace age)", e.GraceDepth)
+		}
 		fmt.Fprintln(w)
 	}
 	if o := r.Orphans; o != nil {
 		fmt.Fprintf(w, "  orphans: %d found, %d removed (%s)\n", len(o.Orphans), o.Removed, byteSize(o.Bytes))
 	}
-	if r.Error != "" {
+	if r.Error != "" && (r.Companion == nil || r.Companion.Error != r.Error) {
 		fmt.Fprintf(w, "  error: %s\n", r.Error)
+	}
+	if r.Companion != nil {
+		printMaintainReport(w, r.Companion)
 	}
 }
 

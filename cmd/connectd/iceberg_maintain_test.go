@@ -67,7 +67,7 @@ func TestIcebergMaintainCommand(t *testing.T) {
 
 	propsFile := filepath.Join(dir, "iceberg-sink.properties")
 	text := "name=maint\nconnector.class=org.apache.iceberg.connect.IcebergSinkConnector\ntopics=t\niceberg.tables=db.upserts\n" +
-		"iceberg.tables.maintenance.max-snapshot-age-ms=1\n"
+		"iceberg.tables.maintenance.max-snapshot-age-ms=1\niceberg.tables.maintenance.expire-grace-ms=0\n"
 	for k, v := range catProps {
 		text += "iceberg.catalog." + k + "=" + v + "\n"
 	}

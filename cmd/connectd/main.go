@@ -8,6 +8,7 @@
 //	connectd erase [flags] [erase.properties] [key=value ...]
 //	connectd restore-drill [flags] [drill.properties] [key=value ...]
 //	connectd iceberg maintain [flags] [connector.properties] [key=value ...]
+//	connectd iceberg scd [flags] [connector.properties] [key=value ...]
 //	connectd version
 package main
 
@@ -51,6 +52,7 @@ const usage = `usage:
   connectd erase [flags] [erase.properties] [key=value ...]
   connectd restore-drill [flags] [drill.properties] [key=value ...]
   connectd iceberg maintain [flags] [connector.properties] [key=value ...]
+  connectd iceberg scd [flags] [connector.properties] [key=value ...]
   connectd config-reference CLASS | -dir DIR
   connectd version`
 

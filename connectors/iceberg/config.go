@@ -11,6 +11,7 @@ import (
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
+	"github.com/connectd/connectd/connectors/iceberg/scd"
 )
 
 // Class names accepted for the connector (Apache and Tabular).
@@ -55,6 +56,7 @@ const (
 	KeyCDCVersionColumn   = "iceberg.tables.cdc-version-column"
 	KeyMaxBufferedRecords = "iceberg.control.commit.max-buffered-records"
 	KeyTargetFileSize     = "iceberg.tables.target-file-size-bytes"
+	KeySortOrder          = "iceberg.tables.sort-order"
 	KeyCommitRetryMs      = "iceberg.control.commit.retry-backoff-ms"
 	KeyCoordination       = "iceberg.control.coordination"
 	KeyControlProtocol    = "iceberg.control.protocol"
@@ -77,6 +79,7 @@ const (
 	tblVersionColumn = "version-column"     // extension
 	tblCDCVersion    = "cdc-version-column" // extension: metadata column of envelope versions
 	tblRawCDC        = "raw-cdc"            // extension: write the raw CDC history model
+	tblSortOrder     = "sort-order"         // extension: sort order of a table the sink creates
 )
 
 // ConfigDef documents every key (unknown keys are accepted, as the JVM does).
@@ -125,6 +128,7 @@ func ConfigDef() *connect.ConfigDef {
 	s(KeyCDCVersionColumn, DefaultCDCVersionColumn, "Extension: metadata column added to upsert tables whose version comes from the Debezium envelope; holds each row's normalized source position")
 	l(KeyMaxBufferedRecords, int64(200000), "Extension: records buffered across the connector's tasks that trigger an early commit")
 	l(KeyTargetFileSize, int64(0), "Extension: target data file size in bytes (0: table default)")
+	s(KeySortOrder, nil, "Extension: sort order of the tables the sink creates (iceberg.table.<name>.sort-order per table), comma-separated terms <column> [asc|desc] [nulls first|nulls last], e.g. \"id, ts desc\"; the writer sorts the rows of each data file and compaction the rows of each file it writes by a table's own sort order")
 	l(KeyCommitRetryMs, int64(1000), "Extension: backoff before retrying a failed commit round")
 	l(KeyMaintenanceInterval, int64(0), "Extension: interval of the maintenance of the connector's tables (manifest rewrite, compaction, snapshot expiry, orphan removal, see docs/MAINTENANCE.md) by the process that commits, between its commit rounds; 0 turns it off")
 	s(KeyMaintenanceActions, "rewrite-manifests,compact,expire-snapshots,remove-orphans", "Extension: the maintenance actions the connector runs, comma-separated")
@@ -142,6 +146,7 @@ type SinkConfig struct {
 	DefaultBranch    string
 	DefaultIDColumns []string
 	DefaultPartition []string
+	SortOrder        []icetable.SortTerm // iceberg.tables.sort-order
 	AutoCreate       bool
 	Evolve           bool
 	ForceOptional    bool
@@ -171,7 +176,9 @@ type SinkConfig struct {
 	// MaintenanceInterval is how often the committer maintains the tables (0: never).
 	MaintenanceInterval time.Duration
 	maintain            MaintainTable
-	raw                 map[string]string
+	// SCD is the SCD Type 2 materialization of iceberg.tables.scd.* (scd_schedule.go).
+	SCD scd.Config
+	raw map[string]string
 }
 
 // PerTable holds iceberg.table.<name>.* settings.
@@ -183,6 +190,7 @@ type PerTable struct {
 	VersionColumn    string
 	CDCVersionColumn string
 	RawCDC           bool
+	SortOrder        []icetable.SortTerm
 }
 
 func splitList(s string) []string {
@@ -235,6 +243,9 @@ func ParseConfig(props map[string]string) (*SinkConfig, error) {
 		PerTable:         map[string]*PerTable{},
 		raw:              props,
 	}
+	if sc.SortOrder, err = icetable.ParseSortOrder(c.String(KeySortOrder)); err != nil {
+		return nil, &connect.ConfigError{Name: KeySortOrder, Value: c.String(KeySortOrder), Message: err.Error()}
+	}
 	for k, v := range connect.WithPrefix(props, KeyWritePropsPfxTabular) {
 		if _, ok := sc.WriteProps[k]; !ok {
 			sc.WriteProps[k] = v
@@ -283,6 +294,9 @@ func ParseConfig(props map[string]string) (*SinkConfig, error) {
 		}
 		sc.MaintenanceInterval = time.Duration(ms) * time.Millisecond
 	}
+	if sc.SCD, err = scd.ParseConfig(props); err != nil {
+		return nil, &connect.ConfigError{Name: scd.KeyPrefix + "*", Message: err.Error()}
+	}
 	// per-table settings: iceberg.table.<ns.name>.<suffix>; names contain dots, suffixes do not.
 	for k, v := range props {
 		if !strings.HasPrefix(k, "iceberg.table.") || strings.HasPrefix(k, KeyWritePropsPfxTabular) {
@@ -312,6 +326,12 @@ func ParseConfig(props map[string]string) (*SinkConfig, error) {
 			pt.VersionColumn = v
 		case tblCDCVersion:
 			pt.CDCVersionColumn = v
+		case tblSortOrder:
+			terms, err := icetable.ParseSortOrder(v)
+			if err != nil {
+				return nil, &connect.ConfigError{Name: k, Value: v, Message: err.Error()}
+			}
+			pt.SortOrder = terms
 		case tblRawCDC:
 			b, err := strconv.ParseBool(v)
 			if err != nil {
@@ -388,6 +408,9 @@ func (c *SinkConfig) TableOptions(name string) icetable.TableOptions {
 	}
 	if len(o.PartitionBy) == 0 {
 		o.PartitionBy = c.DefaultPartition
+	}
+	if o.SortOrder = pt.SortOrder; len(o.SortOrder) == 0 {
+		o.SortOrder = c.SortOrder
 	}
 	if o.CommitBranch == "" {
 		o.CommitBranch = c.DefaultBranch

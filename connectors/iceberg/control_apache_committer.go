@@ -482,6 +482,7 @@ func (ctl *control) apacheCommitLoop() {
 				next = c.cfg.RetryBackoff
 			} else {
 				c.maintainDue(ctl.ctx)
+				c.scdDue()
 			}
 		}
 		timer.Reset(next)

@@ -107,6 +107,7 @@ func (ctl *control) commitLoop() {
 			next = c.cfg.RetryBackoff
 		} else if lead {
 			c.maintainDue(ctl.ctx)
+			c.scdDue()
 		}
 		timer.Reset(next)
 	}

@@ -80,6 +80,7 @@ type coordinator struct {
 
 	counts coordinatorStats // what the metrics report (metrics.go)
 	maint  *maintainer      // table maintenance between rounds (maintain.go); nil: off
+	scd    *scdScheduler    // SCD materialization after rounds (scd_schedule.go); nil: off
 	hooks  atomic.Pointer[roundHooks]
 }
 
@@ -130,6 +131,7 @@ func newCoordinator(cfg *SinkConfig, wi connect.WorkerInfo) (*coordinator, error
 	}
 	c.cond = sync.NewCond(&c.mu)
 	c.maint = newMaintainer(cfg)
+	c.scd = newSCDScheduler(cfg, c.stop, c.log)
 	distributed := cfg.Coordination == "topic" || (cfg.Coordination == "auto" && wi != nil && wi.Distributed())
 	if distributed {
 		if wi == nil {
@@ -245,6 +247,7 @@ func (c *coordinator) shutdown() {
 func (c *coordinator) doShutdown() {
 	close(c.stop)
 	c.orch.close()
+	c.scd.wait()
 	coordinators.mu.Lock()
 	if coordinators.m[c.key] == c {
 		delete(coordinators.m, c.key)
@@ -308,6 +311,7 @@ func (c *coordinator) loop() {
 		if c.commitRound(context.Background(), tasks) {
 			next = c.cfg.CommitInterval
 			c.maintainLocal()
+			c.scdDue()
 		} else {
 			next = c.cfg.RetryBackoff
 		}

@@ -108,6 +108,9 @@ func (c *coordinator) maintainDue(ctx context.Context) {
 		}
 		if w := c.writers[name]; w != nil {
 			w.Tbl = nil // the next round plans on the head maintenance committed, not a fenced one
+			if w.Tombs != nil {
+				w.Tombs.Tbl = nil // and on the head of <table>__deletes
+			}
 		}
 		m.record(name, res, err)
 		if err != nil {

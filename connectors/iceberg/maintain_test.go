@@ -21,6 +21,7 @@ import (
 	"github.com/connectd/connectd/connect"
 	iceberg "github.com/connectd/connectd/connectors/iceberg"
 	"github.com/connectd/connectd/connectors/iceberg/catalogx"
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 	"github.com/connectd/connectd/connectors/iceberg/maintenance"
 	"github.com/connectd/connectd/internal/metrics"
 )
@@ -41,6 +42,7 @@ func TestMaintenanceInConnector(t *testing.T) {
 		iceberg.KeyCommitIntervalMs:                 "50",
 		iceberg.KeyMaintenanceInterval:              "100",
 		maintenance.KeyMaxSnapshotAge:               "1",
+		maintenance.KeyExpireGrace:                  "0",
 	})
 	task := iceberg.StartTaskT(t, props)
 	recs, want := iceberg.CDCStreamT("cdc.shop.customers", 5, 2400, 150, 3)
@@ -66,6 +68,13 @@ func TestMaintenanceInConnector(t *testing.T) {
 		require.LessOrEqual(t, st.DataFiles, 4, "one file per day(ts) partition")
 		require.Zero(t, st.DeleteFiles)
 		require.LessOrEqual(t, st.Snapshots, 2, "expiry keeps the head, which carries the offsets, and at most one more")
+		// the versions of deleted keys, maintained with the table
+		dst := tableStats(t, cat, icetable.TombstoneIdent(ident))
+		t.Logf("%s%s: %d data files, %d delete files, %d snapshots", name, icetable.TombstoneSuffix, dst.DataFiles, dst.DeleteFiles, dst.Snapshots)
+		require.Positive(t, dst.DataRecords, "deleted keys are recorded")
+		require.LessOrEqual(t, dst.DataFiles, 2, "%s%s compacted", name, icetable.TombstoneSuffix)
+		require.Zero(t, dst.DeleteFiles, "%s%s compacted", name, icetable.TombstoneSuffix)
+		require.LessOrEqual(t, dst.Snapshots, 2, "%s%s expired", name, icetable.TombstoneSuffix)
 		checks++
 	}
 	require.GreaterOrEqual(t, commits, 50)

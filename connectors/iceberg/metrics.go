@@ -22,6 +22,8 @@ var (
 		Help: "When this process's tasks last had a round committed (their positions durable in every table); 0 before the first.", Kind: connect.GaugeMetric, Labels: []string{"connector"}}
 	descBuffered = &connect.MetricDesc{Name: "connectd_iceberg_buffered_records",
 		Help: "Records buffered in this process's tasks, waiting for the next round.", Kind: connect.GaugeMetric, Labels: []string{"connector"}}
+	descStuck = &connect.MetricDesc{Name: "connectd_iceberg_commit_stuck_seconds",
+		Help: "How long the connector's most stuck task in this process has held records no commit made durable, once past three commit intervals (at least 60 s); 0 when none is stuck.", Kind: connect.GaugeMetric, Labels: []string{"connector"}}
 	descCommitter = &connect.MetricDesc{Name: "connectd_iceberg_committer",
 		Help: "1 when this process is the committer of a distributed connector (it holds the first partition).", Kind: connect.GaugeMetric, Labels: []string{"connector"}}
 
@@ -66,9 +68,9 @@ func registerMetrics(m connect.PluginMetrics) {
 }
 
 func (coordCollector) Describe() []*connect.MetricDesc {
-	return []*connect.MetricDesc{descRounds, descLed, descSnapshots, descFiles, descLastOK, descBuffered, descCommitter,
+	return []*connect.MetricDesc{descRounds, descLed, descSnapshots, descFiles, descLastOK, descBuffered, descStuck, descCommitter,
 		descTableFiles, descTableBytes, descTableSnapshots, descMaintRuns, descMaintCompactions, descMaintManifests,
-		descMaintExpired, descMaintOrphans, descMaintLast}
+		descMaintExpired, descMaintOrphans, descMaintLast, descSCDRuns, descSCDLast}
 }
 
 // report sends one series; the descriptions say counter or gauge.
@@ -101,6 +103,7 @@ func (coordCollector) Collect(ch report) {
 		}
 		gauge(descLastOK, last)
 		gauge(descBuffered, float64(c.buffered()))
+		gauge(descStuck, c.stuckSeconds())
 		if distributed, leads := c.orch.committer(); distributed {
 			counter(descLed, st.LedRounds-st.LedFailed, "ok")
 			counter(descLed, st.LedFailed, "failed")
@@ -113,6 +116,7 @@ func (coordCollector) Collect(ch report) {
 		if c.maint != nil {
 			collectMaintenance(ch, name, c.maint.stats())
 		}
+		collectSCD(ch, name, c.scd)
 	}
 }
 

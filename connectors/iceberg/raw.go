@@ -4,32 +4,12 @@ import (
 	"fmt"
 	"time"
 
-	ice "github.com/apache/iceberg-go"
-
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
-// rawSchema is the raw CDC history model (one row per change event, never updated): what
-// happened at the source, where it sits in the source log, and where it sits in Kafka.
-// Extension: enabled per table with iceberg.table.<name>.raw-cdc=true.
-var rawSchema = &ice.StructType{FieldList: []ice.NestedField{
-	{ID: 1, Name: "source_system", Type: ice.PrimitiveTypes.String},
-	{ID: 2, Name: "source_schema", Type: ice.PrimitiveTypes.String},
-	{ID: 3, Name: "source_table", Type: ice.PrimitiveTypes.String},
-	{ID: 4, Name: "primary_key", Type: ice.PrimitiveTypes.String},
-	{ID: 5, Name: "operation", Type: ice.PrimitiveTypes.String},
-	{ID: 6, Name: "before_payload", Type: ice.PrimitiveTypes.String},
-	{ID: 7, Name: "after_payload", Type: ice.PrimitiveTypes.String},
-	{ID: 8, Name: "source_timestamp", Type: ice.PrimitiveTypes.TimestampTz},
-	{ID: 9, Name: "source_version", Type: ice.PrimitiveTypes.String},
-	{ID: 10, Name: "transaction_id", Type: ice.PrimitiveTypes.String},
-	{ID: 11, Name: "kafka_topic", Type: ice.PrimitiveTypes.String, Required: true},
-	{ID: 12, Name: "kafka_partition", Type: ice.PrimitiveTypes.Int32, Required: true},
-	{ID: 13, Name: "kafka_offset", Type: ice.PrimitiveTypes.Int64, Required: true},
-	{ID: 14, Name: "kafka_timestamp", Type: ice.PrimitiveTypes.TimestampTz},
-	{ID: 15, Name: "ingested_at", Type: ice.PrimitiveTypes.TimestampTz},
-}}
+// rawSchema is the raw CDC history model (icetable.RawCDCSchema).
+var rawSchema = icetable.RawCDCSchema
 
 func str(v any) any {
 	if v == nil {

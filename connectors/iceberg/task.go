@@ -52,6 +52,9 @@ type Task struct {
 	// lost is set when a data file writer of rows already put failed (icetable/early.go): those rows are
 	// only in Kafka now, so the task fails and its restart reads them again from the group offset
 	lost atomic.Pointer[error]
+
+	watch      stuckWatch    // records that stay out of the tables: stuck.go
+	stuckAfter time.Duration // tests preset it; 0: stuckThreshold's default
 }
 
 func (t *Task) Version() string { return Version }
@@ -91,6 +94,7 @@ func (t *Task) Start(props map[string]string) error {
 	}
 	t.coord.register(t)
 	t.coord.orch.taskStarted(props)
+	t.startWatch()
 	return nil
 }
 
@@ -113,6 +117,8 @@ func origin(r *connect.SinkRecord) (icetable.TP, int64) {
 // Put buffers records. A record at or below the position already seen for its partition
 // (a redelivered batch) is ignored.
 func (t *Task) Put(ctx context.Context, records []*connect.SinkRecord) error {
+	t.watch.putSince.Store(t.now().UnixNano())
+	defer t.watch.putSince.Store(0)
 	if err := t.coord.fatalErr(); err != nil {
 		return err
 	}
@@ -513,6 +519,7 @@ func (t *Task) roundCommitted(d drained) {
 		}
 	}
 	t.mu.Unlock()
+	t.madeProgress()
 	if t.Ctx != nil {
 		t.Ctx.RequestCommit()
 	}
@@ -633,6 +640,7 @@ func (t *Task) Close(partitions []connect.TopicPartition) error {
 
 // Stop leaves the coordinator; the last task out runs a final commit round.
 func (t *Task) Stop() error {
+	t.stopWatch()
 	if t.coord != nil {
 		t.coord.unregister(t)
 	}

@@ -44,6 +44,23 @@ func ConnectorConfigDef() *connect.ConfigDef { return sinkConnectorConfigDef(con
 // JVM defines them (names, order, documentation, groups, validators, recommenders).
 func sinkConnectorConfigDef(o connectorDefOptions) *connect.ConfigDef {
 	const common, errs = connectorConfigGroup, errorHandlingConfigGroup
+	// SinkConnectorConfig's keys.
+	return connectorConfigDef(o).
+		Define(connect.ConfigKey{Name: "topics", Type: connect.ConfigList, Default: "", Validator: nonDuplicateList{}, Importance: connect.High, Group: common, OrderInGroup: 4, Width: connect.WidthLong, DisplayName: "Topics",
+			Doc: "List of topics to consume, separated by commas"}).
+		Define(connect.ConfigKey{Name: "topics.regex", Type: connect.ConfigString, Default: "", Validator: connect.ValidRegex(), Importance: connect.High, Group: common, OrderInGroup: 4, Width: connect.WidthLong, DisplayName: "Topics regex",
+			Doc: "Regular expression giving topics to consume. Under the hood, the regex is compiled to a <code>java.util.regex.Pattern</code>. Only one of topics or topics.regex should be specified."}).
+		Define(connect.ConfigKey{Name: "errors.deadletterqueue.topic.name", Type: connect.ConfigString, Default: "", Importance: connect.Medium, Group: errs, OrderInGroup: 6, Width: connect.WidthMedium, DisplayName: "Dead Letter Queue Topic Name",
+			Doc: "The name of the topic to be used as the dead letter queue (DLQ) for messages that result in an error when processed by this sink connector, or its transformations or converters. The topic name is blank by default, which means that no messages are to be recorded in the DLQ."}).
+		Define(connect.ConfigKey{Name: "errors.deadletterqueue.topic.replication.factor", Type: connect.ConfigShort, Default: 3, Importance: connect.Medium, Group: errs, OrderInGroup: 7, Width: connect.WidthMedium, DisplayName: "Dead Letter Queue Topic Replication Factor",
+			Doc: "Replication factor used to create the dead letter queue topic when it doesn't already exist."}).
+		Define(connect.ConfigKey{Name: "errors.deadletterqueue.context.headers.enable", Type: connect.ConfigBoolean, Default: false, Importance: connect.Medium, Group: errs, OrderInGroup: 8, Width: connect.WidthMedium, DisplayName: "Enable Error Context Headers",
+			Doc: "If true, add headers containing error context to the messages written to the dead letter queue. To avoid clashing with headers from the original record, all error context header keys, all error context header keys will start with <code>__connect.errors.</code>"})
+}
+
+// connectorConfigDef is ConnectorConfig.configDef, the keys of every connector.
+func connectorConfigDef(o connectorDefOptions) *connect.ConfigDef {
+	const common, errs = connectorConfigGroup, errorHandlingConfigGroup
 	converterDoc := func(what string) string {
 		return "Converter class used to convert between Kafka Connect format and the serialized form that is written to Kafka. This controls the format of the " + what + " in messages written to or read from Kafka, and since this is independent of connectors it allows any connector to work with any serialization format. Examples of common formats include JSON and Avro."
 	}
@@ -89,18 +106,7 @@ func sinkConnectorConfigDef(o connectorDefOptions) *connect.ConfigDef {
 			Doc: "If true, write each error and the details of the failed operation and problematic record to the Connect application log. This is 'false' by default, so that only errors that are not tolerated are reported."}).
 		Define(connect.ConfigKey{Name: "errors.log.include.messages", Type: connect.ConfigBoolean, Default: false, Importance: connect.Medium, Group: errs, OrderInGroup: 5, Width: connect.WidthShort, DisplayName: "Log Error Details",
 			Doc: "Whether to include in the log the Connect record that resulted in a failure. For sink records, the topic, partition, offset, and timestamp will be logged. For source records, the key and value (and their schemas), all headers, and the timestamp, Kafka topic, Kafka partition, source partition, and source offset will be logged. This is 'false' by default, which will prevent record keys, values, and headers from being written to log files."})
-	// SinkConnectorConfig's keys.
-	return def.
-		Define(connect.ConfigKey{Name: "topics", Type: connect.ConfigList, Default: "", Validator: nonDuplicateList{}, Importance: connect.High, Group: common, OrderInGroup: 4, Width: connect.WidthLong, DisplayName: "Topics",
-			Doc: "List of topics to consume, separated by commas"}).
-		Define(connect.ConfigKey{Name: "topics.regex", Type: connect.ConfigString, Default: "", Validator: connect.ValidRegex(), Importance: connect.High, Group: common, OrderInGroup: 4, Width: connect.WidthLong, DisplayName: "Topics regex",
-			Doc: "Regular expression giving topics to consume. Under the hood, the regex is compiled to a <code>java.util.regex.Pattern</code>. Only one of topics or topics.regex should be specified."}).
-		Define(connect.ConfigKey{Name: "errors.deadletterqueue.topic.name", Type: connect.ConfigString, Default: "", Importance: connect.Medium, Group: errs, OrderInGroup: 6, Width: connect.WidthMedium, DisplayName: "Dead Letter Queue Topic Name",
-			Doc: "The name of the topic to be used as the dead letter queue (DLQ) for messages that result in an error when processed by this sink connector, or its transformations or converters. The topic name is blank by default, which means that no messages are to be recorded in the DLQ."}).
-		Define(connect.ConfigKey{Name: "errors.deadletterqueue.topic.replication.factor", Type: connect.ConfigShort, Default: 3, Importance: connect.Medium, Group: errs, OrderInGroup: 7, Width: connect.WidthMedium, DisplayName: "Dead Letter Queue Topic Replication Factor",
-			Doc: "Replication factor used to create the dead letter queue topic when it doesn't already exist."}).
-		Define(connect.ConfigKey{Name: "errors.deadletterqueue.context.headers.enable", Type: connect.ConfigBoolean, Default: false, Importance: connect.Medium, Group: errs, OrderInGroup: 8, Width: connect.WidthMedium, DisplayName: "Enable Error Context Headers",
-			Doc: "If true, add headers containing error context to the messages written to the dead letter queue. To avoid clashing with headers from the original record, all error context header keys, all error context header keys will start with <code>__connect.errors.</code>"})
+	return def
 }
 
 // classRecommender lists the installed plugins of a kind (PluginsRecommenders' converter and header converter

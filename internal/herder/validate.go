@@ -37,12 +37,20 @@ func (v *Validator) Validate(config map[string]string) (*ConfigInfos, error) {
 	if !ok {
 		return nil, BadRequest("Connector config %s contains no connector type", formatJavaMap(worker.RedactConfig(config, nil)))
 	}
+	pin, pinned := config[connectorVersionKey]
+	want, err := connectorVersionRequirement(pin, pinned)
+	if err != nil {
+		return nil, BadRequest("%s", err.Error())
+	}
 	plugin, ok := v.Registry.Lookup(class)
 	if !ok || (plugin.Type != connect.PluginSink && plugin.Type != connect.PluginSource) {
 		return nil, &connect.PluginNotFoundError{Name: class, Kind: "Connector"}
 	}
 	if plugin.Type == connect.PluginSource {
 		return nil, BadRequest("Source connectors are not supported by this runtime (sink-only): %s", class)
+	}
+	if want != nil && !want.contains(pluginVersion(plugin)) {
+		return v.unmatchedVersion(config, plugin, want), nil
 	}
 	conn := plugin.New().(connect.SinkConnector)
 
@@ -123,6 +131,33 @@ func (v *Validator) Validate(config map[string]string) (*ConfigInfos, error) {
 		}
 	}
 	return infos, nil
+}
+
+// unmatchedVersion is the JVM's answer to a connector.plugin.version pin the installed plugin does not satisfy
+// (AbstractHerder.invalidVersionedConnectorValidation): the keys of every connector without the worker's
+// defaults, the plugin loader's error on connector.class and on the pin, the installed version recommended.
+// A worker hosts one version of each plugin, so that is the only one available.
+func (v *Validator) unmatchedVersion(config map[string]string, plugin *connect.Plugin, want *versionRange) *ConfigInfos {
+	version := pluginVersion(plugin)
+	def := connectorConfigDef(connectorDefOptions{connectorVersion: version})
+	values := v.validateKeys(def, config)
+	msg := fmt.Sprintf("Plugin %s not found that matches the version range %s, available versions: [%s]", plugin.Class, want, version)
+	addConfigError(values, "connector.class", config["connector.class"], msg)
+	addConfigError(values, connectorVersionKey, config[connectorVersionKey], msg)
+	values[connectorVersionKey].RecommendedValues = []any{version}
+	infos := &ConfigInfos{Name: config["connector.class"], Groups: def.Groups(), Configs: []ConfigInfo{}}
+	if infos.Groups == nil {
+		infos.Groups = []string{}
+	}
+	for _, k := range def.Keys() {
+		cv := values[k.Name]
+		if cv == nil {
+			continue
+		}
+		infos.Configs = append(infos.Configs, ConfigInfo{Definition: ConfigKeyInfoOf(k), Value: configValueInfo(*cv, k.Type == connect.ConfigPassword)})
+		infos.ErrorCount += len(cv.Errors)
+	}
+	return infos
 }
 
 // defOptions are the worker's converters as defaults and the plugins' versions (ConnectorConfig.enrichedConfigDef).

@@ -129,6 +129,7 @@ func Rebuild(ctx context.Context, cfg *Config, opt RebuildOptions, progress io.W
 		return nil, err
 	}
 	p := &pair{cfg: cfg, lake: lake, ch: conn, report: &Report{}}
+	p.atOldSchema = lake.useSchemaOf(snap) // the snapshot's rows have its schema's columns
 	if p.chTable, err = conn.describe(ctx, db, StageTable(cfg.CHTable)); err != nil {
 		return nil, err
 	}

@@ -19,9 +19,11 @@ type pair struct {
 	keys    []string
 	cols    []mapping // compared, key columns first
 	report  *Report
-	iceVer  string
-	chVer   string
-	chDel   string
+	// atOldSchema: the columns are those of the cut's snapshot, whose schema is not the table's current one
+	atOldSchema bool
+	iceVer      string
+	chVer       string
+	chDel       string
 }
 
 // open connects to both layers and decides the columns, keys and versions compared.
@@ -72,6 +74,13 @@ func (p *pair) decideColumns() error {
 		p.chDel = t.deleted
 	}
 	if p.iceVer != "" {
+		if _, ok := p.lake.field(p.iceVer); !ok && p.atOldSchema {
+			if _, now := p.lake.tbl.Schema().FindFieldByName(p.iceVer); now {
+				p.iceVer = "" // added after the cut: the cut's rows carry no version
+			}
+		}
+	}
+	if p.iceVer != "" {
 		if _, ok := p.lake.field(p.iceVer); !ok {
 			return fmt.Errorf("iceberg: %s has no column %q (%s)", p.cfg.IcebergTable, p.iceVer, KeyIcebergVersion)
 		}
@@ -82,6 +91,18 @@ func (p *pair) decideColumns() error {
 		}
 	}
 	p.report.Version = VersionInfo{Iceberg: p.iceVer, ClickHouse: p.chVer, Compared: p.iceVer != "" && p.chVer != ""}
+	p.cols, p.report.Columns = nil, nil
+	p.report.OnlyIceberg, p.report.OnlyClickHouse = nil, nil
+	for _, c := range t.columns {
+		if _, ok := p.lake.field(c); !ok && c != p.chVer && c != p.chDel && !slices.Contains(cfg.Exclude, c) {
+			p.report.OnlyClickHouse = append(p.report.OnlyClickHouse, c)
+		}
+	}
+	for _, f := range p.lake.schema.Fields() {
+		if _, ok := t.types[f.Name]; !ok && f.Name != p.iceVer && !slices.Contains(cfg.Exclude, f.Name) {
+			p.report.OnlyIceberg = append(p.report.OnlyIceberg, f.Name)
+		}
+	}
 	names := cfg.Columns
 	if len(names) == 0 {
 		for _, c := range t.columns {
@@ -101,6 +122,11 @@ func (p *pair) decideColumns() error {
 	}
 	for _, n := range ordered {
 		f, ok := p.lake.field(n)
+		if !ok && p.atOldSchema && !slices.Contains(p.keys, n) {
+			if _, now := p.lake.tbl.Schema().FindFieldByName(n); now {
+				continue // a column the table got after the cut: named in OnlyClickHouse
+			}
+		}
 		if !ok {
 			return fmt.Errorf("iceberg: %s has no column %q", cfg.IcebergTable, n)
 		}
@@ -233,6 +259,14 @@ func Run(ctx context.Context, cfg *Config) (*Report, error) {
 		return nil, err
 	}
 	r.Cut = cut
+	if p.lake.useSchemaOf(snap) {
+		// the snapshot was written with an older schema: compare the columns both layers have at the cut
+		p.atOldSchema = true
+		if err := p.decideColumns(); err != nil {
+			return nil, err
+		}
+		r.Notes = append(r.Notes, fmt.Sprintf("the cut's snapshot has schema %d, the table's current one is %d: the columns of schema %d are compared", *snap.SchemaID, p.lake.tbl.Schema().ID, *snap.SchemaID))
+	}
 	b, err := p.bucketer()
 	if err != nil {
 		return nil, err

@@ -24,16 +24,20 @@ const (
 
 // Report is the result of one reconcile run (the JSON output).
 type Report struct {
-	Status          string      `json:"status"`
-	IcebergTable    string      `json:"iceberg_table"`
-	ClickHouseTable string      `json:"clickhouse_table"`
-	KeyColumns      []string    `json:"key_columns"`
-	Columns         []mapping   `json:"columns"`
-	Version         VersionInfo `json:"version"`
-	Cut             Cut         `json:"cut"`
-	Iceberg         LayerTotals `json:"iceberg"`
-	ClickHouse      LayerTotals `json:"clickhouse"`
-	Buckets         []Bucket    `json:"buckets"`
+	Status          string    `json:"status"`
+	IcebergTable    string    `json:"iceberg_table"`
+	ClickHouseTable string    `json:"clickhouse_table"`
+	KeyColumns      []string  `json:"key_columns"`
+	Columns         []mapping `json:"columns"`
+	// OnlyIceberg and OnlyClickHouse are the columns one layer has at the cut and the other has not (the
+	// version and deleted-flag columns and excluded ones aside): not compared.
+	OnlyIceberg    []string    `json:"only_iceberg_columns,omitempty"`
+	OnlyClickHouse []string    `json:"only_clickhouse_columns,omitempty"`
+	Version        VersionInfo `json:"version"`
+	Cut            Cut         `json:"cut"`
+	Iceberg        LayerTotals `json:"iceberg"`
+	ClickHouse     LayerTotals `json:"clickhouse"`
+	Buckets        []Bucket    `json:"buckets"`
 	// MismatchedRows counts the keys that differ, by kind; Mismatches lists the first max.keys in key order.
 	MismatchedRows int            `json:"mismatched_rows"`
 	MismatchCounts map[string]int `json:"mismatch_counts"`
@@ -111,6 +115,12 @@ func (r *Report) WriteText(w io.Writer) {
 		if c.Skipped != "" {
 			fmt.Fprintf(w, "column %s not compared: %s\n", c.Name, c.Skipped)
 		}
+	}
+	if len(r.OnlyIceberg) > 0 {
+		fmt.Fprintf(w, "columns only in Iceberg at the cut (not compared): %s\n", strings.Join(r.OnlyIceberg, ", "))
+	}
+	if len(r.OnlyClickHouse) > 0 {
+		fmt.Fprintf(w, "columns only in ClickHouse at the cut (not compared): %s\n", strings.Join(r.OnlyClickHouse, ", "))
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)

@@ -50,13 +50,17 @@ type sinkTask struct {
 	// control, from other goroutines
 	targetCh  chan state.Target
 	commitReq chan struct{}
-	events    chan groupEvent
-	batches   chan *batch
-	done      chan struct{}
-	loopDone  chan struct{} // closed when the loop no longer handles group events
-	cancel    context.CancelFunc
-	cancelled chan struct{} // closed when the graceful deadline passed: skip the final commit
-	seeks     seekQueue
+	// statusNote is the trace of the task's RUNNING status the task noted (connect.TaskStatusNoter);
+	// noteReq asks the loop to report it
+	statusNote atomic.Pointer[string]
+	noteReq    chan struct{}
+	events     chan groupEvent
+	batches    chan *batch
+	done       chan struct{}
+	loopDone   chan struct{} // closed when the loop no longer handles group events
+	cancel     context.CancelFunc
+	cancelled  chan struct{} // closed when the graceful deadline passed: skip the final commit
+	seeks      seekQueue
 	// rebalanceWanted: a rebalance waits for the poll whose batches are being handed over
 	rebalanceWanted chan struct{}
 
@@ -174,7 +178,7 @@ func (st *sinkTask) runLoop(ctx context.Context) error {
 	if st.target == state.Paused {
 		st.w.listener.TaskState(st.id, state.PausedS, "")
 	} else {
-		st.w.listener.TaskState(st.id, state.Running, "")
+		st.w.listener.TaskState(st.id, state.Running, st.runningTrace())
 	}
 	consumeCtx, stopConsume := context.WithCancel(ctx)
 	consumeDone := make(chan struct{})
@@ -253,6 +257,10 @@ func (st *sinkTask) runLoop(ctx context.Context) error {
 			st.setTarget(t)
 		case <-st.commitReq:
 			st.commitWanted = true
+		case <-st.noteReq:
+			if st.target == state.Started {
+				st.w.listener.TaskState(st.id, state.Running, st.runningTrace())
+			}
 		case <-flush.C:
 			// The JVM's poll times out at the commit deadline and calls put([]) when nothing came in;
 			// time-driven sinks flush their buffers on it.
@@ -296,6 +304,14 @@ func (st *sinkTask) setTarget(t state.Target) {
 		st.w.listener.TaskState(st.id, state.PausedS, "")
 	case state.Started:
 		st.syncPaused()
-		st.w.listener.TaskState(st.id, state.Running, "")
+		st.w.listener.TaskState(st.id, state.Running, st.runningTrace())
 	}
+}
+
+// runningTrace is the trace of the RUNNING status: the task's note, if it noted one.
+func (st *sinkTask) runningTrace() string {
+	if n := st.statusNote.Load(); n != nil {
+		return *n
+	}
+	return ""
 }

@@ -77,6 +77,20 @@ func (c *taskContext) RequestCommit() {
 	}
 }
 
+// NoteStatus may be called from any goroutine: the task's loop reports the note.
+func (c *taskContext) NoteStatus(note string) {
+	if old := c.st.statusNote.Load(); old != nil && *old == note || old == nil && note == "" {
+		return
+	}
+	c.st.statusNote.Store(&note)
+	select {
+	case c.st.noteReq <- struct{}{}:
+	default:
+	}
+}
+
+var _ connect.TaskStatusNoter = (*taskContext)(nil)
+
 func (c *taskContext) WorkerKafkaProps() map[string]string { return c.st.w.cfg.BaseClientProps() }
 func (c *taskContext) WorkerID() string                    { return c.st.w.id }
 func (c *taskContext) Distributed() bool                   { return c.st.w.cfg.Distributed }

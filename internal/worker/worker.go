@@ -313,7 +313,7 @@ func (w *Worker) newSinkTask(id state.TaskID, rawConnProps, rawTaskProps map[str
 		id: id, w: w, task: conn.NewTask(), taskProps: taskProps, connProps: connProps,
 		taskClass: taskClassOf(conn, plugin),
 		log:       slog.With("connector", id.Connector, "task", id.Task),
-		targetCh:  make(chan state.Target, 1), commitReq: make(chan struct{}, 1),
+		targetCh:  make(chan state.Target, 1), commitReq: make(chan struct{}, 1), noteReq: make(chan struct{}, 1),
 		events: make(chan groupEvent), batches: make(chan *batch), done: make(chan struct{}),
 		cancelled: make(chan struct{}), loopDone: make(chan struct{}), rebalanceWanted: make(chan struct{}, 1),
 		assignment: map[connect.TopicPartition]bool{}, current: map[connect.TopicPartition]int64{}, pending: map[connect.TopicPartition]int64{},

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
@@ -19,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite" // reads the catalog's table pointers, independently of the sink
 
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 	"github.com/connectd/connectd/connectors/iceberg/maintenance"
 	"github.com/connectd/connectd/internal/testutil/cdcstream"
 	"github.com/connectd/connectd/internal/testutil/icebergtest"
@@ -51,6 +53,7 @@ func icebergSink(t *testing.T, maintained bool, cat *icebergCatalog) sinkUnderTe
 			extra = fmt.Sprintf(`iceberg.tables.maintenance.interval-ms=%d
 iceberg.tables.maintenance.retain-last=2
 iceberg.tables.maintenance.max-snapshot-age-ms=5000
+iceberg.tables.maintenance.expire-grace-ms=1000
 `, 500+rng.Intn(1000))
 		}
 		return extra + fmt.Sprintf(`name=cdc-model-`+s.name+`
@@ -115,10 +118,36 @@ iceberg.control.commit.interval-ms=%d
 				partitions int
 			}{{"by_lsn", 4}, {"by_updated_at", 3}} {
 				checkFilesBounded(t, cat.metadataLocation(t, tbl.name), tbl.name, tbl.partitions)
+				// the versions of its deleted keys, maintained with it (unpartitioned)
+				companion := tbl.name + icetable.TombstoneSuffix
+				checkFilesBounded(t, cat.metadataLocation(t, companion), companion, 1)
+				checkSnapshotsExpired(t, cat.metadataLocation(t, companion), companion)
 			}
 		}
 	}
 	return s
+}
+
+// maxSnapshotAge bounds the age of the snapshots of a maintained table beyond the two it keeps: the maximum
+// age (5 s), the grace (1 s) and the maintenance interval (up to 1.5 s), with room for a slow machine.
+const maxSnapshotAge = 40 * time.Second
+
+// checkSnapshotsExpired checks that expiry keeps a maintained table's snapshots bounded: all but the newest two
+// (retain-last) are younger than maxSnapshotAge.
+func checkSnapshotsExpired(t *testing.T, metadataLocation, name string) {
+	ctx := context.Background()
+	local := func(context.Context) (iceio.IO, error) { return iceio.LocalFS{}, nil }
+	tbl, err := table.NewFromLocation(ctx, table.Identifier{"cdc", name}, metadataLocation, local, nil)
+	require.NoError(t, err)
+	snaps := tbl.Metadata().Snapshots()
+	old := 0
+	for _, s := range snaps {
+		if time.Since(time.UnixMilli(s.TimestampMs)) > maxSnapshotAge {
+			old++
+		}
+	}
+	t.Logf("iceberg cdc.%s: %d snapshots, %d older than %s", name, len(snaps), old, maxSnapshotAge)
+	require.LessOrEqual(t, old, 2, "snapshots of cdc.%s older than %s beyond retain-last", name, maxSnapshotAge)
 }
 
 // maxFilesPerPartition bounds the live data and delete files per partition of a maintained table: about two

@@ -6,7 +6,9 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
 
 	ice "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
@@ -21,7 +23,8 @@ import (
 //   - catalog-impl / type: JdbcCatalog|jdbc|sql -> sql, RESTCatalog|rest -> rest,
 //     GlueCatalog|glue -> glue, HiveCatalog|hive -> hive, HadoopCatalog|hadoop -> hadoop.
 //   - uri jdbc:sqlite:/path -> sqlite (modernc), jdbc:postgresql://h:p/db -> postgres (pgx),
-//     with jdbc.user / jdbc.password folded into the DSN.
+//     with jdbc.user / jdbc.password folded into the DSN; for SQLite, busy_timeout and journal_mode from the
+//     URL or jdbc.* as sqlite-jdbc takes them (sqliteDSN).
 //   - io-impl and Hadoop-only keys are ignored (iceberg-go picks the FileIO from the location
 //     scheme); s3.* / client.* pass through; s3.path-style-access is implied by s3.endpoint.
 func Props(in map[string]string) (ice.Properties, error) {
@@ -60,7 +63,7 @@ func Props(in map[string]string) (ice.Properties, error) {
 	}
 	p["type"] = typ
 	if typ == "sql" {
-		driver, dialect, dsn, err := sqlDSN(uri, p["jdbc.user"], p["jdbc.password"])
+		driver, dialect, dsn, err := sqlDSN(uri, p)
 		if err != nil {
 			return nil, err
 		}
@@ -71,8 +74,9 @@ func Props(in map[string]string) (ice.Properties, error) {
 			p["sql.dialect"] = dialect
 		}
 		p["uri"] = dsn
-		delete(p, "jdbc.user")
-		delete(p, "jdbc.password")
+		for _, k := range []string{"jdbc.user", "jdbc.password", "jdbc." + sqliteBusyTimeoutKey, "jdbc." + sqliteJournalModeKey} {
+			delete(p, k) // the driver's connection properties, folded into the DSN
+		}
 	}
 	delete(p, "io-impl")
 	delete(p, "s3.path-style-access")
@@ -82,14 +86,27 @@ func Props(in map[string]string) (ice.Properties, error) {
 	return p, nil
 }
 
-func sqlDSN(uri, user, password string) (driver, dialect, dsn string, err error) {
+// SQLite settings of the catalog: sqlite-jdbc reads them from the JDBC URL's query (`jdbc:sqlite:/path?busy_timeout=5000`)
+// or from the JdbcCatalog's `jdbc.*` properties, which it passes to the driver as connection properties.
+const (
+	sqliteBusyTimeoutKey = "busy_timeout" // milliseconds to wait for a lock another connection holds
+	sqliteJournalModeKey = "journal_mode"
+	// DefaultSQLiteBusyTimeout bounds the wait for a lock held by another connection or process; past it the
+	// operation fails with "database is locked" (SQLITE_BUSY) and the commit round that needed it fails visibly.
+	DefaultSQLiteBusyTimeout = 5 * time.Second
+)
+
+func sqlDSN(uri string, props ice.Properties) (driver, dialect, dsn string, err error) {
+	user, password := props["jdbc.user"], props["jdbc.password"]
 	u := strings.TrimPrefix(uri, "jdbc:")
 	switch {
 	case strings.HasPrefix(u, "sqlite:"):
 		path := strings.TrimPrefix(strings.TrimPrefix(u, "sqlite:"), "//")
-		return "sqlite", "sqlite", sqliteDSN(path), nil
+		dsn, err := sqliteDSN(path, props)
+		return "sqlite", "sqlite", dsn, err
 	case strings.HasPrefix(u, "file:"):
-		return "sqlite", "sqlite", sqliteDSN(strings.TrimPrefix(u, "file:")), nil
+		dsn, err := sqliteDSN(strings.TrimPrefix(u, "file:"), props)
+		return "sqlite", "sqlite", dsn, err
 	case strings.HasPrefix(u, "postgresql:"), strings.HasPrefix(u, "postgres:"):
 		pu, perr := url.Parse(strings.Replace(u, "postgresql:", "postgres:", 1))
 		if perr != nil {
@@ -116,17 +133,48 @@ func sqlDSN(uri, user, password string) (driver, dialect, dsn string, err error)
 	return "", "", "", fmt.Errorf("unsupported SQL catalog uri %q (want jdbc:sqlite:/path or jdbc:postgresql://host/db)", uri)
 }
 
-func sqliteDSN(path string) string {
-	if p, _, _ := strings.Cut(path, "?"); p != "" && !strings.HasPrefix(p, ":memory:") {
-		_ = os.MkdirAll(filepath.Dir(p), 0o755) // SQLite creates the file, not its directory
+// sqliteDSN is the modernc DSN of a SQLite catalog file that other processes may share (a JVM JdbcCatalog
+// through sqlite-jdbc):
+//   - the journal mode is left as the file has it: changing it needs the file to itself, and a connection
+//     that waits for that holds the PENDING lock, which keeps every other process out while it waits. A
+//     journal_mode given in the URL or as jdbc.journal_mode is applied, as sqlite-jdbc applies it;
+//   - every lock wait is bounded by busy_timeout (URL or jdbc.busy_timeout, milliseconds; default
+//     DefaultSQLiteBusyTimeout), after which the statement fails with SQLITE_BUSY instead of waiting on;
+//   - write transactions take the write lock when they begin (read-only ones do not): one that read and
+//     then wrote would find the lock taken by another writer and fail at once, where waiting for it is
+//     what busy_timeout is for. The other side waits at most for one short transaction of ours.
+//
+// The URL's other sqlite-jdbc settings are not SQLite pragmas of the catalog and are ignored.
+func sqliteDSN(path string, props ice.Properties) (string, error) {
+	path, rawQuery, _ := strings.Cut(path, "?")
+	q, err := url.ParseQuery(rawQuery)
+	if err != nil {
+		return "", fmt.Errorf("SQLite catalog uri: %w", err)
 	}
-	if strings.Contains(path, "?") {
-		return "file:" + path
+	setting := func(key string) string {
+		if v := props["jdbc."+key]; v != "" {
+			return v
+		}
+		return q.Get(key)
 	}
-	// Transactions take the write lock when they begin: a deferred one that reads and then writes (a table
-	// create or commit) gets SQLITE_BUSY at once in WAL mode when another connection wrote in between, which
-	// busy_timeout does not wait out.
-	return "file:" + path + "?_pragma=busy_timeout(30000)&_pragma=journal_mode(WAL)&_txlock=immediate"
+	if path != "" && !strings.HasPrefix(path, ":memory:") {
+		_ = os.MkdirAll(filepath.Dir(path), 0o755) // SQLite creates the file, not its directory
+	}
+	busy := DefaultSQLiteBusyTimeout.Milliseconds()
+	if v := setting(sqliteBusyTimeoutKey); v != "" {
+		ms, err := strconv.ParseInt(v, 10, 32)
+		if err != nil || ms < 0 {
+			return "", fmt.Errorf("SQLite catalog: %s %q is not a number of milliseconds", sqliteBusyTimeoutKey, v)
+		}
+		busy = ms
+	}
+	out := url.Values{}
+	out.Set("_busy_timeout", strconv.FormatInt(busy, 10))
+	out.Set("_txlock", "immediate")
+	if v := setting(sqliteJournalModeKey); v != "" {
+		out.Set("_journal_mode", strings.ToUpper(v))
+	}
+	return "file:" + path + "?" + out.Encode(), nil
 }
 
 // Open loads the catalog named name from sink catalog properties.

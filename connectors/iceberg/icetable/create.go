@@ -166,7 +166,15 @@ func CreateTable(ctx context.Context, cat catalog.Catalog, ident table.Identifie
 			}
 		}
 	}
-	tbl, err := cat.CreateTable(ctx, ident, sc, catalog.WithPartitionSpec(&spec), catalog.WithProperties(props))
+	createOpts := []catalog.CreateTableOpt{catalog.WithPartitionSpec(&spec), catalog.WithProperties(props)}
+	if len(opts.SortOrder) > 0 {
+		order, err := BuildSortOrder(sc, opts.SortOrder, opts.CaseInsensitive)
+		if err != nil {
+			return nil, defErrorf("%s: %v", strings.Join(ident, "."), err)
+		}
+		createOpts = append(createOpts, catalog.WithSortOrder(order))
+	}
+	tbl, err := cat.CreateTable(ctx, ident, sc, createOpts...)
 	if err != nil {
 		if errors.Is(err, catalog.ErrTableAlreadyExists) {
 			return cat.LoadTable(ctx, ident)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"iter"
 	"slices"
 	"strconv"
@@ -105,6 +106,9 @@ type TableOptions struct {
 	OffsetsKey string
 	// TargetFileSize for data files (bytes); 0 = table default.
 	TargetFileSize int64
+	// SortOrder is the sort order of a table the writer creates (iceberg.tables.sort-order). The
+	// writer sorts the rows of each data file by the table's own sort order, whatever created it.
+	SortOrder []SortTerm
 }
 
 // CommitStats describes one table commit.
@@ -213,7 +217,31 @@ func (w *Writer) Commit(ctx context.Context, recs []Rec, offsets Offsets, props 
 // Prepare loads (or auto-creates) the table, evolves its schema, drops records below the
 // head's committed offsets, plans upserts and deletes, and writes data and delete files. It
 // commits nothing to the table (schema changes and tombstone-table creation aside).
+//
+// A table loaded by an earlier round may have lost its head to snapshot expiry meanwhile (a
+// maintenance commit became the head, then an expiry removed the older one and its manifest
+// list): planning on it finds a file missing. The table is then loaded again and the round
+// planned on the current head.
 func (w *Writer) Prepare(ctx context.Context, recs []Rec) (*Part, error) {
+	loaded := w.Tbl
+	p, err := w.prepare(ctx, recs)
+	if err != nil && loaded != nil && errors.Is(err, fs.ErrNotExist) && !p.Files() && p.Tombstones == nil && w.baseGone(ctx, loaded) {
+		w.Tbl = nil
+		return w.prepare(ctx, recs)
+	}
+	return p, err
+}
+
+// baseGone reports whether the head of loaded is no longer the branch head in the catalog.
+func (w *Writer) baseGone(ctx context.Context, loaded *table.Table) bool {
+	cur, err := w.Cat.LoadTable(ctx, w.Ident)
+	if err != nil {
+		return false
+	}
+	return HeadID(cur, w.Opts.CommitBranch) != HeadID(loaded, w.Opts.CommitBranch)
+}
+
+func (w *Writer) prepare(ctx context.Context, recs []Rec) (*Part, error) {
 	p := &Part{}
 	st := &p.Stats
 	if w.Tbl == nil {
@@ -359,6 +387,10 @@ func (w *Writer) Prepare(ctx context.Context, recs []Rec) (*Part, error) {
 				src = concatBatches(src, pl.batches(ctx, asc, tbl.Schema().ID))
 			}
 		}
+		if len(segs) == 0 && !rewrite && Sorts(tbl.SortOrder(), tbl.Schema()) {
+			// the round's rows are in memory: each data file's rows in the table's sort order
+			src = sortedBatches(ctx, tbl, src)
+		}
 		for df, err := range table.WriteRecords(ctx, tbl, asc, src, wopts...) {
 			if err != nil {
 				return p, fmt.Errorf("write data files: %w", err)
@@ -494,6 +526,12 @@ func (w *Writer) Apply(ctx context.Context, parts []*Part, offsets Offsets, prop
 	rd.AddRows(dataFiles...)
 	rd.AddDeletes(delFiles...)
 	if err := rd.Commit(ctx); err != nil {
+		if errors.Is(err, fs.ErrNotExist) && w.baseGone(ctx, tbl) {
+			// the parts' base lost its manifest list to snapshot expiry, which never expires a
+			// branch head: the head moved since they were planned
+			w.Tbl = nil
+			return st, fmt.Errorf("%w: snapshot %d was expired: %v", ErrFenced, head, err)
+		}
 		return st, err
 	}
 	ntbl, err := tx.Commit(ctx)

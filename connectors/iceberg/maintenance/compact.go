@@ -14,6 +14,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/connectd/connectd/connectors/iceberg/conflict"
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
 // SummaryMaintenance is the snapshot summary property naming the maintenance action that wrote
@@ -262,10 +263,18 @@ func PlanCompaction(ctx context.Context, cat catalog.Catalog, ident table.Identi
 			return nil, fmt.Errorf("compacting %s: the scan of snapshot %d has no task for %s", name(ident), base.SnapshotID, f.FilePath())
 		}
 	}
+	sorted := icetable.Sorts(tbl.SortOrder(), tbl.Schema())
 	for _, k := range parts {
 		g := groups[k]
-		gr, err := table.ExecuteCompactionGroup(ctx, tbl, *g, table.WithCompactionTargetFileSize(target))
-		rw.added = append(rw.added, gr.NewDataFiles...)
+		var files []ice.DataFile
+		if sorted {
+			files, err = rewriteSorted(ctx, tbl, *g, target)
+		} else {
+			var gr table.CompactionGroupResult
+			gr, err = table.ExecuteCompactionGroup(ctx, tbl, *g, table.WithCompactionTargetFileSize(target))
+			files = gr.NewDataFiles
+		}
+		rw.added = append(rw.added, files...)
 		if err != nil {
 			_ = rw.Abort()
 			return nil, fmt.Errorf("rewriting %s %s: %w", name(ident), k, err)
@@ -336,7 +345,7 @@ func (r *Rewrite) commitOnce(ctx context.Context) (int64, error) {
 		return 0, errNotCommitted{err}
 	}
 	props := ice.Properties{SummaryMaintenance: "compaction"}
-	for k, v := range headOffsets(tbl, head) {
+	for k, v := range sinkSummary(tbl, head) {
 		props[k] = v
 	}
 	branch := r.opts.Branch

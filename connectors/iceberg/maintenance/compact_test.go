@@ -2,6 +2,7 @@ package maintenance
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand"
 	"os"
@@ -51,12 +52,16 @@ func (s *stream) round(n int) ([]icetable.Rec, icetable.Offsets) {
 	return recs, icetable.Offsets{s.tp: s.off}
 }
 
-// TestCompactionModel commits random upserts and deletes through the sink's writer, interleaved
-// with compactions: alone, with a sink commit between the compaction's plan and its commit, and
-// racing another compaction (one of the two is abandoned). After every step the live rows read
-// by iceberg-go, DuckDB and (after each compaction across a sink commit, and at the end) Iceberg's Java reader equal the model, and the
-// sink's offsets are intact. Seed: MAINTENANCE_SEED.
-func TestCompactionModel(t *testing.T) {
+// TestMaintenanceModel commits random upserts and deletes through the sink's writer, interleaved
+// with maintenance: compactions alone, with a sink commit between the compaction's plan and its
+// commit, and racing another compaction (one of the two is abandoned); manifest rewrites;
+// snapshot expiries; whole runs. It ends idle: rounds of every action with no sink commit in
+// between. After every step the live rows read by iceberg-go, DuckDB and (after each compaction
+// across a sink commit, and at the end) Iceberg's Java reader equal the model, the sink's
+// offsets are intact, and the head itself carries the sink's summary entries: its own offsets
+// key, and the Apache sink's offsets as that sink's recovery reads them.
+// Seed: MAINTENANCE_SEED.
+func TestMaintenanceModel(t *testing.T) {
 	seed := time.Now().UnixNano()
 	if v := os.Getenv("MAINTENANCE_SEED"); v != "" {
 		seed, _ = strconv.ParseInt(v, 10, 64)
@@ -78,9 +83,47 @@ func TestCompactionModel(t *testing.T) {
 				OffsetsKey: icetable.OffsetsSummaryKey("connect-test"),
 			}}
 			s := &stream{rng: rand.New(rand.NewSource(seed)), keys: 60, model: model{}, tp: icetable.TP{Topic: "cdc", Partition: 0}}
+			// each round also records the summary entries of the Apache sink's committer, as a
+			// table written by both sinks (a mixed or rolled-back cluster) holds them
+			const controlTopic, group = "control-iceberg", "connect-test"
+			ctlOffset := int64(0)
 			sinkRound := func() {
 				recs, offs := s.round(20 + s.rng.Intn(60))
-				commitRound(t, w, recs, offs)
+				ctlOffset += int64(1 + s.rng.Intn(5))
+				commitRoundWith(t, w, recs, offs, map[string]string{
+					"kafka.connect.offsets." + controlTopic + "." + group: fmt.Sprintf(`{"0":%d}`, ctlOffset),
+					"kafka.connect.commit-id":                             fmt.Sprintf("00000000-0000-0000-0000-%012d", ctlOffset),
+					"kafka.connect.valid-through-ts":                      baseTime.Format(time.RFC3339Nano),
+				})
+			}
+			// checkHead: the head's own summary holds the sink's entries of its last round
+			checkHead := func(tbl *table.Table, step string) {
+				t.Helper()
+				head := tbl.CurrentSnapshot()
+				require.NotNil(t, head.Summary, step)
+				props := head.Summary.Properties
+				var own map[string]int64
+				require.Contains(t, props, w.Opts.OffsetsKey, "%s: head %d (%s, %s) carries no offsets", step, head.SnapshotID, head.Summary.Operation, props[SummaryMaintenance])
+				require.NoError(t, json.Unmarshal([]byte(props[w.Opts.OffsetsKey]), &own), step)
+				require.Equal(t, s.off, own[s.tp.String()], "%s: the head's offsets", step)
+				jvm, ok, err := jvmOffsets(props, controlTopic, group)
+				require.NoError(t, err, step)
+				require.True(t, ok, "%s: the Apache sink finds no offsets on head %d (%s)", step, head.SnapshotID, props[SummaryMaintenance])
+				require.Equal(t, map[int32]int64{0: ctlOffset}, jvm, "%s: the Apache sink's offsets", step)
+				require.Equal(t, fmt.Sprintf("00000000-0000-0000-0000-%012d", ctlOffset), props["kafka.connect.commit-id"], step)
+				require.Equal(t, baseTime.Format(time.RFC3339Nano), props["kafka.connect.valid-through-ts"], step)
+			}
+			// checkGo: the rows iceberg-go reads, the offsets and the head's summary
+			checkGo := func(step string) *table.Table {
+				t.Helper()
+				tbl, err := cat.LoadTable(ctx, ident)
+				require.NoError(t, err)
+				require.Equal(t, s.model.rows(), goRows(t, tbl), "%s: iceberg-go", step)
+				offs, err := icetable.CommittedOffsets(tbl, "", w.Opts.OffsetsKey)
+				require.NoError(t, err)
+				require.Equal(t, s.off, offs[s.tp], "%s: committed offsets", step)
+				checkHead(tbl, step)
+				return tbl
 			}
 			check := func(step string, java bool) *table.Table {
 				t.Helper()
@@ -95,6 +138,7 @@ func TestCompactionModel(t *testing.T) {
 				offs, err := icetable.CommittedOffsets(tbl, "", w.Opts.OffsetsKey)
 				require.NoError(t, err)
 				require.Equal(t, s.off, offs[s.tp], "%s: committed offsets", step)
+				checkHead(tbl, step)
 				return tbl
 			}
 			// checkReplace: the compaction's snapshot is a replace whose new files carry the
@@ -122,7 +166,7 @@ func TestCompactionModel(t *testing.T) {
 			sinkRound()
 			check("first round", false)
 			// every kind of step at least twice, in random order
-			kinds := []int{0, 0, 0, 0, 0, 0, 2, 2, 3, 3, 4, 5, 5}
+			kinds := []int{0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 3, 3, 4, 5, 5, 6, 6, 7, 7, 8, 8}
 			s.rng.Shuffle(len(kinds), func(i, j int) { kinds[i], kinds[j] = kinds[j], kinds[i] })
 			for step, k := range kinds {
 				name := fmt.Sprintf("step %d", step)
@@ -161,6 +205,20 @@ func TestCompactionModel(t *testing.T) {
 					} else {
 						check(name+" sink round", false)
 					}
+				case k == 6:
+					res, err := RewriteManifests(ctx, cat, ident, "")
+					require.NoError(t, err)
+					t.Logf("%s manifest rewrite: %d -> %d", name, res.ManifestsBefore, res.ManifestsAfter)
+					check(name+" manifest rewrite", false)
+				case k == 7:
+					res, err := ExpireSnapshots(ctx, cat, ident, ExpireOptions{MaxAge: time.Millisecond})
+					require.NoError(t, err)
+					t.Logf("%s expiry: snapshots %d -> %d", name, res.SnapshotsBefore, res.SnapshotsAfter)
+					check(name+" expiry", false)
+				case k == 8:
+					_, err := Run(ctx, cat, ident, Policy{Expire: ExpireOptions{MaxAge: time.Millisecond}}, AllActions)
+					require.NoError(t, err)
+					check(name+" maintenance run", false)
 				default:
 					// two compactions from the same start: the second finds its files gone
 					a, err := PlanCompaction(ctx, cat, ident, CompactOptions{})
@@ -189,7 +247,25 @@ func TestCompactionModel(t *testing.T) {
 					check(name+" racing compactions", false)
 				}
 			}
-			check("end", true)
+			check("busy end", false)
+			// idle: maintenance with no sink commit in between, as between two rounds of a quiet
+			// topic, each action after the other and whole runs
+			for pass := 0; pass < 2; pass++ {
+				name := fmt.Sprintf("idle pass %d", pass)
+				_, err := RewriteManifests(ctx, cat, ident, "")
+				require.NoError(t, err)
+				checkGo(name + " manifest rewrite")
+				_, err = Compact(ctx, cat, ident, CompactOptions{MinInputFiles: 1})
+				require.NoError(t, err)
+				checkGo(name + " compaction")
+				_, err = ExpireSnapshots(ctx, cat, ident, ExpireOptions{MaxAge: time.Millisecond})
+				require.NoError(t, err)
+				checkGo(name + " expiry")
+				_, err = Run(ctx, cat, ident, Policy{Expire: ExpireOptions{MaxAge: time.Millisecond}}, AllActions)
+				require.NoError(t, err)
+				check(name+" maintenance run", false)
+			}
+			check("idle end", true)
 		})
 	}
 }

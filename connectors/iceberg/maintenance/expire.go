@@ -20,6 +20,10 @@ type ExpireOptions struct {
 	// MaxAge expires older snapshots beyond RetainLast; 0 takes the table's
 	// history.expire.max-snapshot-age-ms (5 days by default).
 	MaxAge time.Duration
+	// Grace keeps every snapshot that was a branch's head less than this long ago, whatever
+	// MaxAge says: a sink round or a query that loaded it may still be reading its manifests.
+	// 0 keeps none for it (the connector's policy defaults to DefaultExpireGrace).
+	Grace time.Duration
 	// KeepFiles leaves the files of expired snapshots in storage (orphan removal takes them later);
 	// by default they are deleted once the expiry is committed.
 	KeepFiles bool
@@ -33,7 +37,14 @@ type ExpireResult struct {
 	SnapshotsAfter  int `json:"snapshots_after"`
 	// ProtectedDepth is how many ancestors of a branch head were kept for the sink's offsets.
 	ProtectedDepth int `json:"protected_depth"`
+	// GraceDepth is how many ancestors of a branch head were kept because they were its head
+	// within the grace age.
+	GraceDepth int `json:"grace_depth,omitempty"`
 }
+
+// DefaultExpireGrace is the grace of the connector's and the command's expiry: above the
+// usual commit interval, so that a round's loaded head outlives the round.
+const DefaultExpireGrace = 5 * time.Minute
 
 // ExpireSnapshots expires old snapshots of ident, never the latest snapshot of a branch that
 // carries a consumer group's offsets (kafka.connect.offsets.<group>): the sink reads its offsets
@@ -55,14 +66,21 @@ func ExpireSnapshots(ctx context.Context, cat catalog.Catalog, ident table.Ident
 		meta := tbl.Metadata()
 		res.SnapshotsBefore = len(meta.Snapshots())
 		keep := opts.RetainLast
-		res.ProtectedDepth = 0
+		res.ProtectedDepth, res.GraceDepth = 0, 0
 		for refName, ref := range meta.Refs() {
 			if ref.SnapshotRefType != table.BranchRef {
 				continue
 			}
-			if d := offsetsDepth(tbl, tbl.SnapshotByName(refName)); d+1 > keep {
+			head := tbl.SnapshotByName(refName)
+			if d := offsetsDepth(tbl, head); d+1 > keep {
 				keep = d + 1
 				res.ProtectedDepth = d
+			}
+			if opts.Grace > 0 {
+				if d := recentDepth(tbl, head, time.Now().Add(-opts.Grace)); d+1 > keep {
+					keep = d + 1
+					res.GraceDepth = d
+				}
 			}
 			if ref.MinSnapshotsToKeep != nil && *ref.MinSnapshotsToKeep < keep {
 				// the ref's own retention wins over the options: it could expire the offsets
@@ -106,4 +124,21 @@ func onlyNotExist(err error) bool {
 		return len(j.Unwrap()) > 0
 	}
 	return errors.Is(err, fs.ErrNotExist)
+}
+
+// recentDepth returns how many ancestors back from head (0: head itself) the oldest snapshot
+// that was still the head at since is: each ancestor stopped being the head when its child was
+// committed.
+func recentDepth(tbl *table.Table, head *table.Snapshot, since time.Time) int {
+	depth := 0
+	for cur := head; cur != nil && cur.ParentSnapshotID != nil; depth++ {
+		if cur.TimestampMs < since.UnixMilli() {
+			break // its parent stopped being the head before since
+		}
+		cur = tbl.SnapshotByID(*cur.ParentSnapshotID)
+		if cur == nil {
+			break
+		}
+	}
+	return depth
 }

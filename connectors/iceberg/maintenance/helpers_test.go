@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,8 +50,14 @@ func modelRow(id int64, name string, day int) string { return fmt.Sprintf("%d|%s
 // maintenance commit in between), as the sink's commit round does.
 func commitRound(t testing.TB, w *icetable.Writer, recs []icetable.Rec, offsets icetable.Offsets) {
 	t.Helper()
+	commitRoundWith(t, w, recs, offsets, nil)
+}
+
+// commitRoundWith is commitRound with more summary entries.
+func commitRoundWith(t testing.TB, w *icetable.Writer, recs []icetable.Rec, offsets icetable.Offsets, props map[string]string) {
+	t.Helper()
 	for attempt := 0; ; attempt++ {
-		_, err := w.Commit(context.Background(), recs, offsets, nil)
+		_, err := w.Commit(context.Background(), recs, offsets, props)
 		if err == nil {
 			return
 		}
@@ -142,4 +150,34 @@ func entries(t testing.TB, tbl *table.Table, snap *table.Snapshot) map[string]ic
 		}
 	}
 	return out
+}
+
+// jvmOffsets reads a snapshot summary's offsets as the Apache Iceberg sink's Coordinator does
+// (lastCommittedOffsetsForTable): the value of kafka.connect.offsets.<control topic>.<group>,
+// read by Jackson as a Map<Integer, Long>: a JSON object whose names are Java ints and whose
+// values are Java longs. ok is false when the summary has no such entry.
+func jvmOffsets(summary map[string]string, controlTopic, group string) (offs map[int32]int64, ok bool, err error) {
+	v, ok := summary["kafka.connect.offsets."+controlTopic+"."+group]
+	if !ok {
+		return nil, false, nil
+	}
+	var raw map[string]json.Number
+	d := json.NewDecoder(strings.NewReader(v))
+	d.UseNumber()
+	if err := d.Decode(&raw); err != nil {
+		return nil, true, fmt.Errorf("not a JSON object: %w", err)
+	}
+	offs = map[int32]int64{}
+	for k, n := range raw {
+		p, err := strconv.ParseInt(k, 10, 32)
+		if err != nil {
+			return nil, true, fmt.Errorf("key %q is not an Integer", k)
+		}
+		o, err := strconv.ParseInt(n.String(), 10, 64)
+		if err != nil {
+			return nil, true, fmt.Errorf("value %q is not a Long", n)
+		}
+		offs[int32(p)] = o
+	}
+	return offs, true, nil
 }

@@ -22,8 +22,8 @@ type ManifestResult struct {
 // RewriteManifests merges the small data manifests of branch's head (every sink commit adds
 // one) into target-size ones, in a `replace` snapshot that changes no file: query planning then
 // reads a few manifests instead of one per commit. Delete manifests stay as they are (compaction
-// removes the delete files). The snapshot carries no offsets of its own: the sink, and expiry,
-// find them on its ancestors.
+// removes the delete files). The snapshot carries the sink's summary entries of the head it
+// replaces (sinkSummary), so the head keeps them.
 func RewriteManifests(ctx context.Context, cat catalog.Catalog, ident table.Identifier, branch string) (ManifestResult, error) {
 	var res ManifestResult
 	if branch == "" {
@@ -38,7 +38,9 @@ func RewriteManifests(ctx context.Context, cat catalog.Catalog, ident table.Iden
 			return res, err
 		}
 		res.ManifestsAfter = res.ManifestsBefore
-		tx, err := tbl.NewTransactionOnBranchWithError(branch)
+		props := sinkSummary(tbl, branchHead(tbl, branch))
+		props[SummaryMaintenance] = "rewrite-manifests"
+		tx, err := withSummary(tbl, cat, props).NewTransactionOnBranchWithError(branch)
 		if err != nil {
 			return res, err
 		}

@@ -12,21 +12,39 @@ import (
 // (one key per consumer group).
 var offsetsPrefix = icetable.OffsetsSummaryKey("")
 
-// headOffsets returns, per offsets key, the raw value that snap or its nearest ancestor carrying
-// the key holds: what the sink reads as the table's committed offsets. A maintenance snapshot
-// copies them into its own summary so the head always carries them, whatever expiry later
-// removes from its ancestry.
-func headOffsets(tbl *table.Table, snap *table.Snapshot) map[string]string {
+// sinkKeyPrefix starts every snapshot summary key a Kafka Connect Iceberg sink writes: its
+// offsets (kafka.connect.offsets.<group>, or .<control topic>.<group> for the Apache sink), the
+// commit id, the valid-through timestamp, the task.
+const sinkKeyPrefix = "kafka.connect."
+
+// sinkSummary returns the summary entries a maintenance snapshot committed on top of snap
+// carries, so that the head always holds what the sinks' recovery reads there: per offsets key,
+// the value of snap or of its nearest ancestor carrying the key (what the sink reads as the
+// table's committed offsets, whatever expiry later removes from the ancestry), and the other
+// kafka.connect.* entries of the newest snapshot that carries offsets (the sink's last commit).
+func sinkSummary(tbl *table.Table, snap *table.Snapshot) map[string]string {
 	out := map[string]string{}
+	latest := false // the other entries are taken from the newest sink commit only
 	for cur := snap; cur != nil; {
 		if cur.Summary != nil {
-			for k, v := range cur.Summary.Properties {
+			commit := false
+			for k := range cur.Summary.Properties {
 				if strings.HasPrefix(k, offsetsPrefix) {
-					if _, seen := out[k]; !seen {
-						out[k] = v
-					}
+					commit = true
 				}
 			}
+			for k, v := range cur.Summary.Properties {
+				if !strings.HasPrefix(k, sinkKeyPrefix) {
+					continue
+				}
+				if _, seen := out[k]; seen {
+					continue
+				}
+				if strings.HasPrefix(k, offsetsPrefix) || (commit && !latest) {
+					out[k] = v
+				}
+			}
+			latest = latest || commit
 		}
 		if cur.ParentSnapshotID == nil {
 			break

@@ -15,6 +15,7 @@ const (
 	KeyMinInputFiles  = KeyPrefix + "min-input-files"
 	KeyRetainLast     = KeyPrefix + "retain-last"
 	KeyMaxSnapshotAge = KeyPrefix + "max-snapshot-age-ms"
+	KeyExpireGrace    = KeyPrefix + "expire-grace-ms"
 	KeyOrphanAge      = KeyPrefix + "orphan-age-ms"
 	KeyDeletesHorizon = KeyPrefix + "deletes-horizon-ms"
 )
@@ -30,10 +31,10 @@ type Policy struct {
 }
 
 // ParsePolicy reads the iceberg.tables.maintenance.* keys of a connector's properties; a key
-// left out keeps its default (see the option types). A bad value is a *connect.ConfigError
-// naming its key.
+// left out keeps its default (see the option types; the expiry's grace is DefaultExpireGrace).
+// A bad value is a *connect.ConfigError naming its key.
 func ParsePolicy(props map[string]string) (Policy, error) {
-	var p Policy
+	p := Policy{Expire: ExpireOptions{Grace: DefaultExpireGrace}}
 	num := func(key string) (int64, bool, error) {
 		v, ok := props[key]
 		if !ok || v == "" {
@@ -64,6 +65,11 @@ func ParsePolicy(props map[string]string) (Policy, error) {
 		return p, err
 	} else if ok {
 		p.Expire.MaxAge = time.Duration(n) * time.Millisecond
+	}
+	if n, ok, err := num(KeyExpireGrace); err != nil {
+		return p, err
+	} else if ok {
+		p.Expire.Grace = time.Duration(n) * time.Millisecond
 	}
 	if n, ok, err := num(KeyDeletesHorizon); err != nil {
 		return p, err

@@ -2,11 +2,15 @@ package maintenance
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
 // Actions selects what Run does.
@@ -28,15 +32,36 @@ type Report struct {
 	// Deletes is the expiry of <table>__deletes rows older than the policy's horizon.
 	Deletes *DeletesExpiryResult `json:"deletes_expiry,omitempty"`
 	Orphans *OrphanResult        `json:"orphans,omitempty"`
-	Seconds float64              `json:"seconds"`
-	Error   string               `json:"error,omitempty"`
+	// Companion is the maintenance of <table>__deletes, when the table has one.
+	Companion *Report `json:"companion,omitempty"`
+	Seconds   float64 `json:"seconds"`
+	Error     string  `json:"error,omitempty"`
 }
 
-// Run maintains one table: manifests are rewritten first, so that the compaction's snapshot,
-// which copies the sink's offsets, becomes the head and expiry can keep it alone; then snapshot
-// expiry, then orphan removal. It stops at the first action that fails; the report holds what
-// was done and the error.
+// Run maintains one table: manifests are rewritten first, then compaction, snapshot expiry
+// (with the deletes horizon of its <table>__deletes) and orphan removal; every snapshot an action
+// commits carries the sink's summary entries of the head it replaces. It stops at the first
+// action that fails; the report holds what was done and the error. Then the table's
+// <table>__deletes, when it has one, is maintained the same way (Report.Companion).
 func Run(ctx context.Context, cat catalog.Catalog, ident table.Identifier, pol Policy, do Actions) (*Report, error) {
+	r, err := runOne(ctx, cat, ident, pol, do)
+	if err != nil || strings.HasSuffix(ident[len(ident)-1], icetable.TombstoneSuffix) {
+		return r, err
+	}
+	cpol := pol
+	cpol.DeletesHorizon = 0
+	c, err := runOne(ctx, cat, icetable.TombstoneIdent(ident), cpol, do)
+	if errors.Is(err, catalog.ErrNoSuchTable) {
+		return r, nil
+	}
+	r.Companion = c
+	if err != nil {
+		r.Error = err.Error()
+	}
+	return r, err
+}
+
+func runOne(ctx context.Context, cat catalog.Catalog, ident table.Identifier, pol Policy, do Actions) (*Report, error) {
 	r := &Report{Table: name(ident)}
 	start := time.Now()
 	err := run(ctx, cat, ident, pol, do, r)

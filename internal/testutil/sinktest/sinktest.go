@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/connectd/connectd/connect"
@@ -174,7 +175,18 @@ func (t *Task) Flush(_ context.Context, _ map[connect.TopicPartition]connect.Off
 	return nil
 }
 
+// StatusNotePrefix starts a record value that the task notes in its status (connect.TaskStatusNoter) with
+// the rest of the value as the note ("" clears it).
+const StatusNotePrefix = "status-note:"
+
 func (t *Task) Put(ctx context.Context, recs []*connect.SinkRecord) error {
+	for _, r := range recs {
+		if v, ok := r.Value.(string); ok && strings.HasPrefix(v, StatusNotePrefix) {
+			if n, ok := t.Ctx.(connect.TaskStatusNoter); ok {
+				n.NoteStatus(strings.TrimPrefix(v, StatusNotePrefix))
+			}
+		}
+	}
 	s := t.sink
 	s.mu.Lock()
 	if g := s.putGate; g != nil && len(recs) > 0 {
