@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/internal/herder"
@@ -59,7 +59,7 @@ func TestTaskStatusNote(t *testing.T) {
 		return ts.State, ts.Trace
 	}
 	produce := func(v string) {
-		kafkatest.Produce(t, addr, topic, &sarama.ProducerMessage{Value: sarama.StringEncoder(v)})
+		kafkatest.Produce(t, addr, topic, &kgo.Record{Value: []byte(v)})
 	}
 
 	produce(sinktest.StatusNotePrefix + "commits make no progress: the catalog is locked")
