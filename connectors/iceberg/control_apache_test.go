@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/IBM/sarama"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/connect"
 	ae "github.com/connectd/connectd/connectors/iceberg/apacheevents"
@@ -97,13 +97,9 @@ func TestControlTopicApacheEventsFailTasks(t *testing.T) {
 	}
 	require.NoError(t, put(0))
 
-	cfg := sarama.NewConfig()
-	cfg.Producer.Return.Successes = true
-	prod, err := sarama.NewSyncProducer([]string{addr}, cfg)
-	require.NoError(t, err)
-	defer prod.Close()
+	prod := kafkatest.NewClient(t, addr, kgo.AllowAutoTopicCreation())
 	send := func(v []byte) {
-		_, _, err := prod.SendMessage(&sarama.ProducerMessage{Topic: ctlTopic, Key: sarama.StringEncoder("jvm-producer"), Value: sarama.ByteEncoder(v)})
+		err := prod.ProduceSync(context.Background(), &kgo.Record{Topic: ctlTopic, Key: []byte("jvm-producer"), Value: v}).FirstErr()
 		require.NoError(t, err)
 	}
 	other := strings.Replace(string(apacheStartCommit(t)), "connect-cdc-golden", "connect-cdc-others", 1)
@@ -147,21 +143,11 @@ func TestControlTopicApacheTwoProcesses(t *testing.T) {
 	require.NoError(t, a.Open([]connect.TopicPartition{tp(0), tp(1)})) // a holds the first partition: committer
 	require.NoError(t, b.Open([]connect.TopicPartition{tp(2), tp(3)}))
 
-	admin, err := sarama.NewClusterAdmin([]string{addr}, kafkatest.NewConfig())
-	require.NoError(t, err)
-	defer admin.Close()
 	groupOffsets := func(group, topic string, n int32) []int64 {
-		ps := make([]int32, n)
-		for i := range ps {
-			ps[i] = int32(i)
-		}
-		resp, err := admin.ListConsumerGroupOffsets(group, map[string][]int32{topic: ps})
-		require.NoError(t, err)
+		committed := kafkatest.CommittedOffsets(t, addr, group, topic)
 		out := make([]int64, n)
 		for i := range out {
-			if b := resp.GetBlock(topic, int32(i)); b != nil {
-				out[i] = b.Offset
-			}
+			out[i] = committed[int32(i)]
 		}
 		return out
 	}
@@ -235,39 +221,34 @@ func TestFenceJVMTaskTransactions(t *testing.T) {
 	kafkatest.CreateTopic(t, addr, ctlTopic, 1, nil)
 
 	// the dead JVM task: a transaction begun and never ended
-	dead := kafkatest.NewConfig()
-	dead.Producer.Idempotent = true
-	dead.Producer.Transaction.ID = "jvm-worker-txn-dead-0"
-	dead.Producer.RequiredAcks = sarama.WaitForAll
-	dead.Producer.Return.Successes = true
-	dead.Net.MaxOpenRequests = 1
-	dead.Producer.Retry.Max = max(dead.Producer.Retry.Max, 1)
-	dead.Producer.Transaction.Timeout = 5 * time.Minute
-	jvm, err := sarama.NewSyncProducer([]string{addr}, dead)
-	require.NoError(t, err)
-	require.NoError(t, jvm.BeginTxn())
-	_, _, err = jvm.SendMessage(&sarama.ProducerMessage{Topic: ctlTopic, Value: sarama.StringEncoder("open")})
-	require.NoError(t, err)
-	pcfg := kafkatest.NewConfig()
-	pcfg.Producer.Return.Successes = true
-	plain, err := sarama.NewSyncProducer([]string{addr}, pcfg)
-	require.NoError(t, err)
-	defer plain.Close()
-	_, _, err = plain.SendMessage(&sarama.ProducerMessage{Topic: ctlTopic, Value: sarama.StringEncoder("after")})
-	require.NoError(t, err)
+	jvm := kafkatest.NewClient(t, addr, kgo.TransactionalID("jvm-worker-txn-dead-0"),
+		kgo.TransactionTimeout(5*time.Minute), kgo.RequiredAcks(kgo.AllISRAcks()))
+	require.NoError(t, jvm.BeginTransaction())
+	require.NoError(t, jvm.ProduceSync(context.Background(), &kgo.Record{Topic: ctlTopic, Value: []byte("open")}).FirstErr())
+	plain := kafkatest.NewClient(t, addr, kgo.RequiredAcks(kgo.AllISRAcks()))
+	require.NoError(t, plain.ProduceSync(context.Background(), &kgo.Record{Topic: ctlTopic, Value: []byte("after")}).FirstErr())
 
-	ccfg := kafkatest.NewConfig()
-	ccfg.Consumer.IsolationLevel = sarama.ReadCommitted
-	cons, err := sarama.NewConsumer([]string{addr}, ccfg)
-	require.NoError(t, err)
-	defer cons.Close()
-	pc, err := cons.ConsumePartition(ctlTopic, 0, sarama.OffsetOldest)
-	require.NoError(t, err)
-	defer pc.Close()
-	select {
-	case m := <-pc.Messages():
+	cons := kafkatest.NewClient(t, addr, kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{ctlTopic: {0: kgo.NewOffset().AtStart()}}))
+	// next is the first record read_committed reads within wait, or nil.
+	next := func(wait time.Duration) *kgo.Record {
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		defer cancel()
+		for ctx.Err() == nil {
+			fs := cons.PollFetches(ctx)
+			fs.EachError(func(_ string, _ int32, err error) {
+				if ctx.Err() == nil {
+					require.NoError(t, err)
+				}
+			})
+			if recs := fs.Records(); len(recs) > 0 {
+				return recs[0]
+			}
+		}
+		return nil
+	}
+	if m := next(2 * time.Second); m != nil {
 		t.Fatalf("read_committed read %q past an open transaction", m.Value)
-	case <-time.After(2 * time.Second):
 	}
 
 	props, _ := sinkProps(t, map[string]string{
@@ -275,12 +256,11 @@ func TestFenceJVMTaskTransactions(t *testing.T) {
 		"iceberg.control.topic": ctlTopic, KeyTxnPrefix: "jvm-", KeyTxnSuffix: "-txn-dead-0",
 	})
 	startProcTask(t, props, "a:8083", addr)
-	select {
-	case m := <-pc.Messages():
-		require.Equal(t, "after", string(m.Value), "the open transaction was aborted")
-	case <-time.After(30 * time.Second):
+	m := next(30 * time.Second)
+	if m == nil {
 		t.Fatal("the JVM task's open transaction still blocks the control topic")
 	}
+	require.Equal(t, "after", string(m.Value), "the open transaction was aborted")
 }
 
 // TestApacheCommitterStandsByAJVMCoordinator: while a JVM task's coordinator of the connector starts and completes
@@ -305,15 +285,11 @@ func TestApacheCommitterStandsByAJVMCoordinator(t *testing.T) {
 	require.NoError(t, a.Open([]connect.TopicPartition{tp(0), tp(1)}))
 
 	// the JVM coordinator: START_COMMIT and COMMIT_COMPLETE every 300 ms, committing nothing itself
-	pcfg := kafkatest.NewConfig()
-	pcfg.Producer.Return.Successes = true
-	prod, err := sarama.NewSyncProducer([]string{addr}, pcfg)
-	require.NoError(t, err)
-	defer prod.Close()
+	prod := kafkatest.NewClient(t, addr, kgo.AllowAutoTopicCreation())
 	send := func(pt ae.PayloadType, id uuid.UUID) {
 		b, err := ae.Encode(&ae.Event{ID: uuid.New(), Type: pt, Timestamp: nowMicros(), GroupID: cfg.GroupID, CommitID: id})
 		require.NoError(t, err)
-		_, _, err = prod.SendMessage(&sarama.ProducerMessage{Topic: ctlTopic, Key: sarama.StringEncoder("jvm"), Value: sarama.ByteEncoder(b)})
+		err = prod.ProduceSync(context.Background(), &kgo.Record{Topic: ctlTopic, Key: []byte("jvm"), Value: b}).FirstErr()
 		require.NoError(t, err)
 	}
 	stop := make(chan struct{})

@@ -19,8 +19,8 @@ import (
 )
 
 // ConsumerOpts are the franz-go options of a group consumer configured from JVM consumer properties: the
-// common client keys and security settings (as NewConfig reads them for sarama clients) and the consumer
-// keys. max.poll.records, group.id and the rebalance callbacks are the caller's.
+// common client keys and security settings (ClientOpts) and the consumer keys. max.poll.records,
+// group.id and the rebalance callbacks are the caller's.
 func ConsumerOpts(props map[string]string) ([]kgo.Opt, error) {
 	opts, err := ClientOpts(props)
 	if err != nil {
@@ -232,8 +232,10 @@ func securityOpts(props map[string]string) ([]kgo.Opt, error) {
 	return opts, nil
 }
 
-// scramMechanism is SCRAM (RFC 5802/7677, as KIP-84) by github.com/xdg-go/scram, without SASLprep, as the
-// JVM client (see scramClient.Begin).
+// scramMechanism is SCRAM (RFC 5802/7677, as KIP-84) by github.com/xdg-go/scram. The JVM client does not
+// SASLprep the password (ScramFormatter uses its UTF-8 bytes) and only escapes ',' and '=' in the user
+// name, so neither does this: NewClientUnprepped keeps credentials created by kafka-configs/kafka-storage
+// working for non-ASCII passwords too.
 type scramMechanism struct {
 	name, user, password string
 	hash                 scram.HashGeneratorFcn
@@ -268,7 +270,7 @@ func (s scramSession) Challenge(b []byte) (bool, []byte, error) {
 }
 
 // PingConsumer connects cl to a broker and authenticates, so that a consumer that cannot reach the
-// cluster or is refused fails at start with the cause, as sarama clients do in NewClient.
+// cluster or is refused fails at start with the cause.
 func PingConsumer(ctx context.Context, cl *kgo.Client, props map[string]string) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()

@@ -1,10 +1,12 @@
 package kafka
 
 import (
+	"context"
 	"testing"
 
-	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl"
 	"github.com/xdg-go/scram"
 )
 
@@ -59,13 +61,13 @@ func TestApplySASL(t *testing.T) {
 	tests := []struct {
 		name    string
 		props   map[string]string
-		mech    sarama.SASLMechanism
+		mech    string
 		wantErr string
 	}{
-		{name: "scram-sha-256", props: map[string]string{"sasl.mechanism": "SCRAM-SHA-256", "sasl.jaas.config": scramLine}, mech: sarama.SASLTypeSCRAMSHA256},
-		{name: "scram-sha-512 lower case", props: map[string]string{"sasl.mechanism": "scram-sha-512", "sasl.jaas.config": scramLine}, mech: sarama.SASLTypeSCRAMSHA512},
-		{name: "plain", props: map[string]string{"sasl.mechanism": "PLAIN", "sasl.jaas.config": `org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="p\"w";`}, mech: sarama.SASLTypePlaintext},
-		{name: "no mechanism: PLAIN as before", props: map[string]string{"sasl.jaas.config": `org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="p\"w";`}, mech: sarama.SASLTypePlaintext},
+		{name: "scram-sha-256", props: map[string]string{"sasl.mechanism": "SCRAM-SHA-256", "sasl.jaas.config": scramLine}, mech: "SCRAM-SHA-256"},
+		{name: "scram-sha-512 lower case", props: map[string]string{"sasl.mechanism": "scram-sha-512", "sasl.jaas.config": scramLine}, mech: "SCRAM-SHA-512"},
+		{name: "plain", props: map[string]string{"sasl.mechanism": "PLAIN", "sasl.jaas.config": `org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="p\"w";`}, mech: "PLAIN"},
+		{name: "no mechanism: PLAIN as before", props: map[string]string{"sasl.jaas.config": `org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="p\"w";`}, mech: "PLAIN"},
 		{name: "scram module without mechanism", props: map[string]string{"sasl.jaas.config": scramLine}, wantErr: "sasl.mechanism is not set: set it to SCRAM-SHA-256 or SCRAM-SHA-512"},
 		{name: "gssapi", props: map[string]string{"sasl.mechanism": "GSSAPI", "sasl.jaas.config": scramLine}, wantErr: "sasl.mechanism GSSAPI is not supported: use PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512"},
 		{name: "oauthbearer", props: map[string]string{"sasl.mechanism": "OAUTHBEARER"}, wantErr: "sasl.mechanism OAUTHBEARER is not supported"},
@@ -77,31 +79,44 @@ func TestApplySASL(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.props["security.protocol"] = "SASL_PLAINTEXT"
-			c, err := NewConfig(tc.props)
+			opts, err := ClientOpts(tc.props)
 			if tc.wantErr != "" {
 				require.ErrorContains(t, err, tc.wantErr)
 				return
 			}
 			require.NoError(t, err)
-			require.True(t, c.Net.SASL.Enable)
-			require.Equal(t, tc.mech, c.Net.SASL.Mechanism)
-			require.Equal(t, "u", c.Net.SASL.User)
-			require.Equal(t, `p"w`, c.Net.SASL.Password)
-			require.Equal(t, tc.mech != sarama.SASLTypePlaintext, c.Net.SASL.SCRAMClientGeneratorFunc != nil)
-			require.NoError(t, c.Validate())
+			cl, err := kgo.NewClient(opts...) // validates the options
+			require.NoError(t, err)
+			defer cl.Close()
+			mechs, ok := cl.OptValue(kgo.SASL).([]sasl.Mechanism)
+			require.True(t, ok)
+			require.Len(t, mechs, 1)
+			require.Equal(t, tc.mech, mechs[0].Name())
+			if sm, isSCRAM := mechs[0].(scramMechanism); isSCRAM {
+				require.Equal(t, "u", sm.user)
+				require.Equal(t, `p"w`, sm.password)
+			} else {
+				// PLAIN's one message: authzid NUL user NUL password
+				_, first, err := mechs[0].Authenticate(context.Background(), "broker")
+				require.NoError(t, err)
+				require.Equal(t, "\x00u\x00p\"w", string(first))
+			}
+			require.Equal(t, tc.mech != "PLAIN", isSCRAMMechanism(mechs[0]))
 		})
 	}
 }
 
+func isSCRAMMechanism(m sasl.Mechanism) bool { _, ok := m.(scramMechanism); return ok }
+
 func TestSCRAMClientConversation(t *testing.T) {
 	// The client's first message: GS2 header without authzid, escaped user name, a nonce.
-	c, ok := newSCRAMClientGenerator(scram.SHA512)().(*scramClient)
-	require.True(t, ok)
-	require.NoError(t, c.Begin("a=b,c", "pw", ""))
-	first, err := c.Step("")
+	m := scramMechanism{name: "SCRAM-SHA-512", hash: scram.SHA512, user: "a=b,c", password: "pw"}
+	sess, first, err := m.Authenticate(context.Background(), "broker")
 	require.NoError(t, err)
-	require.Regexp(t, `^n,,n=a=3Db=2Cc,r=.+$`, first)
-	require.False(t, c.Done())
+	require.Regexp(t, `^n,,n=a=3Db=2Cc,r=.+$`, string(first))
+	ss, ok := sess.(scramSession)
+	require.True(t, ok)
+	require.False(t, ss.conv.Done())
 }
 
 func TestBrokers(t *testing.T) {

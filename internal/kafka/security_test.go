@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -199,14 +198,16 @@ func roundTrip(t *testing.T, b secureBroker, addr string, props map[string]strin
 	kafkatest.CreateTopic(t, b.plain, topic, 1, nil)
 
 	props["bootstrap.servers"] = addr
-	pcfg, err := NewConfig(props)
+	popts, err := ProducerOpts(props)
 	require.NoError(t, err)
-	require.NoError(t, ApplyProducer(pcfg, props))
-	producer, err := sarama.NewSyncProducer(Brokers(props), pcfg)
+	pcopts, err := ClientOpts(props)
 	require.NoError(t, err)
-	_, _, err = producer.SendMessage(&sarama.ProducerMessage{Topic: topic, Value: sarama.StringEncoder("hello " + t.Name())})
+	producer, err := kgo.NewClient(append(pcopts, popts...)...)
 	require.NoError(t, err)
-	require.NoError(t, producer.Close())
+	pctx, pcancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer pcancel()
+	require.NoError(t, producer.ProduceSync(pctx, &kgo.Record{Topic: topic, Value: []byte("hello " + t.Name())}).FirstErr())
+	producer.Close()
 
 	copts, err := ClientOpts(props)
 	require.NoError(t, err)
@@ -344,16 +345,11 @@ func consumerConnectErr(t *testing.T, addr string, props map[string]string) erro
 func connectErr(t *testing.T, addr string, props map[string]string) error {
 	t.Helper()
 	props["bootstrap.servers"] = addr
-	cfg, err := NewConfig(props)
-	if err != nil {
-		return err
-	}
 	done := make(chan error, 1)
 	go func() {
-		c, err := NewClient(Brokers(props), cfg)
+		cl, err := Open(context.Background(), props)
 		if err == nil {
-			err = c.RefreshMetadata()
-			_ = c.Close()
+			cl.Close()
 		}
 		done <- err
 	}()

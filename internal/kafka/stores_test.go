@@ -18,6 +18,7 @@ import (
 
 	"github.com/pavlo-v-chernykh/keystore-go/v4"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"software.sslmate.com/src/go-pkcs12"
 )
 
@@ -87,14 +88,14 @@ func TestKeyStores(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.props["security.protocol"] = "SSL"
-			c, err := NewConfig(tc.props)
+			c, err := clientTLS(t, tc.props)
 			if tc.wantErr != "" {
 				require.ErrorContains(t, err, tc.wantErr)
 				return
 			}
 			require.NoError(t, err)
-			require.Len(t, c.Net.TLS.Config.Certificates, 1)
-			got := c.Net.TLS.Config.Certificates[0]
+			require.Len(t, c.Certificates, 1)
+			got := c.Certificates[0]
 			require.Equal(t, cert.Raw, got.Certificate[0])
 			require.True(t, key.PublicKey.Equal(got.PrivateKey.(crypto.Signer).Public()))
 		})
@@ -130,13 +131,13 @@ func TestTrustStoresAndHostnameCheck(t *testing.T) {
 			tc.props["security.protocol"] = "SASL_SSL"
 			tc.props["sasl.mechanism"] = "SCRAM-SHA-512"
 			tc.props["sasl.jaas.config"] = `org.apache.kafka.common.security.scram.ScramLoginModule required username="u" password="p";`
-			c, err := NewConfig(tc.props)
+			c, err := clientTLS(t, tc.props)
 			if tc.wantErr != "" {
 				require.ErrorContains(t, err, tc.wantErr)
 				return
 			}
 			require.NoError(t, err)
-			tc := c.Net.TLS.Config
+			tc := c
 			require.False(t, tc.InsecureSkipVerify, "https is the default")
 			_, err = ca.Verify(x509.VerifyOptions{Roots: tc.RootCAs})
 			require.NoError(t, err)
@@ -146,12 +147,26 @@ func TestTrustStoresAndHostnameCheck(t *testing.T) {
 	}
 
 	// Empty algorithm: no host name check, but the chain is still verified.
-	c, err := NewConfig(map[string]string{"security.protocol": "SSL", "ssl.truststore.location": p12File,
+	tc, err := clientTLS(t, map[string]string{"security.protocol": "SSL", "ssl.truststore.location": p12File,
 		"ssl.truststore.password": "trust-pass", "ssl.endpoint.identification.algorithm": ""})
 	require.NoError(t, err)
-	tc := c.Net.TLS.Config
 	require.True(t, tc.InsecureSkipVerify)
 	require.NotNil(t, tc.VerifyConnection)
 	require.NoError(t, tc.VerifyConnection(tls.ConnectionState{PeerCertificates: []*x509.Certificate{ca}}))
 	require.ErrorContains(t, tc.VerifyConnection(tls.ConnectionState{PeerCertificates: []*x509.Certificate{other}}), "unknown authority")
+}
+
+// clientTLS is the TLS configuration of a franz-go client built by ClientOpts from props.
+func clientTLS(t *testing.T, props map[string]string) (*tls.Config, error) {
+	t.Helper()
+	opts, err := ClientOpts(props)
+	if err != nil {
+		return nil, err
+	}
+	cl, err := kgo.NewClient(opts...)
+	require.NoError(t, err)
+	defer cl.Close()
+	c, ok := cl.OptValue(kgo.DialTLSConfig).(*tls.Config)
+	require.True(t, ok && c != nil, "the client has no TLS configuration")
+	return c, nil
 }

@@ -17,11 +17,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/IBM/sarama"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/connectors/iceberg/catalogx"
 	"github.com/connectd/connectd/internal/kafka"
@@ -89,7 +89,6 @@ type Pipeline struct {
 	DB        string
 	S         *chdb.Session
 	Srv       *chshim.Server
-	prod      sarama.SyncProducer
 	next      map[int32]int64
 	Streams   []cdcstream.Stream
 	worker    *exec.Cmd
@@ -116,14 +115,6 @@ func New(t testing.TB) *Pipeline {
 	chdbtest.MustExec(t, s, "CREATE TABLE "+p.DB+`.customers (id String, name String, qty Int64, updated_at Int64,
 		email Nullable(String), _version UInt64, is_deleted UInt8)
 		ENGINE = ReplacingMergeTree(_version, is_deleted) ORDER BY id SETTINGS non_replicated_deduplication_window = 1000`)
-	cfg := kafkatest.NewConfig()
-	cfg.Producer.Partitioner = sarama.NewManualPartitioner
-	cfg.Producer.Return.Successes = true
-	cfg.Producer.RequiredAcks = sarama.WaitForAll
-	prod, err := sarama.NewSyncProducer([]string{p.Addr}, cfg)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = prod.Close() })
-	p.prod = prod
 	write := func(name, body string) {
 		require.NoError(t, os.WriteFile(filepath.Join(p.Dir, name), []byte(body), 0o644))
 	}
@@ -240,24 +231,20 @@ func (p *Pipeline) Produce(rng *rand.Rand, n int) {
 			e cdcstream.Event
 		}{streams[tg.Stream], streams[tg.Stream].Events[tg.Index]})
 	}
-	var msgs []*sarama.ProducerMessage
+	var msgs []*kgo.Record
 	for _, x := range evs {
 		msgs = append(msgs, p.message(x.s, x.e))
 	}
 	p.send(msgs)
 }
 
-func (p *Pipeline) message(s cdcstream.Stream, e cdcstream.Event) *sarama.ProducerMessage {
+func (p *Pipeline) message(s cdcstream.Stream, e cdcstream.Event) *kgo.Record {
 	k, v := cdcstream.Debezium(s, e)
-	m := &sarama.ProducerMessage{Topic: p.Topic, Partition: cdcstream.Partition(s.FullKey(e), p.Parts), Key: sarama.ByteEncoder(k)}
-	if v != nil {
-		m.Value = sarama.ByteEncoder(v)
-	}
-	return m
+	return &kgo.Record{Topic: p.Topic, Partition: cdcstream.Partition(s.FullKey(e), p.Parts), Key: k, Value: v}
 }
 
-func (p *Pipeline) send(msgs []*sarama.ProducerMessage) {
-	require.NoError(p.T, p.prod.SendMessages(msgs))
+func (p *Pipeline) send(msgs []*kgo.Record) {
+	kafkatest.ProducePartitioned(p.T, p.Addr, p.Topic, msgs...) // acks=all, each record to its own partition
 	for _, m := range msgs {
 		p.next[m.Partition] = max(p.next[m.Partition], m.Offset+1)
 	}
@@ -278,7 +265,7 @@ func (p *Pipeline) Delete(key string) {
 		}
 		del := []cdcstream.Event{{Key: local, Op: cdcstream.Delete, LSN: lsn + 1, Row: &row, How: "erasure"}, {Key: local, Op: cdcstream.Tombstone}}
 		s.Events = append(s.Events, del...)
-		var msgs []*sarama.ProducerMessage
+		var msgs []*kgo.Record
 		for _, e := range del {
 			msgs = append(msgs, p.message(*s, e))
 		}
