@@ -8,11 +8,12 @@ import (
 	ice "github.com/apache/iceberg-go"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connect/jsonvalue"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
-// AcceptsJSONValues implements connect.JSONValueSink: schemaless JSON objects arrive unconverted
-// (connect.JSONValue), and those of the shape last spooled into their table go straight from their
+// AcceptsJSONValues implements jsonvalue.Sink: schemaless JSON objects arrive unconverted
+// (jsonvalue.Value), and those of the shape last spooled into their table go straight from their
 // bytes into the segment's builders (jsonShape); the others are converted and take the usual way.
 func (t *Task) AcceptsJSONValues() bool { return true }
 
@@ -20,7 +21,7 @@ func (t *Task) AcceptsJSONValues() bool { return true }
 // nothing about the record needs the converted map: one static table, spooled, without routing or
 // CDC fields, and the record is of the shape last spooled there. It reports whether it did; the
 // error is a failed write of the spool file, as from segment.add. Caller holds t.mu.
-func (t *Task) routeJSON(r *connect.SinkRecord, jv *connect.JSONValue) (bool, error) {
+func (t *Task) routeJSON(r *connect.SinkRecord, jv *jsonvalue.Value) (bool, error) {
 	c := t.cfg
 	if c.DynamicEnabled || c.RouteField != "" || c.CDCField != "" || len(c.Tables) != 1 {
 		return false, nil
@@ -76,7 +77,7 @@ func (t *Task) plainUpsertJSON(name string, o icetable.TableOptions) bool {
 // bufferJSON buffers a JSON object value of a keyed table as its bytes when it is of the shape last
 // buffered there converted. It reports whether it did. A shape is only noted for a plain upsert
 // table with a key index (noteKeyShape), so finding one says the table is such. Caller holds t.mu.
-func (t *Task) bufferJSON(r *connect.SinkRecord, jv *connect.JSONValue) bool {
+func (t *Task) bufferJSON(r *connect.SinkRecord, jv *jsonvalue.Value) bool {
 	if len(t.cfg.Tables) != 1 {
 		return false
 	}
@@ -118,19 +119,19 @@ func (t *Task) bufferJSON(r *connect.SinkRecord, jv *connect.JSONValue) bool {
 		prev.Bytes, prev.Topic, prev.Headers, prev.Conv = jb, jv.Topic, jv.Headers, jv.Conv
 		buf[at].JSON = prev
 	} else {
-		buf[at].JSON = &connect.JSONValue{Bytes: bytes.Clone(jb), Topic: jv.Topic, Headers: jv.Headers, Conv: jv.Conv}
+		buf[at].JSON = &jsonvalue.Value{Bytes: bytes.Clone(jb), Topic: jv.Topic, Headers: jv.Headers, Conv: jv.Conv}
 	}
 	return true
 }
 
-// spilledValue is the JSONValue that the records of jv's topic without headers whose bytes are in a
+// spilledValue is the jsonvalue.Value that the records of jv's topic without headers whose bytes are in a
 // spill file share: one per topic rather than one per buffered key. Caller holds t.mu.
-func (t *Task) spilledValue(jv *connect.JSONValue) *connect.JSONValue {
+func (t *Task) spilledValue(jv *jsonvalue.Value) *jsonvalue.Value {
 	v := t.spilled[jv.Topic]
 	if v == nil { // a task's values share its one value converter
-		v = &connect.JSONValue{Topic: jv.Topic, Conv: jv.Conv}
+		v = &jsonvalue.Value{Topic: jv.Topic, Conv: jv.Conv}
 		if t.spilled == nil {
-			t.spilled = map[string]*connect.JSONValue{}
+			t.spilled = map[string]*jsonvalue.Value{}
 		}
 		t.spilled[jv.Topic] = v
 	}

@@ -19,11 +19,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connect/jsonvalue"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 	"github.com/connectd/connectd/converters/jsonconv"
 )
 
-// TestJSONValueModel: a task given unconverted JSON objects (connect.JSONValue, as the worker hands them
+// TestJSONValueModel: a task given unconverted JSON objects (jsonvalue.Value, as the worker hands them
 // when the value converter is schemaless JsonConverter and no SMT runs, their members listed or not)
 // ends with the same table, the same schema and the same records reported to the DLQ as a task given
 // the converter's maps, over records of one shape and of others: nulls, missing and new members
@@ -86,7 +87,7 @@ func jsonValueModel(t *testing.T, seed int64, keys int, extra map[string]string,
 			for off := pos[p]; off < end; off++ {
 				r := &connect.SinkRecord{Topic: "ev", Partition: int32(p), Offset: int64(off)}
 				if i == 0 {
-					jv := &connect.JSONValue{Bytes: logs[p][off], Topic: "ev", Conv: conv}
+					jv := &jsonvalue.Value{Bytes: logs[p][off], Topic: "ev", Conv: conv}
 					if rng.Intn(2) == 0 { // listed, as the worker hands them, or found by the sink
 						jv.Members, _ = conv.SchemalessJSONObject(jv.Bytes, nil)
 					}
@@ -261,7 +262,7 @@ func FuzzJSONValueRow(f *testing.F) {
 			return
 		}
 		var want []icetable.Row
-		for _, listed := range [][]connect.JSONMember{nil, members} { // found in the bytes, and listed
+		for _, listed := range [][]jsonvalue.Member{nil, members} { // found in the bytes, and listed
 			fast, err := icetable.NewSegment(nil, dir, icetable.TP{Topic: "t", Partition: 0}, 1, sc)
 			require.NoError(t, err)
 			defer fast.Remove()
@@ -281,8 +282,8 @@ func FuzzJSONValueRow(f *testing.F) {
 
 // convertedShape is the converter's map of a schemaless JSON object, its inferred struct type and the
 // members the converter listed (ok false: not such an object).
-func convertedShape(t *testing.T, conv *jsonconv.Converter, data []byte) (map[string]any, *ice.StructType, []connect.JSONMember, bool) {
-	members, ok := conv.SchemalessJSONObject(data, []connect.JSONMember{})
+func convertedShape(t *testing.T, conv *jsonconv.Converter, data []byte) (map[string]any, *ice.StructType, []jsonvalue.Member, bool) {
+	members, ok := conv.SchemalessJSONObject(data, []jsonvalue.Member{})
 	if !ok {
 		return nil, nil, nil, false
 	}
@@ -377,7 +378,7 @@ func FuzzJSONRoundRows(f *testing.F) {
 		}
 		row, _, err := icetable.NewSchemaCache().RecordValue(nil, m)
 		require.NoError(t, err)
-		jv := &connect.JSONValue{Bytes: data, Topic: "t", Conv: conv}
+		jv := &jsonvalue.Value{Bytes: data, Topic: "t", Conv: conv}
 		names := []string{"id", "n", "missing"}
 		for k := range m {
 			names = append(names, k)
@@ -427,7 +428,7 @@ func TestJSONKeyedBufferLikeConverted(t *testing.T) {
 				r := &connect.SinkRecord{Topic: "k", Offset: off, OriginalTopic: "k", OriginalOffset: off}
 				off++
 				if side == 0 {
-					r.Value = &connect.JSONValue{Bytes: []byte(v), Topic: "k", Conv: conv}
+					r.Value = &jsonvalue.Value{Bytes: []byte(v), Topic: "k", Conv: conv}
 				} else {
 					sv, err := conv.ToConnectData("k", nil, []byte(v))
 					require.NoError(t, err)
@@ -457,7 +458,7 @@ func TestSupersededBytesReused(t *testing.T) {
 		var batch []*connect.SinkRecord
 		for _, v := range vs {
 			batch = append(batch, &connect.SinkRecord{Topic: "k", Offset: off, OriginalTopic: "k", OriginalOffset: off,
-				Value: &connect.JSONValue{Bytes: []byte(v), Topic: "k", Conv: conv}})
+				Value: &jsonvalue.Value{Bytes: []byte(v), Topic: "k", Conv: conv}})
 			off++
 		}
 		require.NoError(t, task.Put(ctx, batch))
@@ -533,7 +534,7 @@ func TestSpillCompacted(t *testing.T) {
 			id := fmt.Sprintf("k%d", off%keys)
 			v := fmt.Sprintf(`{"id":%q,"n":%d,"pad":%q}`, id, off, pad)
 			batch = append(batch, &connect.SinkRecord{Topic: "k", Offset: off, OriginalTopic: "k", OriginalOffset: off,
-				Value: &connect.JSONValue{Bytes: []byte(v), Topic: "k", Conv: conv}})
+				Value: &jsonvalue.Value{Bytes: []byte(v), Topic: "k", Conv: conv}})
 			last[id] = off
 			off++
 		}
@@ -601,14 +602,14 @@ func benchShapeRecord(b *testing.B) ([]byte, *ice.StructType) {
 }
 
 // BenchmarkJSONShapeAppend: benchShapeRecord from its bytes into the builders of its columns, its
-// members found in the bytes or listed by the converter's check (connect.JSONValue.Members).
+// members found in the bytes or listed by the converter's check (jsonvalue.Value.Members).
 func BenchmarkJSONShapeAppend(b *testing.B) {
 	rec, st := benchShapeRecord(b)
 	listed, ok := schemalessConverter(b).SchemalessJSONObject(rec, nil)
 	require.True(b, ok)
 	for _, bc := range []struct {
 		name    string
-		members []connect.JSONMember
+		members []jsonvalue.Member
 	}{{"found", nil}, {"listed", listed}} {
 		b.Run(bc.name, func(b *testing.B) {
 			sc := arrowSchemaOf(b, string(rec))
@@ -716,7 +717,7 @@ func TestScanListedLikeFound(t *testing.T) {
 		}
 		b.WriteString(ws[rng.Intn(len(ws))] + "}")
 		data := []byte(b.String())
-		listed, ok := conv.SchemalessJSONObject(data, []connect.JSONMember{})
+		listed, ok := conv.SchemalessJSONObject(data, []jsonvalue.Member{})
 		require.True(t, ok, "seed %d, iteration %d: %q", seed, iter, data)
 		for range 2 { // the second time with the member order learnt
 			found := ms.Scan(data, nil)

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connect/jsonvalue"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
@@ -100,7 +101,7 @@ func TestSpillFilesReusedModel(t *testing.T) {
 		for range n {
 			id := fmt.Sprintf("k%d", rng.Intn(keys))
 			batch = append(batch, &connect.SinkRecord{Topic: "k", Offset: off, OriginalTopic: "k", OriginalOffset: off,
-				Value: &connect.JSONValue{Bytes: []byte(value(id, off)), Topic: "k", Conv: conv}})
+				Value: &jsonvalue.Value{Bytes: []byte(value(id, off)), Topic: "k", Conv: conv}})
 			pending[id] = off
 			off++
 		}

@@ -13,6 +13,7 @@ import (
 	ice "github.com/apache/iceberg-go"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connect/jsonvalue"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
@@ -35,7 +36,7 @@ type Task struct {
 	keyShapes map[string]*icetable.KeyShape // per keyed table, the JSON shape last buffered converted: icetable/jsonkeyed.go
 	spill     *icetable.JSONSpill           // the file bufferJSON writes to (nil: none yet since the last drain)
 	spills    []*icetable.JSONSpill         // every file records of buf may be in, spill included
-	spilled   map[string]*connect.JSONValue // per topic, the value of records whose bytes are in a spill file (spilledValue)
+	spilled   map[string]*jsonvalue.Value   // per topic, the value of records whose bytes are in a spill file (spilledValue)
 	inflight  int                           // rows drained into rounds not yet resolved
 	pos       map[icetable.TP]int64         // next offset per partition, through what Put has seen and PreCommit's consumed offsets
 	committed map[icetable.TP]int64         // next offset per partition that every table holds
@@ -173,7 +174,7 @@ func (t *Task) Put(ctx context.Context, records []*connect.SinkRecord) error {
 // spool segment when it is an append table that can take it (appendtable.go), else as a Rec.
 // Caller holds mu.
 func (t *Task) route(ctx context.Context, r *connect.SinkRecord, now time.Time) error {
-	jv, fromJSON := r.Value.(*connect.JSONValue)
+	jv, fromJSON := r.Value.(*jsonvalue.Value)
 	if fromJSON {
 		if done, err := t.routeJSON(r, jv); done || err != nil {
 			return err

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connect/jsonvalue"
 )
 
 func debeziumFixture(b *testing.B, schemas bool) []byte {
@@ -70,11 +70,11 @@ func flatRecord(b *testing.B) ([]byte, *Converter) {
 }
 
 // BenchmarkSchemalessJSONObjectFlat checks the record of BenchmarkJSONToConnectFlat without converting
-// it, as the worker does before handing the bytes to a sink that takes them (connect.JSONValue).
+// it, as the worker does before handing the bytes to a sink that takes them (jsonvalue.Value).
 func BenchmarkSchemalessJSONObjectFlat(b *testing.B) {
 	in, c := flatRecord(b)
 	b.SetBytes(int64(len(in)))
-	var members []connect.JSONMember
+	var members []jsonvalue.Member
 	for b.Loop() {
 		var ok bool
 		if members, ok = c.SchemalessJSONObject(in, members[:0]); !ok {

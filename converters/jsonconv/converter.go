@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connect/jsonvalue"
 )
 
 const (
@@ -177,10 +178,10 @@ func (c *Converter) ToConnectData(_ string, _ connect.Headers, value []byte) (co
 	return connect.SchemaAndValue{Schema: schema, Value: v}, nil
 }
 
-// SchemalessJSONObject implements connect.JSONValueConverter: a JSON object that ToConnectData turns
+// SchemalessJSONObject implements jsonvalue.Converter: a JSON object that ToConnectData turns
 // into a map without error (a schemaless converter, a valid document whose first value is an object).
 // Its members are listed as the check goes, so that a sink reads the object without finding them again.
-func (c *Converter) SchemalessJSONObject(value []byte, members []connect.JSONMember) ([]connect.JSONMember, bool) {
+func (c *Converter) SchemalessJSONObject(value []byte, members []jsonvalue.Member) ([]jsonvalue.Member, bool) {
 	if c.schemasEnabled || value == nil {
 		return members, false
 	}
@@ -190,7 +191,7 @@ func (c *Converter) SchemalessJSONObject(value []byte, members []connect.JSONMem
 	}
 	// the whole document as validate checks it: after an object, trailing bytes are not looked at
 	n := len(members)
-	out, _, err := validObject(value, i, 0, members, len(value) <= connect.MaxListedJSON)
+	out, _, err := validObject(value, i, 0, members, len(value) <= jsonvalue.MaxListedBytes)
 	if err != nil {
 		return out[:n], false
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connect/jsonvalue"
 )
 
 // FuzzJSONToConnect feeds arbitrary bytes to ToConnectData in both modes: it must never panic, and what
@@ -146,33 +146,33 @@ func FuzzSchemalessMembers(f *testing.F) {
 	}
 	c := &Converter{}
 	require.NoError(f, c.Configure(map[string]string{"schemas.enable": "false"}, false))
-	prefix := []connect.JSONMember{{Name: 7, NameEnd: 8, Value: 9, ValueEnd: 10}}
+	prefix := []jsonvalue.Member{{Name: 7, NameEnd: 8, Value: 9, ValueEnd: 10}}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		start, _, err := validate(data)
 		isObject := err == nil && start >= 0 && data[start] == '{'
-		got, ok := c.SchemalessJSONObject(data, append([]connect.JSONMember(nil), prefix...))
+		got, ok := c.SchemalessJSONObject(data, append([]jsonvalue.Member(nil), prefix...))
 		require.Equal(t, isObject, ok, "%q", data)
 		require.Equal(t, prefix, got[:1], "%q", data)
 		if !ok {
 			require.Len(t, got, 1, "%q", data)
 			return
 		}
-		want := []connect.JSONMember{}
+		want := []jsonvalue.Member{}
 		i := skipWS(data, start+1)
 		for data[i] != '}' {
 			ne, namePlain := scanString(data, i)
 			v := skipWS(data, skipWS(data, ne)+1)
-			m := connect.JSONMember{Name: int32(i), NameEnd: int32(ne), Value: int32(v), ValueEnd: int32(skip(data, v))}
+			m := jsonvalue.Member{Name: int32(i), NameEnd: int32(ne), Value: int32(v), ValueEnd: int32(skip(data, v))}
 			if !namePlain {
-				m.Flags |= connect.JSONNameEscaped
+				m.Flags |= jsonvalue.NameEscaped
 			}
 			if data[v] == '"' {
 				if _, plain := scanString(data, v); !plain {
-					m.Flags |= connect.JSONValueEscaped
+					m.Flags |= jsonvalue.ValueEscaped
 				}
 			} else if isNumber(data, v) {
 				if _, integral := numberToken(data, v); !integral {
-					m.Flags |= connect.JSONValueFraction
+					m.Flags |= jsonvalue.ValueFraction
 				}
 			}
 			want = append(want, m)

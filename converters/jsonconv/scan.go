@@ -8,7 +8,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connect/jsonvalue"
 	"github.com/connectd/connectd/connect/jvm"
 )
 
@@ -95,8 +95,8 @@ func validValue(b []byte, i, depth int) (int, error) {
 }
 
 // validObject checks the object at i (at depth) and returns its end; with list, it appends to members
-// where each member lies (connect.JSONMember).
-func validObject(b []byte, i, depth int, members []connect.JSONMember, list bool) ([]connect.JSONMember, int, error) {
+// where each member lies (jsonvalue.Member).
+func validObject(b []byte, i, depth int, members []jsonvalue.Member, list bool) ([]jsonvalue.Member, int, error) {
 	if depth >= jvm.MaxNestingDepth {
 		return members, 0, fmt.Errorf("document nesting depth exceeds the maximum allowed (%d)", jvm.MaxNestingDepth)
 	}
@@ -128,20 +128,20 @@ func validObject(b []byte, i, depth int, members []connect.JSONMember, list bool
 				return members, 0, err
 			}
 		} else {
-			var flags connect.JSONMemberFlags
+			var flags jsonvalue.MemberFlags
 			if nameEsc {
-				flags = connect.JSONNameEscaped
+				flags = jsonvalue.NameEscaped
 			}
 			switch {
 			case i < len(b) && b[i] == '"':
 				var esc bool
 				if i, esc, err = validString(b, i); esc {
-					flags |= connect.JSONValueEscaped
+					flags |= jsonvalue.ValueEscaped
 				}
 			case i < len(b) && (b[i] == '-' || (b[i] >= '0' && b[i] <= '9')):
 				var frac bool
 				if i, frac, err = validNumber(b, i); frac {
-					flags |= connect.JSONValueFraction
+					flags |= jsonvalue.ValueFraction
 				}
 			default:
 				i, err = validValue(b, i, depth+1)
@@ -149,7 +149,7 @@ func validObject(b []byte, i, depth int, members []connect.JSONMember, list bool
 			if err != nil {
 				return members, 0, err
 			}
-			members = append(members, connect.JSONMember{Name: int32(name), NameEnd: int32(nameEnd), Value: int32(v), ValueEnd: int32(i), Flags: flags})
+			members = append(members, jsonvalue.Member{Name: int32(name), NameEnd: int32(nameEnd), Value: int32(v), ValueEnd: int32(i), Flags: flags})
 		}
 		i = skipWS(b, i)
 		if i >= len(b) {

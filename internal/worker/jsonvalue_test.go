@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connect/jsonvalue"
 	"github.com/connectd/connectd/converters/jsonconv"
 )
 
@@ -25,7 +26,7 @@ func (t *jsonValueTask) Version() string                                  { retu
 func (t *jsonValueTask) AcceptsJSONValues() bool                          { return t.accepts }
 
 // TestJSONValues: a task that takes unconverted values gets valid schemaless JSON objects as
-// connect.JSONValue, everything else converted (and converter errors handled as before); with a
+// jsonvalue.Value, everything else converted (and converter errors handled as before); with a
 // transformation, a task that does not take them, or a converter with schemas, it gets Connect data.
 func TestJSONValues(t *testing.T) {
 	schemaless, schemas := &jsonconv.Converter{}, &jsonconv.Converter{}
@@ -47,10 +48,10 @@ func TestJSONValues(t *testing.T) {
 	rec, skip, err := st.convert(ctx, msg(`{"a":1}`), new(connect.SinkRecord))
 	require.NoError(t, err)
 	require.False(t, skip)
-	jv, ok := rec.Value.(*connect.JSONValue)
+	jv, ok := rec.Value.(*jsonvalue.Value)
 	require.True(t, ok, "%T", rec.Value)
 	require.Equal(t, `{"a":1}`, string(jv.Bytes))
-	require.Equal(t, []connect.JSONMember{{Name: 1, NameEnd: 4, Value: 5, ValueEnd: 6}}, jv.Members)
+	require.Equal(t, []jsonvalue.Member{{Name: 1, NameEnd: 4, Value: 5, ValueEnd: 6}}, jv.Members)
 	v, err := jv.Value()
 	require.NoError(t, err)
 	require.Equal(t, map[string]any{"a": int64(1)}, v)
@@ -59,7 +60,7 @@ func TestJSONValues(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, want, rec.Value, in)
 	}
-	_, _, err = st.convert(ctx, msg(`{"a":`), new(connect.SinkRecord)) // the converter's error, as without JSONValue
+	_, _, err = st.convert(ctx, msg(`{"a":`), new(connect.SinkRecord)) // the converter's error, as without jsonvalue.Value
 	require.Error(t, err)
 	_, _, err2 := newTask(false, schemaless, nil).convert(ctx, msg(`{"a":`), new(connect.SinkRecord))
 	require.Equal(t, err2.Error(), err.Error())
@@ -94,7 +95,7 @@ func TestJSONValueMembersKept(t *testing.T) {
 		recs = append(recs, rec)
 	}
 	for _, rec := range recs {
-		jv := rec.Value.(*connect.JSONValue)
+		jv := rec.Value.(*jsonvalue.Value)
 		want, ok := conv.SchemalessJSONObject(jv.Bytes, nil)
 		require.True(t, ok)
 		require.Equal(t, want, jv.Members, "%s", jv.Bytes)

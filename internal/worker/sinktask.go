@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connect/jsonvalue"
 	"github.com/connectd/connectd/internal/metrics"
 	"github.com/connectd/connectd/internal/state"
 )
@@ -29,9 +30,9 @@ type sinkTask struct {
 	hdrConv                                  connect.HeaderConverter
 	keyConvClass, valConvClass, hdrConvClass string
 	chain                                    transformChain
-	// jsonValues is the value converter when record values go to the task unconverted (connect.JSONValue):
+	// jsonValues is the value converter when record values go to the task unconverted (jsonvalue.Value):
 	// the task takes them, the converter can vouch for them, and no transformation would need Connect data.
-	jsonValues connect.JSONValueConverter
+	jsonValues jsonvalue.Converter
 	errs       *errorHandler
 	taskClass  string
 	log        *slog.Logger
@@ -86,8 +87,8 @@ type sinkTask struct {
 	timeoutReq    time.Duration
 	commitWanted  bool
 	recordsBuf    []connect.SinkRecord
-	jsonBuf       []connect.JSONValue  // the values of recordsBuf left unconverted
-	jsonMembers   []connect.JSONMember // the members of jsonBuf's objects
+	jsonBuf       []jsonvalue.Value  // the values of recordsBuf left unconverted
+	jsonMembers   []jsonvalue.Member // the members of jsonBuf's objects
 	ptrBuf        []*connect.SinkRecord
 	activeTopics  map[string]bool
 	startedAt     time.Time
@@ -152,13 +153,13 @@ func (st *sinkTask) shutdown(runErr error) {
 }
 
 // jsonValueConverter is the value converter when the started task takes values unconverted
-// (connect.JSONValueSink) and no transformation needs Connect data, nil otherwise.
-func (st *sinkTask) jsonValueConverter() connect.JSONValueConverter {
-	js, ok := st.task.(connect.JSONValueSink)
+// (jsonvalue.Sink) and no transformation needs Connect data, nil otherwise.
+func (st *sinkTask) jsonValueConverter() jsonvalue.Converter {
+	js, ok := st.task.(jsonvalue.Sink)
 	if !ok || len(st.chain) > 0 || !js.AcceptsJSONValues() {
 		return nil
 	}
-	c, _ := st.valConv.(connect.JSONValueConverter)
+	c, _ := st.valConv.(jsonvalue.Converter)
 	return c
 }
 

@@ -6,6 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connect/jsonvalue"
 )
 
 // process converts and transforms fetched batches (the resume queue, then b, then any batches already
@@ -106,7 +107,7 @@ func (st *sinkTask) convertBatch(ctx context.Context, b *batch) error {
 }
 
 // convert converts m into *rec and runs the transformations on it: the record returned is rec or
-// the last transformation's. Records and their JSONValues live in buffers of the task that the next
+// the last transformation's. Records and their jsonvalue.Values live in buffers of the task that the next
 // batch reuses, as the records a Put takes are the task's only until it returns.
 func (st *sinkTask) convert(ctx context.Context, m *kgo.Record, rec *connect.SinkRecord) (*connect.SinkRecord, bool, error) {
 	*rec = connect.SinkRecord{
@@ -163,10 +164,10 @@ func (st *sinkTask) convert(ctx context.Context, m *kgo.Record, rec *connect.Sin
 	return rec, false, nil
 }
 
-// jsonValue is the value of m left unconverted for the task (connect.JSONValue), or nil when it is not a
+// jsonValue is the value of m left unconverted for the task (jsonvalue.Value), or nil when it is not a
 // schemaless JSON object or the task does not take such values. Its members are listed in jsonMembers,
 // which, like jsonBuf, is kept until the next batch.
-func (st *sinkTask) jsonValue(m *kgo.Record, hs connect.Headers) *connect.JSONValue {
+func (st *sinkTask) jsonValue(m *kgo.Record, hs connect.Headers) *jsonvalue.Value {
 	if st.jsonValues == nil {
 		return nil
 	}
@@ -177,10 +178,10 @@ func (st *sinkTask) jsonValue(m *kgo.Record, hs connect.Headers) *connect.JSONVa
 	}
 	st.jsonMembers = members
 	listed := members[n:len(members):len(members)] // capped: later appends never write into it
-	if len(m.Value) > connect.MaxListedJSON {
+	if len(m.Value) > jsonvalue.MaxListedBytes {
 		listed = nil // the converter listed none
 	}
-	st.jsonBuf = append(st.jsonBuf, connect.JSONValue{Bytes: m.Value, Topic: m.Topic, Headers: hs, Conv: st.valConv, Members: listed})
+	st.jsonBuf = append(st.jsonBuf, jsonvalue.Value{Bytes: m.Value, Topic: m.Topic, Headers: hs, Conv: st.valConv, Members: listed})
 	return &st.jsonBuf[len(st.jsonBuf)-1]
 }
 

@@ -6,7 +6,7 @@ import (
 
 	ice "github.com/apache/iceberg-go"
 
-	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connect/jsonvalue"
 )
 
 // KeyShape reads, from the bytes of a schemaless JSON object of a record shape, what a keyed table's
@@ -46,7 +46,7 @@ func CompileKeyShape(st *ice.StructType, o TableOptions) *KeyShape {
 
 // Read returns the key (valid until the next read) and version of the (valid) JSON object b, of the
 // listed members (nil: not listed), when it is of the shape with non-null ids.
-func (ks *KeyShape) Read(b []byte, members []connect.JSONMember) (key []byte, ver any, ok bool) {
+func (ks *KeyShape) Read(b []byte, members []jsonvalue.Member) (key []byte, ver any, ok bool) {
 	if !ks.Scan(b, members) {
 		return nil, nil, false
 	}

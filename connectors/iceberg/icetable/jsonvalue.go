@@ -9,7 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	ice "github.com/apache/iceberg-go"
 
-	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connect/jsonvalue"
 	"strings"
 )
 
@@ -106,9 +106,9 @@ func NewMemberScan(st *ice.StructType) *MemberScan {
 }
 
 // Scan reports whether the (valid) JSON object b is of the shape, noting where each member's value
-// starts and ends. With the members the converter listed (connect.JSONValue.Members), it reads them
+// starts and ends. With the members the converter listed (jsonvalue.Value.Members), it reads them
 // instead of finding them in b.
-func (ms *MemberScan) Scan(b []byte, members []connect.JSONMember) bool {
+func (ms *MemberScan) Scan(b []byte, members []jsonvalue.Member) bool {
 	ms.reset()
 	if members != nil {
 		return ms.scanListed(b, members)
@@ -144,14 +144,14 @@ func (ms *MemberScan) Scan(b []byte, members []connect.JSONMember) bool {
 }
 
 // scanListed is scan over the listed members of b.
-func (ms *MemberScan) scanListed(b []byte, members []connect.JSONMember) bool {
+func (ms *MemberScan) scanListed(b []byte, members []jsonvalue.Member) bool {
 	n := 0
 	for at := range members {
 		mb := &members[at]
 		m, ke := ms.orderedName(b, int(mb.Name), at)
 		ok := ke >= 0
 		if !ok {
-			if mb.Flags&connect.JSONNameEscaped != 0 {
+			if mb.Flags&jsonvalue.NameEscaped != 0 {
 				return false
 			}
 			m, ok = ms.lookup(b[mb.Name+1:mb.NameEnd-1], at)
@@ -256,7 +256,7 @@ func appendsFrom(dt arrow.DataType, k jsonKind) bool {
 
 // AppendJSON appends the (valid) JSON object b, of the listed members (nil: not listed), to segment s
 // as one row when it is of the shape, else appends nothing and reports false.
-func (js *JSONShape) AppendJSON(s *Segment, b []byte, members []connect.JSONMember, offset int64) (bool, error) {
+func (js *JSONShape) AppendJSON(s *Segment, b []byte, members []jsonvalue.Member, offset int64) (bool, error) {
 	if !js.AppendRow(s.cols, b, members) {
 		return false, nil
 	}
@@ -270,7 +270,7 @@ func (js *JSONShape) AppendJSON(s *Segment, b []byte, members []connect.JSONMemb
 
 // AppendRow appends the (valid) JSON object b, of the listed members (nil: not listed), to the builders
 // of the shape's columns when it is of the shape, else appends nothing and reports false.
-func (js *JSONShape) AppendRow(blds []array.Builder, b []byte, members []connect.JSONMember) bool {
+func (js *JSONShape) AppendRow(blds []array.Builder, b []byte, members []jsonvalue.Member) bool {
 	if !js.Scan(b, members) {
 		return false
 	}
@@ -370,11 +370,11 @@ end:
 }
 
 // listedMember is jsonMember for a member the converter listed.
-func listedMember(b []byte, mb *connect.JSONMember) (jsonKind, int) {
+func listedMember(b []byte, mb *jsonvalue.Member) (jsonKind, int) {
 	i, e := int(mb.Value), int(mb.ValueEnd)
 	switch b[i] {
 	case '"':
-		if mb.Flags&connect.JSONValueEscaped != 0 {
+		if mb.Flags&jsonvalue.ValueEscaped != 0 {
 			return kindAbsent, -1
 		}
 		return kindString, e
@@ -385,7 +385,7 @@ func listedMember(b []byte, mb *connect.JSONMember) (jsonKind, int) {
 	case '{', '[':
 		return kindAbsent, -1
 	}
-	if mb.Flags&connect.JSONValueFraction != 0 {
+	if mb.Flags&jsonvalue.ValueFraction != 0 {
 		return kindDouble, e
 	}
 	if digits := e - i; digits > 18 && (b[i] != '-' || digits > 19) {

@@ -15,7 +15,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connect/jsonvalue"
 	"github.com/connectd/connectd/connectors/iceberg/conflict"
 )
 
@@ -51,7 +51,7 @@ type Rec struct {
 	// JSON, when set, is the value of a buffered upsert whose Row is not built (jsonkeyed.go): the
 	// round plans it by key, and builds its data and delete rows from the bytes. Its Bytes are nil
 	// when the bytes are in the task's spill file (key.spill); jsonBytes reads them either way.
-	JSON *connect.JSONValue
+	JSON *jsonvalue.Value
 	// key, when set, is the key and version of a record buffered as bytes, read from them (bufferJSON,
 	// keyRows): what planDelta reads of it unless it looks up live rows or tombstones
 	Key *BufferedKey
