@@ -62,6 +62,9 @@ func (s *Server) routes(main, admin bool) []route {
 				route{"/connectd/reconcile", []string{"POST"}, true, false, s.reconcileNow},
 			)
 		}
+		if s.scd != nil {
+			rs = append(rs, route{"/connectd/connectors/{connector}/scd", []string{"POST"}, true, false, s.materializeSCD})
+		}
 	}
 	return rs
 }

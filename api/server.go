@@ -40,7 +40,9 @@ type Server struct {
 	extra    map[string]http.Handler // non-JVM endpoints such as /metrics
 	// reconciler serves /connectd/reconcile (nil: not configured, the path is unknown)
 	reconciler Reconciler
-	log        *slog.Logger
+	// scd serves POST /connectd/connectors/{connector}/scd (nil: the path is unknown)
+	scd SCDMaterializer
+	log *slog.Logger
 
 	listeners      []string
 	adminListeners []string // nil: admin endpoints on the main listeners; empty: disabled

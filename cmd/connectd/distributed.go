@@ -65,6 +65,7 @@ func serveDistributed(ctx context.Context, wp map[string]string) error {
 	if sched != nil {
 		ropts = append(ropts, api.WithReconciler(reconcileEndpoint{sched}))
 	}
+	ropts = append(ropts, api.WithSCDMaterializer(scdEndpoint{cfg}))
 	h := herder.NewDistributed(dcfg, "", clientProps)
 	w := worker.New(cfg, connect.DefaultRegistry, h)
 	h.SetWorker(w)

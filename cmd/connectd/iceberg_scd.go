@@ -3,14 +3,17 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 
+	"github.com/connectd/connectd/api"
 	"github.com/connectd/connectd/connect"
 	iceberg "github.com/connectd/connectd/connectors/iceberg"
 	"github.com/connectd/connectd/connectors/iceberg/catalogx"
 	"github.com/connectd/connectd/connectors/iceberg/scd"
+	"github.com/connectd/connectd/internal/worker"
 )
 
 const icebergSCDUsage = `usage: connectd iceberg scd [flags] [connector.properties] [key=value ...]
@@ -69,36 +72,24 @@ func runIcebergSCD(ctx context.Context, args []string, stdout, stderr io.Writer)
 		}
 		p["iceberg.table."+names[0]+"."+scd.TableKeyTarget] = *target
 	}
-	cfg, err := scd.ParseConfig(p)
-	if err != nil {
+	results, err := materializeSCD(ctx, p, func(r scdResult, err error) {
+		if *format == "text" {
+			printSCDReport(stdout, r.Report, err)
+		}
+	})
+	var ce *api.SCDConfigError
+	switch {
+	case errors.As(err, &ce):
+		fmt.Fprintln(stderr, "connectd iceberg scd:", ce.Message)
+		return 2
+	case err != nil:
 		fmt.Fprintln(stderr, "connectd iceberg scd:", err)
-		return 2
-	}
-	catProps := connect.WithPrefix(p, iceberg.KeyCatalogPfx)
-	if len(cfg.Tables) == 0 || len(catProps) == 0 {
-		fmt.Fprintln(stderr, "connectd iceberg scd: needs the catalog (iceberg.catalog.*) and the history tables (-tables or "+scd.KeyTables+")")
-		return 2
-	}
-	cat, err := catalogx.Open(ctx, p[iceberg.KeyCatalogName], catProps)
-	if err != nil {
-		fmt.Fprintln(stderr, "connectd iceberg scd: catalog:", err)
 		return 1
 	}
 	code := 0
-	type result struct {
-		scd.Report
-		Error string `json:"error,omitempty"`
-	}
-	var results []result
-	for _, o := range cfg.Tables {
-		r, err := scd.Run(ctx, cat, o)
-		res := result{Report: r}
-		if err != nil {
-			code, res.Error = 1, err.Error()
-		}
-		results = append(results, res)
-		if *format == "text" {
-			printSCDReport(stdout, r, err)
+	for _, r := range results {
+		if r.Error != "" {
+			code = 1
 		}
 	}
 	if *format == "json" {
@@ -107,6 +98,57 @@ func runIcebergSCD(ctx context.Context, args []string, stdout, stderr io.Writer)
 		_ = enc.Encode(results)
 	}
 	return code
+}
+
+// scdResult is one SCD table's run, as the command's JSON and the REST endpoint answer it.
+type scdResult struct {
+	scd.Report
+	Error string `json:"error,omitempty"`
+}
+
+// materializeSCD runs every SCD table of a connector's properties once, calling each after every table; an
+// *api.SCDConfigError when the properties name no SCD table or no catalog.
+func materializeSCD(ctx context.Context, p map[string]string, each func(scdResult, error)) ([]scdResult, error) {
+	cfg, err := scd.ParseConfig(p)
+	if err != nil {
+		return nil, &api.SCDConfigError{Message: err.Error()}
+	}
+	catProps := connect.WithPrefix(p, iceberg.KeyCatalogPfx)
+	if len(cfg.Tables) == 0 || len(catProps) == 0 {
+		return nil, &api.SCDConfigError{Message: "needs the catalog (iceberg.catalog.*) and the history tables (-tables or " + scd.KeyTables + ")"}
+	}
+	cat, err := catalogx.Open(ctx, p[iceberg.KeyCatalogName], catProps)
+	if err != nil {
+		return nil, fmt.Errorf("catalog: %w", err)
+	}
+	results := make([]scdResult, 0, len(cfg.Tables))
+	for _, o := range cfg.Tables {
+		r, err := scd.Run(ctx, cat, o)
+		res := scdResult{Report: r}
+		if err != nil {
+			res.Error = err.Error()
+		}
+		if each != nil {
+			each(res, err)
+		}
+		results = append(results, res)
+	}
+	return results, nil
+}
+
+// scdEndpoint runs a connector's SCD tables for POST /connectd/connectors/{connector}/scd, with the config
+// provider references of its config resolved as a task would see them.
+type scdEndpoint struct{ cfg *worker.Config }
+
+func (e scdEndpoint) MaterializeSCD(ctx context.Context, props map[string]string) (any, error) {
+	if e.cfg.Providers != nil {
+		resolved, err := e.cfg.Providers.Transform(props)
+		if err != nil {
+			return nil, fmt.Errorf("resolving config provider references: %w", err)
+		}
+		props = resolved
+	}
+	return materializeSCD(ctx, props, nil)
 }
 
 func printSCDReport(w io.Writer, r scd.Report, err error) {

@@ -239,6 +239,7 @@ func serveStandalone(ctx context.Context, wp map[string]string, connectors []map
 	if sched != nil {
 		ropts = append(ropts, api.WithReconciler(reconcileEndpoint{sched}))
 	}
+	ropts = append(ropts, api.WithSCDMaterializer(scdEndpoint{cfg}))
 	status := herder.NewStatusTracker(cfg.WorkerID())
 	w := worker.New(cfg, connect.DefaultRegistry, status)
 	h := herder.NewStandalone(w, status)
