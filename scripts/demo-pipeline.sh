@@ -10,7 +10,9 @@
 #
 # Knobs (environment): DEMO_DATA (dev-data/demo; emptied at start, since the embedded broker starts empty too),
 # REST (http://127.0.0.1:8083), KAFKA_PORT (9092), CH_PORT (9000, native), CH_HTTP_PORT (8123, queries),
-# RECONCILE_INTERVAL (30s), INTERVAL (500ms between demo events), BIN (bin).
+# RECONCILE_INTERVAL (30s), INTERVAL (500ms between demo events), BIN (bin), DRILL_AFTER (90: seconds before the
+# restore drill of the Iceberg current table into the namespace drill and the ClickHouse database demo_drill, whose
+# evidence record lands in $DEMO_DATA/drills).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -28,8 +30,10 @@ go build -o "$bin/chshimd" ./internal/testutil/chdb/chshimd
 
 shim=
 dev=
+drill=
 stop() {
 	trap - EXIT INT TERM
+	[ -n "$drill" ] && kill -TERM "$drill" 2>/dev/null
 	[ -n "$dev" ] && kill -TERM "$dev" 2>/dev/null && wait "$dev" 2>/dev/null
 	[ -n "$shim" ] && kill -TERM "$shim" 2>/dev/null && wait "$shim" 2>/dev/null
 	exit 0
@@ -54,7 +58,23 @@ cat <<EOF
   ClickHouse FINAL:  curl -s 127.0.0.1:$ch_http --data-binary 'SELECT * FROM default.customers FINAL ORDER BY id FORMAT PrettyCompact'
   DuckDB on Iceberg: scripts/iceberg-query.sh $data/iceberg/catalog.db inventory.customers 'SELECT * FROM t ORDER BY id'
   reconcile:         curl -s ${rest%/}/connectd/reconcile | jq '.pairs[] | {result, ran_at, rows: .report.iceberg.rows}'
+  restore drill:     after ${DRILL_AFTER:-90} s, its evidence record in $data/drills/restore-drill-*.md
 EOF
+
+# one restore drill once the tables hold data: restore the Iceberg current table into the namespace drill,
+# rebuild ClickHouse from it into demo_drill, reconcile both, and keep the evidence record
+(
+	sleep "${DRILL_AFTER:-90}"
+	mkdir -p "$data/drills"
+	if "$bin/connectd" restore-drill "$data/reconcile.properties" drill.namespace=drill drill.clickhouse.database=demo_drill \
+		drill.record.dir="$data/drills" >"$data/drills/drill.log" 2>&1; then
+		echo "demo-pipeline: restore drill PASSED; evidence record:"
+	else
+		echo "demo-pipeline: restore drill did not pass (log: $data/drills/drill.log); evidence record:"
+	fi
+	for f in "$data"/drills/restore-drill-*.md; do [ -f "$f" ] && sed 's/^/  /' "$f"; done
+) &
+drill=$!
 
 # connectd dev creates the ClickHouse table (ReplacingMergeTree(_version, is_deleted)) when it is missing
 "$bin/connectd" dev -data "$data" -rest "$rest" -kafka-port "$kafka_port" -interval "${INTERVAL:-500ms}" \
