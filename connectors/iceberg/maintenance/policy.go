@@ -18,13 +18,25 @@ const (
 	KeyExpireGrace    = KeyPrefix + "expire-grace-ms"
 	KeyOrphanAge      = KeyPrefix + "orphan-age-ms"
 	KeyDeletesHorizon = KeyPrefix + "deletes-horizon-ms"
+
+	// KeyRetentionColumn and KeyRetentionMaxAge age rows out of every maintained table;
+	// iceberg.table.<table>.retention.column and .retention.max-age-ms set them per table.
+	KeyRetentionColumn = "iceberg.tables.retention.column"
+	KeyRetentionMaxAge = "iceberg.tables.retention.max-age-ms"
 )
+
+// TableRetentionKeys are the keys of one table's retention, which override the connector's.
+func TableRetentionKeys(table string) (column, maxAge string) {
+	return "iceberg.table." + table + ".retention.column", "iceberg.table." + table + ".retention.max-age-ms"
+}
 
 // Policy is what maintenance does to a table.
 type Policy struct {
 	Compact CompactOptions
 	Expire  ExpireOptions
 	Orphans OrphanOptions
+	// Retention, when enabled, deletes the rows older than its horizon before the other actions.
+	Retention RetentionOptions
 	// DeletesHorizon, when set, expires the rows of a table's <table>__deletes recorded longer ago
 	// (ExpireDeletes), with the snapshot expiry; 0 keeps them.
 	DeletesHorizon time.Duration
@@ -35,6 +47,7 @@ type Policy struct {
 // A bad value is a *connect.ConfigError naming its key.
 func ParsePolicy(props map[string]string) (Policy, error) {
 	p := Policy{Expire: ExpireOptions{Grace: DefaultExpireGrace}}
+	var err error
 	num := func(key string) (int64, bool, error) {
 		v, ok := props[key]
 		if !ok || v == "" {
@@ -76,6 +89,9 @@ func ParsePolicy(props map[string]string) (Policy, error) {
 	} else if ok {
 		p.DeletesHorizon = time.Duration(n) * time.Millisecond
 	}
+	if p.Retention, err = ParseRetention(props, KeyRetentionColumn, KeyRetentionMaxAge); err != nil {
+		return p, err
+	}
 	if n, ok, err := num(KeyOrphanAge); err != nil {
 		return p, err
 	} else if ok {
@@ -85,4 +101,23 @@ func ParsePolicy(props map[string]string) (Policy, error) {
 		}
 	}
 	return p, nil
+}
+
+// ParseRetention reads a retention's column and max age (milliseconds) from props; both or
+// neither must be set. A bad value is a *connect.ConfigError naming its key.
+func ParseRetention(props map[string]string, columnKey, maxAgeKey string) (RetentionOptions, error) {
+	var o RetentionOptions
+	o.Column = props[columnKey]
+	v := props[maxAgeKey]
+	if v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 {
+			return o, &connect.ConfigError{Name: maxAgeKey, Value: v, Message: "not a positive integer"}
+		}
+		o.MaxAge = time.Duration(n) * time.Millisecond
+	}
+	if (o.Column == "") != (o.MaxAge == 0) {
+		return o, &connect.ConfigError{Name: maxAgeKey, Value: v, Message: "set together with " + columnKey}
+	}
+	return o, nil
 }
