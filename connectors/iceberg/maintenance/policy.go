@@ -20,14 +20,17 @@ const (
 	KeyDeletesHorizon = KeyPrefix + "deletes-horizon-ms"
 
 	// KeyRetentionColumn and KeyRetentionMaxAge age rows out of every maintained table;
-	// iceberg.table.<table>.retention.column and .retention.max-age-ms set them per table.
-	KeyRetentionColumn = "iceberg.tables.retention.column"
-	KeyRetentionMaxAge = "iceberg.tables.retention.max-age-ms"
+	// iceberg.table.<table>.retention-column and .retention-max-age-ms set them per table.
+	KeyRetentionColumn = "iceberg.tables." + TableRetentionColumn
+	KeyRetentionMaxAge = "iceberg.tables." + TableRetentionMaxAge
+	// TableRetentionColumn and TableRetentionMaxAge are the suffixes of the per-table keys.
+	TableRetentionColumn = "retention-column"
+	TableRetentionMaxAge = "retention-max-age-ms"
 )
 
 // TableRetentionKeys are the keys of one table's retention, which override the connector's.
 func TableRetentionKeys(table string) (column, maxAge string) {
-	return "iceberg.table." + table + ".retention.column", "iceberg.table." + table + ".retention.max-age-ms"
+	return "iceberg.table." + table + "." + TableRetentionColumn, "iceberg.table." + table + "." + TableRetentionMaxAge
 }
 
 // Policy is what maintenance does to a table.
@@ -120,4 +123,19 @@ func ParseRetention(props map[string]string, columnKey, maxAgeKey string) (Reten
 		return o, &connect.ConfigError{Name: maxAgeKey, Value: v, Message: "set together with " + columnKey}
 	}
 	return o, nil
+}
+
+// ForTable is the policy of one table: its iceberg.table.<table>.retention.* keys, when set,
+// replace the connector's retention.
+func (p Policy) ForTable(props map[string]string, table string) (Policy, error) {
+	ck, ak := TableRetentionKeys(table)
+	if props[ck] == "" && props[ak] == "" {
+		return p, nil
+	}
+	r, err := ParseRetention(props, ck, ak)
+	if err != nil {
+		return p, err
+	}
+	p.Retention = r
+	return p, nil
 }
