@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/apache/iceberg-go/catalog"
 
@@ -22,7 +23,10 @@ const icebergUsage = `usage: connectd iceberg maintain [flags] [connector.proper
 Compacts Iceberg tables written by the sink (small files and their equality/position deletes
 rewritten into target-size files with the deletes applied), merges small manifests, expires old
 snapshots (never the newest one holding the sink's Kafka offsets) and removes orphan files older
-than a safety age, on each table and then its <table>__deletes companion. The catalog comes from the
+than a safety age, on each table and then its <table>__deletes companion. With a retention
+(-retention-column and -retention-max-age, or the connector's retention keys) the rows older than
+the horizon are deleted first: whole partitions of a time transform of the column dropped, the
+other rows deleted; the expiry then removes their files. The catalog comes from the
 connector's iceberg.catalog.* keys, the tables from -tables or iceberg.tables. Without an action flag, all four run. Safe while the connector runs: a
 compaction that conflicts with a sink commit is retried or abandoned. Flags:`
 
@@ -49,6 +53,8 @@ func runIceberg(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	maxAge := fs.Duration("max-snapshot-age", 0, "expire snapshots older than this beyond -retain-last (default: "+maintenance.KeyMaxSnapshotAge+", else the table's history.expire.max-snapshot-age-ms, 5 days)")
 	grace := fs.Duration("expire-grace", maintenance.DefaultExpireGrace, "keep the snapshots that were a branch's head this recently, whatever -max-snapshot-age says; 0 keeps none for it (default: "+maintenance.KeyExpireGrace+")")
 	orphanAge := fs.Duration("orphan-age", maintenance.DefaultOrphanAge, "only files older than this are orphans, at least 1h (default: "+maintenance.KeyOrphanAge+")")
+	retColumn := fs.String("retention-column", "", "delete the rows whose timestamp or date column is older than -retention-max-age, before the other actions (default: "+maintenance.KeyRetentionColumn+", or iceberg.table.<table>.retention.column)")
+	retMaxAge := fs.Duration("retention-max-age", 0, "the age of the rows -retention-column deletes (default: "+maintenance.KeyRetentionMaxAge+", or iceberg.table.<table>.retention.max-age-ms)")
 	dryRun := fs.Bool("dry-run", false, "list orphan files without removing them")
 	format := fs.String("format", "text", "output: text or json")
 	fs.Usage = func() {
@@ -111,8 +117,20 @@ func runIceberg(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	code := 0
 	var reports []*maintenance.Report
 	do := maintenance.Actions{RewriteManifests: *doManifests, Compact: *doCompact, ExpireSnapshots: *doExpire, RemoveOrphans: *doOrphans}
+	if (*retColumn == "") != (*retMaxAge <= 0) {
+		fmt.Fprintln(stderr, "connectd iceberg maintain: -retention-column and -retention-max-age go together")
+		return 2
+	}
 	for _, name := range names {
-		r, err := maintenance.Run(ctx, cat, catalog.ToIdentifier(name), pol, do)
+		tpol, err := pol.ForTable(p, name)
+		if err != nil {
+			fmt.Fprintln(stderr, "connectd iceberg maintain:", err)
+			return 2
+		}
+		if *retColumn != "" {
+			tpol.Retention = maintenance.RetentionOptions{Column: *retColumn, MaxAge: *retMaxAge}
+		}
+		r, err := maintenance.Run(ctx, cat, catalog.ToIdentifier(name), tpol, do)
 		if err != nil {
 			code = 1
 		}
@@ -134,6 +152,10 @@ func printMaintainReport(w io.Writer, r *maintenance.Report) {
 		r.Table, r.Before.DataFiles, r.After.DataFiles, byteSize(r.Before.DataBytes), byteSize(r.After.DataBytes),
 		r.Before.DeleteFiles, r.After.DeleteFiles, r.Before.DeleteRecords, r.After.DeleteRecords,
 		r.Before.Snapshots, r.After.Snapshots, r.Seconds)
+	if t := r.Retention; t != nil {
+		fmt.Fprintf(w, "  retention: %s older than %s: %d partitions dropped (%d data, %d delete files), %d rows deleted\n",
+			t.Column, t.Horizon.Format(time.RFC3339), t.PartitionsDropped, t.DataFilesDropped, t.DeleteFilesDropped, t.RowsDeleted)
+	}
 	if m := r.Manifests; m != nil {
 		fmt.Fprintf(w, "  manifests: %d -> %d\n", m.ManifestsBefore, m.ManifestsAfter)
 	}

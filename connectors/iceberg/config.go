@@ -11,6 +11,7 @@ import (
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
+	"github.com/connectd/connectd/connectors/iceberg/maintenance"
 	"github.com/connectd/connectd/connectors/iceberg/scd"
 )
 
@@ -131,6 +132,8 @@ func ConfigDef() *connect.ConfigDef {
 	s(KeySortOrder, nil, "Extension: sort order of the tables the sink creates (iceberg.table.<name>.sort-order per table), comma-separated terms <column> [asc|desc] [nulls first|nulls last], e.g. \"id, ts desc\"; the writer sorts the rows of each data file and compaction the rows of each file it writes by a table's own sort order")
 	l(KeyCommitRetryMs, int64(1000), "Extension: backoff before retrying a failed commit round")
 	l(KeyMaintenanceInterval, int64(0), "Extension: interval of the maintenance of the connector's tables (manifest rewrite, compaction, snapshot expiry, orphan removal, see docs/MAINTENANCE.md) by the process that commits, between its commit rounds; 0 turns it off")
+	s(maintenance.KeyRetentionColumn, nil, "Extension: timestamp or date column by which maintenance ages rows out of the connector's tables (iceberg.table.<name>.retention-column per table, e.g. for raw CDC history tables), with "+maintenance.KeyRetentionMaxAge+"; see docs/MAINTENANCE.md")
+	l(maintenance.KeyRetentionMaxAge, nil, "Extension: rows whose retention column is older than this many milliseconds are deleted by each maintenance run (iceberg.table.<name>.retention-max-age-ms per table): whole partitions of a time transform of the column dropped, other rows deleted, their files removed by the snapshot expiry")
 	s(KeyMaintenanceActions, "rewrite-manifests,compact,expire-snapshots,remove-orphans", "Extension: the maintenance actions the connector runs, comma-separated")
 	s(KeyCoordination, "auto", "Extension: how commits are coordinated: topic (one committer for all worker processes, through the control topic), local (one committer per worker process), auto (topic in distributed mode, local in standalone and dev mode)")
 	s(KeyControlProtocol, "auto", "Extension: the control topic's protocol: apache (the Apache Iceberg sink's events, so that JVM workers running the Apache sink can host tasks of the same connector), connectd (this sink's own, which upsert and CDC tables need), auto (apache unless upsert mode, a cdc-field, id columns or a version column are set)")
@@ -345,6 +348,11 @@ func ParseConfig(props map[string]string) (*SinkConfig, error) {
 				return nil, &connect.ConfigError{Name: k, Value: v, Message: err.Error()}
 			}
 			pt.SortOrder = terms
+		case maintenance.TableRetentionColumn, maintenance.TableRetentionMaxAge:
+			ck, ak := maintenance.TableRetentionKeys(name)
+			if _, err := maintenance.ParseRetention(props, ck, ak); err != nil {
+				return nil, err
+			}
 		case tblRawCDC:
 			b, err := strconv.ParseBool(v)
 			if err != nil {

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -187,7 +188,10 @@ func connectorMaintenance(props map[string]string) (MaintainTable, error) {
 		return nil, &connect.ConfigError{Name: KeyMaintenanceActions, Value: props[KeyMaintenanceActions], Message: err.Error()}
 	}
 	return func(ctx context.Context, cat catalog.Catalog, ident table.Identifier, branch string) (MaintenanceResult, error) {
-		p := pol
+		p, err := pol.ForTable(props, strings.Join(ident, "."))
+		if err != nil {
+			return MaintenanceResult{}, err
+		}
 		p.Compact.Branch = branch
 		r, err := maintenance.Run(ctx, cat, ident, p, do)
 		var res MaintenanceResult

@@ -282,6 +282,22 @@ func TestMaintenanceConfig(t *testing.T) {
 		require.Len(t, vals, 1, k)
 		require.Equal(t, k, vals[0].Name)
 	}
+	// a table's retention goes as a pair, refused under the max age's key
+	for k, v := range map[string]string{
+		"iceberg.table.db.t.retention-column":     "ts",
+		"iceberg.table.db.t.retention-max-age-ms": "-5",
+	} {
+		p := maps.Clone(props)
+		p[k] = v
+		_, err := iceberg.ParseConfig(p)
+		var ce *connect.ConfigError
+		require.ErrorAs(t, err, &ce, k)
+		require.Equal(t, "iceberg.table.db.t.retention-max-age-ms", ce.Name)
+	}
+	p := maps.Clone(props)
+	p["iceberg.table.db.t.retention-column"], p["iceberg.table.db.t.retention-max-age-ms"] = "ts", "86400000"
+	_, err = iceberg.ParseConfig(p)
+	require.NoError(t, err)
 	off := maps.Clone(props)
 	delete(off, iceberg.KeyMaintenanceInterval)
 	off[maintenance.KeyRetainLast] = "ten"

@@ -29,3 +29,32 @@ func TestParsePolicy(t *testing.T) {
 		require.ErrorContains(t, err, k)
 	}
 }
+
+func TestParseRetentionPolicy(t *testing.T) {
+	props := map[string]string{KeyRetentionColumn: "ts", KeyRetentionMaxAge: "86400000"}
+	p, err := ParsePolicy(props)
+	require.NoError(t, err)
+	require.Equal(t, RetentionOptions{Column: "ts", MaxAge: 24 * time.Hour}, p.Retention)
+
+	// a table's keys replace the connector's for that table only
+	props["iceberg.table.db.hist.retention-column"] = "ingested_at"
+	props["iceberg.table.db.hist.retention-max-age-ms"] = "3600000"
+	tp, err := p.ForTable(props, "db.hist")
+	require.NoError(t, err)
+	require.Equal(t, RetentionOptions{Column: "ingested_at", MaxAge: time.Hour}, tp.Retention)
+	op, err := p.ForTable(props, "db.other")
+	require.NoError(t, err)
+	require.Equal(t, p.Retention, op.Retention)
+
+	for _, bad := range []map[string]string{
+		{KeyRetentionColumn: "ts"},
+		{KeyRetentionMaxAge: "1000"},
+		{KeyRetentionColumn: "ts", KeyRetentionMaxAge: "0"},
+		{KeyRetentionColumn: "ts", KeyRetentionMaxAge: "a day"},
+	} {
+		_, err := ParsePolicy(bad)
+		require.ErrorContains(t, err, KeyRetentionMaxAge, "%v", bad)
+	}
+	_, err = Policy{}.ForTable(map[string]string{"iceberg.table.db.hist.retention-column": "ts"}, "db.hist")
+	require.ErrorContains(t, err, "iceberg.table.db.hist.retention-max-age-ms")
+}

@@ -23,12 +23,13 @@ var AllActions = Actions{RewriteManifests: true, Compact: true, ExpireSnapshots:
 
 // Report is what Run did to one table.
 type Report struct {
-	Table      string          `json:"table"`
-	Before     FileStats       `json:"before"`
-	After      FileStats       `json:"after"`
-	Manifests  *ManifestResult `json:"manifests,omitempty"`
-	Compaction *CompactResult  `json:"compaction,omitempty"`
-	Expiry     *ExpireResult   `json:"expiry,omitempty"`
+	Table      string           `json:"table"`
+	Before     FileStats        `json:"before"`
+	After      FileStats        `json:"after"`
+	Retention  *RetentionResult `json:"retention,omitempty"`
+	Manifests  *ManifestResult  `json:"manifests,omitempty"`
+	Compaction *CompactResult   `json:"compaction,omitempty"`
+	Expiry     *ExpireResult    `json:"expiry,omitempty"`
 	// Deletes is the expiry of <table>__deletes rows older than the policy's horizon.
 	Deletes *DeletesExpiryResult `json:"deletes_expiry,omitempty"`
 	Orphans *OrphanResult        `json:"orphans,omitempty"`
@@ -38,7 +39,8 @@ type Report struct {
 	Error     string  `json:"error,omitempty"`
 }
 
-// Run maintains one table: manifests are rewritten first, then compaction, snapshot expiry
+// Run maintains one table: the policy's retention is applied first (always, whatever the actions),
+// then manifests are rewritten, then compaction, snapshot expiry
 // (with the deletes horizon of its <table>__deletes) and orphan removal; every snapshot an action
 // commits carries the sink's summary entries of the head it replaces. It stops at the first
 // action that fails; the report holds what was done and the error. Then the table's
@@ -50,6 +52,7 @@ func Run(ctx context.Context, cat catalog.Catalog, ident table.Identifier, pol P
 	}
 	cpol := pol
 	cpol.DeletesHorizon = 0
+	cpol.Retention = RetentionOptions{} // its rows are aged out by the deletes horizon
 	c, err := runOne(ctx, cat, icetable.TombstoneIdent(ident), cpol, do)
 	if errors.Is(err, catalog.ErrNoSuchTable) {
 		return r, nil
@@ -80,6 +83,13 @@ func run(ctx context.Context, cat catalog.Catalog, ident table.Identifier, pol P
 	branch := pol.Compact.Branch
 	if r.Before, err = Stats(ctx, tbl, branch); err != nil {
 		return err
+	}
+	if pol.Retention.Enabled() {
+		res, err := ApplyRetention(ctx, cat, ident, pol.Retention, time.Now())
+		r.Retention = &res
+		if err != nil {
+			return err
+		}
 	}
 	if do.RewriteManifests {
 		res, err := RewriteManifests(ctx, cat, ident, branch)
