@@ -70,7 +70,7 @@ func TestApplySASL(t *testing.T) {
 		{name: "no mechanism: PLAIN as before", props: map[string]string{"sasl.jaas.config": `org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="p\"w";`}, mech: "PLAIN"},
 		{name: "scram module without mechanism", props: map[string]string{"sasl.jaas.config": scramLine}, wantErr: "sasl.mechanism is not set: set it to SCRAM-SHA-256 or SCRAM-SHA-512"},
 		{name: "gssapi", props: map[string]string{"sasl.mechanism": "GSSAPI", "sasl.jaas.config": scramLine}, wantErr: "sasl.mechanism GSSAPI is not supported: use PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER"},
-		{name: "oauthbearer", props: map[string]string{"sasl.mechanism": "OAUTHBEARER"}, wantErr: "sasl.mechanism OAUTHBEARER is not supported"},
+		{name: "oauthbearer with unsecured tokens", props: map[string]string{"sasl.mechanism": "OAUTHBEARER", "sasl.jaas.config": `org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub="u";`}, wantErr: "unsecured tokens"},
 		{name: "no jaas", props: map[string]string{"sasl.mechanism": "SCRAM-SHA-512"}, wantErr: "sasl.jaas.config is required"},
 		{name: "no password", props: map[string]string{"sasl.mechanism": "SCRAM-SHA-512", "sasl.jaas.config": `x.ScramLoginModule required username="u";`}, wantErr: "needs username and password"},
 		{name: "tokenauth", props: map[string]string{"sasl.mechanism": "SCRAM-SHA-512", "sasl.jaas.config": `x.ScramLoginModule required username="u" password="p" tokenauth="true";`}, wantErr: "tokenauth=true) is not supported"},

@@ -51,6 +51,12 @@ func oauthCredentials(props map[string]string, e jaasEntry) (oauthSettings, erro
 	default:
 		return oauthSettings{}, fmt.Errorf("sasl.login.callback.handler.class %s is not supported: use %s", h, oauthLoginHandler)
 	}
+	switch r := strings.TrimSpace(props["sasl.oauthbearer.jwt.retriever.class"]); r {
+	case "", "org.apache.kafka.common.security.oauthbearer.DefaultJwtRetriever",
+		"org.apache.kafka.common.security.oauthbearer.ClientCredentialsJwtRetriever":
+	default:
+		return oauthSettings{}, fmt.Errorf("sasl.oauthbearer.jwt.retriever.class %s is not supported: only the client credentials grant is", r)
+	}
 	o := oauthSettings{
 		endpoint:     strings.TrimSpace(props["sasl.oauthbearer.token.endpoint.url"]),
 		clientID:     e.Options["clientId"],

@@ -162,6 +162,7 @@ func TestOAuthBearerUnsupported(t *testing.T) {
 		{"unsecured tokens", with("sasl.login.callback.handler.class", ""), "unsecured tokens"},
 		{"other handler", with("sasl.login.callback.handler.class", "com.example.MyHandler"), "sasl.login.callback.handler.class com.example.MyHandler is not supported"},
 		{"no endpoint", with("sasl.oauthbearer.token.endpoint.url", ""), "sasl.oauthbearer.token.endpoint.url is required"},
+		{"jwt bearer grant", with("sasl.oauthbearer.jwt.retriever.class", "org.apache.kafka.common.security.oauthbearer.JwtBearerJwtRetriever"), "only the client credentials grant"},
 		{"urlencode", with("sasl.oauthbearer.header.urlencode", "yes"), "sasl.oauthbearer.header.urlencode"},
 		{"endpoint scheme", with("sasl.oauthbearer.token.endpoint.url", "ftp://idp/token"), "use an http, https or file URL"},
 		{"no client secret", with("sasl.jaas.config", oauthLoginModule+` required clientId="a";`), "clientId and clientSecret"},
