@@ -2,14 +2,9 @@ package kafka
 
 import (
 	"context"
-	"crypto"
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -23,6 +18,7 @@ import (
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
+	"github.com/connectd/connectd/internal/testutil/securekafka"
 )
 
 // fakeJWT is an unsigned token with an exp claim: the client reads exp only to know when to renew.
@@ -184,43 +180,6 @@ func TestOAuthBearerUnsupported(t *testing.T) {
 	}
 }
 
-// oauthServer is an OAuth server for a broker: a JWKS endpoint with one RSA key and a token endpoint that
-// issues RS256 tokens signed by it for the client credentials grant.
-func oauthServer(t *testing.T) (jwks, token string, issued *atomic.Int32) {
-	t.Helper()
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	require.NoError(t, err)
-	enc := base64.RawURLEncoding.EncodeToString
-	issued = &atomic.Int32{}
-	mux := http.NewServeMux()
-	mux.HandleFunc("/jwks", func(w http.ResponseWriter, r *http.Request) {
-		_ = json.NewEncoder(w).Encode(map[string]any{"keys": []any{map[string]any{
-			"kty": "RSA", "kid": "k1", "use": "sig", "alg": "RS256",
-			"n": enc(key.N.Bytes()), "e": enc(big.NewInt(int64(key.E)).Bytes()),
-		}}})
-	})
-	mux.HandleFunc("/token", func(w http.ResponseWriter, r *http.Request) {
-		user, pass, ok := r.BasicAuth()
-		if !ok || user != "connect" || pass != "connect-secret" {
-			w.WriteHeader(http.StatusUnauthorized)
-			fmt.Fprint(w, `{"error":"invalid_client"}`)
-			return
-		}
-		issued.Add(1)
-		now := time.Now()
-		header, _ := json.Marshal(map[string]any{"alg": "RS256", "typ": "JWT", "kid": "k1"})
-		claims, _ := json.Marshal(map[string]any{"sub": user, "iat": now.Unix(), "exp": now.Add(time.Hour).Unix(), "scope": "kafka", "aud": "connectd-test-cluster", "iss": "connectd-test-idp"})
-		signing := enc(header) + "." + enc(claims)
-		sum := sha256.Sum256([]byte(signing))
-		sig, err := rsa.SignPKCS1v15(rand.Reader, key, crypto.SHA256, sum[:])
-		require.NoError(t, err)
-		_ = json.NewEncoder(w).Encode(map[string]any{"access_token": signing + "." + enc(sig), "token_type": "Bearer", "expires_in": 3600})
-	})
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	return srv.URL + "/jwks", srv.URL + "/token", issued
-}
-
 // A broker validating OAUTHBEARER tokens against the OAuth server's keys accepts the clients of the JVM's
 // OAUTHBEARER settings (a producer, the admin and a consumer), each with a token the client fetched, and
 // refuses a client whose credentials the OAuth server refuses, with the server's answer.
@@ -228,36 +187,16 @@ func TestOAuthBearerAgainstBroker(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs a Kafka broker: skipped under -short")
 	}
-	jwks, tokenURL, issued := oauthServer(t)
-	// the broker fetches keys only from URLs it is allowed to (Kafka 4)
-	t.Setenv("KAFKA_JVM_OPTS", "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:-UsePerfData -Djava.awt.headless=true"+
-		" -Dorg.apache.kafka.sasl.oauthbearer.allowed.urls="+jwks)
-	b := kafkatest.StartBroker(t, kafkatest.BrokerOptions{
-		ExtraPorts: 1,
-		Config: func(b *kafkatest.Broker) string {
-			h := "127.0.0.1"
-			adv := fmt.Sprintf("PLAINTEXT://%s:%d,SASL_PLAINTEXT://%s:%d", h, b.Port, h, b.Ports[0])
-			return strings.Join([]string{
-				fmt.Sprintf("listeners=%s,CONTROLLER://%s:%d", adv, h, b.ControllerPort),
-				"advertised.listeners=" + adv,
-				"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT",
-				"sasl.enabled.mechanisms=OAUTHBEARER",
-				"listener.name.sasl_plaintext.oauthbearer.sasl.server.callback.handler.class=org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler",
-				"listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config=" + oauthLoginModule + " required;",
-				"sasl.oauthbearer.jwks.endpoint.url=" + jwks,
-				"sasl.oauthbearer.expected.audience=connectd-test-cluster",
-				"sasl.oauthbearer.expected.issuer=connectd-test-idp",
-			}, "\n")
-		},
-	})
-	addr := fmt.Sprintf("127.0.0.1:%d", b.Ports[0])
+	o := securekafka.StartOAuthServer(t)
+	addr := securekafka.StartOAuthBroker(t, o).SASLPlain
+	tokenURL, issued := o.TokenURL, o.Issued
 	props := map[string]string{
 		"bootstrap.servers":                   addr,
 		"security.protocol":                   "SASL_PLAINTEXT",
 		"sasl.mechanism":                      "OAUTHBEARER",
 		"sasl.login.callback.handler.class":   oauthLoginHandler,
 		"sasl.oauthbearer.token.endpoint.url": tokenURL,
-		"sasl.jaas.config":                    oauthLoginModule + ` required clientId="connect" clientSecret="connect-secret" scope="kafka";`,
+		"sasl.jaas.config":                    securekafka.OAuthJAAS,
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
