@@ -73,16 +73,19 @@ func tlsConfig(props map[string]string) (*tls.Config, error) {
 	return tlsstore.ClientConfig(props, "ssl.")
 }
 
-type saslSettings struct{ mechanism, user, password string }
+type saslSettings struct {
+	mechanism, user, password string
+	oauth                     oauthSettings // OAUTHBEARER
+}
 
-// saslCredentials reads sasl.mechanism (PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512) and the user name and
-// password of sasl.jaas.config.
+// saslCredentials reads sasl.mechanism (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER) and the user
+// name and password of sasl.jaas.config, or the OAUTHBEARER client credentials (oauthCredentials).
 func saslCredentials(props map[string]string) (saslSettings, error) {
 	mech := strings.ToUpper(strings.TrimSpace(props["sasl.mechanism"]))
 	switch mech {
-	case "", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
+	case "", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER":
 	default:
-		return saslSettings{}, fmt.Errorf("sasl.mechanism %s is not supported: use PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", props["sasl.mechanism"])
+		return saslSettings{}, fmt.Errorf("sasl.mechanism %s is not supported: use PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER", props["sasl.mechanism"])
 	}
 	jaas := strings.TrimSpace(props["sasl.jaas.config"])
 	if jaas == "" {
@@ -92,8 +95,15 @@ func saslCredentials(props map[string]string) (saslSettings, error) {
 	if err != nil {
 		return saslSettings{}, err
 	}
+	if mech == "OAUTHBEARER" {
+		o, err := oauthCredentials(props, e)
+		return saslSettings{mechanism: mech, oauth: o}, err
+	}
 	if mech == "" {
 		// The JVM client defaults to GSSAPI, which connectd lacks; it has always defaulted to PLAIN.
+		if e.Module == oauthLoginModule {
+			return saslSettings{}, fmt.Errorf("sasl.jaas.config uses %s but sasl.mechanism is not set: set it to OAUTHBEARER", e.Module)
+		}
 		if strings.HasSuffix(e.Module, "ScramLoginModule") {
 			return saslSettings{}, fmt.Errorf("sasl.jaas.config uses %s but sasl.mechanism is not set: set it to SCRAM-SHA-256 or SCRAM-SHA-512", e.Module)
 		}

@@ -227,6 +227,8 @@ func securityOpts(props map[string]string) ([]kgo.Opt, error) {
 			opts = append(opts, kgo.SASL(scramMechanism{name: c.mechanism, hash: scram.SHA256, user: c.user, password: c.password}))
 		case "SCRAM-SHA-512":
 			opts = append(opts, kgo.SASL(scramMechanism{name: c.mechanism, hash: scram.SHA512, user: c.user, password: c.password}))
+		case "OAUTHBEARER":
+			opts = append(opts, kgo.SASL(c.oauth.mechanism()))
 		}
 	}
 	return opts, nil

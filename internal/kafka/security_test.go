@@ -2,13 +2,7 @@ package kafka
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,185 +11,14 @@ import (
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
+	"github.com/connectd/connectd/internal/testutil/securekafka"
 )
-
-// Passwords of the generated stores; each differs, so a mix-up shows.
-const (
-	caPass          = "ca-pass"
-	trustPass       = "trust-pass"
-	serverPass      = "server-pass"
-	clientJKSStore  = "client-store"
-	clientJKSKey    = "client-key" // JKS allows a key password other than the store's
-	clientP12Pass   = "client-p12"
-	scramUser       = "alice"
-	scramPass       = "alice-secret"
-	scramModuleLine = `org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="alice-secret";`
-)
-
-// stores are the TLS files made by keytool: a CA, a server key signed by it (SAN ip:127.0.0.1
-// only), a client key signed by it, and trust stores holding the CA.
-type stores struct {
-	dir                         string
-	trustJKS, trustP12          string
-	serverP12                   string
-	clientJKS, clientP12, caPEM string
-}
-
-// keytool finds the keytool of the java that scripts/kafka.sh runs.
-func keytool(t *testing.T) string {
-	t.Helper()
-	if jh := os.Getenv("JAVA_HOME"); jh != "" {
-		if p := filepath.Join(jh, "bin", "keytool"); fileExists(p) {
-			return p
-		}
-	}
-	p, err := exec.LookPath("keytool")
-	require.NoError(t, err, "keytool (Java 17+) is needed to make JKS and PKCS12 stores")
-	return p
-}
-
-func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
-
-// makeStores runs keytool (a few independent chains in parallel: each call is a JVM start).
-func makeStores(t *testing.T) stores {
-	t.Helper()
-	kt := keytool(t)
-	d := t.TempDir()
-	s := stores{
-		dir:       d,
-		trustJKS:  filepath.Join(d, "truststore.jks"),
-		trustP12:  filepath.Join(d, "truststore.p12"),
-		serverP12: filepath.Join(d, "server.p12"),
-		clientJKS: filepath.Join(d, "client.jks"),
-		clientP12: filepath.Join(d, "client.p12"),
-		caPEM:     filepath.Join(d, "ca.pem"),
-	}
-	run := func(args ...string) error {
-		full := append([]string{"-J-XX:TieredStopAtLevel=1", "-J-XX:+UseSerialGC", "-J-XX:-UsePerfData"}, args...)
-		cmd := exec.Command(kt, full...)
-		cmd.Dir = d
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			return fmt.Errorf("keytool %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return nil
-	}
-	seq := func(steps ...[]string) error {
-		for _, st := range steps {
-			if err := run(st...); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	par := func(chains ...func() error) {
-		var wg sync.WaitGroup
-		errs := make([]error, len(chains))
-		for i, c := range chains {
-			wg.Add(1)
-			go func() { defer wg.Done(); errs[i] = c() }()
-		}
-		wg.Wait()
-		require.NoError(t, errors.Join(errs...))
-	}
-	ec := []string{"-keyalg", "EC", "-groupname", "secp256r1", "-validity", "2"}
-	// The CA, then its certificate as PEM.
-	require.NoError(t, seq(
-		append([]string{"-genkeypair", "-alias", "ca", "-dname", "CN=connectd test CA", "-ext", "bc:c",
-			"-keystore", "ca.p12", "-storetype", "PKCS12", "-storepass", caPass}, ec...),
-		[]string{"-exportcert", "-rfc", "-alias", "ca", "-keystore", "ca.p12", "-storepass", caPass, "-file", "ca.pem"},
-	))
-	// signed makes a key pair in store, has the CA sign it (with extra -ext), imports the chain.
-	signed := func(alias, dname, store, stype, spass, kpass string, ext ...string) func() error {
-		return func() error {
-			steps := [][]string{
-				append([]string{"-genkeypair", "-alias", alias, "-dname", dname, "-keystore", store,
-					"-storetype", stype, "-storepass", spass, "-keypass", kpass}, ec...),
-				{"-certreq", "-alias", alias, "-keystore", store, "-storepass", spass, "-keypass", kpass, "-file", alias + ".csr"},
-				append([]string{"-gencert", "-alias", "ca", "-keystore", "ca.p12", "-storepass", caPass, "-rfc",
-					"-infile", alias + ".csr", "-outfile", alias + ".pem", "-validity", "2"}, ext...),
-				{"-importcert", "-noprompt", "-alias", "ca", "-file", "ca.pem", "-keystore", store, "-storepass", spass},
-				{"-importcert", "-alias", alias, "-file", alias + ".pem", "-keystore", store, "-storepass", spass, "-keypass", kpass},
-			}
-			return seq(steps...)
-		}
-	}
-	par(
-		func() error {
-			return run("-importcert", "-noprompt", "-alias", "ca", "-file", "ca.pem",
-				"-keystore", "truststore.jks", "-storetype", "JKS", "-storepass", trustPass)
-		},
-		func() error {
-			return run("-importcert", "-noprompt", "-alias", "ca", "-file", "ca.pem",
-				"-keystore", "truststore.p12", "-storetype", "PKCS12", "-storepass", trustPass)
-		},
-		signed("server", "CN=127.0.0.1", "server.p12", "PKCS12", serverPass, serverPass, "-ext", "SAN=ip:127.0.0.1"),
-		func() error {
-			if err := signed("client", "CN=connectd client", "client.jks", "JKS", clientJKSStore, clientJKSKey)(); err != nil {
-				return err
-			}
-			return run("-importkeystore", "-noprompt", "-srckeystore", "client.jks", "-srcstoretype", "JKS",
-				"-srcstorepass", clientJKSStore, "-srcalias", "client", "-srckeypass", clientJKSKey,
-				"-destkeystore", "client.p12", "-deststoretype", "PKCS12", "-deststorepass", clientP12Pass,
-				"-destkeypass", clientP12Pass)
-		},
-	)
-	return s
-}
-
-// secureBroker is a broker of its own with these listeners besides PLAINTEXT:
-// SASL_PLAINTEXT and SASL_SSL (SCRAM-SHA-256 and -512, user alice) and SSL with
-// ssl.client.auth=required. The server key store is PKCS12, as the JVM makes them by default.
-type secureBroker struct {
-	plain, saslPlain, saslSSL, ssl string
-}
-
-func startSecureBroker(t *testing.T, s stores) secureBroker {
-	t.Helper()
-	b := kafkatest.StartBroker(t, kafkatest.BrokerOptions{
-		ExtraPorts: 3,
-		FormatArgs: []string{
-			"--add-scram", fmt.Sprintf("SCRAM-SHA-256=[name=%s,password=%s]", scramUser, scramPass),
-			"--add-scram", fmt.Sprintf("SCRAM-SHA-512=[name=%s,password=%s]", scramUser, scramPass),
-		},
-		Config: func(b *kafkatest.Broker) string {
-			h := "127.0.0.1"
-			adv := fmt.Sprintf("PLAINTEXT://%s:%d,SASL_PLAINTEXT://%s:%d,SASL_SSL://%s:%d,SSL://%s:%d",
-				h, b.Port, h, b.Ports[0], h, b.Ports[1], h, b.Ports[2])
-			lines := []string{
-				fmt.Sprintf("listeners=%s,CONTROLLER://%s:%d", adv, h, b.ControllerPort),
-				"advertised.listeners=" + adv,
-				"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL,SSL:SSL",
-				"sasl.enabled.mechanisms=SCRAM-SHA-256,SCRAM-SHA-512",
-				"ssl.keystore.type=PKCS12",
-				"ssl.keystore.location=" + s.serverP12,
-				"ssl.keystore.password=" + serverPass,
-				"ssl.truststore.type=PKCS12",
-				"ssl.truststore.location=" + s.trustP12,
-				"ssl.truststore.password=" + trustPass,
-				"listener.name.ssl.ssl.client.auth=required",
-			}
-			for _, l := range []string{"sasl_plaintext", "sasl_ssl"} {
-				for _, m := range []string{"scram-sha-256", "scram-sha-512"} {
-					lines = append(lines, fmt.Sprintf("listener.name.%s.%s.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;", l, m))
-				}
-			}
-			return strings.Join(lines, "\n")
-		},
-	})
-	return secureBroker{
-		plain:     b.Addr,
-		saslPlain: fmt.Sprintf("127.0.0.1:%d", b.Ports[0]),
-		saslSSL:   fmt.Sprintf("127.0.0.1:%d", b.Ports[1]),
-		ssl:       fmt.Sprintf("127.0.0.1:%d", b.Ports[2]),
-	}
-}
 
 // roundTrip produces one record through a client configured from props and reads it back.
-func roundTrip(t *testing.T, b secureBroker, addr string, props map[string]string) {
+func roundTrip(t *testing.T, b securekafka.Broker, addr string, props map[string]string) {
 	t.Helper()
 	topic := kafkatest.UniqueName(t, "sec")
-	kafkatest.CreateTopic(t, b.plain, topic, 1, nil)
+	kafkatest.CreateTopic(t, b.Plain, topic, 1, nil)
 
 	props["bootstrap.servers"] = addr
 	popts, err := ProducerOpts(props)
@@ -366,7 +189,7 @@ func scramProps(mech string) map[string]string {
 	return map[string]string{
 		"security.protocol": "SASL_PLAINTEXT",
 		"sasl.mechanism":    mech,
-		"sasl.jaas.config":  scramModuleLine,
+		"sasl.jaas.config":  securekafka.ScramJAAS,
 	}
 }
 
@@ -375,23 +198,23 @@ func TestSecurityAgainstBroker(t *testing.T) {
 		t.Skip("needs keytool (a JVM) and a Kafka broker: skipped under -short")
 	}
 	start := time.Now()
-	s := makeStores(t)
+	s := securekafka.MakeStores(t)
 	t.Logf("keytool stores made in %v", time.Since(start).Round(time.Millisecond))
-	b := startSecureBroker(t, s)
+	b := securekafka.StartBroker(t, s)
 
 	sslProps := func(proto string, extra map[string]string) map[string]string {
 		p := map[string]string{"security.protocol": proto}
 		if proto == "SASL_SSL" {
 			p["sasl.mechanism"] = "SCRAM-SHA-512"
-			p["sasl.jaas.config"] = scramModuleLine
+			p["sasl.jaas.config"] = securekafka.ScramJAAS
 		}
 		for k, v := range extra {
 			p[k] = v
 		}
 		return p
 	}
-	jksTrust := map[string]string{"ssl.truststore.location": s.trustJKS, "ssl.truststore.password": trustPass} // type: JVM default JKS
-	p12Trust := map[string]string{"ssl.truststore.location": s.trustP12, "ssl.truststore.password": trustPass, "ssl.truststore.type": "PKCS12"}
+	jksTrust := map[string]string{"ssl.truststore.location": s.TrustJKS, "ssl.truststore.password": securekafka.TrustPass} // type: JVM default JKS
+	p12Trust := map[string]string{"ssl.truststore.location": s.TrustP12, "ssl.truststore.password": securekafka.TrustPass, "ssl.truststore.type": "PKCS12"}
 	merge := func(ms ...map[string]string) map[string]string {
 		out := map[string]string{}
 		for _, m := range ms {
@@ -407,20 +230,20 @@ func TestSecurityAgainstBroker(t *testing.T) {
 		addr  string
 		props map[string]string
 	}{
-		{"scram-sha-256", b.saslPlain, scramProps("SCRAM-SHA-256")},
-		{"scram-sha-512", b.saslPlain, scramProps("SCRAM-SHA-512")},
-		{"sasl_ssl-jks-truststore", b.saslSSL, sslProps("SASL_SSL", jksTrust)},
-		{"sasl_ssl-pkcs12-truststore", b.saslSSL, sslProps("SASL_SSL", p12Trust)},
-		{"sasl_ssl-scram-sha-256-pem-truststore", b.saslSSL, merge(sslProps("SASL_SSL", map[string]string{
-			"ssl.truststore.location": s.caPEM, "ssl.truststore.type": "PEM", "sasl.mechanism": "SCRAM-SHA-256"}))},
-		{"sasl_ssl-jks-truststore-without-password", b.saslSSL, sslProps("SASL_SSL", map[string]string{
-			"ssl.truststore.location": s.trustJKS})},
-		{"sasl_ssl-no-hostname-check-via-localhost", "localhost:" + portOf(b.saslSSL), sslProps("SASL_SSL", merge(p12Trust,
+		{"scram-sha-256", b.SASLPlain, scramProps("SCRAM-SHA-256")},
+		{"scram-sha-512", b.SASLPlain, scramProps("SCRAM-SHA-512")},
+		{"sasl_ssl-jks-truststore", b.SASLSSL, sslProps("SASL_SSL", jksTrust)},
+		{"sasl_ssl-pkcs12-truststore", b.SASLSSL, sslProps("SASL_SSL", p12Trust)},
+		{"sasl_ssl-scram-sha-256-pem-truststore", b.SASLSSL, merge(sslProps("SASL_SSL", map[string]string{
+			"ssl.truststore.location": s.CAPEM, "ssl.truststore.type": "PEM", "sasl.mechanism": "SCRAM-SHA-256"}))},
+		{"sasl_ssl-jks-truststore-without-password", b.SASLSSL, sslProps("SASL_SSL", map[string]string{
+			"ssl.truststore.location": s.TrustJKS})},
+		{"sasl_ssl-no-hostname-check-via-localhost", "localhost:" + portOf(b.SASLSSL), sslProps("SASL_SSL", merge(p12Trust,
 			map[string]string{"ssl.endpoint.identification.algorithm": ""}))},
-		{"mtls-jks-keystore-with-key-password", b.ssl, sslProps("SSL", merge(jksTrust, map[string]string{
-			"ssl.keystore.location": s.clientJKS, "ssl.keystore.password": clientJKSStore, "ssl.key.password": clientJKSKey}))},
-		{"mtls-pkcs12-keystore", b.ssl, sslProps("SSL", merge(p12Trust, map[string]string{
-			"ssl.keystore.location": s.clientP12, "ssl.keystore.password": clientP12Pass, "ssl.keystore.type": "PKCS12"}))},
+		{"mtls-jks-keystore-with-key-password", b.SSL, sslProps("SSL", merge(jksTrust, map[string]string{
+			"ssl.keystore.location": s.ClientJKS, "ssl.keystore.password": securekafka.ClientJKSStore, "ssl.key.password": securekafka.ClientJKSKey}))},
+		{"mtls-pkcs12-keystore", b.SSL, sslProps("SSL", merge(p12Trust, map[string]string{
+			"ssl.keystore.location": s.ClientP12, "ssl.keystore.password": securekafka.ClientP12Pass, "ssl.keystore.type": "PKCS12"}))},
 	}
 	for _, tc := range ok {
 		t.Run(tc.name, func(t *testing.T) { roundTrip(t, b, tc.addr, tc.props) })
@@ -432,34 +255,34 @@ func TestSecurityAgainstBroker(t *testing.T) {
 		props map[string]string
 		want  []string // all substrings of the error, case-insensitive
 	}{
-		{"scram-wrong-password", b.saslPlain, map[string]string{
+		{"scram-wrong-password", b.SASLPlain, map[string]string{
 			"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "SCRAM-SHA-512",
 			"sasl.jaas.config": `org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="wrong";`},
 			[]string{"authentication failed", "SCRAM-SHA-512"}},
-		{"scram-unknown-user", b.saslPlain, map[string]string{
+		{"scram-unknown-user", b.SASLPlain, map[string]string{
 			"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "SCRAM-SHA-256",
 			"sasl.jaas.config": `org.apache.kafka.common.security.scram.ScramLoginModule required username="mallory" password="x";`},
 			[]string{"authentication failed"}},
-		{"mechanism-not-enabled-on-broker", b.saslPlain, map[string]string{
+		{"mechanism-not-enabled-on-broker", b.SASLPlain, map[string]string{
 			"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
 			"sasl.jaas.config": `org.apache.kafka.common.security.plain.PlainLoginModule required username="alice" password="alice-secret";`},
 			[]string{"sasl.mechanism PLAIN is not enabled", "does not support the requested SASL mechanism"}},
-		{"hostname-mismatch", "localhost:" + portOf(b.saslSSL), sslProps("SASL_SSL", p12Trust),
+		{"hostname-mismatch", "localhost:" + portOf(b.SASLSSL), sslProps("SASL_SSL", p12Trust),
 			[]string{"certificate", "localhost"}},
-		{"untrusted-server-without-hostname-check", b.saslSSL, sslProps("SASL_SSL", map[string]string{
+		{"untrusted-server-without-hostname-check", b.SASLSSL, sslProps("SASL_SSL", map[string]string{
 			"ssl.endpoint.identification.algorithm": ""}),
 			[]string{"certificate"}},
-		{"mtls-without-client-certificate", b.ssl, sslProps("SSL", jksTrust), []string{"tls"}},
-		{"wrong-truststore-password", b.saslSSL, sslProps("SASL_SSL", merge(p12Trust, map[string]string{"ssl.truststore.password": "nope"})),
+		{"mtls-without-client-certificate", b.SSL, sslProps("SSL", jksTrust), []string{"tls"}},
+		{"wrong-truststore-password", b.SASLSSL, sslProps("SASL_SSL", merge(p12Trust, map[string]string{"ssl.truststore.password": "nope"})),
 			[]string{"ssl.truststore.location", "password"}},
-		{"wrong-jks-keystore-password", b.ssl, sslProps("SSL", merge(jksTrust, map[string]string{
-			"ssl.keystore.location": s.clientJKS, "ssl.keystore.password": "nope"})),
+		{"wrong-jks-keystore-password", b.SSL, sslProps("SSL", merge(jksTrust, map[string]string{
+			"ssl.keystore.location": s.ClientJKS, "ssl.keystore.password": "nope"})),
 			[]string{"ssl.keystore.location", "password"}},
-		{"wrong-jks-key-password", b.ssl, sslProps("SSL", merge(jksTrust, map[string]string{
-			"ssl.keystore.location": s.clientJKS, "ssl.keystore.password": clientJKSStore})), // key password defaults to the store's
+		{"wrong-jks-key-password", b.SSL, sslProps("SSL", merge(jksTrust, map[string]string{
+			"ssl.keystore.location": s.ClientJKS, "ssl.keystore.password": securekafka.ClientJKSStore})), // key password defaults to the store's
 			[]string{"ssl.key.password"}},
-		{"unsupported-mechanism", b.saslPlain, map[string]string{
-			"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "GSSAPI", "sasl.jaas.config": scramModuleLine},
+		{"unsupported-mechanism", b.SASLPlain, map[string]string{
+			"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "GSSAPI", "sasl.jaas.config": securekafka.ScramJAAS},
 			[]string{"sasl.mechanism GSSAPI is not supported", "SCRAM-SHA-512"}},
 	}
 	for _, tc := range bad {
