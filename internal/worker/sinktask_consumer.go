@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -360,8 +361,49 @@ func (st *sinkTask) onAssigned(ev groupEvent) error {
 		}
 	}
 	st.syncPaused()
+	st.noteAssignedOffsets(tps)
 	st.log.Info("partitions assigned", "partitions", fmt.Sprint(tps))
 	return nil
+}
+
+// noteAssignedOffsets takes the group's committed offsets of newly assigned partitions as the last committed
+// ones (the JVM's lastCommittedOffsets start at the assigned position) and their end offsets as high
+// watermarks, so that the committed lag is reported for a partition that has nothing new to consume. A
+// broker that does not answer in time leaves them to the next fetch and commit.
+func (st *sinkTask) noteAssignedOffsets(tps []connect.TopicPartition) {
+	if st.client == nil || len(tps) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	topics := map[string]bool{}
+	for _, tp := range tps {
+		topics[tp.Topic] = true
+	}
+	names := make([]string, 0, len(topics))
+	for t := range topics {
+		names = append(names, t)
+	}
+	adm := kadm.NewClient(st.client)
+	committed, err := adm.FetchOffsetsForTopics(ctx, st.groupID, names...)
+	if err != nil {
+		return
+	}
+	ends, err := adm.ListEndOffsets(ctx, names...)
+	if err != nil {
+		return
+	}
+	for _, tp := range tps {
+		if o, ok := committed.Lookup(tp.Topic, tp.Partition); ok && o.Err == nil && o.At >= 0 {
+			if _, known := st.lastCommitted[tp]; !known {
+				st.lastCommitted[tp] = o.At
+				st.metrics.SetCommitted(tp.Topic, tp.Partition, o.At)
+			}
+		}
+		if e, ok := ends.Lookup(tp.Topic, tp.Partition); ok && e.Err == nil {
+			st.noteHWM(tp, e.Offset)
+		}
+	}
 }
 
 // onRevoked makes the final commit of revoked partitions (not of lost ones, as the JVM) and closes them.
