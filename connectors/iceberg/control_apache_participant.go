@@ -105,6 +105,11 @@ func (ctl *control) answerApache(commitID uuid.UUID) {
 		files += len(pp.part.Data) + len(pp.part.Deletes)
 	}
 	c.log.Info("iceberg commit: answered", "commit", commitID, "tables", len(parts), "files", files, "partitions", len(assigned))
+	records := 0
+	for _, d := range p.ds {
+		records += d.n
+	}
+	c.answers.sent(commitID, time.Now(), records > 0)
 	ctl.resolve(p, true)
 }
 
