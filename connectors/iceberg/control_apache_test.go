@@ -466,7 +466,9 @@ func TestApacheParticipantStuckBehindAFailingJVMCoordinator(t *testing.T) {
 		require.NoError(t, err)
 		return pc[tp].Offset == 20
 	}, 30*time.Second, 50*time.Millisecond, "the answers commit the source offsets")
-	require.Eventually(t, func() bool { return strings.Contains(pctx.notes.last(), "no commit has made this task's records durable") },
+	require.Eventually(t, func() bool {
+		return strings.Contains(pctx.notes.last(), "no commit has made this task's records durable")
+	},
 		30*time.Second, 50*time.Millisecond, "the status never said the records are not in a snapshot: %q", pctx.notes.last())
 	t.Logf("status after %s: %s", time.Since(start).Round(time.Millisecond), pctx.notes.last())
 	require.Contains(t, pctx.notes.last(), "no COMMIT_COMPLETE has covered that answer")
