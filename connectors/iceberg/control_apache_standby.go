@@ -96,3 +96,6 @@ func (f *foreignCommitter) startedSince(t time.Time) bool {
 // foreignGrace is how much later than expected a JVM coordinator's event may come (its poll loop, the control
 // topic's latency, a pause) before connectd takes the coordinator for gone.
 const foreignGrace = 5 * time.Second
+
+// foreignRounds is how many of the JVM coordinator's latest rounds set its expected round time.
+const foreignRounds = 4
