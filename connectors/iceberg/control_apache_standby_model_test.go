@@ -44,7 +44,7 @@ func genStandbyRun(r *rand.Rand) standbyRun {
 		read = max(read, at+ms(0, 500))
 		return read
 	}
-	at := ms(0, 5000)                                   // the coordinator's first START_COMMIT
+	at := ms(0, 5000) // the coordinator's first START_COMMIT
 	run.struggling = r.Intn(2) == 0
 	catalog := func() time.Duration { return ms(0, 3000) }
 	failRate := 0.0
