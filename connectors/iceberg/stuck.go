@@ -3,6 +3,7 @@ package iceberg
 import (
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -204,6 +205,13 @@ func (w *answerWait) completed(id uuid.UUID) bool {
 		}
 	}
 	return false
+}
+
+// forget drops the answer to commit id: it was not sent.
+func (w *answerWait) forget(id uuid.UUID) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.pending = slices.DeleteFunc(w.pending, func(a answerSent) bool { return a.id == id })
 }
 
 // oldest returns the oldest answer no COMMIT_COMPLETE has covered.
