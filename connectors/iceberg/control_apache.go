@@ -177,6 +177,11 @@ func (ctl *control) readApache(v []byte) {
 			ctl.foreign.done(time.Now())
 		}
 	}
+	if ev.Type == ae.CommitComplete && ctl.c.answers.completed(ev.CommitID) {
+		for _, t := range ctl.c.taskList() {
+			t.madeProgress()
+		}
+	}
 	if ev.Type != ae.StartCommit {
 		return
 	}

@@ -87,7 +87,14 @@ func (ctl *control) answerApache(commitID uuid.UUID) {
 		ctl.resolve(p, false)
 		return
 	}
+	records := 0
+	for _, d := range p.ds {
+		records += d.n
+	}
+	// recorded before it is sent: the COMMIT_COMPLETE covering it may be read before sendTxn returns
+	c.answers.sent(commitID, time.Now(), records > 0)
 	if err := ctl.sendTxn(msgs, positions); err != nil {
+		c.answers.forget(commitID)
 		var fatal *txnFatal
 		if errors.As(err, &fatal) {
 			// the offsets may be committed with the files, or the producer is fenced: only re-reading from

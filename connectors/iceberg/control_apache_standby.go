@@ -12,45 +12,60 @@ import (
 // conflict), not on the JVM's: its append retries a conflicting commit on the new head as it is, adding again
 // the files connectd has just committed. So connectd's committer stands by while a JVM coordinator of the
 // connector commits (its START_COMMIT and COMMIT_COMPLETE events carry no connectd mark), and gives up a commit
-// when such a START_COMMIT arrives during it. A JVM coordinator that only starts commits and never completes
-// one (the Apache sink's coordinator whose task's catalog is closed, apache/iceberg#13593) is waited for no
-// longer than one commit timeout. The timings are in the sink's README (Committer standby).
+// when such a START_COMMIT arrives during it. A JVM coordinator that keeps starting commits and completes none
+// (its catalog refuses them, or the Apache sink's coordinator whose task's catalog is closed,
+// apache/iceberg#13593) is stood by for: the participants' stuck watch (stuck.go) says that no commit covers
+// their answers. The timings are in the sink's README (Committer standby).
 
 // foreignCommitter tracks the JVM coordinators of the connector seen on the control topic. It expects their next
 // event the way the Apache sink's CommitState times them: between commits, the next START_COMMIT once the commit
-// interval has passed since the previous one (and the commit ended); inside a commit, its COMMIT_COMPLETE within
-// the commit timeout (plus the catalog commit). An event later than that by foreignGrace means the coordinator is
-// gone (its worker died, or its task stopped it), or it does not complete its commits: either way nobody else
-// commits, and connectd's committer takes over.
+// interval has passed since the previous one (and the commit ended); inside a commit, its COMMIT_COMPLETE, or,
+// when the commit fails (no event marks that), the next START_COMMIT, within the larger of the commit interval
+// and the commit timeout plus the catalog commit, which it estimates by the coordinator's recent round times (a
+// round: from a START_COMMIT to the coordinator's next event). A coordinator whose commits fail or are slow is
+// thus waited for as long as its START_COMMITs keep coming: two committers would both contend for the catalog,
+// and the JVM's append is not exactly-once beside another committer. An event later than expected by
+// foreignGrace means the coordinator is gone (its worker died, or its task stopped it), and connectd's committer
+// takes over.
 type foreignCommitter struct {
 	interval, timeout time.Duration
 
 	mu        sync.Mutex
 	lastStart time.Time
 	lastDone  time.Time
-	pending   time.Time // the first START_COMMIT since the last COMMIT_COMPLETE; zero: between commits
+	open      bool            // the last event is a START_COMMIT: inside a commit
+	rounds    []time.Duration // the latest round times, at most foreignRounds
 }
 
 func newForeignCommitter(cfg *SinkConfig) *foreignCommitter {
 	return &foreignCommitter{interval: cfg.CommitInterval, timeout: cfg.CommitTimeout}
 }
 
+// roundEnded records the end of the round that began at the last START_COMMIT. Callers hold mu.
+func (f *foreignCommitter) roundEnded(now time.Time) {
+	if !f.open {
+		return
+	}
+	if len(f.rounds) == foreignRounds {
+		f.rounds = append(f.rounds[:0], f.rounds[1:]...)
+	}
+	f.rounds = append(f.rounds, now.Sub(f.lastStart))
+}
+
 // started records a JVM coordinator's START_COMMIT.
 func (f *foreignCommitter) started(now time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.pending.IsZero() {
-		f.pending = now
-	}
-	f.lastStart = now
+	f.roundEnded(now)
+	f.lastStart, f.open = now, true
 }
 
 // done records a JVM coordinator's COMMIT_COMPLETE.
 func (f *foreignCommitter) done(now time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.lastDone = now
-	f.pending = time.Time{}
+	f.roundEnded(now)
+	f.lastDone, f.open = now, false
 }
 
 // active reports whether a JVM coordinator commits.
@@ -71,15 +86,20 @@ func (f *foreignCommitter) activeUntil(now time.Time) (bool, time.Time) {
 		return false, time.Time{}
 	}
 	var until time.Time
-	if !f.pending.IsZero() {
-		until = f.pending.Add(f.timeout + foreignGrace) // its commit completes within the timeout
+	if f.open {
+		var round time.Duration
+		for _, r := range f.rounds {
+			round = max(round, r)
+		}
+		// its commit completes, or fails and the next one starts
+		until = f.lastStart.Add(max(f.interval, f.timeout+round))
 	} else {
 		until = f.lastStart.Add(f.interval) // its next commit starts one interval after the previous one
 		if f.lastDone.After(until) {
 			until = f.lastDone
 		}
-		until = until.Add(foreignGrace)
 	}
+	until = until.Add(foreignGrace)
 	return !now.After(until), until
 }
 
@@ -96,3 +116,6 @@ func (f *foreignCommitter) startedSince(t time.Time) bool {
 // foreignGrace is how much later than expected a JVM coordinator's event may come (its poll loop, the control
 // topic's latency, a pause) before connectd takes the coordinator for gone.
 const foreignGrace = 5 * time.Second
+
+// foreignRounds is how many of the JVM coordinator's latest rounds set its expected round time.
+const foreignRounds = 4

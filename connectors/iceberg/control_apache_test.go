@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -357,4 +358,101 @@ func TestApacheCommitterStandsByAJVMCoordinator(t *testing.T) {
 		return len(rows) == 1 && rows[0] == strconv.Itoa(total)
 	}, 60*time.Second, 250*time.Millisecond, "connectd's committer takes over once the JVM coordinator is silent")
 	require.Equal(t, []string{fmt.Sprintf("%d|%d", total, total)}, duckRows(t, meta, "SELECT count(*), count(DISTINCT id) FROM t"))
+}
+
+// notingProcCtx is a process's task context that records the task's status notes.
+type notingProcCtx struct {
+	*procCtx
+	notes notingCtx
+}
+
+func (c *notingProcCtx) NoteStatus(note string) { c.notes.NoteStatus(note) }
+
+// TestApacheParticipantStuckBehindAFailingJVMCoordinator: a JVM coordinator starts commits every 300 ms and
+// completes none (its catalog commits fail). connectd's task answers each START_COMMIT, which commits the
+// source offsets, yet no snapshot holds its records: past the stuck threshold its status says so, naming the
+// JVM coordinator; a COMMIT_COMPLETE of a commit it answered clears the note.
+func TestApacheParticipantStuckBehindAFailingJVMCoordinator(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs the Kafka broker")
+	}
+	addr := kafkatest.Bootstrap(t)
+	topic := kafkatest.UniqueName(t, "ctl-stuck")
+	kafkatest.CreateTopic(t, addr, topic, 1, nil)
+	ctlTopic := kafkatest.UniqueName(t, "ctl")
+	props, _ := sinkProps(t, map[string]string{
+		"topics": topic, "iceberg.tables": "shop.events", "iceberg.control.coordination": "topic",
+		"iceberg.control.topic": ctlTopic, "iceberg.control.commit.interval-ms": "300", "iceberg.control.commit.timeout-ms": "2000",
+	})
+	cfg, err := ParseConfig(props)
+	require.NoError(t, err)
+	pctx := &notingProcCtx{procCtx: &procCtx{fakeCtx: fakeCtx{props: props}, id: "a:8083", kafka: map[string]string{"bootstrap.servers": addr}}}
+	coord, err := newCoordinator(cfg, pctx)
+	require.NoError(t, err)
+	a := &Task{coord: coord, stuckAfter: 3 * time.Second}
+	a.Initialize(pctx)
+	require.NoError(t, a.Start(props))
+	t.Cleanup(func() { _ = a.Stop() })
+	tp := connect.TopicPartition{Topic: topic, Partition: 0}
+	require.NoError(t, a.Open([]connect.TopicPartition{tp}))
+
+	pcfg := kafkatest.NewConfig()
+	pcfg.Producer.Return.Successes = true
+	prod, err := sarama.NewSyncProducer([]string{addr}, pcfg)
+	require.NoError(t, err)
+	defer prod.Close()
+	send := func(pt ae.PayloadType, id uuid.UUID) {
+		b, err := ae.Encode(&ae.Event{ID: uuid.New(), Type: pt, Timestamp: nowMicros(), GroupID: cfg.GroupID, CommitID: id})
+		require.NoError(t, err)
+		_, _, err = prod.SendMessage(&sarama.ProducerMessage{Topic: ctlTopic, Key: sarama.StringEncoder("jvm"), Value: sarama.ByteEncoder(b)})
+		require.NoError(t, err)
+	}
+	var idsMu sync.Mutex
+	var ids []uuid.UUID
+	succeed := make(chan struct{}, 1)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { // the JVM coordinator: commits start, none completes until told
+		defer close(done)
+		for {
+			id := uuid.New()
+			idsMu.Lock()
+			ids = append(ids, id)
+			idsMu.Unlock()
+			send(ae.StartCommit, id)
+			select {
+			case <-stop:
+				return
+			case <-succeed:
+				time.Sleep(200 * time.Millisecond) // the task's answer
+				send(ae.CommitComplete, id)
+			case <-time.After(300 * time.Millisecond):
+			}
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	var recs []*connect.SinkRecord
+	for i := range 20 {
+		recs = append(recs, &connect.SinkRecord{Topic: topic, Partition: 0, Offset: int64(i), Value: map[string]any{"id": int64(i)}})
+	}
+	start := time.Now()
+	require.NoError(t, a.Put(context.Background(), recs))
+	require.Eventually(t, func() bool {
+		pc, err := a.PreCommit(context.Background(), nil)
+		require.NoError(t, err)
+		return pc[tp].Offset == 20
+	}, 30*time.Second, 50*time.Millisecond, "the answers commit the source offsets")
+	require.Eventually(t, func() bool {
+		return strings.Contains(pctx.notes.last(), "no commit has made this task's records durable")
+	},
+		30*time.Second, 50*time.Millisecond, "the status never said the records are not in a snapshot: %q", pctx.notes.last())
+	t.Logf("status after %s: %s", time.Since(start).Round(time.Millisecond), pctx.notes.last())
+	require.Contains(t, pctx.notes.last(), "no COMMIT_COMPLETE has covered that answer")
+	require.Contains(t, pctx.notes.last(), "a JVM task's coordinator")
+
+	time.Sleep(10 * time.Second) // well past the commit timeout: the coordinator still starts commits
+	require.Contains(t, pctx.notes.last(), "a JVM task's coordinator", "connectd's committer took over from a live JVM coordinator")
+	succeed <- struct{}{} // one commit completes: it covers the task's answers
+	require.Eventually(t, func() bool { return pctx.notes.last() == "" }, 30*time.Second, 50*time.Millisecond,
+		"a COMMIT_COMPLETE of an answered commit clears the note: %q", pctx.notes.last())
 }

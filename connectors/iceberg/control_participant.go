@@ -86,7 +86,7 @@ func (ctl *control) sendAssignment(round string) {
 func (ctl *control) resolve(p *pendingRound, ok bool) {
 	for _, d := range p.ds {
 		if ok {
-			d.t.roundCommitted(d)
+			d.t.roundCommitted(d, !ctl.apache)
 		} else {
 			d.t.roundFailed(d)
 		}

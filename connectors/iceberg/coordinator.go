@@ -78,10 +78,11 @@ type coordinator struct {
 	cat          catalog.Catalog
 	writers      map[string]*icetable.Writer
 
-	counts coordinatorStats // what the metrics report (metrics.go)
-	maint  *maintainer      // table maintenance between rounds (maintain.go); nil: off
-	scd    *scdScheduler    // SCD materialization after rounds (scd_schedule.go); nil: off
-	hooks  atomic.Pointer[roundHooks]
+	counts  coordinatorStats // what the metrics report (metrics.go)
+	answers answerWait       // apache protocol: answers no COMMIT_COMPLETE has covered yet (stuck.go)
+	maint   *maintainer      // table maintenance between rounds (maintain.go); nil: off
+	scd     *scdScheduler    // SCD materialization after rounds (scd_schedule.go); nil: off
+	hooks   atomic.Pointer[roundHooks]
 }
 
 // roundHooks intervene in a round's table commits, the way franz-go's hooks observe a client: in-package
@@ -454,7 +455,7 @@ func (c *coordinator) commitRound(ctx context.Context, tasks []*Task) (ok bool) 
 		return fail(errors.Join(errs...))
 	}
 	for _, d := range ds {
-		d.t.roundCommitted(d)
+		d.t.roundCommitted(d, true)
 	}
 	return true
 }

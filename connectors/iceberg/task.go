@@ -506,8 +506,10 @@ func (t *Task) holds(tp icetable.TP) bool {
 }
 
 // roundCommitted records that everything below pos is in every table (for the partitions the
-// task still tracks: a partition revoked meanwhile belongs to its new owner).
-func (t *Task) roundCommitted(d drained) {
+// task still tracks: a partition revoked meanwhile belongs to its new owner). durable is false for an
+// apache-protocol answer: its offsets are committed, but its records count as durable only once a
+// coordinator's COMMIT_COMPLETE covers the answer (answerWait).
+func (t *Task) roundCommitted(d drained, durable bool) {
 	t.mu.Lock()
 	t.inflight -= d.n
 	t.removeSegments(d.bufs)
@@ -520,7 +522,9 @@ func (t *Task) roundCommitted(d drained) {
 		}
 	}
 	t.mu.Unlock()
-	t.madeProgress()
+	if durable {
+		t.madeProgress()
+	}
 	if t.Ctx != nil {
 		t.Ctx.RequestCommit()
 	}

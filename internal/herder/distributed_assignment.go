@@ -12,6 +12,7 @@ import (
 	"github.com/connectd/connectd/internal/group"
 	"github.com/connectd/connectd/internal/state"
 	"github.com/connectd/connectd/internal/store"
+	"github.com/connectd/connectd/internal/worker"
 )
 
 func (d *Distributed) State() (string, int64) { return d.url, d.configs.Offset() }
@@ -167,6 +168,11 @@ func (d *Distributed) startConnector(snap *store.Snapshot, name string) {
 		return
 	}
 	target := snap.TargetState(name)
+	if err := connectorPinError(d.w.Registry(), props); err != nil {
+		slog.Error("connector failed to start", "connector", name, "error", err)
+		d.ConnectorState(name, state.Failed, worker.Trace(err))
+		return
+	}
 	if err := d.w.StartConnector(name, props, target, func() { d.requestReconfigure(name) }); err != nil {
 		slog.Error("connector failed to start", "connector", name, "error", err)
 		return

@@ -206,7 +206,7 @@ func TestIcebergApacheSinkAloneBaseline(t *testing.T) {
 
 // icebergMixedSetup prepares what both Iceberg cluster tests need: the JVM Connect classpath, the Apache sink's
 // plugin path, the DuckDB reader's venv (before any clock starts) and a REST catalog with the test namespace.
-func icebergMixedSetup(t *testing.T) (cp, plugin string, cat *restCatalog) {
+func icebergMixedSetup(t *testing.T) (cp, plugin string, cat icebergCatalog) {
 	t.Helper()
 	cp = jvmClasspath(t)
 	plugin = icebergSinkPluginPath(t)
@@ -217,12 +217,25 @@ func icebergMixedSetup(t *testing.T) (cp, plugin string, cat *restCatalog) {
 	return cp, plugin, cat
 }
 
+// icebergCatalog is the catalog both kinds of worker share: the test creates the table in it, reads the
+// snapshots both sides committed from it, and gives the sink the catalog keys that reach it.
+type icebergCatalog interface {
+	createNamespace(t testing.TB, ns string)
+	createTable(t testing.TB, ns, name string)
+	load(ns, name string) (*tableMeta, error)
+	sinkProps() map[string]string
+}
+
+func (c *restCatalog) sinkProps() map[string]string {
+	return map[string]string{"iceberg.catalog.type": "rest", "iceberg.catalog.uri": c.uri, "iceberg.catalog.warehouse": c.warehouse}
+}
+
 // icebergGroup is a mixedGroup (its FAILED watcher, status views and topic) running one Apache-sink Iceberg
-// connector into a table of the shared REST catalog.
+// connector into a table of the shared catalog.
 type icebergGroup struct {
 	*mixedGroup
 	plugin  string
-	cat     *restCatalog
+	cat     icebergCatalog
 	tbl     string // table name in icebergNamespace
 	control string // the connector's control topic
 	started time.Time
@@ -234,7 +247,7 @@ type icebergGroup struct {
 	pastLogs [][2]string // worker id and log of each JVM incarnation restartJVM replaced
 }
 
-func newIcebergGroup(t *testing.T, cp, plugin string, cat *restCatalog, tbl string) *icebergGroup {
+func newIcebergGroup(t *testing.T, cp, plugin string, cat icebergCatalog, tbl string) *icebergGroup {
 	m := newMixedGroup(t, cp, icebergPartitions, icebergTasks)
 	g := &icebergGroup{mixedGroup: m, plugin: plugin, cat: cat, tbl: tbl, control: m.group + "-control", started: time.Now()}
 	// the control topic exists before either side starts (1 partition, as the Apache sink's docs ask for; the sink
@@ -277,9 +290,6 @@ func (g *icebergGroup) sinkConfig() string {
 		"value.converter.schemas.enable":     "false",
 		"iceberg.tables":                     icebergNamespace + "." + g.tbl,
 		"iceberg.tables.auto-create-enabled": "false",
-		"iceberg.catalog.type":               "rest",
-		"iceberg.catalog.uri":                g.cat.uri,
-		"iceberg.catalog.warehouse":          g.cat.warehouse,
 		"iceberg.control.topic":              g.control,
 		"iceberg.control.commit.interval-ms": strconv.Itoa(icebergCommitMs),
 		// a round missing a killed task's answers commits what it has after this (default 30 s)
@@ -290,6 +300,9 @@ func (g *icebergGroup) sinkConfig() string {
 		"consumer.override.heartbeat.interval.ms": "1000",
 		"iceberg.kafka.session.timeout.ms":        "6000",
 		"iceberg.kafka.heartbeat.interval.ms":     "1000",
+	}
+	for k, v := range g.cat.sinkProps() {
+		cfg[k] = v
 	}
 	b, err := json.Marshal(cfg)
 	require.NoError(g.t, err)

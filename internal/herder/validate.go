@@ -136,12 +136,11 @@ func (v *Validator) Validate(config map[string]string) (*ConfigInfos, error) {
 // unmatchedVersion is the JVM's answer to a connector.plugin.version pin the installed plugin does not satisfy
 // (AbstractHerder.invalidVersionedConnectorValidation): the keys of every connector without the worker's
 // defaults, the plugin loader's error on connector.class and on the pin, the installed version recommended.
-// A worker hosts one version of each plugin, so that is the only one available.
 func (v *Validator) unmatchedVersion(config map[string]string, plugin *connect.Plugin, want *versionRange) *ConfigInfos {
 	version := pluginVersion(plugin)
 	def := connectorConfigDef(connectorDefOptions{connectorVersion: version})
 	values := v.validateKeys(def, config)
-	msg := fmt.Sprintf("Plugin %s not found that matches the version range %s, available versions: [%s]", plugin.Class, want, version)
+	msg := unmatchedVersionMessage(plugin, want)
 	addConfigError(values, "connector.class", config["connector.class"], msg)
 	addConfigError(values, connectorVersionKey, config[connectorVersionKey], msg)
 	values[connectorVersionKey].RecommendedValues = []any{version}
