@@ -396,15 +396,11 @@ func TestApacheParticipantStuckBehindAFailingJVMCoordinator(t *testing.T) {
 	tp := connect.TopicPartition{Topic: topic, Partition: 0}
 	require.NoError(t, a.Open([]connect.TopicPartition{tp}))
 
-	pcfg := kafkatest.NewConfig()
-	pcfg.Producer.Return.Successes = true
-	prod, err := sarama.NewSyncProducer([]string{addr}, pcfg)
-	require.NoError(t, err)
-	defer prod.Close()
+	prod := kafkatest.NewClient(t, addr, kgo.AllowAutoTopicCreation())
 	send := func(pt ae.PayloadType, id uuid.UUID) {
 		b, err := ae.Encode(&ae.Event{ID: uuid.New(), Type: pt, Timestamp: nowMicros(), GroupID: cfg.GroupID, CommitID: id})
 		require.NoError(t, err)
-		_, _, err = prod.SendMessage(&sarama.ProducerMessage{Topic: ctlTopic, Key: sarama.StringEncoder("jvm"), Value: sarama.ByteEncoder(b)})
+		err = prod.ProduceSync(context.Background(), &kgo.Record{Topic: ctlTopic, Key: []byte("jvm"), Value: b}).FirstErr()
 		require.NoError(t, err)
 	}
 	var idsMu sync.Mutex
