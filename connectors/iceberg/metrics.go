@@ -23,7 +23,7 @@ var (
 	descBuffered = &connect.MetricDesc{Name: "connectd_iceberg_buffered_records",
 		Help: "Records buffered in this process's tasks, waiting for the next round.", Kind: connect.GaugeMetric, Labels: []string{"connector"}}
 	descStuck = &connect.MetricDesc{Name: "connectd_iceberg_commit_stuck_seconds",
-		Help: "How long the connector's most stuck task in this process has held records no commit made durable, once past three commit intervals (at least 60 s); 0 when none is stuck.", Kind: connect.GaugeMetric, Labels: []string{"connector"}}
+		Help: "How long the connector's most stuck task in this process has held records no commit made durable, once past three commit intervals (at least 45 s); 0 when none is stuck.", Kind: connect.GaugeMetric, Labels: []string{"connector"}}
 	descCommitter = &connect.MetricDesc{Name: "connectd_iceberg_committer",
 		Help: "1 when this process is the committer of a distributed connector (it holds the first partition).", Kind: connect.GaugeMetric, Labels: []string{"connector"}}
 

@@ -21,7 +21,7 @@ import (
 // cleared, with an INFO, when a round makes its records durable again.
 
 // minStuckAfter is the least time without progress that counts as stuck: a few slow rounds are not.
-const minStuckAfter = 60 * time.Second
+const minStuckAfter = 45 * time.Second
 
 // stuckWatch is a task's progress watch.
 type stuckWatch struct {

@@ -25,8 +25,9 @@ import (
 const stuckNote = "connectd: no commit has made this task's records durable"
 
 // icebergStallShown bounds how long commits may make no progress before the connectd tasks' status trace says
-// so: the stuck threshold's minute, plus a few of the task's progress checks and status writes.
-const icebergStallShown = 75 * time.Second
+// so, within a minute: the stuck threshold's 45 s, plus a few of the task's
+// progress checks and status writes.
+const icebergStallShown = 60 * time.Second
 
 // TestIcebergConnectorAcrossJVMAndGoSQLite runs the connector of TestIcebergConnectorAcrossJVMAndGo on a JVM
 // worker (the Apache sink 1.10.1, sqlite-jdbc on its plugin path) and a connectd worker that share one
