@@ -33,7 +33,7 @@ dev=
 drill=
 stop() {
 	trap - EXIT INT TERM
-	[ -n "$drill" ] && kill -TERM "$drill" 2>/dev/null
+	[ -n "$drill" ] && kill -TERM "$drill" 2>/dev/null && wait "$drill" 2>/dev/null
 	[ -n "$dev" ] && kill -TERM "$dev" 2>/dev/null && wait "$dev" 2>/dev/null
 	[ -n "$shim" ] && kill -TERM "$shim" 2>/dev/null && wait "$shim" 2>/dev/null
 	exit 0
@@ -64,14 +64,21 @@ EOF
 # one restore drill once the tables hold data: restore the Iceberg current table into the namespace drill,
 # rebuild ClickHouse from it into demo_drill, reconcile both, and keep the evidence record
 (
-	sleep "${DRILL_AFTER:-90}"
+	child=
+	trap '[ -n "$child" ] && kill -TERM "$child" 2>/dev/null; exit 0' TERM
+	sleep "${DRILL_AFTER:-90}" &
+	child=$!
+	wait "$child"
 	mkdir -p "$data/drills"
-	if "$bin/connectd" restore-drill "$data/reconcile.properties" drill.namespace=drill drill.clickhouse.database=demo_drill \
-		drill.record.dir="$data/drills" >"$data/drills/drill.log" 2>&1; then
+	"$bin/connectd" restore-drill "$data/reconcile.properties" drill.namespace=drill drill.clickhouse.database=demo_drill \
+		drill.record.dir="$data/drills" >"$data/drills/drill.log" 2>&1 &
+	child=$!
+	if wait "$child"; then
 		echo "demo-pipeline: restore drill PASSED; evidence record:"
 	else
 		echo "demo-pipeline: restore drill did not pass (log: $data/drills/drill.log); evidence record:"
 	fi
+	child=
 	for f in "$data"/drills/restore-drill-*.md; do [ -f "$f" ] && sed 's/^/  /' "$f"; done
 ) &
 drill=$!
