@@ -73,7 +73,7 @@ FUZZ_TARGETS := \
 	./connectors/iceberg:FuzzJSONValueRow \
 	./connectors/iceberg:FuzzJSONKeyShape \
 	./connectors/iceberg:FuzzJSONRoundRows \
-	./connectors/iceberg/apacheevents:FuzzDecode \
+	./connectors/iceberg/commit/apacheevents:FuzzDecode \
 	./connectors/iceberg/scd:FuzzHistoryRow \
 	./connectors/clickhouse:FuzzSourcePositions \
 	./connectors/clickhouse/chtype:FuzzParse \

@@ -100,7 +100,7 @@ func (t *Task) appendTarget(ctx context.Context, name string, o icetable.TableOp
 
 // loadAppendTable loads (or auto-creates) the table and takes its schema.
 func (t *Task) loadAppendTable(ctx context.Context, name string, o icetable.TableOptions, a *appendTable, st *ice.StructType) bool {
-	cat, err := t.coord.catalog(ctx)
+	cat, err := t.coord.tables.Catalog(ctx)
 	if err != nil {
 		return false
 	}

@@ -205,7 +205,7 @@ func benchRound(b *testing.B, mode string) {
 		if mode == "local" {
 			require.True(b, tasks[0].coord.CommitNow(ctx))
 		} else {
-			tasks[0].coord.orch.(*connectdControl).requests <- struct{}{} // task 0 holds the first partition: committer
+			tasks[0].coord.orch.(interface{ RequestRound() }).RequestRound() // task 0 holds the first partition: committer
 		}
 		for !durable(off) {
 			time.Sleep(2 * time.Millisecond)

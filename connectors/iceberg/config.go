@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connectors/iceberg/commit"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 	"github.com/connectd/connectd/connectors/iceberg/maintenance"
 	"github.com/connectd/connectd/connectors/iceberg/scd"
@@ -184,7 +185,7 @@ type SinkConfig struct {
 	CommitThreads    int
 	ControlTopic     string
 	Coordination     string            // auto, local, topic
-	ControlProtocol  string            // apache or connectd (auto resolved by ParseConfig)
+	ControlProtocol  commit.Protocol   // apache or connectd (auto resolved by ParseConfig)
 	KafkaProps       map[string]string // iceberg.kafka.* (control topic client overrides)
 	Topics           []string          // the connector's topics (or TopicsRegex)
 	TopicsRegex      string
@@ -252,7 +253,7 @@ func ParseConfig(props map[string]string) (*SinkConfig, error) {
 		CommitThreads:    c.Int(KeyCommitThreads),
 		ControlTopic:     c.String(KeyControlTopic),
 		Coordination:     strings.ToLower(c.String(KeyCoordination)),
-		ControlProtocol:  strings.ToLower(c.String(KeyControlProtocol)),
+		ControlProtocol:  commit.Protocol(strings.ToLower(c.String(KeyControlProtocol))),
 		KafkaProps:       connect.WithPrefix(props, KeyKafkaPfx),
 		Topics:           splitList(props["topics"]),
 		TopicsRegex:      props["topics.regex"],
@@ -364,18 +365,18 @@ func ParseConfig(props map[string]string) (*SinkConfig, error) {
 	switch sc.ControlProtocol {
 	case "auto":
 		// a connector the Apache sink can host (appends) speaks its protocol
-		sc.ControlProtocol = ProtocolApache
+		sc.ControlProtocol = commit.ProtocolApache
 		if sc.keyed() {
-			sc.ControlProtocol = ProtocolConnectd
+			sc.ControlProtocol = commit.ProtocolConnectd
 		}
-	case ProtocolApache:
+	case commit.ProtocolApache:
 		if sc.Upsert || sc.CDCField != "" {
-			return nil, &connect.ConfigError{Name: KeyControlProtocol, Value: sc.ControlProtocol,
+			return nil, &connect.ConfigError{Name: KeyControlProtocol, Value: string(sc.ControlProtocol),
 				Message: "the Apache sink's control events cannot carry what upsert mode and cdc-field need (the snapshot each answer was planned on); use the connectd protocol"}
 		}
-	case ProtocolConnectd:
+	case commit.ProtocolConnectd:
 	default:
-		return nil, &connect.ConfigError{Name: KeyControlProtocol, Value: sc.ControlProtocol, Message: "must be one of auto, apache, connectd"}
+		return nil, &connect.ConfigError{Name: KeyControlProtocol, Value: string(sc.ControlProtocol), Message: "must be one of auto, apache, connectd"}
 	}
 	return sc, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connectors/iceberg/commit"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
 )
@@ -128,7 +129,7 @@ func TestControlTopicOneSnapshotPerRound(t *testing.T) {
 			id := s.Summary.Properties[icetable.SummaryCommitID]
 			require.False(t, seen[id], "%s: two snapshots in round %s", name, id)
 			seen[id] = true
-			if n, _ := strconv.Atoi(s.Summary.Properties[SummaryContributors]); n == 2 {
+			if n, _ := strconv.Atoi(s.Summary.Properties[commit.SummaryContributors]); n == 2 {
 				both++
 			}
 		}
@@ -345,7 +346,7 @@ func TestControlTriggerAfterStop(t *testing.T) {
 	a := startProcTask(t, props, "a:8083", addr)
 	ctl := a.coord.orch
 	require.NoError(t, a.Stop()) // last task out: control closed
-	ctl.trigger()
+	ctl.Trigger()
 	require.NoError(t, a.Stop()) // a second stop is harmless too
 	a.coord.shutdown()
 }

@@ -1,110 +1,49 @@
 package iceberg
 
-// Exactly-once, and why (the argument, also in README.md "Exactly-once"):
-//
-//  1. Each table's snapshot summary holds, under kafka.connect.offsets.<group-id>, the next
-//     offset per source topic-partition that the table covers; every commit merges by max.
-//  2. A commit reloads the branch head, DROPS every record whose offset is below the head's
-//     offset for its partition, writes the rest, and commits with AssertRefSnapshotID (a
-//     compare-and-swap on the branch head). Rows a task wrote to data files during the interval
-//     (icetable/early.go) are decided the same way: a file goes in as it is only when it holds no such
-//     row and no row of a partition revoked since, else its other rows are written again.
-//     So the check "already in the table?" and the
-//     commit are atomic: if anyone (a zombie task after a rebalance, a second process, a
-//     restarted worker) committed in between, the CAS fails, nothing is committed, and the
-//     round is retried from the table's new offsets. A record can therefore enter a table at
-//     most once, whoever commits it and however often it is re-read.
-//  3. The Connect group offset is only ever advanced (via PreCommit) to positions that every
-//     table of a fully successful round holds. After any crash, restart or rebalance the task
-//     resumes at the group offset, which is at or below every table's offsets, so every record
-//     not yet in a table is read again: at least once. With (2): exactly once.
-//  4. A failed round (catalog down, CAS conflict) gives the records back to their tasks
-//     (Task.roundFailed) and the next round plans them again; tables that did commit in that
-//     round skip them by (2). No consumer rewind, so no group rebalance per failed round; while
-//     rounds keep failing, Put pushes back with a RetriableError once the buffers are full.
-//  5. Within one process a connector has one coordinator, which drains all of its tasks and
-//     commits one snapshot per table per interval. Across processes (distributed mode) the
-//     coordinators run the control-topic protocol of control.go: one committer commits the
-//     files all processes prepared, one snapshot per table per round; (2) there is the check
-//     that each part was planned on the head being committed on.
-//  6. Written-but-uncommitted files are never referenced by table metadata: orphans only.
-
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"sort"
+	"regexp"
 	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/apache/iceberg-go/catalog"
-	"github.com/apache/iceberg-go/table"
-	"github.com/google/uuid"
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connectors/iceberg/catalogx"
+	"github.com/connectd/connectd/connectors/iceberg/commit"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
+
+// The sink's side of the commit rounds: one coordinator per connector in this process holds the connector's
+// tasks here and the orchestrator of package commit that runs their rounds (how they are exactly-once: the top
+// of commit/local.go).
 
 var coordinators = struct {
 	mu sync.Mutex
 	m  map[string]*coordinator
 }{m: map[string]*coordinator{}}
 
-// coordinator commits for all tasks of one connector in this process.
+// coordinator holds the tasks of one connector in this process, and the orchestrator that commits for them.
 type coordinator struct {
 	key string
 	cfg *SinkConfig
 	log *slog.Logger
 
-	mu     sync.Mutex
-	tasks  map[*Task]struct{}
-	round  uint64
-	cond   *sync.Cond
-	fatal  error
-	closed bool
+	mu         sync.Mutex
+	tasks      map[*Task]struct{}
+	round      uint64
+	cond       *sync.Cond
+	fatal      error
+	closed     bool
+	lastFailed bool // the latest round failed (Put's backpressure)
 
-	trigger chan struct{}
-	stop    chan struct{}
-	done    chan struct{}
-
-	lastFailed   bool       // the latest round failed (Put's backpressure)
-	roundMu      sync.Mutex // one round at a time
+	stop         chan struct{} // closed at shutdown: the SCD runs end
 	shutdownOnce sync.Once
-	orch         orchestrator // runs the rounds: alone, or with other processes through the control topic
-	catMu        sync.Mutex
-	cat          catalog.Catalog
-	writers      map[string]*icetable.Writer
-
-	counts  coordinatorStats // what the metrics report (metrics.go)
-	answers answerWait       // apache protocol: answers no COMMIT_COMPLETE has covered yet (stuck.go)
-	maint   *maintainer      // table maintenance between rounds (maintain.go); nil: off
-	scd     *scdScheduler    // SCD materialization after rounds (scd_schedule.go); nil: off
-	hooks   atomic.Pointer[roundHooks]
-}
-
-// roundHooks intervene in a round's table commits, the way franz-go's hooks observe a client: in-package
-// tests set them to fail a commit or to stop a round mid-way; nil (the default) changes nothing.
-type roundHooks struct {
-	// beforeTableCommit returning an error stops the round before that table as if the process died
-	// there: neither it nor any later table commits, and nothing is rolled back.
-	beforeTableCommit func(table string) error
-	// afterTableCommit returning an error replaces a successful commit's answer (as if it was lost).
-	afterTableCommit func(table string) error
-	// failTableCommit returning an error fails that table's commit without making it (a catalog
-	// outage, a lost compare-and-swap): the round fails and the other tables commit as usual.
-	failTableCommit func(table string) error
-}
-
-// coordinatorStats counts commit rounds.
-type coordinatorStats struct {
-	Rounds, FailedRounds, Snapshots, DataFiles, DeleteFiles, Records, Skipped int64
-	// LedRounds and LedFailed count the rounds this process ran as the committer (control.go).
-	LedRounds, LedFailed int64
-	LastError            string
-	LastDurable          time.Time // when a round last made the tasks' positions durable
+	orch         commit.Orchestrator // runs the rounds: alone, or with other processes through the control topic
+	tables       *commit.Tables      // the catalog and table writers of the rounds
+	maint        *maintainer         // table maintenance between rounds (maintain.go); nil: off
+	scd          *scdScheduler       // SCD materialization after rounds (scd_schedule.go); nil: off
 }
 
 func joinCoordinator(cfg *SinkConfig, wi connect.WorkerInfo) (*coordinator, error) {
@@ -125,29 +64,133 @@ func joinCoordinator(cfg *SinkConfig, wi connect.WorkerInfo) (*coordinator, erro
 // newCoordinator starts a coordinator that no registry knows (joinCoordinator registers it).
 func newCoordinator(cfg *SinkConfig, wi connect.WorkerInfo) (*coordinator, error) {
 	c := &coordinator{
-		key: cfg.GroupID, cfg: cfg, tasks: map[*Task]struct{}{},
-		trigger: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
-		writers: map[string]*icetable.Writer{},
-		log:     slog.Default().With("connector", cfg.Name, "component", "iceberg-coordinator"),
+		key: cfg.GroupID, cfg: cfg, tasks: map[*Task]struct{}{}, stop: make(chan struct{}),
+		log: slog.Default().With("connector", cfg.Name, "component", "iceberg-coordinator"),
 	}
 	c.cond = sync.NewCond(&c.mu)
 	c.maint = newMaintainer(cfg)
 	c.scd = newSCDScheduler(cfg, c.stop, c.log)
-	distributed := cfg.Coordination == "topic" || (cfg.Coordination == "auto" && wi != nil && wi.Distributed())
-	if distributed {
-		if wi == nil {
-			return nil, fmt.Errorf("%s=topic needs the worker's Kafka settings, which this runtime does not provide", KeyCoordination)
-		}
-		orch, err := startControl(c, wi)
-		if err != nil {
-			return nil, err
-		}
-		c.orch = orch
-		close(c.done) // no local loop
-	} else {
-		c.orch = startLocalCommits(c)
+	c.tables = commit.NewTables(func(ctx context.Context) (catalog.Catalog, error) {
+		return catalogx.Open(ctx, cfg.CatalogName, cfg.CatalogProps)
+	}, cfg.TableOptions)
+	opts, err := c.commitOptions(wi)
+	if err != nil {
+		return nil, err
+	}
+	if c.orch, err = commit.Start(opts, roundTasks{c: c}, wi); err != nil {
+		return nil, err
 	}
 	return c, nil
+}
+
+// commitOptions translates the connector's config into the orchestrator's options.
+func (c *coordinator) commitOptions(wi connect.WorkerInfo) (commit.Options, error) {
+	cfg := c.cfg
+	opts := commit.Options{
+		Connector: cfg.Name, GroupID: cfg.GroupID, Log: c.log, Tables: c.tables,
+		CommitInterval: cfg.CommitInterval, CommitTimeout: cfg.CommitTimeout, RetryBackoff: cfg.RetryBackoff,
+		CommitThreads: cfg.CommitThreads, SkipMissingTables: cfg.DynamicEnabled || cfg.AutoCreate,
+		AfterRound:  c.afterRound,
+		Distributed: cfg.Coordination == "topic" || (cfg.Coordination == "auto" && wi != nil && wi.Distributed()),
+		Protocol:    cfg.ControlProtocol, ProtocolKey: KeyControlProtocol, ControlTopic: cfg.ControlTopic,
+		Topics: cfg.Topics, KafkaProps: cfg.KafkaProps, CatalogName: cfg.CatalogName,
+		TransactionalPrefix: cfg.raw[KeyTxnPrefix],
+	}
+	if !opts.Distributed {
+		return opts, nil
+	}
+	if wi == nil {
+		return opts, fmt.Errorf("%s=topic needs the worker's Kafka settings, which this runtime does not provide", KeyCoordination)
+	}
+	if cfg.TopicsRegex != "" {
+		re, err := regexp.Compile(cfg.TopicsRegex)
+		if err != nil {
+			return opts, err
+		}
+		opts.TopicsMatch = func(topic string) bool { return matchFull(re, topic) }
+	}
+	return opts, nil
+}
+
+// afterRound runs on the commit loop after a round this process committed.
+func (c *coordinator) afterRound(ctx context.Context) {
+	c.maintainDue(ctx)
+	c.scdDue()
+}
+
+// roundTasks are the coordinator's tasks as the rounds reach them: every registered task, or only the one
+// stopping last.
+type roundTasks struct {
+	c    *coordinator
+	only *Task
+}
+
+func (rt roundTasks) list() []*Task {
+	if rt.only != nil {
+		return []*Task{rt.only}
+	}
+	return rt.c.taskList()
+}
+
+func (rt roundTasks) Drain() []commit.Batch {
+	tasks := rt.list()
+	out := make([]commit.Batch, 0, len(tasks))
+	for _, t := range tasks {
+		d := t.drain()
+		out = append(out, &batch{drained: d, assigned: t.assignment()})
+	}
+	return out
+}
+
+func (rt roundTasks) Assignment() []icetable.TP {
+	var out []icetable.TP
+	for _, t := range rt.list() {
+		out = append(out, t.assignment()...)
+	}
+	return out
+}
+
+func (rt roundTasks) Holds(tp icetable.TP) bool {
+	for _, t := range rt.list() {
+		if t.holds(tp) {
+			return true
+		}
+	}
+	return false
+}
+
+func (rt roundTasks) Progressed() {
+	for _, t := range rt.list() {
+		t.madeProgress()
+	}
+}
+
+func (rt roundTasks) RoundEnded(ok bool) { rt.c.roundEnded(ok) }
+
+func (rt roundTasks) Fail(err error) { rt.c.fail(err) }
+
+// batch is what a round took from one task, and the partitions the task held then.
+type batch struct {
+	drained
+	assigned []icetable.TP
+}
+
+func (b *batch) Tables() map[string][]icetable.Rec { return b.bufs }
+func (b *batch) Positions() icetable.Offsets       { return b.pos }
+func (b *batch) Rows() int                         { return b.n }
+func (b *batch) Assigned() []icetable.TP           { return b.assigned }
+func (b *batch) Committed(durable bool)            { b.t.roundCommitted(b.drained, durable) }
+func (b *batch) Failed()                           { b.t.roundFailed(b.drained) }
+
+// jvmTransactionalIDs are the transactional ids the Apache sink's task of these task properties uses: a task
+// that takes its place ends the transactions it may have left open (commit's apache protocol).
+func jvmTransactionalIDs(props map[string]string) []string {
+	suffix, ok := props[KeyTxnSuffix]
+	if !ok || suffix == "" {
+		return nil
+	}
+	prefix := props[KeyTxnPrefix]
+	return []string{prefix + "worker" + suffix, prefix + "coordinator" + suffix}
 }
 
 // roundEnded records the end of a round this process took part in and wakes Put's waiters.
@@ -155,13 +198,7 @@ func (c *coordinator) roundEnded(ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.round++
-	c.counts.Rounds++
 	c.lastFailed = !ok
-	if !ok {
-		c.counts.FailedRounds++
-	} else {
-		c.counts.LastDurable = time.Now()
-	}
 	c.cond.Broadcast()
 }
 
@@ -195,12 +232,11 @@ func (c *coordinator) buffered() int {
 	return n
 }
 
-// stats returns a copy of the counters.
-func (c *coordinator) stats() coordinatorStats {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.counts
-}
+// stats returns a copy of the round counters.
+func (c *coordinator) stats() commit.Stats { return c.orch.Stats() }
+
+// CommitNow runs one round synchronously (tests, benchmarks, dev mode).
+func (c *coordinator) CommitNow(ctx context.Context) bool { return c.orch.CommitNow(ctx) }
 
 func (c *coordinator) isClosed() bool {
 	c.mu.Lock()
@@ -227,7 +263,7 @@ func (c *coordinator) unregister(t *Task) {
 	}
 	// last task out: one final round for what the stopping task still buffers (distributed:
 	// nothing, the partitions' next owner re-reads past the group offsets), then stop.
-	c.orch.lastTaskStopping(t)
+	c.orch.LastTaskStopping(roundTasks{c: c, only: t})
 	c.mu.Lock()
 	if len(c.tasks) > 0 { // someone joined meanwhile
 		c.mu.Unlock()
@@ -247,16 +283,14 @@ func (c *coordinator) shutdown() {
 
 func (c *coordinator) doShutdown() {
 	close(c.stop)
-	c.orch.close()
+	c.orch.Close()
 	c.scd.wait()
 	coordinators.mu.Lock()
 	if coordinators.m[c.key] == c {
 		delete(coordinators.m, c.key)
 	}
 	coordinators.mu.Unlock()
-	if cl, ok := c.cat.(interface{ Close() error }); ok {
-		_ = cl.Close()
-	}
+	c.tables.Close()
 }
 
 // fail makes err the coordinator's fatal error: every task's next Put fails with it.
@@ -276,7 +310,7 @@ func (c *coordinator) fatalErr() error {
 	return c.fatal
 }
 
-func (c *coordinator) triggerRound() { c.orch.trigger() }
+func (c *coordinator) triggerRound() { c.orch.Trigger() }
 
 // waitRound blocks until the round after the current one has finished (backpressure).
 func (c *coordinator) waitRound(ctx context.Context) {
@@ -293,242 +327,4 @@ func (c *coordinator) waitRound(ctx context.Context) {
 		c.cond.Wait()
 	}
 	c.mu.Unlock()
-}
-
-func (c *coordinator) loop() {
-	defer close(c.done)
-	next := c.cfg.CommitInterval
-	for {
-		timer := time.NewTimer(next)
-		select {
-		case <-c.stop:
-			timer.Stop()
-			return
-		case <-timer.C:
-		case <-c.trigger:
-			timer.Stop()
-		}
-		tasks := c.taskList()
-		if c.commitRound(context.Background(), tasks) {
-			next = c.cfg.CommitInterval
-			c.maintainLocal()
-			c.scdDue()
-		} else {
-			next = c.cfg.RetryBackoff
-		}
-	}
-}
-
-// CommitNow runs one round synchronously (tests, benchmarks, dev mode).
-func (c *coordinator) CommitNow(ctx context.Context) bool {
-	tasks := c.taskList()
-	return c.commitRound(ctx, tasks)
-}
-
-func (c *coordinator) catalog(ctx context.Context) (catalog.Catalog, error) {
-	c.catMu.Lock()
-	defer c.catMu.Unlock()
-	if c.cat != nil {
-		return c.cat, nil
-	}
-	cat, err := catalogx.Open(ctx, c.cfg.CatalogName, c.cfg.CatalogProps)
-	if err != nil {
-		return nil, err
-	}
-	c.cat = cat
-	return cat, nil
-}
-
-func (c *coordinator) writer(cat catalog.Catalog, name string) *icetable.Writer {
-	w, ok := c.writers[name]
-	if !ok {
-		w = &icetable.Writer{Cat: cat, Ident: catalog.ToIdentifier(name), Opts: c.cfg.TableOptions(name)}
-		c.writers[name] = w
-	}
-	return w
-}
-
-// commitRound drains the tasks and commits one snapshot per table. It returns false when
-// the round failed (the records go back to the tasks for the next round).
-func (c *coordinator) commitRound(ctx context.Context, tasks []*Task) (ok bool) {
-	c.roundMu.Lock()
-	defer c.roundMu.Unlock()
-	defer func() { c.roundEnded(ok) }()
-
-	var ds []drained
-	perTable := map[string][]icetable.Rec{}
-	offsets := icetable.Offsets{}
-	total := 0
-	for _, t := range tasks {
-		d := t.drain()
-		ds = append(ds, d)
-		bufs, pos := d.bufs, d.pos
-		for name, recs := range bufs {
-			perTable[name] = append(perTable[name], recs...)
-			total += len(recs)
-		}
-		for tp, o := range pos {
-			if o > offsets[tp] {
-				offsets[tp] = o
-			}
-		}
-	}
-	if len(offsets) == 0 {
-		return true
-	}
-	fail := func(err error) bool {
-		c.mu.Lock()
-		c.counts.LastError = err.Error()
-		c.mu.Unlock()
-		c.log.Warn("iceberg commit round failed; its records are retried in the next round", "err", err)
-		for _, d := range ds {
-			d.t.roundFailed(d)
-		}
-		return false
-	}
-	cat, err := c.catalog(ctx)
-	if err != nil {
-		return fail(fmt.Errorf("open catalog: %w", err))
-	}
-	names := make([]string, 0, len(perTable))
-	for n := range perTable {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	commitID := uuid.NewString()
-	hooks := c.hooks.Load()
-	// tables commit in parallel (iceberg.control.commit.threads); each table is one snapshot
-	var (
-		errMu   sync.Mutex
-		errs    []error
-		crashed bool
-		wg      sync.WaitGroup
-		sem     = make(chan struct{}, c.cfg.CommitThreads)
-	)
-	for _, name := range names {
-		recs := perTable[name]
-		if len(recs) == 0 {
-			continue
-		}
-		w := c.writer(cat, name)
-		if hooks != nil && hooks.beforeTableCommit != nil {
-			if err := hooks.beforeTableCommit(name); err != nil {
-				crashed = true // this and later tables never commit
-				break
-			}
-		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(name string, recs []icetable.Rec, w *icetable.Writer) {
-			defer func() { <-sem; wg.Done() }()
-			props := map[string]string{icetable.SummaryCommitID: commitID, icetable.SummaryTaskID: c.cfg.Name}
-			var st icetable.CommitStats
-			var err error
-			if hooks != nil && hooks.failTableCommit != nil {
-				err = hooks.failTableCommit(name)
-			}
-			if err == nil {
-				cctx, cancel := context.WithTimeout(ctx, commitTimeout(c.cfg))
-				st, err = w.Commit(cctx, recs, offsets, props)
-				cancel()
-			}
-			if err == nil && hooks != nil && hooks.afterTableCommit != nil {
-				err = hooks.afterTableCommit(name)
-			}
-			if err != nil {
-				if skip, err := c.tableError(name, len(recs), err); !skip {
-					w.Tbl = nil // reload on retry
-					errMu.Lock()
-					errs = append(errs, err)
-					errMu.Unlock()
-				}
-				return
-			}
-			c.countCommit(st, int64(icetable.RecRows(recs)-st.Skipped), int64(st.Skipped))
-		}(name, recs, w)
-	}
-	wg.Wait()
-	if crashed {
-		return false // no cleanup: the process is gone
-	}
-	if len(errs) > 0 {
-		return fail(errors.Join(errs...))
-	}
-	for _, d := range ds {
-		d.t.roundCommitted(d, true)
-	}
-	return true
-}
-
-// tableError classifies a table's failure in a round. Apache semantics: with dynamic routing
-// (or auto-create, for a round of key-only deletes) records for a missing table are skipped; a
-// configured static table must exist; an error no retry can fix (bad data, incompatible schema)
-// fails the tasks.
-func (c *coordinator) tableError(name string, records int, err error) (skip bool, _ error) {
-	if errors.Is(err, catalog.ErrNoSuchTable) && (c.cfg.DynamicEnabled || c.cfg.AutoCreate) {
-		c.log.Warn("table does not exist; records skipped", "table", name, "records", records)
-		return true, nil
-	}
-	if errors.Is(err, catalog.ErrNoSuchTable) {
-		err = &icetable.DataError{Err: err}
-	}
-	if isFatal(err) {
-		c.mu.Lock()
-		c.fatal = fmt.Errorf("iceberg table %s: %w", name, err)
-		c.cond.Broadcast()
-		c.mu.Unlock()
-	}
-	return false, fmt.Errorf("table %s: %w", name, err)
-}
-
-// countCommit adds a table commit to the stats.
-func (c *coordinator) countCommit(st icetable.CommitStats, records, skipped int64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if st.DataFiles+st.DeleteFiles > 0 {
-		c.counts.Snapshots++
-	}
-	c.counts.DataFiles += int64(st.DataFiles)
-	c.counts.DeleteFiles += int64(st.DeleteFiles)
-	c.counts.Records += records
-	c.counts.Skipped += skipped
-}
-
-// parallel runs fn(0..n-1), at most threads at once, and joins their errors.
-func parallel(n, threads int, fn func(i int) error) error {
-	var (
-		mu   sync.Mutex
-		errs []error
-		wg   sync.WaitGroup
-		sem  = make(chan struct{}, max(threads, 1))
-	)
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(i int) {
-			defer func() { <-sem; wg.Done() }()
-			if err := fn(i); err != nil {
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
-			}
-		}(i)
-	}
-	wg.Wait()
-	return errors.Join(errs...)
-}
-
-func commitTimeout(cfg *SinkConfig) time.Duration {
-	// the Apache commit timeout bounds the wait for workers; a table commit gets more room
-	return max(cfg.CommitTimeout, 30*time.Second) * 4
-}
-
-// isFatal tells errors that a retry cannot fix (bad data, incompatible schema, bad config).
-func isFatal(err error) bool {
-	if errors.Is(err, icetable.ErrFenced) || errors.Is(err, table.ErrCommitFailed) || errors.Is(err, context.DeadlineExceeded) {
-		return false
-	}
-	var de *icetable.DataError
-	var te *icetable.TableDefError
-	return errors.As(err, &de) || errors.As(err, &te)
 }

@@ -14,7 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	ae "github.com/connectd/connectd/connectors/iceberg/apacheevents"
+	"github.com/connectd/connectd/connectors/iceberg/commit"
+	ae "github.com/connectd/connectd/connectors/iceberg/commit/apacheevents"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
 )
 
@@ -180,11 +181,11 @@ func TestE2EDistributedApacheProtocol(t *testing.T) {
 	withTable(func(tb *table.Table) {
 		meta = tb.MetadataLocation()
 		for _, s := range tb.Metadata().Snapshots() {
-			if s.Summary == nil || s.Summary.Properties[ApacheSummaryCommitID] == "" {
+			if s.Summary == nil || s.Summary.Properties[commit.ApacheSummaryCommitID] == "" {
 				continue
 			}
 			commits++
-			if s.Summary.Properties[ApacheOffsetsSummaryKey(control, "connect-"+name)] != "" {
+			if s.Summary.Properties[commit.ApacheOffsetsSummaryKey(control, "connect-"+name)] != "" {
 				withOffsets++
 			}
 		}

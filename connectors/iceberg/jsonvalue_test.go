@@ -20,6 +20,7 @@ import (
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connect/jsonvalue"
+	"github.com/connectd/connectd/connectors/iceberg/commit"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 	"github.com/connectd/connectd/converters/jsonconv"
 )
@@ -112,14 +113,14 @@ func jsonValueModel(t *testing.T, seed int64, keys int, extra map[string]string,
 			// now and then a round's answer is lost after its table committed: the round fails, its
 			// records go back into the buffers in front of what comes next, and the next round skips
 			// what the table holds
-			var hooks *roundHooks
+			var hooks *commit.Hooks
 			if rng.Intn(3) == 0 {
-				hooks = &roundHooks{afterTableCommit: func(string) error { return fmt.Errorf("injected: answer lost") }}
+				hooks = &commit.Hooks{AfterTableCommit: func(string) error { return fmt.Errorf("injected: answer lost") }}
 			}
 			for _, s := range sides {
-				s.task.coord.hooks.Store(hooks)
+				s.task.coord.tables.SetHooks(hooks)
 				ok := s.task.coord.CommitNow(ctx)
-				s.task.coord.hooks.Store(nil)
+				s.task.coord.tables.SetHooks(nil)
 				require.Equal(t, hooks == nil, ok, s.task.coord.stats().LastError)
 			}
 		}

@@ -66,35 +66,15 @@ func newMaintainer(cfg *SinkConfig) *maintainer {
 		next: time.Now().Add(cfg.MaintenanceInterval)}
 }
 
-// maintainLocal is maintainDue on the local commit loop: it holds the round lock, so that no
-// round (CommitNow, the last task's final round) runs meanwhile, and stops with the coordinator.
-func (c *coordinator) maintainLocal() {
-	if c.maint == nil || time.Now().Before(c.maint.next) {
-		return
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		select {
-		case <-c.stop:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	c.roundMu.Lock()
-	defer c.roundMu.Unlock()
-	c.maintainDue(ctx)
-}
-
 // maintainDue runs the maintenance of every table when the interval has passed. The caller is
-// the commit loop between two rounds.
+// the commit loop between two rounds (commit.Options.AfterRound).
 func (c *coordinator) maintainDue(ctx context.Context) {
 	m := c.maint
 	if m == nil || time.Now().Before(m.next) {
 		return
 	}
 	defer func() { m.next = time.Now().Add(m.every) }() // a long run does not run again at once
-	cat, err := c.catalog(ctx)
+	cat, err := c.tables.Catalog(ctx)
 	if err != nil {
 		c.log.Warn("iceberg table maintenance skipped; tried again next interval", "err", err)
 		return
@@ -107,12 +87,7 @@ func (c *coordinator) maintainDue(ctx context.Context) {
 		if errors.Is(err, catalog.ErrNoSuchTable) {
 			continue // not created yet, or dropped
 		}
-		if w := c.writers[name]; w != nil {
-			w.Tbl = nil // the next round plans on the head maintenance committed, not a fenced one
-			if w.Tombs != nil {
-				w.Tombs.Tbl = nil // and on the head of <table>__deletes
-			}
-		}
+		c.tables.Reload(name) // the next round plans on the head maintenance committed, not a fenced one
 		m.record(name, res, err)
 		if err != nil {
 			c.log.Warn("iceberg table maintenance failed; tried again next interval", "table", name, "err", err)
@@ -127,7 +102,7 @@ func (c *coordinator) maintainedTables() []string {
 	for _, n := range c.cfg.Tables {
 		seen[n] = true
 	}
-	for n := range c.writers {
+	for _, n := range c.tables.Written() {
 		seen[n] = true
 	}
 	out := make([]string, 0, len(seen))

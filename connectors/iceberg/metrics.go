@@ -104,7 +104,7 @@ func (coordCollector) Collect(ch report) {
 		gauge(descLastOK, last)
 		gauge(descBuffered, float64(c.buffered()))
 		gauge(descStuck, c.stuckSeconds())
-		if distributed, leads := c.orch.committer(); distributed {
+		if distributed, leads := c.orch.Committer(); distributed {
 			counter(descLed, st.LedRounds-st.LedFailed, "ok")
 			counter(descLed, st.LedFailed, "failed")
 			lead := 0.0

@@ -72,7 +72,7 @@ func (c *coordinator) scdDue() {
 			case <-ctx.Done():
 			}
 		}()
-		cat, err := c.catalog(ctx)
+		cat, err := c.tables.Catalog(ctx)
 		if err != nil {
 			s.log.Warn("iceberg SCD materialization skipped; tried again next interval", "err", err)
 			return

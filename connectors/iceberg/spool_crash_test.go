@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connectors/iceberg/commit"
 )
 
 // TestSpooledAppendCrashModel drives two spooled append tables (every record goes to both) through
@@ -266,21 +267,21 @@ func runSpoolModel(t *testing.T, ops []spoolOp) (string, error) {
 		case spoolRound:
 			killed := false
 			// the hooks read only o (fixed before the run), so tables committing in parallel replay
-			task.coord.hooks.Store(&roundHooks{
-				beforeTableCommit: func(name string) error {
+			task.coord.tables.SetHooks(&commit.Hooks{
+				BeforeTableCommit: func(name string) error {
 					if o.kill[name] {
 						killed = true
 						return errors.New("killed before the table's commit")
 					}
 					return nil
 				},
-				failTableCommit: func(name string) error {
+				FailTableCommit: func(name string) error {
 					if o.fail[name] {
 						return errors.New("injected: catalog unavailable")
 					}
 					return nil
 				},
-				afterTableCommit: func(name string) error {
+				AfterTableCommit: func(name string) error {
 					if o.lose[name] {
 						return errors.New("injected: the commit's answer was lost")
 					}
@@ -288,7 +289,7 @@ func runSpoolModel(t *testing.T, ops []spoolOp) (string, error) {
 				},
 			})
 			task.coord.CommitNow(ctx)
-			task.coord.hooks.Store(nil)
+			task.coord.tables.SetHooks(nil)
 			if killed {
 				die()
 				if err := start(); err != nil {

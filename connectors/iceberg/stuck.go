@@ -3,12 +3,8 @@ package iceberg
 import (
 	"fmt"
 	"log/slog"
-	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/connectd/connectd/connect"
 )
@@ -91,7 +87,7 @@ func (t *Task) checkProgress() {
 			}
 		}
 		t.mu.Unlock()
-		if _, _, ok := t.coord.answers.oldest(); ok {
+		if t.coord.orch.AnswerWaiting() {
 			waiting = true // answered, its offsets committed, but no commit has covered the answer yet
 		}
 		if !waiting {
@@ -107,7 +103,7 @@ func (t *Task) checkProgress() {
 		return
 	}
 	if reason == "" {
-		reason = t.coord.stuckReason()
+		reason = t.coord.orch.StuckReason(t.coord.lastRoundFailed())
 	}
 	w.stuckFor.Store(int64(stuck))
 	note := fmt.Sprintf("connectd: no commit has made this task's records durable for %s (stuck after %s): %s",
@@ -122,38 +118,6 @@ func (t *Task) noteStatus(note string) {
 	}
 }
 
-// stuckReason says why the coordinator's rounds do not make records durable, as far as this process knows.
-func (c *coordinator) stuckReason() string {
-	st := c.stats()
-	distributed, leads := c.orch.committer()
-	if id, at, ok := c.answers.oldest(); ok {
-		who := "connectd's committer (this process holds the connector's first partition)"
-		if ctl, isApache := c.orch.(*apacheControl); isApache && ctl.foreign.active(time.Now()) {
-			who = "a JVM task's coordinator, which still starts commits (connectd's committer stands by)"
-		} else if distributed && !leads {
-			who = "the committer in the process that holds the connector's first partition"
-		}
-		return fmt.Sprintf("this process answered commit %s %s ago and no COMMIT_COMPLETE has covered that answer since: "+
-			"the commits of %s fail or do not happen%s", id, time.Since(at).Round(time.Second), who, lastError(st))
-	}
-	switch {
-	case c.lastRoundFailed() && st.LastError != "":
-		return "the last commit round failed: " + st.LastError
-	case distributed && !leads:
-		return "no commit from the committer (another process holds the connector's first partition) has covered them" + lastError(st)
-	case st.LastDurable.IsZero():
-		return "no commit round has completed" + lastError(st)
-	}
-	return fmt.Sprintf("the last round that made records durable ended %s ago%s", time.Since(st.LastDurable).Round(time.Second), lastError(st))
-}
-
-func lastError(st coordinatorStats) string {
-	if st.LastError == "" {
-		return ""
-	}
-	return "; last error: " + st.LastError
-}
-
 // stuckSeconds is how long the coordinator's most stuck task has been stuck at its last check (0: none).
 func (c *coordinator) stuckSeconds() float64 {
 	var most int64
@@ -161,65 +125,4 @@ func (c *coordinator) stuckSeconds() float64 {
 		most = max(most, t.watch.stuckFor.Load())
 	}
 	return time.Duration(most).Seconds()
-}
-
-// answerWait holds, under the apache protocol, the answers this process sent that no COMMIT_COMPLETE has covered:
-// an answer commits the records' offsets to the connector's group, yet the records are in the tables only once a
-// coordinator commits the answer's files, which a coordinator whose commits fail never does.
-type answerWait struct {
-	mu      sync.Mutex
-	pending []answerSent // oldest first
-}
-
-type answerSent struct {
-	id uuid.UUID
-	at time.Time
-}
-
-// maxAnswersWaiting bounds the answers remembered; the oldest stays (it dates the wait).
-const maxAnswersWaiting = 256
-
-// sent records an answer to commit id. An answer without records matters only behind one with records: a
-// COMMIT_COMPLETE of its commit covers the earlier answers too.
-func (w *answerWait) sent(id uuid.UUID, at time.Time, records bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if !records && len(w.pending) == 0 {
-		return
-	}
-	if len(w.pending) >= maxAnswersWaiting {
-		w.pending = append(w.pending[:1], w.pending[2:]...)
-	}
-	w.pending = append(w.pending, answerSent{id, at})
-}
-
-// completed records a COMMIT_COMPLETE of commit id and reports whether it covered answers: the answer to id and
-// the earlier ones (a coordinator keeps the answers of a failed commit and commits them with the next).
-func (w *answerWait) completed(id uuid.UUID) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for i, a := range w.pending {
-		if a.id == id {
-			w.pending = append(w.pending[:0], w.pending[i+1:]...)
-			return true
-		}
-	}
-	return false
-}
-
-// forget drops the answer to commit id: it was not sent.
-func (w *answerWait) forget(id uuid.UUID) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.pending = slices.DeleteFunc(w.pending, func(a answerSent) bool { return a.id == id })
-}
-
-// oldest returns the oldest answer no COMMIT_COMPLETE has covered.
-func (w *answerWait) oldest() (uuid.UUID, time.Time, bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if len(w.pending) == 0 {
-		return uuid.UUID{}, time.Time{}, false
-	}
-	return w.pending[0].id, w.pending[0].at, true
 }

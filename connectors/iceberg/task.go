@@ -94,7 +94,7 @@ func (t *Task) Start(props map[string]string) error {
 		t.coord = coord
 	}
 	t.coord.register(t)
-	t.coord.orch.taskStarted(props)
+	t.coord.orch.TaskStarted(jvmTransactionalIDs(props))
 	t.startWatch()
 	return nil
 }
@@ -482,11 +482,6 @@ func (t *Task) drain() drained {
 	return d
 }
 
-// drainAssigned is drain plus the partitions the task holds.
-func (t *Task) drainAssigned() (drained, []icetable.TP) {
-	return t.drain(), t.assignment()
-}
-
 // assignment returns the partitions the task holds.
 func (t *Task) assignment() []icetable.TP {
 	t.mu.Lock()
@@ -611,7 +606,7 @@ func (t *Task) Open(partitions []connect.TopicPartition) error {
 // partitions' offsets.
 func (t *Task) Close(partitions []connect.TopicPartition) error {
 	if t.coord != nil {
-		t.coord.orch.beforeRevoke()
+		t.coord.orch.BeforeRevoke()
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connectors/iceberg/catalogx"
+	"github.com/connectd/connectd/connectors/iceberg/commit"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 	"github.com/connectd/connectd/internal/kafka"
 	"github.com/connectd/connectd/internal/metrics"
@@ -304,7 +305,7 @@ func TestCrashRecoveryExactlyOnce(t *testing.T) {
 		pos := append([]int64(nil), group...)
 		dead := false
 		if !final {
-			task.coord.hooks.Store(&roundHooks{beforeTableCommit: func(string) error {
+			task.coord.tables.SetHooks(&commit.Hooks{BeforeTableCommit: func(string) error {
 				if rng.Intn(3) == 0 {
 					dead = true
 					return fmt.Errorf("killed")
@@ -463,7 +464,7 @@ func TestFailedRoundRetriesWithoutRewind(t *testing.T) {
 	ctx := context.Background()
 	buffered := func() int { task.mu.Lock(); defer task.mu.Unlock(); return task.nbuf }
 	// every round: the history table commits, then the upsert table's commit "fails"
-	task.coord.hooks.Store(&roundHooks{afterTableCommit: func(table string) error {
+	task.coord.tables.SetHooks(&commit.Hooks{AfterTableCommit: func(table string) error {
 		if table == "shop.customers" {
 			return fmt.Errorf("injected: catalog unavailable")
 		}
@@ -487,7 +488,7 @@ func TestFailedRoundRetriesWithoutRewind(t *testing.T) {
 	require.Less(t, next, len(batches), "Put never pushed back")
 	require.GreaterOrEqual(t, buffered()+40, 200)
 	// the catalog is back: everything commits, each record once
-	task.coord.hooks.Store(nil)
+	task.coord.tables.SetHooks(nil)
 	require.True(t, task.coord.CommitNow(ctx), task.coord.stats().LastError)
 	for _, b := range batches[next:] {
 		require.NoError(t, task.Put(ctx, b))

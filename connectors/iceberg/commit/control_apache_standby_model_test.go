@@ -1,4 +1,4 @@
-package iceberg
+package commit
 
 import (
 	"fmt"
@@ -106,8 +106,7 @@ func standbyBound(events []standbyEvent, interval, timeout time.Duration) time.D
 //     its second (a struggling one: connectd has seen how long its rounds take), connectd stands by;
 //   - after its death connectd stands by no longer than standbyBound.
 func checkStandbyRun(run standbyRun) error {
-	cfg := &SinkConfig{CommitInterval: run.interval, CommitTimeout: run.timeout}
-	f := newForeignCommitter(cfg)
+	f := newForeignCommitter(run.interval, run.timeout)
 	t0 := time.Unix(1_000_000, 0)
 	next := 0
 	seen := 0

@@ -1,4 +1,4 @@
-package iceberg
+package commit
 
 import (
 	"encoding/json"
@@ -15,7 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/connectd/connectd/connect"
-	ae "github.com/connectd/connectd/connectors/iceberg/apacheevents"
+	ae "github.com/connectd/connectd/connectors/iceberg/commit/apacheevents"
 )
 
 // The control topic speaks one of two protocols per connector (iceberg.control.protocol):
@@ -32,10 +32,6 @@ import (
 // own group (<connect group>-coord), commits every file it has read since its last commit, and records
 // in the snapshot summary how far it read (kafka.connect.offsets.<control topic>.<connect group>), so a
 // file is committed once however often the control topic is read again.
-const (
-	ProtocolApache   = "apache"
-	ProtocolConnectd = "connectd"
-)
 
 // Snapshot summary keys of the Apache sink's committer.
 const (
@@ -76,19 +72,19 @@ func connectdPayload(v []byte, group string) (msg []byte, apache bool) {
 }
 
 // errApacheEvents fails a connectd-protocol connector whose control topic carries Apache events of its group.
-func errApacheEvents(topic, group string) error {
+func errApacheEvents(topic, group, protocolKey string) error {
 	return fmt.Errorf("the control topic %s carries the Apache Iceberg sink's events for this connector (group %s): "+
 		"some of its tasks run on JVM workers with the Apache sink, and this connector speaks connectd's control "+
 		"protocol (%s=%s, or upsert mode / a cdc-field, which the Apache sink cannot host); run all of the "+
-		"connector's tasks on one kind of worker (docs/COMPATIBILITY.md)", topic, group, KeyControlProtocol, ProtocolConnectd)
+		"connector's tasks on one kind of worker (docs/COMPATIBILITY.md)", topic, group, protocolKey, ProtocolConnectd)
 }
 
 // errConnectdMessages fails an apache-protocol connector whose control topic carries connectd messages of its
 // group: another process runs the connector with the other protocol.
-func errConnectdMessages(topic, group string) error {
+func errConnectdMessages(topic, group, protocolKey string) error {
 	return fmt.Errorf("the control topic %s carries connectd-protocol messages for this connector (group %s), which "+
 		"this process runs with the Apache sink's protocol: the workers disagree on %s; give every worker the "+
-		"same connector config", topic, group, KeyControlProtocol)
+		"same connector config", topic, group, protocolKey)
 }
 
 // tableRef names a table the way the Apache events do.
@@ -132,7 +128,7 @@ func parseApacheOffsets(s string) (apacheOffsets, error) {
 
 // newApacheEvent is an event of this connector's group.
 func (ctl *control) newApacheEvent(t ae.PayloadType, commitID uuid.UUID) *ae.Event {
-	return &ae.Event{ID: uuid.New(), Type: t, Timestamp: nowMicros(), GroupID: ctl.c.cfg.GroupID, CommitID: commitID, Ext: connectdMark}
+	return &ae.Event{ID: uuid.New(), Type: t, Timestamp: nowMicros(), GroupID: ctl.opts.GroupID, CommitID: commitID, Ext: connectdMark}
 }
 
 // connectdMark follows the Avro datum of the events connectd sends under the apache protocol (the Java reader
@@ -157,12 +153,12 @@ func (ctl *control) apacheMessage(e *ae.Event) (*connect.ProducerRecord, error) 
 
 // readApache hands this group's START_COMMIT events to the participant.
 func (ctl *control) readApache(v []byte) {
-	group := ctl.c.cfg.GroupID
+	group := ctl.opts.GroupID
 	ev, err := ae.Decode(v)
 	if ev != nil && isConnectdJSON(ev.Ext) || errors.Is(err, ae.ErrNotEvent) {
 		var m ctlMsg
 		if msg, _ := connectdPayload(v, group); json.Unmarshal(msg, &m) == nil && m.Group == group {
-			ctl.c.fail(errConnectdMessages(ctl.topic, group))
+			ctl.tasks.Fail(errConnectdMessages(ctl.topic, group, ctl.opts.ProtocolKey))
 		}
 		return
 	}
@@ -177,10 +173,8 @@ func (ctl *control) readApache(v []byte) {
 			ctl.foreign.done(time.Now())
 		}
 	}
-	if ev.Type == ae.CommitComplete && ctl.c.answers.completed(ev.CommitID) {
-		for _, t := range ctl.c.taskList() {
-			t.madeProgress()
-		}
+	if ev.Type == ae.CommitComplete && ctl.answers.completed(ev.CommitID) {
+		ctl.tasks.Progressed()
 	}
 	if ev.Type != ae.StartCommit {
 		return
@@ -188,14 +182,14 @@ func (ctl *control) readApache(v []byte) {
 	select {
 	case ctl.astarts <- ev.CommitID:
 	default:
-		ctl.c.log.Warn("START_COMMIT dropped (the participant is busy); the committer commits what it has at its timeout", "commit", ev.CommitID)
+		ctl.log.Warn("START_COMMIT dropped (the participant is busy); the committer commits what it has at its timeout", "commit", ev.CommitID)
 	}
 }
 
 // transactionalID is this process's transactional id for the connector: stable across restarts of the worker,
 // so a restarted process fences its predecessor and ends the transaction it left open.
 func (ctl *control) transactionalID(workerID string) string {
-	return ctl.c.cfg.raw[KeyTxnPrefix] + "connectd-" + ctl.c.cfg.GroupID + "-" + workerID
+	return ctl.opts.TransactionalPrefix + "connectd-" + ctl.opts.GroupID + "-" + workerID
 }
 
 // eventFiles converts a DATA_WRITTEN's files against the spec they were written with: the table's spec whose

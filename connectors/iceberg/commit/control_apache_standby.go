@@ -1,4 +1,4 @@
-package iceberg
+package commit
 
 import (
 	"sync"
@@ -37,8 +37,8 @@ type foreignCommitter struct {
 	rounds    []time.Duration // the latest round times, at most foreignRounds
 }
 
-func newForeignCommitter(cfg *SinkConfig) *foreignCommitter {
-	return &foreignCommitter{interval: cfg.CommitInterval, timeout: cfg.CommitTimeout}
+func newForeignCommitter(interval, timeout time.Duration) *foreignCommitter {
+	return &foreignCommitter{interval: interval, timeout: timeout}
 }
 
 // roundEnded records the end of the round that began at the last START_COMMIT. Callers hold mu.

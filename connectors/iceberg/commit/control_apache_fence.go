@@ -1,4 +1,4 @@
-package iceberg
+package commit
 
 // A JVM task of the connector that died inside a transaction leaves it open until the broker's transaction
 // timeout (a minute by default), and until then every read_committed reader of the control topic, the
@@ -7,20 +7,9 @@ package iceberg
 // task's two ids (<prefix>worker<suffix> and <prefix>coordinator<suffix>): initializing a producer with an id
 // aborts its open transaction and fences whoever still holds it.
 
-// jvmTransactionalIDs are the transactional ids the Apache sink's task of these task properties uses.
-func jvmTransactionalIDs(props map[string]string) []string {
-	suffix, ok := props[KeyTxnSuffix]
-	if !ok || suffix == "" {
-		return nil
-	}
-	prefix := props[KeyTxnPrefix]
-	return []string{prefix + "worker" + suffix, prefix + "coordinator" + suffix}
-}
-
-// fenceJVMTask ends the transactions the Apache sink's task of props may have left open (see above). It runs
-// in the background: a failure only leaves those transactions to the broker's timeout.
-func (ctl *control) fenceJVMTask(props map[string]string) {
-	ids := jvmTransactionalIDs(props)
+// fenceJVMTask ends the transactions the Apache sink's task with producers of ids may have left open (see
+// above). It runs in the background: a failure only leaves those transactions to the broker's timeout.
+func (ctl *control) fenceJVMTask(ids []string) {
 	if len(ids) == 0 {
 		return
 	}
@@ -28,7 +17,7 @@ func (ctl *control) fenceJVMTask(props map[string]string) {
 		for _, id := range ids {
 			p, err := ctl.kc.NewTransactionalProducer(ctl.props, id) // InitProducerId: aborts, fences
 			if err != nil {
-				ctl.c.log.Warn("iceberg: cannot end the transactions of the JVM task this task replaces; they end at the broker's transaction timeout",
+				ctl.log.Warn("iceberg: cannot end the transactions of the JVM task this task replaces; they end at the broker's transaction timeout",
 					"transactional_id", id, "err", err)
 				continue
 			}

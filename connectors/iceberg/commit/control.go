@@ -1,4 +1,4 @@
-package iceberg
+package commit
 
 // Cross-process commits: one snapshot per table per commit round for ALL tasks of a connector,
 // wherever they run (coordination "topic", the default in distributed mode).
@@ -39,7 +39,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -57,7 +56,7 @@ const maxControlMessage = 16 << 20
 
 // control is the coordinator's side of the control topic (distributed coordination).
 type control struct {
-	c     *coordinator
+	*rounds
 	id    string // this process: worker id + a random suffix (a restarted process is new)
 	topic string
 
@@ -66,7 +65,6 @@ type control struct {
 	admin  connect.TopicAdmin
 	prod   connect.Producer
 	reader connect.TopicReader
-	topics *regexp.Regexp // topics.regex, when set
 
 	pmsgs    chan ctlMsg   // START and COMMIT, in topic order, for the participant
 	datas    chan ctlMsg   // DATA and ASSIGN, for the committer
@@ -97,40 +95,34 @@ const controlRequestTimeout = 30 * time.Second
 
 // startControl connects to the control topic (creating it when missing) and starts the reader,
 // participant and committer loops of the connector's protocol.
-func startControl(c *coordinator, wi connect.WorkerInfo) (orchestrator, error) {
+func startControl(c *rounds, wi connect.WorkerInfo) (Orchestrator, error) {
 	pr, ok := wi.(connect.PluginRuntime)
 	if !ok || pr.KafkaClients() == nil {
 		return nil, errors.New("control topic client: the runtime offers no Kafka clients (connect.PluginRuntime)")
 	}
 	kc := pr.KafkaClients()
 	props := wi.WorkerKafkaProps()
-	for k, v := range c.cfg.KafkaProps {
+	for k, v := range c.opts.KafkaProps {
 		props[k] = v
 	}
 	if props["client.id"] == "" {
-		props["client.id"] = "connectd-iceberg-control-" + c.cfg.Name
+		props["client.id"] = "connectd-iceberg-control-" + c.opts.Connector
 	}
 	props["acks"] = "all"
 	props["max.request.size"] = strconv.Itoa(maxControlMessage)
 	props["compression.type"] = "lz4" // manifest entries compress well
 	ctl := &control{
-		c: c, id: wi.WorkerID() + "/" + uuid.NewString()[:8], topic: c.cfg.ControlTopic, kc: kc, props: props,
+		rounds: c, id: wi.WorkerID() + "/" + uuid.NewString()[:8], topic: c.opts.ControlTopic, kc: kc, props: props,
 		pmsgs: make(chan ctlMsg, 64), datas: make(chan ctlMsg, 256),
 		requests: make(chan struct{}, 1), wants: make(chan struct{}, 1), pwriters: map[string]*icetable.Writer{},
-		apache: c.cfg.ControlProtocol == ProtocolApache, astarts: make(chan uuid.UUID, 16), producerKey: uuid.NewString(),
-		foreign: newForeignCommitter(c.cfg), started: time.Now(),
+		apache: c.opts.Protocol == ProtocolApache, astarts: make(chan uuid.UUID, 16), producerKey: uuid.NewString(),
+		foreign: newForeignCommitter(c.opts.CommitInterval, c.opts.CommitTimeout), started: time.Now(),
 	}
 	ctl.ctx, ctl.cancel = context.WithCancel(context.Background())
-	fail := func(err error) (orchestrator, error) {
+	fail := func(err error) (Orchestrator, error) {
 		ctl.cancel()
 		ctl.closeClients()
 		return nil, err
-	}
-	if c.cfg.TopicsRegex != "" {
-		var err error
-		if ctl.topics, err = regexp.Compile(c.cfg.TopicsRegex); err != nil {
-			return fail(err)
-		}
 	}
 	var err error
 	if ctl.admin, err = kc.NewTopicAdmin(props); err != nil {
@@ -160,7 +152,7 @@ func startControl(c *coordinator, wi connect.WorkerInfo) (orchestrator, error) {
 		go ctl.participate()
 		go ctl.commitLoop()
 	}
-	c.log.Info("iceberg commits coordinated through the control topic", "topic", ctl.topic, "process", ctl.id, "protocol", c.cfg.ControlProtocol)
+	c.log.Info("iceberg commits coordinated through the control topic", "topic", ctl.topic, "process", ctl.id, "protocol", c.opts.Protocol)
 	if ctl.apache {
 		return &apacheControl{ctl}, nil
 	}
@@ -195,9 +187,9 @@ func (ctl *control) ensureTopic() error {
 	}
 }
 
-// close waits for the loops (the coordinator's stop channel is closed first) and closes the
-// clients.
-func (ctl *control) close() {
+// Close stops the loops and closes the clients.
+func (ctl *control) Close() {
+	close(ctl.stop)
 	ctl.cancel()
 	ctl.wg.Wait()
 	ctl.closeClients()
@@ -219,7 +211,7 @@ func (ctl *control) closeClients() {
 }
 
 func (ctl *control) send(m ctlMsg) error {
-	m.Group, m.From = ctl.c.cfg.GroupID, ctl.id
+	m.Group, m.From = ctl.opts.GroupID, ctl.id
 	b, err := json.Marshal(m)
 	if err != nil {
 		return err
@@ -242,7 +234,7 @@ func (ctl *control) read() {
 	defer cancel()
 	go func() {
 		select {
-		case <-ctl.c.stop:
+		case <-ctl.stop:
 			cancel()
 		case <-ctx.Done():
 		}
@@ -257,13 +249,13 @@ func (ctl *control) read() {
 				ctl.readApache(rec.Value)
 				continue
 			}
-			b, apache := connectdPayload(rec.Value, ctl.c.cfg.GroupID)
+			b, apache := connectdPayload(rec.Value, ctl.opts.GroupID)
 			if apache {
-				ctl.c.fail(errApacheEvents(ctl.c.cfg.ControlTopic, ctl.c.cfg.GroupID))
+				ctl.tasks.Fail(errApacheEvents(ctl.opts.ControlTopic, ctl.opts.GroupID, ctl.opts.ProtocolKey))
 				continue
 			}
 			var m ctlMsg
-			if b == nil || json.Unmarshal(b, &m) != nil || m.Group != ctl.c.cfg.GroupID {
+			if b == nil || json.Unmarshal(b, &m) != nil || m.Group != ctl.opts.GroupID {
 				continue
 			}
 			var ch chan ctlMsg
@@ -284,8 +276,61 @@ func (ctl *control) read() {
 			select {
 			case ch <- m:
 			default:
-				ctl.c.log.Warn("control message dropped (channel full)", "type", m.Type, "round", m.Round)
+				ctl.log.Warn("control message dropped (channel full)", "type", m.Type, "round", m.Round)
 			}
 		}
 	}
 }
+
+// CommitNow runs one round of this process's tasks alone, outside the protocol (tests, benchmarks).
+func (ctl *control) CommitNow(ctx context.Context) bool {
+	return (&Local{rounds: ctl.rounds}).commitRound(ctx, ctl.tasks)
+}
+
+// afterRound runs AfterRound on the commit loop, after a round this process committed.
+func (ctl *control) afterRound() {
+	if ctl.opts.AfterRound != nil {
+		ctl.opts.AfterRound(ctl.ctx)
+	}
+}
+
+func (ctl *control) Committer() (bool, bool) { return true, ctl.leading.Load() }
+
+// connectdControl: connectd's control protocol (the top of this file). Partitions move without waiting: an
+// answer's positions count only on the committer's COMMIT, and the next owner re-reads from the group offsets.
+type connectdControl struct{ *control }
+
+func (ctl *connectdControl) TaskStarted([]string) {}
+
+func (ctl *connectdControl) BeforeRevoke() {}
+
+// LastTaskStopping does nothing: the partitions' next owner re-reads past the group offsets.
+func (ctl *connectdControl) LastTaskStopping(Tasks) {}
+
+func (ctl *connectdControl) StuckReason(lastRoundFailed bool) string {
+	_, leads := ctl.Committer()
+	return ctl.stuckReason(lastRoundFailed, true, leads, false)
+}
+
+// apacheControl: the Apache sink's control protocol (control_apache.go).
+type apacheControl struct{ *control }
+
+// TaskStarted ends the transactions of the JVM task this task replaces (control_apache_fence.go).
+func (ctl *apacheControl) TaskStarted(jvmTransactionalIDs []string) {
+	ctl.fenceJVMTask(jvmTransactionalIDs)
+}
+
+// BeforeRevoke waits for an answer in progress, whose transaction commits the partitions' offsets.
+func (ctl *apacheControl) BeforeRevoke() { ctl.awaitApacheAnswer() }
+
+func (ctl *apacheControl) LastTaskStopping(Tasks) {}
+
+func (ctl *apacheControl) StuckReason(lastRoundFailed bool) string {
+	_, leads := ctl.Committer()
+	return ctl.stuckReason(lastRoundFailed, true, leads, ctl.foreign.active(time.Now()))
+}
+
+var (
+	_ Orchestrator = (*connectdControl)(nil)
+	_ Orchestrator = (*apacheControl)(nil)
+)

@@ -1,4 +1,4 @@
-package iceberg
+package commit
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/connectd/connectd/connect"
-	ae "github.com/connectd/connectd/connectors/iceberg/apacheevents"
+	ae "github.com/connectd/connectd/connectors/iceberg/commit/apacheevents"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
@@ -32,7 +32,7 @@ type envelope struct {
 
 // apacheCommitter reads the control topic read_committed from the committer group's offsets.
 type apacheCommitter struct {
-	c     *coordinator
+	c     *rounds
 	topic string
 	group string // the connector's consumer group
 	emit  func(*ae.Event) error
@@ -47,8 +47,8 @@ type apacheCommitter struct {
 	written []envelope    // DATA_WRITTEN of this group not committed yet, in topic order
 }
 
-func newApacheCommitter(c *coordinator, topic string, emit func(*ae.Event) error, commitRead func(apacheOffsets)) *apacheCommitter {
-	return &apacheCommitter{c: c, topic: topic, group: c.cfg.GroupID, emit: emit, commitRead: commitRead,
+func newApacheCommitter(c *rounds, topic string, emit func(*ae.Event) error, commitRead func(apacheOffsets)) *apacheCommitter {
+	return &apacheCommitter{c: c, topic: topic, group: c.opts.GroupID, emit: emit, commitRead: commitRead,
 		envs: make(chan envelope, 1024), done: make(chan struct{}), read: apacheOffsets{}}
 }
 
@@ -60,7 +60,7 @@ func (ac *apacheCommitter) newEvent(t ae.PayloadType, commitID uuid.UUID) *ae.Ev
 var errForeignCommit = errors.New("a JVM task's coordinator of this connector started a commit; connectd's committer stands by")
 
 // committerGroup is the consumer group of the Apache sink's coordinator, to which it commits how far it read.
-func (ctl *control) committerGroup() string { return ctl.c.cfg.GroupID + "-coord" }
+func (ctl *control) committerGroup() string { return ctl.opts.GroupID + "-coord" }
 
 func (ctl *control) startApacheCommitter() (*apacheCommitter, error) {
 	group := ctl.committerGroup()
@@ -108,14 +108,14 @@ func (ctl *control) startApacheCommitter() (*apacheCommitter, error) {
 		defer cancel()
 		// a failure only makes the next committer read further back: the tables' offsets keep files from being committed twice
 		if err := ctl.admin.CommitGroupOffsets(ctx, group, offs); err != nil {
-			ctl.c.log.Debug("iceberg commit: cannot commit the committer group's offsets", "group", group, "err", err)
+			ctl.log.Debug("iceberg commit: cannot commit the committer group's offsets", "group", group, "err", err)
 		}
 	}
-	ac := newApacheCommitter(ctl.c, ctl.topic, emit, commitRead)
+	ac := newApacheCommitter(ctl.rounds, ctl.topic, emit, commitRead)
 	ac.foreign = ctl.foreign
 	ac.closers = append(ac.closers, reader.Close)
 	go ac.consume(reader)
-	ctl.c.log.Info("iceberg commit coordinator started (Apache sink protocol)", "group", group)
+	ctl.log.Info("iceberg commit coordinator started (Apache sink protocol)", "group", group)
 	return ac, nil
 }
 
@@ -181,7 +181,7 @@ func (ac *apacheCommitter) round(partitions int) bool {
 		return false
 	}
 	covered, partial := 0, false
-	deadline := time.NewTimer(c.cfg.CommitTimeout)
+	deadline := time.NewTimer(c.opts.CommitTimeout)
 	defer deadline.Stop()
 wait:
 	for covered < partitions {
@@ -204,17 +204,10 @@ wait:
 	tables, err := ac.commit(commitID, began)
 	ok := err == nil
 	if err != nil {
-		c.mu.Lock()
-		c.counts.LastError = err.Error()
-		c.mu.Unlock()
+		c.failed(err)
 		c.log.Warn("iceberg commit failed; the files are committed by the next one", "commit", commitID, "err", err)
 	}
-	c.mu.Lock()
-	c.counts.LedRounds++
-	if !ok {
-		c.counts.LedFailed++
-	}
-	c.mu.Unlock()
+	c.led(ok)
 	c.log.Info("iceberg commit done", "commit", commitID, "ok", ok, "tables", tables, "partitions", partitions,
 		"answered", covered, "took", time.Since(began).Round(time.Millisecond))
 	return ok
@@ -240,7 +233,7 @@ func (ac *apacheCommitter) commit(commitID uuid.UUID, began time.Time) (int, err
 		read[p] = o
 	}
 	if len(names) > 0 {
-		cat, err := c.catalog(context.Background())
+		cat, err := c.opts.Tables.Catalog(context.Background())
 		if err != nil {
 			return 0, fmt.Errorf("open catalog: %w", err)
 		}
@@ -273,13 +266,13 @@ func (ac *apacheCommitter) commit(commitID uuid.UUID, began time.Time) (int, err
 // events filtered again. It returns the new snapshot's id, 0 when there was nothing to commit.
 func (ac *apacheCommitter) commitTable(cat catalog.Catalog, name string, envs []envelope, read apacheOffsets, commitID uuid.UUID) (int64, error) {
 	c := ac.c
-	opts := c.cfg.TableOptions(name)
+	opts := c.opts.Tables.Options(name)
 	opts.OffsetsKey = "" // the Apache committer records control topic offsets instead
 	w := &icetable.Writer{Cat: cat, Ident: catalog.ToIdentifier(name), Opts: opts}
 	key := ApacheOffsetsSummaryKey(ac.topic, ac.group)
 	var err error
 	for attempt := 0; attempt < 5; attempt++ {
-		ctx, cancel := context.WithTimeout(context.Background(), commitTimeout(c.cfg))
+		ctx, cancel := context.WithTimeout(context.Background(), c.commitTimeout())
 		var snap int64
 		snap, err = ac.commitTableOnce(ctx, w, envs, read, key, commitID)
 		cancel()
@@ -337,10 +330,10 @@ func (ac *apacheCommitter) commitTableOnce(ctx context.Context, w *icetable.Writ
 	for p, o := range read {
 		merged[p] = max(merged[p], o)
 	}
-	props := map[string]string{key: merged.encode(), ApacheSummaryCommitID: commitID.String(), icetable.SummaryTaskID: ac.c.cfg.Name}
-	hooks := ac.c.hooks.Load()
-	if hooks != nil && hooks.beforeTableCommit != nil {
-		if err := hooks.beforeTableCommit(strings.Join(w.Ident, ".")); err != nil {
+	props := map[string]string{key: merged.encode(), ApacheSummaryCommitID: commitID.String(), icetable.SummaryTaskID: ac.c.opts.Connector}
+	hooks := ac.c.opts.Tables.hooks.Load()
+	if hooks != nil && hooks.BeforeTableCommit != nil {
+		if err := hooks.BeforeTableCommit(strings.Join(w.Ident, ".")); err != nil {
 			return 0, err
 		}
 	}
@@ -349,8 +342,8 @@ func (ac *apacheCommitter) commitTableOnce(ctx context.Context, w *icetable.Writ
 		return 0, err
 	}
 	ac.c.countCommit(st, 0, 0)
-	if hooks != nil && hooks.afterTableCommit != nil {
-		if err := hooks.afterTableCommit(strings.Join(w.Ident, ".")); err != nil {
+	if hooks != nil && hooks.AfterTableCommit != nil {
+		if err := hooks.AfterTableCommit(strings.Join(w.Ident, ".")); err != nil {
 			return 0, err
 		}
 	}
@@ -383,7 +376,7 @@ func (ac *apacheCommitter) standBy() {
 	if len(ac.written) == 0 {
 		return
 	}
-	cat, err := ac.c.catalog(context.Background())
+	cat, err := ac.c.opts.Tables.Catalog(context.Background())
 	if err != nil {
 		return
 	}
@@ -407,9 +400,9 @@ func (ac *apacheCommitter) standBy() {
 
 // tableOffsets are the control topic offsets table name's head records (none when it cannot be read).
 func (ac *apacheCommitter) tableOffsets(cat catalog.Catalog, name string) apacheOffsets {
-	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout(ac.c.cfg))
+	ctx, cancel := context.WithTimeout(context.Background(), ac.c.commitTimeout())
 	defer cancel()
-	opts := ac.c.cfg.TableOptions(name)
+	opts := ac.c.opts.Tables.Options(name)
 	tbl, err := cat.LoadTable(ctx, catalog.ToIdentifier(name))
 	if err != nil {
 		return nil
@@ -428,7 +421,7 @@ func (ac *apacheCommitter) tableOffsets(cat catalog.Catalog, name string) apache
 // apacheCommitLoop runs the committer while this process leads.
 func (ctl *control) apacheCommitLoop() {
 	defer ctl.wg.Done()
-	c := ctl.c
+	c := ctl
 	var ac *apacheCommitter
 	standingBy := false
 	defer func() {
@@ -436,7 +429,7 @@ func (ctl *control) apacheCommitLoop() {
 			ac.close()
 		}
 	}()
-	timer := time.NewTimer(c.cfg.CommitInterval)
+	timer := time.NewTimer(c.opts.CommitInterval)
 	defer timer.Stop()
 	for {
 		select {
@@ -446,7 +439,7 @@ func (ctl *control) apacheCommitLoop() {
 			continue // early commits: only the committer's interval starts one, as in the Apache sink
 		case <-timer.C:
 		}
-		next := c.cfg.CommitInterval
+		next := c.opts.CommitInterval
 		lead, all := ctl.leadership()
 		ctl.leading.Store(lead)
 		switch {
@@ -458,7 +451,7 @@ func (ctl *control) apacheCommitLoop() {
 			var err error
 			if ac, err = ctl.startApacheCommitter(); err != nil {
 				c.log.Warn("iceberg commit coordinator cannot start", "err", err)
-				next = c.cfg.RetryBackoff
+				next = c.opts.RetryBackoff
 			}
 		}
 		if active, until := ctl.foreign.activeUntil(time.Now()); lead && ac != nil && active {
@@ -479,10 +472,9 @@ func (ctl *control) apacheCommitLoop() {
 		}
 		if lead && ac != nil {
 			if !ac.round(len(all)) {
-				next = c.cfg.RetryBackoff
+				next = c.opts.RetryBackoff
 			} else {
-				c.maintainDue(ctl.ctx)
-				c.scdDue()
+				ctl.afterRound()
 			}
 		}
 		timer.Reset(next)

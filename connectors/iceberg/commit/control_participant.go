@@ -1,4 +1,4 @@
-package iceberg
+package commit
 
 import (
 	"context"
@@ -17,13 +17,13 @@ import (
 
 type pendingRound struct {
 	id       string
-	ds       []drained
+	ds       []Batch
 	deadline time.Time
 }
 
 func (ctl *control) participate() {
 	defer ctl.wg.Done()
-	c := ctl.c
+	c := ctl
 	var pending *pendingRound
 	var last string // the last round answered
 	tick := time.NewTicker(time.Second)
@@ -69,13 +69,10 @@ func (ctl *control) participate() {
 // sendAssignment answers a repeated START with the partitions this process's tasks hold now
 // and nothing else: no files, no positions (what was not drained goes in a later round).
 func (ctl *control) sendAssignment(round string) {
-	c := ctl.c
-	tasks := c.taskList()
+	c := ctl
 	msg := ctlMsg{Type: ctlAssign, Round: round}
-	for _, t := range tasks {
-		for _, tp := range t.assignment() {
-			msg.Assigned = append(msg.Assigned, ctlTP{Topic: tp.Topic, Partition: tp.Partition})
-		}
+	for _, tp := range ctl.tasks.Assignment() {
+		msg.Assigned = append(msg.Assigned, ctlTP{Topic: tp.Topic, Partition: tp.Partition})
 	}
 	if err := ctl.send(msg); err != nil {
 		c.log.Warn("iceberg round: cannot update the committer", "round", round, "err", err)
@@ -86,18 +83,18 @@ func (ctl *control) sendAssignment(round string) {
 func (ctl *control) resolve(p *pendingRound, ok bool) {
 	for _, d := range p.ds {
 		if ok {
-			d.t.roundCommitted(d, !ctl.apache)
+			d.Committed(!ctl.apache)
 		} else {
-			d.t.roundFailed(d)
+			d.Failed()
 		}
 	}
-	ctl.c.roundEnded(ok)
+	ctl.roundEnded(ok)
 }
 
 func (ctl *control) pwriter(cat catalog.Catalog, name string) *icetable.Writer {
 	w, ok := ctl.pwriters[name]
 	if !ok {
-		w = &icetable.Writer{Cat: cat, Ident: catalog.ToIdentifier(name), Opts: ctl.c.cfg.TableOptions(name)}
+		w = &icetable.Writer{Cat: cat, Ident: catalog.ToIdentifier(name), Opts: ctl.opts.Tables.Options(name)}
 		ctl.pwriters[name] = w
 	}
 	return w
@@ -105,24 +102,21 @@ func (ctl *control) pwriter(cat catalog.Catalog, name string) *icetable.Writer {
 
 // prepare drains the tasks, writes this process's files for the round and sends DATA.
 func (ctl *control) prepare(start ctlMsg) *pendingRound {
-	c := ctl.c
+	c := ctl
 	ctx := ctl.ctx
-	tasks := c.taskList()
-	p := &pendingRound{id: start.Round, deadline: time.Now().Add(2*commitTimeout(c.cfg) + c.cfg.CommitTimeout)}
+	p := &pendingRound{id: start.Round, deadline: time.Now().Add(2*c.commitTimeout() + c.opts.CommitTimeout)}
 	perTable := map[string][]icetable.Rec{}
 	positions := icetable.Offsets{}
 	msg := ctlMsg{Type: ctlData, Round: start.Round}
-	for _, t := range tasks {
-		d, assigned := t.drainAssigned()
-		p.ds = append(p.ds, d)
-		bufs, pos := d.bufs, d.pos
-		for name, recs := range bufs {
+	p.ds = ctl.tasks.Drain()
+	for _, d := range p.ds {
+		for name, recs := range d.Tables() {
 			perTable[name] = append(perTable[name], recs...)
 		}
-		for tp, o := range pos {
+		for tp, o := range d.Positions() {
 			positions[tp] = max(positions[tp], o)
 		}
-		for _, tp := range assigned {
+		for _, tp := range d.Assigned() {
 			msg.Assigned = append(msg.Assigned, ctlTP{Topic: tp.Topic, Partition: tp.Partition})
 		}
 	}
@@ -132,9 +126,7 @@ func (ctl *control) prepare(start ctlMsg) *pendingRound {
 	tables, err := ctl.prepareTables(ctx, perTable)
 	if err != nil {
 		msg.Error = err.Error()
-		c.mu.Lock()
-		c.counts.LastError = err.Error()
-		c.mu.Unlock()
+		c.failed(err)
 		c.log.Warn("iceberg round: preparing files failed; its records are retried in the next round", "round", start.Round, "err", err)
 	}
 	msg.Tables = tables
@@ -181,11 +173,11 @@ type preparedPart struct {
 // prepareParts plans and writes every table's records on the table's current head; tables
 // skipped by tableError (dropped, or not created with dynamic routing) are left out.
 func (ctl *control) prepareParts(ctx context.Context, perTable map[string][]icetable.Rec) ([]preparedPart, error) {
-	c := ctl.c
+	c := ctl
 	if len(perTable) == 0 {
 		return nil, nil
 	}
-	cat, err := c.catalog(ctx)
+	cat, err := c.opts.Tables.Catalog(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("open catalog: %w", err)
 	}
@@ -201,9 +193,9 @@ func (ctl *control) prepareParts(ctx context.Context, perTable map[string][]icet
 		w.Tbl = nil // another process commits: plan on the current head
 		out[i] = preparedPart{name: name, w: w}
 	}
-	err = parallel(len(names), c.cfg.CommitThreads, func(i int) error {
+	err = parallel(len(names), c.opts.CommitThreads, func(i int) error {
 		name, recs := names[i], perTable[names[i]]
-		cctx, cancel := context.WithTimeout(ctx, commitTimeout(c.cfg))
+		cctx, cancel := context.WithTimeout(ctx, c.commitTimeout())
 		defer cancel()
 		part, err := out[i].w.Prepare(cctx, recs)
 		out[i].part = part

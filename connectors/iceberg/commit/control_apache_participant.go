@@ -1,4 +1,4 @@
-package iceberg
+package commit
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/connectd/connectd/connect"
-	ae "github.com/connectd/connectd/connectors/iceberg/apacheevents"
+	ae "github.com/connectd/connectd/connectors/iceberg/commit/apacheevents"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
@@ -24,7 +24,7 @@ func (ctl *control) apacheParticipate() {
 	answered := map[uuid.UUID]bool{}
 	for {
 		select {
-		case <-ctl.c.stop:
+		case <-ctl.stop:
 			return
 		case id := <-ctl.astarts:
 			if answered[id] {
@@ -52,31 +52,26 @@ func (ctl *control) awaitApacheAnswer() {
 func (ctl *control) answerApache(commitID uuid.UUID) {
 	ctl.answerMu.Lock()
 	defer ctl.answerMu.Unlock()
-	c := ctl.c
-	tasks := c.taskList()
-	if len(tasks) == 0 {
+	c := ctl
+	p := &pendingRound{id: commitID.String(), ds: c.tasks.Drain()}
+	if len(p.ds) == 0 {
 		return
 	}
-	p := &pendingRound{id: commitID.String()}
 	perTable := map[string][]icetable.Rec{}
 	positions := icetable.Offsets{}
 	var assigned []icetable.TP
-	for _, t := range tasks {
-		d, as := t.drainAssigned()
-		p.ds = append(p.ds, d)
-		for name, recs := range d.bufs {
+	for _, d := range p.ds {
+		for name, recs := range d.Tables() {
 			perTable[name] = append(perTable[name], recs...)
 		}
-		for tp, o := range d.pos {
+		for tp, o := range d.Positions() {
 			positions[tp] = max(positions[tp], o)
 		}
-		assigned = append(assigned, as...)
+		assigned = append(assigned, d.Assigned()...)
 	}
 	parts, err := ctl.prepareParts(ctl.ctx, perTable)
 	if err != nil {
-		c.mu.Lock()
-		c.counts.LastError = err.Error()
-		c.mu.Unlock()
+		c.failed(err)
 		c.log.Warn("iceberg commit: preparing files failed; their records are written again for the next commit", "commit", commitID, "err", err)
 		ctl.resolve(p, false)
 		return
@@ -89,7 +84,7 @@ func (ctl *control) answerApache(commitID uuid.UUID) {
 	}
 	records := 0
 	for _, d := range p.ds {
-		records += d.n
+		records += d.Rows()
 	}
 	// recorded before it is sent: the COMMIT_COMPLETE covering it may be read before sendTxn returns
 	c.answers.sent(commitID, time.Now(), records > 0)
@@ -100,7 +95,7 @@ func (ctl *control) answerApache(commitID uuid.UUID) {
 			// the offsets may be committed with the files, or the producer is fenced: only re-reading from
 			// the group offsets is safe
 			ctl.resolve(p, false)
-			c.fail(err)
+			c.tasks.Fail(err)
 			return
 		}
 		c.log.Warn("iceberg commit: answer aborted; its records are written again for the next commit", "commit", commitID, "err", err)
@@ -139,7 +134,7 @@ func (ctl *control) apacheAnswer(commitID uuid.UUID, parts []preparedPart, assig
 			return nil, fmt.Errorf("table %s: partition spec %d not in metadata", pp.name, specID)
 		}
 		e := ctl.newApacheEvent(ae.DataWritten, commitID)
-		e.Table = tableRef(ctl.c.cfg.CatalogName, pp.name)
+		e.Table = tableRef(ctl.opts.CatalogName, pp.name)
 		e.PartitionType = *spec.PartitionType(sc)
 		e.DataFiles, e.DeleteFiles = pp.part.Data, pp.part.Deletes
 		m, err := ctl.apacheMessage(e)
@@ -191,7 +186,7 @@ func (ctl *control) sendTxn(msgs []*connect.ProducerRecord, positions icetable.O
 		for _, tp := range icetable.SortedTPs(positions) {
 			offs = append(offs, connect.TopicPartitionOffset{Topic: tp.Topic, Partition: tp.Partition, Offset: positions[tp]})
 		}
-		if err := prod.SendOffsetsToTransaction(ctx, ctl.c.cfg.GroupID, offs); err != nil {
+		if err := prod.SendOffsetsToTransaction(ctx, ctl.opts.GroupID, offs); err != nil {
 			return ctl.abortTxn(ctx, fmt.Errorf("add source offsets to the transaction: %w", err))
 		}
 	}

@@ -15,7 +15,7 @@ import (
 
 // The golden events are written by the Apache sink's own classes (testdata/iceberg/apache-events/capture.sh):
 // NAME.b64 the bytes, NAME.txt every field as the Java classes decode them.
-var goldenDir = filepath.Join("..", "..", "..", "testdata", "iceberg", "apache-events")
+var goldenDir = filepath.Join("..", "..", "..", "..", "testdata", "iceberg", "apache-events")
 
 func golden(t *testing.T, name string) (b []byte, text string) {
 	t.Helper()

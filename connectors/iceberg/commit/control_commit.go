@@ -1,4 +1,4 @@
-package iceberg
+package commit
 
 import (
 	"context"
@@ -21,8 +21,8 @@ import (
 // the files of that snapshot.
 const SummaryContributors = "connectd.commit.contributors"
 
-// trigger asks for an early round (Task.Put with full buffers); the commit loop acts on it.
-func (ctl *control) trigger() {
+// Trigger asks for an early round (Task.Put with full buffers); the commit loop acts on it.
+func (ctl *control) Trigger() {
 	select {
 	case ctl.wants <- struct{}{}:
 	default:
@@ -53,17 +53,17 @@ func (ctl *control) leadership() (bool, []icetable.TP) {
 	defer cancel()
 	var md connect.TopicMetadata
 	var err error
-	if ctl.topics != nil {
+	if ctl.opts.TopicsMatch != nil {
 		md, err = ctl.admin.Metadata(ctx)
 	} else {
-		md, err = ctl.admin.Metadata(ctx, ctl.c.cfg.Topics...)
+		md, err = ctl.admin.Metadata(ctx, ctl.opts.Topics...)
 	}
 	if err != nil {
 		return false, nil
 	}
 	var tps []icetable.TP
 	for t, parts := range md.Partitions {
-		if ctl.topics != nil && !matchFull(ctl.topics, t) {
+		if ctl.opts.TopicsMatch != nil && !ctl.opts.TopicsMatch(t) {
 			continue
 		}
 		for _, p := range parts {
@@ -75,20 +75,13 @@ func (ctl *control) leadership() (bool, []icetable.TP) {
 	}
 	slices.SortFunc(tps, icetable.CompareTP)
 	first := tps[0]
-	c := ctl.c
-	tasks := c.taskList()
-	for _, t := range tasks {
-		if t.holds(first) {
-			return true, tps
-		}
-	}
-	return false, tps
+	return ctl.tasks.Holds(first), tps
 }
 
 func (ctl *control) commitLoop() {
 	defer ctl.wg.Done()
-	c := ctl.c
-	timer := time.NewTimer(c.cfg.CommitInterval)
+	c := ctl
+	timer := time.NewTimer(c.opts.CommitInterval)
 	defer timer.Stop()
 	for {
 		select {
@@ -100,14 +93,13 @@ func (ctl *control) commitLoop() {
 		case <-timer.C:
 		case <-ctl.requests:
 		}
-		next := c.cfg.CommitInterval
+		next := c.opts.CommitInterval
 		lead, all := ctl.leadership()
 		ctl.leading.Store(lead)
 		if lead && !ctl.commitRound(all) {
-			next = c.cfg.RetryBackoff
+			next = c.opts.RetryBackoff
 		} else if lead {
-			c.maintainDue(ctl.ctx)
-			c.scdDue()
+			ctl.afterRound()
 		}
 		timer.Reset(next)
 	}
@@ -115,7 +107,7 @@ func (ctl *control) commitLoop() {
 
 // commitRound runs one round as the committer.
 func (ctl *control) commitRound(all []icetable.TP) bool {
-	c := ctl.c
+	c := ctl
 	ctx := ctl.ctx
 	round := uuid.NewString()
 	began := time.Now()
@@ -132,11 +124,11 @@ func (ctl *control) commitRound(all []icetable.TP) bool {
 		need[tp] = true
 	}
 	var answers []ctlMsg
-	deadline := time.NewTimer(c.cfg.CommitTimeout)
+	deadline := time.NewTimer(c.opts.CommitTimeout)
 	defer deadline.Stop()
 	// START is repeated while waiting: a process that started after it, or whose tasks got
 	// partitions in a rebalance after it answered, then covers them (sendAssignment)
-	repeat := time.NewTicker(max(c.cfg.CommitTimeout/20, 500*time.Millisecond))
+	repeat := time.NewTicker(max(c.opts.CommitTimeout/20, 500*time.Millisecond))
 	defer repeat.Stop()
 collect:
 	for len(need) > 0 {
@@ -206,20 +198,13 @@ answers:
 	if len(perTable) > 0 {
 		if err := ctl.applyTables(ctx, round, sortedAnswers(perTable), offsets); err != nil {
 			ok = false
-			c.mu.Lock()
-			c.counts.LastError = err.Error()
-			c.mu.Unlock()
+			c.failed(err)
 			c.log.Warn("iceberg round failed; every process retries its records in the next round", "round", round, "err", err)
 		}
 	}
 	c.log.Info("iceberg round done", "round", round, "ok", ok, "answers", len(answers), "included", len(included),
 		"tables", len(perTable), "missing_partitions", len(need), "took", time.Since(began).Round(time.Millisecond))
-	c.mu.Lock()
-	c.counts.LedRounds++
-	if !ok {
-		c.counts.LedFailed++
-	}
-	c.mu.Unlock()
+	c.led(ok)
 	if err := ctl.send(ctlMsg{Type: ctlCommit, Round: round, OK: ok, Included: included}); err != nil {
 		c.log.Warn("iceberg round: cannot announce the result (processes retry their records after their timeout)", "round", round, "err", err)
 	}
@@ -244,17 +229,17 @@ func sortedAnswers(m map[string]*tableAnswer) []tableAnswer {
 // applyTables commits every table's parts as one snapshot: tombstone tables first (all of
 // them), then the tables.
 func (ctl *control) applyTables(ctx context.Context, round string, tables []tableAnswer, offsets icetable.Offsets) error {
-	c := ctl.c
-	cat, err := c.catalog(ctx)
+	c := ctl
+	cat, err := c.opts.Tables.Catalog(ctx)
 	if err != nil {
 		return fmt.Errorf("open catalog: %w", err)
 	}
 	ws := make([]*icetable.Writer, len(tables)) // the writer map is not for concurrent use
 	for i, ta := range tables {
-		ws[i] = c.writer(cat, ta.name)
+		ws[i] = c.opts.Tables.writer(cat, ta.name)
 	}
 	run := func(tombstones bool) error {
-		return parallel(len(tables), c.cfg.CommitThreads, func(i int) error {
+		return parallel(len(tables), c.opts.CommitThreads, func(i int) error {
 			ta, w := tables[i], ws[i]
 			var cts []ctlTable
 			for _, p := range ta.parts {
@@ -273,8 +258,8 @@ func (ctl *control) applyTables(ctx context.Context, round string, tables []tabl
 			} else {
 				offs = offsets
 			}
-			props := map[string]string{icetable.SummaryCommitID: round, icetable.SummaryTaskID: c.cfg.Name, SummaryContributors: strconv.Itoa(ta.contributors)}
-			cctx, cancel := context.WithTimeout(ctx, commitTimeout(c.cfg))
+			props := map[string]string{icetable.SummaryCommitID: round, icetable.SummaryTaskID: c.opts.Connector, SummaryContributors: strconv.Itoa(ta.contributors)}
+			cctx, cancel := context.WithTimeout(ctx, c.commitTimeout())
 			defer cancel()
 			st, err := ctl.applyTable(cctx, w, cts, offs, props)
 			if err != nil {
@@ -304,4 +289,13 @@ func (ctl *control) applyTable(ctx context.Context, w *icetable.Writer, cts []ct
 		parts = append(parts, p)
 	}
 	return w.Apply(ctx, parts, offsets, props)
+}
+
+// RequestRound has the commit loop run a round now, as another process's request does: the committer starts
+// one at once, without Trigger's pacing (benchmarks).
+func (ctl *control) RequestRound() {
+	select {
+	case ctl.requests <- struct{}{}:
+	default:
+	}
 }

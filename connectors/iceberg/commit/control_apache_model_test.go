@@ -1,4 +1,4 @@
-package iceberg
+package commit
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,8 +17,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
-	ae "github.com/connectd/connectd/connectors/iceberg/apacheevents"
+	ae "github.com/connectd/connectd/connectors/iceberg/commit/apacheevents"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
+	"github.com/connectd/connectd/internal/testutil/icebergtest"
 )
 
 // The Apache committer's bookkeeping against a plain model: participants append DATA_WRITTEN events (real
@@ -86,17 +86,18 @@ var acSchema = &ice.StructType{FieldList: []ice.NestedField{
 
 // runACModel plays ops and reports the first broken invariant.
 func runACModel(t testing.TB, ops []acOp) error {
-	props, _ := sinkProps(t, map[string]string{
-		"topics": "events", "iceberg.tables": "shop.a,shop.b", "iceberg.control.protocol": "apache",
-		"iceberg.table.shop.b.partition-by": "name",
-	})
-	cfg, err := ParseConfig(props)
-	require.NoError(t, err)
-	c := &coordinator{cfg: cfg, tasks: map[*Task]struct{}{}, writers: map[string]*icetable.Writer{}, log: slog.New(slog.DiscardHandler)}
-	c.cond = sync.NewCond(&c.mu)
+	const groupID = "connect-model"
+	options := func(name string) icetable.TableOptions { // what the sink makes of its test config
+		o := icetable.TableOptions{AutoCreate: true, OffsetsKey: icetable.OffsetsSummaryKey(groupID)}
+		if name == "shop.b" {
+			o.PartitionBy = []string{"name"}
+		}
+		return o
+	}
+	cat := icebergtest.SQLiteCatalog(t)
+	ts := NewTables(func(context.Context) (catalog.Catalog, error) { return cat, nil }, options)
+	c := newRounds(Options{Connector: "model", GroupID: groupID, Tables: ts, CatalogName: "iceberg", Log: slog.New(slog.DiscardHandler)}, nil)
 	ctx := context.Background()
-	cat, err := c.catalog(ctx)
-	require.NoError(t, err)
 
 	type rec struct {
 		env envelope
@@ -126,7 +127,7 @@ func runACModel(t testing.TB, ops []acOp) error {
 			}
 			require.NoError(t, err)
 			seen := map[int64]int{}
-			for _, r := range scanRows(t, tbl) {
+			for _, r := range icebergtest.ScanRows(t, tbl) {
 				seen[r["id"].(int64)]++
 			}
 			ok := map[int64]bool{}
@@ -192,7 +193,7 @@ func runACModel(t testing.TB, ops []acOp) error {
 			name := acTables[op.table]
 			w := writers[name]
 			if w == nil {
-				w = &icetable.Writer{Cat: cat, Ident: catalog.ToIdentifier(name), Opts: cfg.TableOptions(name)}
+				w = &icetable.Writer{Cat: cat, Ident: catalog.ToIdentifier(name), Opts: options(name)}
 				writers[name] = w
 			}
 			w.Tbl = nil
@@ -207,8 +208,8 @@ func runACModel(t testing.TB, ops []acOp) error {
 			require.NoError(t, err)
 			md := w.Tbl.Metadata()
 			spec := md.PartitionSpecByID(int(part.Data[0].SpecID()))
-			e := &ae.Event{ID: uuid.New(), Type: ae.DataWritten, Timestamp: nowMicros(), GroupID: cfg.GroupID, CommitID: uuid.New(),
-				Table: tableRef(cfg.CatalogName, name), PartitionType: *spec.PartitionType(md.CurrentSchema()), DataFiles: part.Data}
+			e := &ae.Event{ID: uuid.New(), Type: ae.DataWritten, Timestamp: nowMicros(), GroupID: groupID, CommitID: uuid.New(),
+				Table: tableRef("iceberg", name), PartitionType: *spec.PartitionType(md.CurrentSchema()), DataFiles: part.Data}
 			raw, err := ae.Encode(e)
 			require.NoError(t, err)
 			logs[op.part] = append(logs[op.part], rec{env: envelope{partition: op.part, offset: int64(len(logs[op.part]))}, raw: raw})
@@ -227,7 +228,7 @@ func runACModel(t testing.TB, ops []acOp) error {
 			i := op.table % len(committers)
 			l := committers[i]
 			tables := 0
-			var hooks *roundHooks
+			var hooks *Hooks
 			if op.crash != "" {
 				hook := func(string) error {
 					tables++
@@ -236,16 +237,16 @@ func runACModel(t testing.TB, ops []acOp) error {
 					}
 					return nil
 				}
-				hooks = &roundHooks{}
+				hooks = &Hooks{}
 				if op.crash == "before" {
-					hooks.beforeTableCommit = hook
+					hooks.BeforeTableCommit = hook
 				} else {
-					hooks.afterTableCommit = hook
+					hooks.AfterTableCommit = hook
 				}
 			}
-			c.hooks.Store(hooks)
+			ts.SetHooks(hooks)
 			_, err := l.ac.commit(uuid.New(), time.Now())
-			c.hooks.Store(nil)
+			ts.SetHooks(nil)
 			if err != nil && !errors.Is(err, hookErr) {
 				return fmt.Errorf("commit: %w", err)
 			}
