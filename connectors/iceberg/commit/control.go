@@ -3,8 +3,8 @@ package commit
 // Cross-process commits: one snapshot per table per commit round for ALL tasks of a connector,
 // wherever they run (coordination "topic", the default in distributed mode).
 //
-// Each worker process has one coordinator per connector (coordinator.go) that buffers its
-// tasks' records. Through the control topic (iceberg.control.topic, messages keyed and filtered
+// Each worker process has one orchestrator per connector over its tasks there, which buffer the
+// records. Through the control topic (iceberg.control.topic, messages keyed and filtered
 // by the connector's consumer group):
 //
 //	committer  the process whose tasks hold the connector's first topic-partition (the Apache
@@ -31,8 +31,11 @@ package commit
 // the table offsets skip what is already in (hence exactly once). Leadership only decides who
 // does the work, never what is safe.
 //
-// The message format is this project's (JSON), not the Apache sink's Avro events: a connector cannot run
-// its tasks on both (control_apache.go fails them when the Apache sink's events of the connector show up).
+// These messages are connectd's own (JSON, framed as Apache events that an Apache sink sharing the topic
+// skips), not the Apache sink's Avro events: a connector that speaks this protocol runs all of its tasks on
+// connectd workers, and its tasks fail when the Apache sink's events of the connector show up (errApacheEvents).
+// Under the Apache protocol (ProtocolApache, control_apache.go) one connector's tasks may run on JVM and
+// connectd workers at once.
 
 import (
 	"context"
@@ -69,7 +72,7 @@ type control struct {
 	pmsgs    chan ctlMsg   // START and COMMIT, in topic order, for the participant
 	datas    chan ctlMsg   // DATA and ASSIGN, for the committer
 	requests chan struct{} // early round: asked by another process, or by this one (leader)
-	wants    chan struct{} // this process's buffers are full (Task.Put → triggerRound)
+	wants    chan struct{} // this process's buffers are full (Trigger)
 
 	ctx    context.Context // cancelled by close: stops catalog work of a round in progress
 	cancel context.CancelFunc
@@ -84,7 +87,7 @@ type control struct {
 	apache      bool
 	txn         connect.TransactionalProducer // answers with their source offsets
 	astarts     chan uuid.UUID                // START_COMMIT ids, for the participant
-	answerMu    sync.Mutex                    // held while answering (Task.Close waits for it)
+	answerMu    sync.Mutex                    // held while answering (BeforeRevoke waits for it)
 	producerKey string                        // the key of this process's events
 	foreign     *foreignCommitter             // JVM coordinators of the connector (control_apache_standby.go)
 	started     time.Time                     // when this process joined the control topic

@@ -21,7 +21,7 @@ import (
 // the files of that snapshot.
 const SummaryContributors = "connectd.commit.contributors"
 
-// Trigger asks for an early round (Task.Put with full buffers); the commit loop acts on it.
+// Trigger asks for an early round (a task's buffers are full); the commit loop acts on it.
 func (ctl *control) Trigger() {
 	select {
 	case ctl.wants <- struct{}{}:
