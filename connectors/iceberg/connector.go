@@ -3,8 +3,9 @@
 //
 // Append mode is the default. With id columns and upsert mode, a cdc-field, or Debezium
 // change events, the sink writes equality deletes plus inserts in one row-delta snapshot per
-// table and commit, after collapsing each key to its newest version (see icetable/table.go); commits
-// are exactly-once (see coordinator.go).
+// table and commit, after collapsing each key to its newest version (see icetable/table.go). Package
+// commit runs the commit rounds, exactly-once (see commit/local.go); this package holds the connector, the
+// task, the config, the metrics and the wiring between them.
 package iceberg
 
 import (

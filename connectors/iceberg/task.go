@@ -18,8 +18,8 @@ import (
 )
 
 // Task is the sink task. Put converts and routes records into per-table buffers; the
-// connector's coordinator (one per connector in the process, see coordinator.go) drains every
-// task's buffers once per commit interval and commits one snapshot per table. PreCommit
+// connector's coordinator (one per connector in the process, see coordinator.go) has package commit
+// drain every task's buffers once per commit interval and commit one snapshot per table. PreCommit
 // returns only offsets that are durable in every table, so the Connect group never runs
 // ahead of the tables.
 type Task struct {
