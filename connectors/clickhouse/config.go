@@ -10,8 +10,8 @@ import (
 )
 
 // Config keys. The first group has the names, defaults and meaning of ClickHouse's official sink
-// (com.clickhouse.kafka.connect.ClickHouseSinkConnector); see README.md for the keys that have no
-// meaning over the native protocol (accepted and ignored) and for the keys added here.
+// (com.clickhouse.kafka.connect.ClickHouseSinkConnector); docs/guides/clickhouse-sink.md lists the keys
+// that have no meaning over the native protocol (accepted and ignored) and the keys added here.
 const (
 	keyHostname             = "hostname"
 	keyPort                 = "port"
@@ -56,7 +56,7 @@ const (
 	keyAutoCreateTTL    = "auto.create.tables.ttl"
 )
 
-// accepted but meaningless over the native protocol (documented in README.md).
+// accepted but meaningless over the native protocol (docs/guides/clickhouse-sink.md).
 var ignoredKeys = []string{
 	"jdbcConnectionProperties", "ssl_socket_sni", "proxyType", "proxyHost", "proxyPort", "clientVersion",
 	"bypassRowBinary", "dateTimeFormats", "customInsertFormat", "insertFormat", "bypassSchemaValidation",
