@@ -20,7 +20,10 @@
 # CATALOG (postgres: a PostgreSQL server from Debian's package, scripts/iceberg-postgres.sh, one database per worker;
 # sqlite: a SQLite JDBC catalog file per worker, where the JVM sink's commits can fail with SQLITE_BUSY under load),
 # SINK_EXTRA (extra connector config as ,"key":"value" pairs, both workers), JVM_HEAP (-Xms256m -Xmx2g), CONNECTD_BIN
-# (a prebuilt connectd binary to measure instead of building this tree), WORKER_PROPS (extra worker property lines, e.g.
+# (a prebuilt connectd binary to measure instead of building this tree), BASELINE_BIN (a second connectd binary, e.g. one
+# built from an earlier commit, measured as the worker `baseline` when WORKERS names it: WORKERS="baseline connectd"
+# compares two builds, and the summary gives the median of connectd / baseline per repetition), WORKER_PROPS (extra
+# worker property lines, e.g.
 # connectd.debug.pprof.enable=true; PROFILE=SECONDS then saves a CPU profile of connectd's first SECONDS after the POST
 # as connectd.cpu.pprof in the kept directory, the first connectd run only; HEAP=SECONDS saves a heap profile of each
 # connectd run SECONDS after the POST as <run>.heap.pprof), RUN_TIMEOUT (900 s per worker), KEEP=1 (keep
@@ -49,6 +52,7 @@ else
 fi
 mkdir -p "$tmp/bin"
 if [[ -n "${CONNECTD_BIN:-}" ]]; then cp "$CONNECTD_BIN" "$tmp/bin/connectd"; else go build -o "$tmp/bin/connectd" ./cmd/connectd; fi
+if [[ " $WORKERS " == *" baseline "* ]]; then cp "${BASELINE_BIN:?WORKERS names baseline: set BASELINE_BIN}" "$tmp/bin/baseline"; fi
 topic="bench-iceberg-$RANDOM$RANDOM"
 go build -o "$tmp/bin/groupoffsets" ./internal/benchtools/groupoffsets
 keys_flag=""; upsert=""
@@ -134,9 +138,9 @@ jvm_plugin() { # the Apache Iceberg sink and its dependencies, from Maven Centra
   echo "$dir/plugin"
 }
 
-CPUS=(); RSSS=(); RATIOS=()
+CPUS=(); RSSS=(); RATIOS=(); BRATIOS=()
 declare -A CPU RSS
-run() { # kind name catalog-dir cmd...: kind connectd or jvm, name unique per run (group, database, logs)
+run() { # kind name catalog-dir cmd...: kind connectd, baseline or jvm, name unique per run (group, database, logs)
   local kind="$1" name="$2" dir="$3"; shift 3
   local extra=""
   # the JVM's SQLite JDBC driver gives up on a locked catalog after 3 s; its own tasks and coordinator hold
@@ -197,7 +201,7 @@ PROPS
 import json; st=json.loads('$st'); n=$N; s=$secs; c=$cpu
 print('%-22s %8.0f records/s  %6.2f CPU-s per million  peak RSS %5d MiB  snapshots %d  data files %d  DuckDB rows %s' % ('$name', n/s, c*1e6/n, $hwm//1024, st['snapshots'], st['data_files'], '$rows'))"
   # the Apache sink (1.10.1, and up to 1.12.0 on Maven Central) has no upsert mode: it appends every record
-  local want=$N; [[ "$MODE" == upsert && "$kind" == connectd ]] && want=$KEYS
+  local want=$N; [[ "$MODE" == upsert && "$kind" != jvm ]] && want=$KEYS
   [[ "$rows" == "$want" ]] || { echo "$name: DuckDB sees $rows rows, want $want" >&2; exit 1; }
 }
 
@@ -220,6 +224,7 @@ for rep in $(seq "$REPEAT"); do
   for w in "${ws[@]}"; do
     case "$w" in
       connectd) run connectd "connectd$sfx" "$tmp/connectd$sfx" "$tmp/bin/connectd" standalone ;;
+      baseline) run baseline "baseline$sfx" "$tmp/baseline$sfx" "$tmp/bin/baseline" standalone ;;
       jvm)
         mkdir -p "$tmp/jvm$sfx/warehouse"
         # pre-create the table: the sink's tasks race on SQLite when they auto-create it
@@ -234,9 +239,14 @@ for rep in $(seq "$REPEAT"); do
     RATIOS+=("$r")
     python3 -c "print('connectd / JVM: CPU per record %.2f, peak RSS %.2f' % tuple(map(float, '$r'.split())))"
   fi
+  if [[ -n "${CPU[connectd]:-}" && -n "${CPU[baseline]:-}" ]]; then
+    r=$(python3 -c "print('%.4f %.4f' % (${CPU[connectd]}/${CPU[baseline]}, ${RSS[connectd]}/${RSS[baseline]}))")
+    BRATIOS+=("$r")
+    python3 -c "print('connectd / baseline: CPU per record %.2f, peak RSS %.2f' % tuple(map(float, '$r'.split())))"
+  fi
 done
 if [[ "$REPEAT" -gt 1 ]]; then
-  python3 - "${CPUS[*]}" "${RSSS[*]}" "${RATIOS[*]:-}" <<'PY'
+  python3 - "${CPUS[*]}" "${RSSS[*]}" "${RATIOS[*]:-}" "${BRATIOS[*]:-}" <<'PY'
 import statistics, sys
 def per_kind(s):
     d = {}
@@ -247,10 +257,12 @@ def per_kind(s):
 cpu, rss = per_kind(sys.argv[1]), per_kind(sys.argv[2])
 for k in cpu:
     print("median of %d %-10s %6.2f CPU-s per million  peak RSS %5d MiB" % (len(cpu[k]), k, statistics.median(cpu[k]), statistics.median(rss[k])))
-vals = sys.argv[3].split()
-pairs = [(float(vals[i]), float(vals[i + 1])) for i in range(0, len(vals) - 1, 2)]
-if pairs:
-    print("connectd / JVM, median of %d repetitions: CPU per record %.2f (%s), peak RSS %.2f" % (
-        len(pairs), statistics.median(p[0] for p in pairs), " ".join("%.2f" % p[0] for p in pairs), statistics.median(p[1] for p in pairs)))
+for arg, what in ((sys.argv[3], "JVM"), (sys.argv[4], "baseline")):
+    vals = arg.split()
+    pairs = [(float(vals[i]), float(vals[i + 1])) for i in range(0, len(vals) - 1, 2)]
+    if pairs:
+        print("connectd / %s, median of %d repetitions: CPU per record %.2f (%s), peak RSS %.2f (%s)" % (
+            what, len(pairs), statistics.median(p[0] for p in pairs), " ".join("%.2f" % p[0] for p in pairs),
+            statistics.median(p[1] for p in pairs), " ".join("%.2f" % p[1] for p in pairs)))
 PY
 fi

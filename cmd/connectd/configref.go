@@ -15,9 +15,9 @@ import (
 var referencePages = []struct {
 	File, Title, Class, Guide string
 }{
-	{"iceberg-sink.md", "Iceberg sink", "org.apache.iceberg.connect.IcebergSinkConnector", "../../connectors/iceberg/README.md"},
-	{"clickhouse-sink.md", "ClickHouse sink", "com.clickhouse.kafka.connect.ClickHouseSinkConnector", "../../connectors/clickhouse/README.md"},
-	{"dlq-sink.md", "Dead-letter sink", "io.connectd.connect.dlq.DeadLetterSinkConnector", "../../README.md"},
+	{"iceberg-sink.md", "Iceberg sink", "org.apache.iceberg.connect.IcebergSinkConnector", "../guides/iceberg-sink.md"},
+	{"clickhouse-sink.md", "ClickHouse sink", "com.clickhouse.kafka.connect.ClickHouseSinkConnector", "../guides/clickhouse-sink.md"},
+	{"dlq-sink.md", "Dead-letter sink", "io.connectd.connect.dlq.DeadLetterSinkConnector", "../guides/dead-letter-queue.md"},
 	{"file-sink.md", "File sink", "org.apache.kafka.connect.file.FileStreamSinkConnector", ""},
 }
 

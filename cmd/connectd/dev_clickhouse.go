@@ -37,7 +37,7 @@ func devClickHouseDDL(db string) string {
 }
 
 // devCreateClickHouseTable creates the database and the current table unless they exist, so that the
-// sink's task finds its table (the sink itself does not create CDC tables).
+// sink's task finds its table (the dev connector does not set auto.create.tables).
 func devCreateClickHouseTable(ctx context.Context, addr, db string) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()

@@ -10,8 +10,8 @@ import (
 )
 
 // Config keys. The first group has the names, defaults and meaning of ClickHouse's official sink
-// (com.clickhouse.kafka.connect.ClickHouseSinkConnector); see README.md for the keys that have no
-// meaning over the native protocol (accepted and ignored) and for the keys added here.
+// (com.clickhouse.kafka.connect.ClickHouseSinkConnector); docs/guides/clickhouse-sink.md lists the keys
+// that have no meaning over the native protocol (accepted and ignored) and the keys added here.
 const (
 	keyHostname             = "hostname"
 	keyPort                 = "port"
@@ -56,7 +56,7 @@ const (
 	keyAutoCreateTTL    = "auto.create.tables.ttl"
 )
 
-// accepted but meaningless over the native protocol (documented in README.md).
+// accepted but meaningless over the native protocol (docs/guides/clickhouse-sink.md).
 var ignoredKeys = []string{
 	"jdbcConnectionProperties", "ssl_socket_sni", "proxyType", "proxyHost", "proxyPort", "clientVersion",
 	"bypassRowBinary", "dateTimeFormats", "customInsertFormat", "insertFormat", "bypassSchemaValidation",
@@ -87,7 +87,7 @@ func configDef() *connect.ConfigDef {
 	add(keyZkPath, connect.ConfigString, "/kafka-connect", connect.Low, "Prefix of the exactly-once state keys.")
 	add(keyZkDatabase, connect.ConfigString, "connect_state", connect.Low, "Name of the exactly-once state table (a ReplacingMergeTree in the sink's database; no Keeper needed).")
 	add(keyKeeperOnCluster, connect.ConfigString, "", connect.Low, "Adds ON CLUSTER to the state table DDL.")
-	add(keyTolerateMismatch, connect.ConfigBoolean, "false", connect.Low, "Log and skip, instead of failing, a batch older than the stored committed range.")
+	add(keyTolerateMismatch, connect.ConfigBoolean, "false", connect.Low, "Accepted for compatibility with the official sink; has no effect: a state row of another sink fails the task, and replays below the committed range are dropped.")
 	add(keyDebeziumCDC, connect.ConfigBoolean, "false", connect.Medium, "Values are Debezium envelopes: write after (c/r/u) or before (d) with the version and is_deleted columns.")
 	add(keyIgnorePartitions, connect.ConfigBoolean, "false", connect.Low, "Batch records of all partitions of a topic together (ignored with exactlyOnce).")
 	add(keyBufferCount, connect.ConfigLong, "0", connect.Low, "Buffer up to this many records per partition across polls before inserting (0: insert each poll's records).")

@@ -1,5 +1,6 @@
 // Package clickhouse is a ClickHouse sink connector over the native TCP protocol (github.com/ClickHouse/ch-go),
-// configuration-compatible with ClickHouse's official Kafka Connect sink. See README.md.
+// configuration-compatible with ClickHouse's official Kafka Connect sink; docs/guides/clickhouse-sink.md is its
+// user guide, docs/design/clickhouse-sink.md its design.
 package clickhouse
 
 import (

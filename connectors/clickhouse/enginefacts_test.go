@@ -9,8 +9,8 @@ import (
 	"github.com/connectd/connectd/internal/testutil/chdb/chdbtest"
 )
 
-// What the ClickHouse engine itself does with ReplacingMergeTree(ver, is_deleted); the README's
-// statements about FINAL, partitions and optimize_on_insert rest on these checks.
+// What the ClickHouse engine itself does with ReplacingMergeTree(ver, is_deleted); the statements of
+// docs/guides/clickhouse-sink.md about FINAL, partitions and optimize_on_insert rest on these checks.
 func TestEngineReplacingMergeTreeFacts(t *testing.T) {
 	s, _ := engine(t)
 	db := chdbtest.Database(t)

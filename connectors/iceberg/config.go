@@ -128,7 +128,7 @@ func ConfigDef() *connect.ConfigDef {
 	s(KeyControlGroupID, nil, "Tabular's control group id (accepted; source offsets live in the snapshot summary)")
 	s(KeyVersionColumn, nil, "Extension: what orders versions of one key in upsert mode: a column of the row (e.g. updated_at), or a position in the Debezium envelope (source, source.lsn, source.pos, source.scn, source.change_lsn, source.commit_lsn, source.ts_ms); the highest wins, older records are dropped")
 	s(KeyCDCVersionColumn, DefaultCDCVersionColumn, "Extension: metadata column added to upsert tables whose version comes from the Debezium envelope; holds each row's normalized source position")
-	l(KeyMaxBufferedRecords, int64(200000), "Extension: records buffered across the connector's tasks that trigger an early commit")
+	l(KeyMaxBufferedRecords, int64(200000), "Extension: records a task buffers in memory that trigger an early commit; at twice this, put waits for the commit")
 	l(KeyTargetFileSize, int64(0), "Extension: target data file size in bytes (0: table default)")
 	s(KeySortOrder, nil, "Extension: sort order of the tables the sink creates (iceberg.table.<name>.sort-order per table), comma-separated terms <column> [asc|desc] [nulls first|nulls last], e.g. \"id, ts desc\"; the writer sorts the rows of each data file and compaction the rows of each file it writes by a table's own sort order")
 	l(KeyCommitRetryMs, int64(1000), "Extension: backoff before retrying a failed commit round")

@@ -5,8 +5,6 @@ import (
 	"time"
 )
 
-// The incremental cooperative assignor (KIP-415), a port of the JVM's IncrementalCooperativeAssignor.
-
 // connectorsAndTasks is a set of connectors and tasks that keeps insertion order (the JVM's ConnectorsAndTasks,
 // whose collections are LinkedHashSets).
 type connectorsAndTasks struct {
@@ -99,13 +97,14 @@ func diff(base connectorsAndTasks, subs ...connectorsAndTasks) connectorsAndTask
 	return connectorsAndTasks{p.Connectors, p.Tasks}
 }
 
+// workerLoad is one worker's share of an assignment while the leader computes it (the JVM's WorkerLoad).
 type workerLoad struct {
 	worker string
 	connectorsAndTasks
 }
 
-// IncrementalAssignor is the leader-side state of incremental cooperative rebalancing. Not safe for concurrent
-// use; the member loop calls it from one goroutine.
+// IncrementalAssignor is the leader-side state of incremental cooperative rebalancing (KIP-415), a port of the
+// JVM's IncrementalCooperativeAssignor. Not safe for concurrent use; the member loop calls it from one goroutine.
 type IncrementalAssignor struct {
 	MaxDelay time.Duration
 	Now      func() time.Time

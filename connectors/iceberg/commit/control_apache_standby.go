@@ -14,8 +14,8 @@ import (
 // connector commits (its START_COMMIT and COMMIT_COMPLETE events carry no connectd mark), and gives up a commit
 // when such a START_COMMIT arrives during it. A JVM coordinator that keeps starting commits and completes none
 // (its catalog refuses them, or the Apache sink's coordinator whose task's catalog is closed,
-// apache/iceberg#13593) is stood by for: the participants' stuck watch (StuckReason) says that no commit covers
-// their answers. The timings are in the sink's README (Committer standby).
+// apache/iceberg#13593) is stood by for: the participants' stuck watch (stuck.go) says that no commit covers
+// their answers. The timings are in docs/design/iceberg-sink.md (Committer standby).
 
 // foreignCommitter tracks the JVM coordinators of the connector seen on the control topic. It expects their next
 // event the way the Apache sink's CommitState times them: between commits, the next START_COMMIT once the commit

@@ -72,10 +72,10 @@ func genStandbyRun(r *rand.Rand) standbyRun {
 	return run
 }
 
-// standbyBound is the README's bound on connectd's standby once the coordinator's events stop, from the events
-// connectd read: between commits (the last event a COMMIT_COMPLETE), the grace after the later of that
-// COMMIT_COMPLETE and the last START_COMMIT plus the commit interval; inside a commit (the last event a
-// START_COMMIT), the grace after that START_COMMIT plus the larger of the commit interval and the commit timeout
+// standbyBound is the bound docs/design/iceberg-sink.md gives on connectd's standby once the coordinator's events
+// stop, from the events connectd read: between commits (the last event a COMMIT_COMPLETE), the grace after the
+// later of that COMMIT_COMPLETE and the last START_COMMIT plus the commit interval; inside a commit (the last event
+// a START_COMMIT), the grace after that START_COMMIT plus the larger of the commit interval and the commit timeout
 // plus the coordinator's recent round time (the longest of its last rounds, a round being the time from a
 // START_COMMIT to its next event).
 func standbyBound(events []standbyEvent, interval, timeout time.Duration) time.Duration {

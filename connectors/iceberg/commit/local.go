@@ -1,6 +1,6 @@
 package commit
 
-// Exactly-once, and why (also in connectors/iceberg/README.md, "Exactly-once"):
+// Exactly-once, and why (also in docs/design/iceberg-sink.md, "Exactly once"):
 //
 //  1. Each table's snapshot summary holds, under kafka.connect.offsets.<group-id>, the next
 //     offset per source topic-partition that the table covers; every commit merges by max.

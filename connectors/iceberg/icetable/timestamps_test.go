@@ -19,7 +19,7 @@ import (
 // column shows the precision it keeps.
 var instant = time.Date(2026, 5, 17, 10, 11, 12, 345678912, time.UTC)
 
-// timestampCase is one row of the sink's timestamp mapping (connectors/iceberg/README.md, Types).
+// timestampCase is one row of the sink's timestamp mapping (docs/guides/iceberg-sink.md, Types).
 type timestampCase struct {
 	column string
 	schema *connect.Schema

@@ -12,7 +12,7 @@
 // the client (insert_deduplication_token, async_insert, ...) are applied to a
 // chDB connection opened for that query only. It exists because no ClickHouse
 // server that ch-go can talk to can be installed on the build machines; see
-// connectors/clickhouse/README.md.
+// docs/design/clickhouse-sink.md.
 //
 // Listen only on loopback addresses.
 package chshim
