@@ -191,6 +191,12 @@ func (d *Distributed) startTask(snap *store.Snapshot, id state.TaskID) {
 	if !d.owns(id.Connector, id.Task) {
 		return
 	}
+	if err := taskPinError(d.w.Registry(), id.Connector, conn); err != nil {
+		// not taken as running here, so never restarted automatically: only a new config can change the verdict
+		slog.Error("task failed to start", "task", id.String(), "error", err)
+		d.TaskState(id, state.Failed, worker.Trace(err))
+		return
+	}
 	tc := snap.TaskConfigs[id]
 	d.mu.Lock()
 	d.tasks[id] = tc

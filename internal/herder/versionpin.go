@@ -44,3 +44,32 @@ func connectorPinError(reg *connect.Registry, props map[string]string) error {
 	}
 	return &versionedPluginLoadingError{msg: unmatchedVersionMessage(plugin, want)}
 }
+
+// taskLoaderError is the JVM's failure of a task whose connector config pins a version the installed plugin does
+// not satisfy: Worker.startTask resolves the task's class loader through the connector config's pin (not the
+// task config's), and wraps the plugin loader's exception in a ConnectException whose message names the
+// connector's class and then its name.
+type taskLoaderError struct {
+	class, name string
+	err         error
+}
+
+func (e *taskLoaderError) Error() string {
+	return fmt.Sprintf("Failed to get class loader for connector %s, class %s", e.class, e.name)
+}
+
+func (e *taskLoaderError) Unwrap() error { return e.err }
+
+func (e *taskLoaderError) ClassName() string {
+	return "org.apache.kafka.connect.errors.ConnectException"
+}
+
+// taskPinError is the verdict on starting a task of connector name under the connector config props: its
+// tasks run the connector's plugin, so a pin that fails the connector (connectorPinError) fails each of its
+// tasks too, whatever task configs are stored (a JVM worker hosting the pinned version may have written them).
+func taskPinError(reg *connect.Registry, name string, props map[string]string) error {
+	if err := connectorPinError(reg, props); err != nil {
+		return &taskLoaderError{class: props["connector.class"], name: name, err: err}
+	}
+	return nil
+}
