@@ -1,0 +1,93 @@
+package herder_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// handoverRuns is how many SIGKILLs of each runtime's committer TestIcebergCommitterHandover measures; the
+// bound holds for their median.
+const handoverRuns = 3
+
+// TestIcebergCommitterHandover measures the committer handover of one Apache-protocol Iceberg connector whose
+// tasks run on one JVM Connect 4.3.1 worker (the Apache sink 1.10.1) and one connectd worker: the worker running
+// the committer (the coordinator of the task holding the first partition, on either side) is SIGKILLed as a
+// commit round starts, the first snapshot after the kill is timed, the killed worker is started again under its
+// worker id, and so on until each runtime's committer was killed handoverRuns times. Each kill leaves the other
+// runtime alone, so its committer must take over. The median handover per runtime killed must be within one
+// commit interval plus 15 s, and at the end every record must be in the table exactly once.
+//
+// The handover includes what the JVM side takes to notice a dead member: the session timeouts of the Connect
+// group (the JVM worker's default, 10 s) and of the sink's consumer groups (6 s in sinkConfig). Run alone:
+//
+//	go test ./internal/herder -run TestIcebergCommitterHandover -v -count=1 -timeout 30m
+func TestIcebergCommitterHandover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs a Kafka broker, a JVM Connect worker with the Apache Iceberg sink and a REST catalog server: skipped under -short")
+	}
+	t.Parallel()
+	cp, plugin, cat := icebergMixedSetup(t)
+	connectdBinary(t)
+
+	g := newIcebergGroup(t, cp, plugin, cat, "handover")
+	j := g.icebergJVM()
+	gw := g.goWorker("go-0")
+	g.createSink(j)
+	g.awaitRunning("tasks on both kinds", icebergPhaseTimeout, covers(j.id, gid(gw)))
+	stop := g.produce()
+	g.awaitCommit("", "a first commit", g.started)
+
+	target := time.Duration(icebergCommitMs)*time.Millisecond + 15*time.Second
+	took := map[string][]time.Duration{}
+	for kill := 1; len(took["jvm"]) < handoverRuns || len(took["go"]) < handoverRuns; kill++ {
+		if kill > 4*handoverRuns {
+			t.Errorf("the committer ran on one side too often: %d kills measured %v", kill-1, took)
+			break
+		}
+		at := g.coordinatorAt()
+		kind := "go"
+		if strings.HasSuffix(at, " "+j.id) {
+			kind = "jvm"
+		}
+		g.atRoundStart()
+		var killed time.Time
+		if kind == "jvm" {
+			j.kill()
+			killed = g.mark(fmt.Sprintf("kill %d: SIGKILL of the JVM worker %s running the committer (%s), as a commit round starts", kill, j.id, at))
+		} else {
+			gw.kill()
+			killed = g.mark(fmt.Sprintf("kill %d: SIGKILL of the Go worker %s running the committer (%s), as a commit round starts", kill, gid(gw), at))
+		}
+		g.awaitCommit("", fmt.Sprintf("the first commit after kill %d", kill), killed)
+		d, ok := g.handover(killed)
+		if ok {
+			took[kind] = append(took[kind], d)
+		}
+		if kind == "jvm" {
+			g.restartJVM(j)
+		} else {
+			gw = g.start(fmt.Sprintf("go-%d", kill), gw.port) // the same worker id
+		}
+		own := g.awaitRunning("tasks on both kinds again", icebergPhaseTimeout, covers(j.id, gid(gw)))
+		back := g.mark(fmt.Sprintf("the killed worker runs tasks again: %v", own))
+		g.awaitCommit("", "a commit with tasks on both kinds", back)
+	}
+	g.finish(stop)
+
+	for _, kind := range []string{"jvm", "go"} {
+		runs := took[kind]
+		if len(runs) == 0 {
+			continue
+		}
+		sorted := slices.Clone(runs)
+		slices.Sort(sorted)
+		median := sorted[len(sorted)/2]
+		t.Logf("handover after a SIGKILL of the %s committer's worker: runs %v, median %v (bound %v)", kind, runs, median, target)
+		assert.LessOrEqual(t, median, target, "median handover after a SIGKILL of the %s committer's worker", kind)
+	}
+}
