@@ -110,6 +110,8 @@ type TopicAdmin interface {
 	// CommitGroupOffsets commits offsets for group outside its generations (the JVM's
 	// Admin.alterConsumerGroupOffsets): the broker refuses them while the group has members.
 	CommitGroupOffsets(ctx context.Context, group string, offsets []TopicPartitionOffset) error
+	// GroupMembers is how many members group has (0 for an empty or unknown group).
+	GroupMembers(ctx context.Context, group string) (int, error)
 	Close()
 }
 

@@ -68,3 +68,21 @@ func (a *TopicAdmin) CommitGroupOffsets(ctx context.Context, group string, offse
 	}
 	return nil
 }
+
+func (a *TopicAdmin) GroupMembers(ctx context.Context, group string) (int, error) {
+	described, err := kadm.NewClient(a.cl).DescribeGroups(ctx, group)
+	if err == nil {
+		err = described.Error()
+	}
+	if errors.Is(err, kerr.GroupIDNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("describing group %s: %w", group, err)
+	}
+	n := 0
+	for _, g := range described {
+		n += len(g.Members)
+	}
+	return n, nil
+}
