@@ -45,31 +45,29 @@ func connectorPinError(reg *connect.Registry, props map[string]string) error {
 	return &versionedPluginLoadingError{msg: unmatchedVersionMessage(plugin, want)}
 }
 
-// taskLoaderError is the JVM's failure of a task whose connector config pins a version the installed plugin does
-// not satisfy: Worker.startTask resolves the task's class loader through the connector config's pin (not the
-// task config's), and wraps the plugin loader's exception in a ConnectException whose message names the
-// connector's class and then its name.
-type taskLoaderError struct {
+// loaderError is the JVM's failure to start a connector or one of its tasks under a pin the installed plugin
+// does not satisfy: Worker.startConnector and Worker.startTask both resolve the class loader through the
+// connector config's pin (a task's own config is not consulted), and wrap the plugin loader's exception in a
+// ConnectException whose message names the connector's class and then its name.
+type loaderError struct {
 	class, name string
 	err         error
 }
 
-func (e *taskLoaderError) Error() string {
+func (e *loaderError) Error() string {
 	return fmt.Sprintf("Failed to get class loader for connector %s, class %s", e.class, e.name)
 }
 
-func (e *taskLoaderError) Unwrap() error { return e.err }
+func (e *loaderError) Unwrap() error { return e.err }
 
-func (e *taskLoaderError) ClassName() string {
-	return "org.apache.kafka.connect.errors.ConnectException"
-}
+func (e *loaderError) ClassName() string { return "org.apache.kafka.connect.errors.ConnectException" }
 
-// taskPinError is the verdict on starting a task of connector name under the connector config props: its
-// tasks run the connector's plugin, so a pin that fails the connector (connectorPinError) fails each of its
-// tasks too, whatever task configs are stored (a JVM worker hosting the pinned version may have written them).
-func taskPinError(reg *connect.Registry, name string, props map[string]string) error {
+// pinError is the verdict on starting connector name, or a task of it, under the connector config props: nil,
+// or the loaderError of connectorPinError. A task fails on the connector's pin whatever task configs are stored
+// (a JVM worker hosting the pinned version may have written them).
+func pinError(reg *connect.Registry, name string, props map[string]string) error {
 	if err := connectorPinError(reg, props); err != nil {
-		return &taskLoaderError{class: props["connector.class"], name: name, err: err}
+		return &loaderError{class: props["connector.class"], name: name, err: err}
 	}
 	return nil
 }

@@ -20,7 +20,7 @@ import (
 // TestDistributedStoredVersionPinFailsAtStart: a connector config stored in the config topic without validate
 // (as a JVM worker hosting other versions of the plugin writes it) whose connector.plugin.version the installed
 // plugin does not satisfy fails at start as the JVM's Worker.startConnector fails it: FAILED with the plugin
-// loader's VersionedPluginLoadingException, no tasks. A pin the installed version satisfies runs.
+// loader's VersionedPluginLoadingException wrapped in a ConnectException, no tasks. A pin the installed version satisfies runs.
 func TestDistributedStoredVersionPinFailsAtStart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs a Kafka broker and the connectd binary: skipped under -short")
@@ -66,9 +66,11 @@ func TestDistributedStoredVersionPinFailsAtStart(t *testing.T) {
 		code, body := httpDo("GET", w.url+"/connectors/"+unmatched+"/status", "")
 		return code == 200 && json.Unmarshal([]byte(body), &st) == nil && st.Connector.State == "FAILED"
 	}, 30*time.Second, 100*time.Millisecond)
-	first, _, _ := strings.Cut(st.Connector.Trace, "\n")
-	assert.Equal(t, fmt.Sprintf("org.apache.kafka.connect.runtime.isolation.VersionedPluginLoadingException: "+
-		"Plugin %s not found that matches the version range (,0.0.1), available versions: [%s]", class, version), first)
+	// the JVM's Worker.startConnector wraps the plugin loader's exception (connectorClassLoader)
+	lines := strings.Split(st.Connector.Trace, "\n")
+	assert.Equal(t, fmt.Sprintf("org.apache.kafka.connect.errors.ConnectException: Failed to get class loader for connector %s, class %s", class, unmatched), lines[0])
+	assert.Contains(t, lines, fmt.Sprintf("Caused by: org.apache.kafka.connect.runtime.isolation.VersionedPluginLoadingException: "+
+		"Plugin %s not found that matches the version range (,0.0.1), available versions: [%s]", class, version))
 	assert.Empty(t, st.Tasks, "a connector that never started has no tasks")
 
 	require.Eventually(t, func() bool {
@@ -105,7 +107,7 @@ func TestDistributedStoredVersionPinFailsAtStart(t *testing.T) {
 		return code == 200 && json.Unmarshal([]byte(body), &ts) == nil && len(ts.Tasks) == 1 && ts.Tasks[0].State == "FAILED"
 	}, 30*time.Second, 100*time.Millisecond, "the stored task of a connector pinned to a version not installed fails")
 	assert.Equal(t, "FAILED", ts.Connector.State)
-	lines := strings.Split(ts.Tasks[0].Trace, "\n")
+	lines = strings.Split(ts.Tasks[0].Trace, "\n")
 	assert.Equal(t, fmt.Sprintf("org.apache.kafka.connect.errors.ConnectException: Failed to get class loader for connector %s, class %s", class, withTasks), lines[0])
 	assert.Contains(t, lines, fmt.Sprintf("Caused by: org.apache.kafka.connect.runtime.isolation.VersionedPluginLoadingException: "+
 		"Plugin %s not found that matches the version range (,0.0.1), available versions: [%s]", class, version))
