@@ -74,9 +74,8 @@ func (a *TopicAdmin) GroupMembers(ctx context.Context, group string) (int, error
 	if err == nil {
 		err = described.Error()
 	}
-	if errors.Is(err, kerr.GroupIDNotFound) {
-		return 0, nil
-	}
+	// an unknown classic group is described as Dead, no error; GROUP_ID_NOT_FOUND is the answer for a group of
+	// the consumer protocol (KIP-848), whose members this request does not list
 	if err != nil {
 		return 0, fmt.Errorf("describing group %s: %w", group, err)
 	}
