@@ -20,7 +20,10 @@ const handoverRuns = 3
 // commit round starts, the first snapshot after the kill is timed, the killed worker is started again under its
 // worker id, and so on until each runtime's committer was killed handoverRuns times. Each kill leaves the other
 // runtime alone, so its committer must take over. The median handover per runtime killed must be within one
-// commit interval plus 15 s, and at the end every record must be in the table exactly once.
+// commit interval plus 15 s, and at the end every record must be in the table exactly once. A kill after which
+// the JVM coordinator taking over is the Apache sink's stalled one (apache/iceberg#13593, see zombieSignature:
+// nothing is committed until the test restarts its worker) is logged apart and not counted: it measures that
+// bug and the restart.
 //
 // The handover includes what the JVM side takes to notice a dead member: the session timeouts of the Connect
 // group (the JVM worker's default, 10 s) and of the sink's consumer groups (6 s in sinkConfig). Run alone:
@@ -43,7 +46,7 @@ func TestIcebergCommitterHandover(t *testing.T) {
 	g.awaitCommit("", "a first commit", g.started)
 
 	target := time.Duration(icebergCommitMs)*time.Millisecond + 15*time.Second
-	took := map[string][]time.Duration{}
+	took, stalled := map[string][]time.Duration{}, map[string][]time.Duration{}
 	for kill := 1; len(took["jvm"]) < handoverRuns || len(took["go"]) < handoverRuns; kill++ {
 		if kill > 5*handoverRuns {
 			t.Errorf("the committer ran on one side too often: %d kills measured %v", kill-1, took)
@@ -59,9 +62,15 @@ func TestIcebergCommitterHandover(t *testing.T) {
 			gw.kill()
 			killed = g.mark(fmt.Sprintf("kill %d: SIGKILL of the Go worker %s running the committer (%s), as a commit round starts", kill, gid(gw), at))
 		}
+		zombies := len(g.zombies)
 		g.awaitCommit("", fmt.Sprintf("the first commit after kill %d", kill), killed)
 		d, ok := g.handover(killed)
-		if ok {
+		switch {
+		case len(g.zombies) > zombies:
+			// the JVM coordinator that took over was the Apache sink's stalled one (zombieSignature), which only
+			// a restart of its worker ends: that measures apache/iceberg#13593 and the restart, not a handover
+			stalled[kind] = append(stalled[kind], d)
+		case ok:
 			took[kind] = append(took[kind], d)
 		}
 		if kind == "jvm" {
@@ -83,7 +92,8 @@ func TestIcebergCommitterHandover(t *testing.T) {
 		sorted := slices.Clone(runs)
 		slices.Sort(sorted)
 		median := sorted[len(sorted)/2]
-		t.Logf("handover after a SIGKILL of the %s committer's worker: runs %v, median %v (bound %v)", kind, runs, median, target)
+		t.Logf("handover after a SIGKILL of the %s committer's worker: runs %v, median %v (bound %v); "+
+			"besides, first snapshots after kills the Apache sink's stalled coordinator took over: %v", kind, runs, median, target, stalled[kind])
 		assert.LessOrEqual(t, median, target, "median handover after a SIGKILL of the %s committer's worker", kind)
 	}
 }
