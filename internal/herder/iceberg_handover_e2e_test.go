@@ -49,7 +49,8 @@ func TestIcebergCommitterHandover(t *testing.T) {
 	took, stalled := map[string][]time.Duration{}, map[string][]time.Duration{}
 	for kill := 1; len(took["jvm"]) < handoverRuns || len(took["go"]) < handoverRuns; kill++ {
 		if kill > 5*handoverRuns {
-			t.Errorf("the committer ran on one side too often: %d kills measured %v", kill-1, took)
+			t.Errorf("fewer than %d counted handovers per side after %d kills: %v (the Apache sink's stalled coordinator took over after: %v)",
+				handoverRuns, kill-1, took, stalled)
 			break
 		}
 		kind, at := g.committer(), g.coordinatorAt()
