@@ -110,6 +110,9 @@ type TopicAdmin interface {
 	// CommitGroupOffsets commits offsets for group outside its generations (the JVM's
 	// Admin.alterConsumerGroupOffsets): the broker refuses them while the group has members.
 	CommitGroupOffsets(ctx context.Context, group string, offsets []TopicPartitionOffset) error
+	// GroupMembers is how many members the classic group has (0 for an empty or unknown group); an error when
+	// it cannot tell (a group of the consumer protocol, KIP-848, is not described by this request).
+	GroupMembers(ctx context.Context, group string) (int, error)
 	Close()
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/connect"
@@ -257,8 +258,10 @@ func TestApacheCommitterStandsByAJVMCoordinator(t *testing.T) {
 	tp := func(p int32) connect.TopicPartition { return connect.TopicPartition{Topic: topic, Partition: p} }
 	require.NoError(t, a.Open([]connect.TopicPartition{tp(0), tp(1)}))
 
-	// the JVM coordinator: START_COMMIT and COMMIT_COMPLETE every 300 ms, committing nothing itself
+	// the JVM coordinator: START_COMMIT and COMMIT_COMPLETE every 300 ms, committing nothing itself, a member of
+	// the committer group as the Apache sink's coordinator is
 	prod := kafkatest.NewClient(t, addr, kgo.AllowAutoTopicCreation())
+	leave := joinCommitterGroup(t, addr, cfg.GroupID, ctlTopic)
 	send := func(pt ae.PayloadType, id uuid.UUID) {
 		b, err := ae.Encode(&ae.Event{ID: uuid.New(), Type: pt, Timestamp: time.Now().UTC().Truncate(time.Microsecond), GroupID: cfg.GroupID, CommitID: id})
 		require.NoError(t, err)
@@ -320,6 +323,7 @@ func TestApacheCommitterStandsByAJVMCoordinator(t *testing.T) {
 
 	close(stop)
 	<-jvmDone
+	leave()
 	var meta string
 	require.Eventually(t, func() bool {
 		if connectdCommits() == 0 {
@@ -375,6 +379,7 @@ func TestApacheParticipantStuckBehindAFailingJVMCoordinator(t *testing.T) {
 		err = prod.ProduceSync(context.Background(), &kgo.Record{Topic: ctlTopic, Key: []byte("jvm"), Value: b}).FirstErr()
 		require.NoError(t, err)
 	}
+	joinCommitterGroup(t, addr, cfg.GroupID, ctlTopic)
 	var idsMu sync.Mutex
 	var ids []uuid.UUID
 	succeed := make(chan struct{}, 1)
@@ -423,4 +428,36 @@ func TestApacheParticipantStuckBehindAFailingJVMCoordinator(t *testing.T) {
 	succeed <- struct{}{} // one commit completes: it covers the task's answers
 	require.Eventually(t, func() bool { return pctx.notes.last() == "" }, 30*time.Second, 50*time.Millisecond,
 		"a COMMIT_COMPLETE of an answered commit clears the note: %q", pctx.notes.last())
+}
+
+// joinCommitterGroup makes a simulated JVM coordinator a member of the committer group <group>-coord, as the
+// Apache sink's coordinator is (it subscribes to the control topic in that group), until leave or the test's
+// end. It waits until the broker lists the member.
+func joinCommitterGroup(t *testing.T, addr, group, ctlTopic string) (leave func()) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumerGroup(group+"-coord"), kgo.ConsumeTopics(ctlTopic), kgo.AllowAutoTopicCreation())
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			cl.PollFetches(ctx)
+		}
+	}()
+	adm := kadm.NewClient(kafkatest.NewClient(t, addr))
+	require.Eventually(t, func() bool {
+		d, err := adm.DescribeGroups(context.Background(), group+"-coord")
+		return err == nil && d.Error() == nil && len(d[group+"-coord"].Members) == 1
+	}, 30*time.Second, 100*time.Millisecond, "the simulated JVM coordinator joins %s-coord", group)
+	var once sync.Once
+	leave = func() {
+		once.Do(func() {
+			cancel()
+			<-done
+			cl.Close() // leaves the group
+		})
+	}
+	t.Cleanup(leave)
+	return leave
 }

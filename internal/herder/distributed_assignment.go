@@ -168,7 +168,7 @@ func (d *Distributed) startConnector(snap *store.Snapshot, name string) {
 		return
 	}
 	target := snap.TargetState(name)
-	if err := connectorPinError(d.w.Registry(), props); err != nil {
+	if err := pinError(d.w.Registry(), name, props); err != nil {
 		slog.Error("connector failed to start", "connector", name, "error", err)
 		d.ConnectorState(name, state.Failed, worker.Trace(err))
 		return
@@ -189,6 +189,12 @@ func (d *Distributed) startTask(snap *store.Snapshot, id state.TaskID) {
 		return // a STOPPED connector runs no tasks (its owner is about to write an empty task set)
 	}
 	if !d.owns(id.Connector, id.Task) {
+		return
+	}
+	if err := pinError(d.w.Registry(), id.Connector, conn); err != nil {
+		// not taken as running here, so never restarted automatically: only a new config can change the verdict
+		slog.Error("task failed to start", "task", id.String(), "error", err)
+		d.TaskState(id, state.Failed, worker.Trace(err))
 		return
 	}
 	tc := snap.TaskConfigs[id]

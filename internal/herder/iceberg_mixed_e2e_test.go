@@ -426,13 +426,14 @@ func (g *icebergGroup) awaitCommit(kind, what string, since time.Time) {
 }
 
 // handover logs how long after the SIGKILL at killed the first sink snapshot came, against the target of one
-// commit interval plus 15 s (measured, not asserted: the first partition's move is the consumer group's).
-func (g *icebergGroup) handover(killed time.Time) {
+// commit interval plus 15 s, and returns it (false: no snapshot since). TestIcebergCommitterHandover holds the
+// median of its runs to the target.
+func (g *icebergGroup) handover(killed time.Time) (time.Duration, bool) {
 	g.t.Helper()
 	snaps, err := g.sinkSnapshots()
 	if err != nil {
 		g.mark("handover: " + err.Error())
-		return
+		return 0, false
 	}
 	first := int64(0)
 	for _, s := range snaps {
@@ -442,12 +443,13 @@ func (g *icebergGroup) handover(killed time.Time) {
 	}
 	if first == 0 {
 		g.mark("handover: no sink snapshot since the SIGKILL")
-		return
+		return 0, false
 	}
 	took := time.UnixMilli(first).Sub(killed)
 	target := time.Duration(icebergCommitMs)*time.Millisecond + 15*time.Second
 	g.mark(fmt.Sprintf("handover: the first snapshot %v after the SIGKILL (target %v: within %v)",
 		took.Round(10*time.Millisecond), target, took <= target))
+	return took, true
 }
 
 // zombieSignature is what the Apache sink 1.10.1 logs every commit interval when a coordinator outlived its task:

@@ -172,7 +172,7 @@ func (h *Standalone) PatchConnectorConfig(ctx context.Context, name string, patc
 
 // startConnectorLocked starts the connector instance and its tasks according to the target state.
 func (h *Standalone) startConnectorLocked(name string, c *standaloneConnector) {
-	if err := connectorPinError(h.w.Registry(), c.config); err != nil {
+	if err := pinError(h.w.Registry(), name, c.config); err != nil {
 		slog.Error("connector failed to start", "connector", name, "error", err)
 		h.status.ConnectorState(name, StateFailed, worker.Trace(err))
 		return

@@ -44,3 +44,30 @@ func connectorPinError(reg *connect.Registry, props map[string]string) error {
 	}
 	return &versionedPluginLoadingError{msg: unmatchedVersionMessage(plugin, want)}
 }
+
+// loaderError is the JVM's failure to start a connector or one of its tasks under a pin the installed plugin
+// does not satisfy: Worker.startConnector and Worker.startTask both resolve the class loader through the
+// connector config's pin (a task's own config is not consulted), and wrap the plugin loader's exception in a
+// ConnectException whose message names the connector's class and then its name.
+type loaderError struct {
+	class, name string
+	err         error
+}
+
+func (e *loaderError) Error() string {
+	return fmt.Sprintf("Failed to get class loader for connector %s, class %s", e.class, e.name)
+}
+
+func (e *loaderError) Unwrap() error { return e.err }
+
+func (e *loaderError) ClassName() string { return "org.apache.kafka.connect.errors.ConnectException" }
+
+// pinError is the verdict on starting connector name, or a task of it, under the connector config props: nil,
+// or the loaderError of connectorPinError. A task fails on the connector's pin whatever task configs are stored
+// (a JVM worker hosting the pinned version may have written them).
+func pinError(reg *connect.Registry, name string, props map[string]string) error {
+	if err := connectorPinError(reg, props); err != nil {
+		return &loaderError{class: props["connector.class"], name: name, err: err}
+	}
+	return nil
+}

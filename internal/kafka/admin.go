@@ -68,3 +68,20 @@ func (a *TopicAdmin) CommitGroupOffsets(ctx context.Context, group string, offse
 	}
 	return nil
 }
+
+func (a *TopicAdmin) GroupMembers(ctx context.Context, group string) (int, error) {
+	described, err := kadm.NewClient(a.cl).DescribeGroups(ctx, group)
+	if err == nil {
+		err = described.Error()
+	}
+	// an unknown classic group is described as Dead, no error; GROUP_ID_NOT_FOUND is the answer for a group of
+	// the consumer protocol (KIP-848), whose members this request does not list
+	if err != nil {
+		return 0, fmt.Errorf("describing group %s: %w", group, err)
+	}
+	n := 0
+	for _, g := range described {
+		n += len(g.Members)
+	}
+	return n, nil
+}

@@ -418,6 +418,14 @@ func (ac *apacheCommitter) tableOffsets(cat catalog.Catalog, name string) apache
 	return offs
 }
 
+// foreignLeft reports whether the committer group has no member: no JVM coordinator of the connector runs.
+func (ctl *control) foreignLeft() bool {
+	ctx, cancel := context.WithTimeout(ctl.ctx, controlRequestTimeout)
+	defer cancel()
+	n, err := ctl.admin.GroupMembers(ctx, ctl.committerGroup())
+	return err == nil && n == 0
+}
+
 // apacheCommitLoop runs the committer while this process leads.
 func (ctl *control) apacheCommitLoop() {
 	defer ctl.wg.Done()
@@ -454,7 +462,13 @@ func (ctl *control) apacheCommitLoop() {
 				next = c.opts.RetryBackoff
 			}
 		}
-		if active, until := ctl.foreign.activeUntil(time.Now()); lead && ac != nil && active {
+		active, until := ctl.foreign.activeUntil(time.Now())
+		if lead && ac != nil && active && ctl.foreignLeft() {
+			c.log.Info("iceberg commit: the JVM task's coordinator left the committer group; taking over", "group", ctl.committerGroup())
+			ctl.foreign.forget()
+			active = false
+		}
+		if lead && ac != nil && active {
 			// a JVM coordinator commits: read along, keeping only what it has not committed yet, and look again
 			// when its next event is overdue
 			if !standingBy {
@@ -463,7 +477,7 @@ func (ctl *control) apacheCommitLoop() {
 				standingBy = true
 			}
 			ac.standBy()
-			timer.Reset(min(next, time.Until(until)+time.Millisecond))
+			timer.Reset(min(next, foreignProbe, time.Until(until)+time.Millisecond))
 			continue
 		}
 		if standingBy {

@@ -26,7 +26,7 @@ import (
 // thus waited for as long as its START_COMMITs keep coming: two committers would both contend for the catalog,
 // and the JVM's append is not exactly-once beside another committer. An event later than expected by
 // foreignGrace means the coordinator is gone (its worker died, or its task stopped it), and connectd's committer
-// takes over.
+// takes over; so does it as soon as the committer group has no member, the JVM coordinator's consumer gone.
 type foreignCommitter struct {
 	interval, timeout time.Duration
 
@@ -103,6 +103,14 @@ func (f *foreignCommitter) activeUntil(now time.Time) (bool, time.Time) {
 	return !now.After(until), until
 }
 
+// forget drops what was seen of the JVM coordinators: the one that committed is gone (its consumer left the
+// committer group), and only a new START_COMMIT makes connectd's committer stand by again.
+func (f *foreignCommitter) forget() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.lastStart, f.lastDone, f.open, f.rounds = time.Time{}, time.Time{}, false, nil
+}
+
 // startedSince reports whether a JVM coordinator started a commit after t.
 func (f *foreignCommitter) startedSince(t time.Time) bool {
 	if f == nil {
@@ -116,6 +124,11 @@ func (f *foreignCommitter) startedSince(t time.Time) bool {
 // foreignGrace is how much later than expected a JVM coordinator's event may come (its poll loop, the control
 // topic's latency, a pause) before connectd takes the coordinator for gone.
 const foreignGrace = 5 * time.Second
+
+// foreignProbe is how often a standing-by committer looks whether the JVM coordinator is still a member of
+// the committer group (<connect group>-coord, which the Apache sink's coordinator subscribes with): a
+// coordinator whose worker died leaves it at its consumer's session timeout, before its next event is overdue.
+const foreignProbe = 2 * time.Second
 
 // foreignRounds is how many of the JVM coordinator's latest rounds set its expected round time.
 const foreignRounds = 4

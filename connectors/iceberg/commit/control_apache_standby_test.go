@@ -49,6 +49,15 @@ func TestForeignCommitterStandBy(t *testing.T) {
 	require.True(t, f.active(at(232+3+8+5)), "its START_COMMITs stopped; it may still be in its commit")
 	require.False(t, f.active(at(232+3+8+5.1)), "its next event is overdue by the commit timeout, its round time and the grace")
 
+	// the coordinator's consumer left the committer group: stand by again only for a new START_COMMIT
+	f.started(at(300))
+	require.True(t, f.active(at(301)))
+	f.forget()
+	require.False(t, f.active(at(301)), "forgotten: its worker died")
+	require.False(t, f.startedSince(at(0)))
+	f.started(at(302))
+	require.True(t, f.active(at(303)), "a new JVM coordinator commits")
+
 	var none *foreignCommitter
 	require.False(t, none.active(at(0)))
 	require.False(t, none.startedSince(at(0)))
