@@ -20,6 +20,7 @@ import (
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connect/jsonvalue"
+	"github.com/connectd/connectd/connectors/iceberg/icerow"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 	"github.com/connectd/connectd/converters/jsonconv"
 )
@@ -257,16 +258,16 @@ func FuzzJSONValueRow(f *testing.F) {
 		slow, err := icetable.NewSegment(nil, dir, icetable.TP{Topic: "t", Partition: 0}, 1, sc)
 		require.NoError(t, err)
 		defer slow.Remove()
-		js := icetable.CompileShape(st, slow.SchemaID, slow.Fields)
+		js := icerow.CompileShape(st, slow.SchemaID, slow.Fields)
 		if js == nil {
 			return
 		}
-		var want []icetable.Row
+		var want []icerow.Row
 		for _, listed := range [][]jsonvalue.Member{nil, members} { // found in the bytes, and listed
 			fast, err := icetable.NewSegment(nil, dir, icetable.TP{Topic: "t", Partition: 0}, 1, sc)
 			require.NoError(t, err)
 			defer fast.Remove()
-			if ok, err := js.AppendJSON(fast, data, listed, 0); !ok || err != nil {
+			if ok, err := fast.AppendJSON(js, data, listed, 0); !ok || err != nil {
 				require.NoError(t, err)
 				require.Nil(t, listed, "%q: taken as found in the bytes, refused as listed", data)
 				return
@@ -290,7 +291,7 @@ func convertedShape(t *testing.T, conv *jsonconv.Converter, data []byte) (map[st
 	sv, err := conv.ToConnectData("t", nil, data)
 	require.NoError(t, err)
 	m := sv.Value.(map[string]any)
-	return m, icetable.NewSchemaCache().ForSchemaless(m), members, true
+	return m, icerow.NewSchemaCache().ForSchemaless(m), members, true
 }
 
 // arrowSchemaOf is the table schema (with field ids) auto-created for a schemaless record.
@@ -298,19 +299,19 @@ func arrowSchemaOf(t testing.TB, record string) *arrow.Schema {
 	conv := schemalessConverter(t)
 	sv, err := conv.ToConnectData("t", nil, []byte(record))
 	require.NoError(t, err)
-	st := icetable.NewSchemaCache().ForSchemaless(sv.Value.(map[string]any))
+	st := icerow.NewSchemaCache().ForSchemaless(sv.Value.(map[string]any))
 	sc, err := table.SchemaToArrowSchema(ice.NewSchema(0, st.FieldList...), nil, true, false)
 	require.NoError(t, err)
 	return sc
 }
 
-func segmentRows(t *testing.T, s *icetable.Segment, sc *arrow.Schema) []icetable.Row {
+func segmentRows(t *testing.T, s *icetable.Segment, sc *arrow.Schema) []icerow.Row {
 	require.NoError(t, s.Seal())
-	var rows []icetable.Row
+	var rows []icerow.Row
 	var n, skipped int
 	for rec, err := range s.Batches(sc, s.SchemaID, 0, &n, &skipped) {
 		require.NoError(t, err)
-		rows = append(rows, icetable.RecordToRows(rec)...)
+		rows = append(rows, icerow.RecordToRows(rec)...)
 		rec.Release()
 	}
 	return rows
@@ -335,7 +336,7 @@ func FuzzJSONKeyShape(f *testing.F) {
 			{IDColumns: []string{"id"}, VersionColumn: "n"},
 			{IDColumns: []string{"n", "id"}, VersionColumn: "v"},
 		} {
-			ks := icetable.CompileKeyShape(st, o)
+			ks := icerow.CompileKeyShape(st, o.IDColumns, o.KeyVersionColumn())
 			if ks == nil {
 				continue
 			}
@@ -348,7 +349,7 @@ func FuzzJSONKeyShape(f *testing.F) {
 			}
 			require.Equal(t, k, string(lk), "%q", data)
 			require.Equal(t, ver, lver, "%q", data)
-			row, _, err := icetable.NewSchemaCache().RecordValue(nil, m)
+			row, _, err := icerow.NewSchemaCache().RecordValue(nil, m)
 			require.NoError(t, err)
 			require.Equal(t, icetable.KeyOf(row, o.IDColumns), k, "%q", data)
 			require.Equal(t, row[o.VersionColumn], ver, "%q", data)
@@ -376,7 +377,7 @@ func FuzzJSONRoundRows(f *testing.F) {
 		if !ok {
 			return
 		}
-		row, _, err := icetable.NewSchemaCache().RecordValue(nil, m)
+		row, _, err := icerow.NewSchemaCache().RecordValue(nil, m)
 		require.NoError(t, err)
 		jv := &jsonvalue.Value{Bytes: data, Topic: "t", Conv: conv}
 		names := []string{"id", "n", "missing"}
@@ -391,8 +392,8 @@ func FuzzJSONRoundRows(f *testing.F) {
 		own, err := table.SchemaToArrowSchema(ice.NewSchema(0, st.FieldList...), nil, true, false)
 		require.NoError(t, err)
 		for _, sc := range []*arrow.Schema{own, other, deletes} {
-			want, werr := icetable.BuildRecord(sc, []icetable.Row{row})
-			got, gerr := icetable.BuildDataRecord(sc, sc.Fields(), 0, []*icetable.Rec{{Op: icetable.OpUpdate, Schema: st, JSON: jv}}, map[*ice.StructType]*icetable.JSONShape{})
+			want, werr := icerow.BuildRecord(sc, []icerow.Row{row})
+			got, gerr := icetable.BuildDataRecord(sc, sc.Fields(), 0, []*icetable.Rec{{Op: icetable.OpUpdate, Schema: st, JSON: jv}}, map[*ice.StructType]*icerow.JSONShape{})
 			if werr != nil {
 				require.Error(t, gerr, "%q: buildRecord refused the map, buildDataRecord took the bytes", data)
 				continue
@@ -598,7 +599,7 @@ func benchShapeRecord(b *testing.B) ([]byte, *ice.StructType) {
 		`"amount":12345.67,"qty":7,"ts":"2026-01-02T10:17:36Z","version":3,"note":"` + strings.Repeat("abcdefghijklmnopqrstuvwxyz", 9) + `"}`)
 	sv, err := schemalessConverter(b).ToConnectData("t", nil, rec)
 	require.NoError(b, err)
-	return rec, icetable.NewSchemaCache().ForSchemaless(sv.Value.(map[string]any))
+	return rec, icerow.NewSchemaCache().ForSchemaless(sv.Value.(map[string]any))
 }
 
 // BenchmarkJSONShapeAppend: benchShapeRecord from its bytes into the builders of its columns, its
@@ -615,7 +616,7 @@ func BenchmarkJSONShapeAppend(b *testing.B) {
 			sc := arrowSchemaOf(b, string(rec))
 			bld := array.NewRecordBuilder(memory.DefaultAllocator, sc)
 			defer bld.Release()
-			js := icetable.CompileShape(st, 1, sc.Fields())
+			js := icerow.CompileShape(st, 1, sc.Fields())
 			require.NotNil(b, js)
 			b.SetBytes(int64(len(rec)))
 			b.ReportAllocs()
@@ -641,14 +642,14 @@ func BenchmarkSpoolWrite(b *testing.B) {
 	s, err := icetable.NewSegment(nil, b.TempDir(), icetable.TP{Topic: "t", Partition: 0}, 1, arrowSchemaOf(b, string(rec)))
 	require.NoError(b, err)
 	defer s.Remove()
-	js := icetable.CompileShape(st, 1, s.Fields)
+	js := icerow.CompileShape(st, 1, s.Fields)
 	require.NotNil(b, js)
 	var r0, r1 syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &r0)
 	b.SetBytes(int64(len(rec)))
 	b.ResetTimer()
 	for i := range b.N {
-		if ok, err := js.AppendJSON(s, rec, nil, int64(i)); !ok || err != nil {
+		if ok, err := s.AppendJSON(js, rec, nil, int64(i)); !ok || err != nil {
 			b.Fatal("not appended", err)
 		}
 	}
@@ -679,7 +680,7 @@ func TestScanListedLikeFound(t *testing.T) {
 				st.FieldList = append(st.FieldList, ice.NestedField{ID: i + 1, Name: nm, Type: kinds[rng.Intn(len(kinds))]})
 			}
 		}
-		ms := icetable.NewMemberScan(st)
+		ms := icerow.NewMemberScan(st)
 		// members of the shape with values of their kinds, mostly, else any
 		type member struct{ name, value string }
 		var mbs []member

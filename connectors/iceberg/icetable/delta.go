@@ -3,6 +3,7 @@ package icetable
 import (
 	"context"
 	"fmt"
+	"github.com/connectd/connectd/connectors/iceberg/icerow"
 	"time"
 )
 
@@ -22,7 +23,7 @@ import (
 //
 // With tombstones (tombstones.go), an upsert at or below the key's delete version is dropped,
 // and tombs returns the tombstone rows (id columns + version) of the surviving deletes.
-func (w *Writer) PlanDelta(ctx context.Context, recs []Rec, ids []string, st *CommitStats) (data, dels []*Rec, tombs []Row, err error) {
+func (w *Writer) PlanDelta(ctx context.Context, recs []Rec, ids []string, st *CommitStats) (data, dels []*Rec, tombs []icerow.Row, err error) {
 	vc := w.Opts.KeyVersionColumn()
 	version := func(r Rec) any {
 		switch {
@@ -44,7 +45,7 @@ func (w *Writer) PlanDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 	// the live rows and recorded deletes of every key of the commit, read before the walk: a tombstone
 	// that is its key's first record here belongs to a stale delete of an earlier commit when the live
 	// row says so
-	var keys []Row
+	var keys []icerow.Row
 	if lookup || tombsOn {
 		seen := map[string]bool{}
 		for _, r := range recs {
@@ -54,7 +55,7 @@ func (w *Writer) PlanDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 			}
 		}
 	}
-	var current map[string][]Row
+	var current map[string][]icerow.Row
 	if lookup && BranchHead(w.Tbl, w.Opts.CommitBranch) != nil {
 		current, err = w.lookupCurrent(ctx, ids, keys)
 		if err != nil {
@@ -119,7 +120,7 @@ func (w *Writer) PlanDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 		switch pv := version(prev); {
 		case tomb:
 			if h := highest[k]; h != nil {
-				r.Row = CloneRow(r.Row)
+				r.Row = icerow.CloneRow(r.Row)
 				r.Row[vc] = h
 			}
 		case v != nil && pv != nil && w.Opts.CmpVersion(v, pv) < 0:
@@ -159,7 +160,7 @@ func (w *Writer) PlanDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 			}
 			if bare[k] || (v != nil && at != nil && w.Opts.CmpVersion(v, at) <= 0) {
 				r = bt
-				r.Row = CloneRow(bt.Row)
+				r.Row = icerow.CloneRow(bt.Row)
 				if at != nil {
 					r.Row[vc] = at
 				}
@@ -257,7 +258,7 @@ func (w *Writer) planReads(ids []string) (vcInTable, lookup, tombsOn bool) {
 
 // appendKeyDeletes deletes the key wherever it currently lives (its old partition), and in the new
 // row's partition too when that differs (a no-op delete is harmless).
-func appendKeyDeletes(dels []*Rec, cur []Row, names []string) []*Rec {
+func appendKeyDeletes(dels []*Rec, cur []icerow.Row, names []string) []*Rec {
 	seen := map[string]bool{}
 	for _, c := range cur {
 		d := project(c, names)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/connectd/connectd/connect/jsonvalue"
 	"github.com/connectd/connectd/connectors/iceberg/conflict"
+	"github.com/connectd/connectd/connectors/iceberg/icerow"
 )
 
 // Op is the change kind of one record in delta (upsert) mode.
@@ -39,7 +40,7 @@ func (tp TP) String() string { return tp.Topic + "/" + strconv.Itoa(int(tp.Parti
 // Rec is one record routed to one table.
 type Rec struct {
 	Op  Op
-	Row Row // full row; for deletes at least the id columns
+	Row icerow.Row // full row; for deletes at least the id columns
 	// Schema is the record's own Iceberg struct (from its Connect schema, or inferred from
 	// schemaless JSON). It drives auto-create and schema evolution; nil means "use the table's".
 	Schema *ice.StructType
@@ -48,7 +49,7 @@ type Rec struct {
 	// Seg, when set, stands for the spooled append rows of TP from Offset on (spool.go): Row and
 	// Schema are unset, the rows have the table's schema.
 	Seg *Segment
-	// JSON, when set, is the value of a buffered upsert whose Row is not built (jsonkeyed.go): the
+	// JSON, when set, is the value of a buffered upsert whose Row is not built (buffered.go): the
 	// round plans it by key, and builds its data and delete rows from the bytes. Its Bytes are nil
 	// when the bytes are in the task's spill file (key.spill); jsonBytes reads them either way.
 	JSON *jsonvalue.Value
@@ -329,7 +330,7 @@ func (w *Writer) prepare(ctx context.Context, recs []Rec) (*Part, error) {
 		if err := KeyRows(live, w.planColumns(ids), lookup || tombsOn); err != nil {
 			return p, err
 		}
-		var tombRows []Row
+		var tombRows []icerow.Row
 		data, dels, tombRows, err = w.PlanDelta(ctx, live, ids, st)
 		if err != nil {
 			return p, err
@@ -613,7 +614,7 @@ func (o TableOptions) KeyVersionColumn() string {
 // CmpVersion compares two versions of a key; normalized envelope versions compare as strings.
 func (o TableOptions) CmpVersion(a, b any) int {
 	if o.CDCVersionColumn != "" && a != nil && b != nil {
-		return strings.Compare(ToString(a), ToString(b))
+		return strings.Compare(icerow.ToString(a), icerow.ToString(b))
 	}
 	return CompareVersion(a, b)
 }
@@ -665,7 +666,7 @@ func dataBatches(sc *arrow.Schema, schemaID int, recs []*Rec) iter.Seq2[arrow.Re
 	const chunk = SpoolBatchRows
 	return func(yield func(arrow.RecordBatch, error) bool) {
 		fields := sc.Fields()
-		shapes := map[*ice.StructType]*JSONShape{}
+		shapes := map[*ice.StructType]*icerow.JSONShape{}
 		for i := 0; i < len(recs); i += chunk {
 			rec, err := BuildDataRecord(sc, fields, schemaID, recs[i:min(i+chunk, len(recs))], shapes)
 			if !yield(rec, err) || err != nil {

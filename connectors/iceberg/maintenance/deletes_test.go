@@ -10,6 +10,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
+	"github.com/connectd/connectd/connectors/iceberg/icerow"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 	"github.com/connectd/connectd/internal/testutil/icebergtest"
 )
@@ -35,7 +36,7 @@ func TestExpireDeletes(t *testing.T) {
 	off := int64(0)
 	rec := func(op icetable.Op, id int64, name string, ver int64) icetable.Rec {
 		off++
-		return icetable.Rec{Op: op, Row: icetable.Row{"id": id, "name": name, "ver": ver}, Schema: versionedSchema, TP: tp, Offset: off - 1}
+		return icetable.Rec{Op: op, Row: icerow.Row{"id": id, "name": name, "ver": ver}, Schema: versionedSchema, TP: tp, Offset: off - 1}
 	}
 	commit := func(recs ...icetable.Rec) {
 		t.Helper()

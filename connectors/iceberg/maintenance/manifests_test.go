@@ -8,6 +8,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
+	"github.com/connectd/connectd/connectors/iceberg/icerow"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
@@ -25,7 +26,7 @@ func TestRewriteManifests(t *testing.T) {
 		for j := range recs {
 			if recs[j].Op == icetable.OpDelete { // an append table: inserts only
 				id := recs[j].Row["id"].(int64)
-				recs[j].Op, recs[j].Row = icetable.OpInsert, icetable.Row{"id": id, "name": "d", "ts": baseTime}
+				recs[j].Op, recs[j].Row = icetable.OpInsert, icerow.Row{"id": id, "name": "d", "ts": baseTime}
 				s.model[id] = modelRow(id, "d", 0)
 			} else {
 				recs[j].Op = icetable.OpInsert

@@ -1,4 +1,4 @@
-package icetable
+package icerow
 
 import (
 	"strings"

@@ -1,16 +1,16 @@
-package icetable
+package icerow
 
 import (
 	"bytes"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	ice "github.com/apache/iceberg-go"
 
 	"github.com/connectd/connectd/connect/jsonvalue"
-	"strings"
 )
 
 // jsonKind is the type of a JSON member as the schemaless converter types it (inferType).
@@ -252,20 +252,6 @@ func appendsFrom(dt arrow.DataType, k jsonKind) bool {
 		return k == kindBool
 	}
 	return false
-}
-
-// AppendJSON appends the (valid) JSON object b, of the listed members (nil: not listed), to segment s
-// as one row when it is of the shape, else appends nothing and reports false.
-func (js *JSONShape) AppendJSON(s *Segment, b []byte, members []jsonvalue.Member, offset int64) (bool, error) {
-	if !js.AppendRow(s.cols, b, members) {
-		return false, nil
-	}
-	s.Rows++
-	s.off.Append(offset)
-	if s.off.Len() >= s.batchRows {
-		return true, s.flush(true)
-	}
-	return true, nil
 }
 
 // AppendRow appends the (valid) JSON object b, of the listed members (nil: not listed), to the builders
