@@ -52,9 +52,9 @@ func TestIcebergMaintainCommand(t *testing.T) {
 		var recs []icetable.Rec
 		for i := 0; i < 200; i++ {
 			id := int64(rng.Intn(100))
-			op, row := icetable.OpUpdate, icerow.Row{"id": id, "v": off}
+			op, row := icerow.OpUpdate, icerow.Row{"id": id, "v": off}
 			if rng.Intn(6) == 0 {
-				op, row = icetable.OpDelete, icerow.Row{"id": id}
+				op, row = icerow.OpDelete, icerow.Row{"id": id}
 				delete(live, id)
 			} else {
 				live[id] = off

@@ -52,7 +52,7 @@ func TestIcebergMaintainRetention(t *testing.T) {
 	var want []string
 	for i := int64(0); i < 40; i++ {
 		ts := now.Add(-time.Duration(i)*12*time.Hour - time.Hour) // 1 h to 19.5 days old
-		recs = append(recs, icetable.Rec{Op: icetable.OpInsert, Row: icerow.Row{"id": i, "ts": ts}, Schema: st, TP: tp, Offset: i})
+		recs = append(recs, icetable.Rec{Op: icerow.OpInsert, Row: icerow.Row{"id": i, "ts": ts}, Schema: st, TP: tp, Offset: i})
 		if ts.After(horizon.Add(time.Minute)) {
 			want = append(want, fmt.Sprint(i))
 		}

@@ -52,7 +52,7 @@ func TestIcebergSCDCommand(t *testing.T) {
 			} else {
 				row["after_payload"] = `{"id":` + e[0].(string) + `,"name":"` + e[2].(string) + `"}`
 			}
-			recs = append(recs, icetable.Rec{Op: icetable.OpInsert, Row: row, Schema: icerow.RawCDCSchema, TP: tp, Offset: off})
+			recs = append(recs, icetable.Rec{Op: icerow.OpInsert, Row: row, Schema: icerow.RawCDCSchema, TP: tp, Offset: off})
 			off++
 		}
 		_, err := w.Commit(ctx, recs, icetable.Offsets{tp: off}, nil)

@@ -166,7 +166,7 @@ func (t *Task) spoolRow(name string, a *appendTable, tp icetable.TP, off int64, 
 			return err
 		}
 		a.open[tp] = s
-		t.buf[name] = append(t.buf[name], icetable.Rec{Op: icetable.OpInsert, TP: tp, Offset: off, Seg: s})
+		t.buf[name] = append(t.buf[name], icetable.Rec{Op: icerow.OpInsert, TP: tp, Offset: off, Seg: s})
 	}
 	t.nbuf++
 	t.spoolRows++

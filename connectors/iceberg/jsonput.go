@@ -96,7 +96,7 @@ func (t *Task) bufferJSON(r *connect.SinkRecord, jv *jsonvalue.Value) bool {
 	// a slot only points at a record buffered since the index was last reset (drain, a round given
 	// back, a rebalance): the bytes of the record this one takes the place of are no round's
 	slot := x.slotBytes(k)
-	buf, at, old, grew := x.place(t.buf[name], icetable.Rec{Op: icetable.OpUpdate, Schema: ks.Struct, TP: tp, Offset: off}, slot, ver)
+	buf, at, old, grew := x.place(t.buf[name], icetable.Rec{Op: icerow.OpUpdate, Schema: ks.Struct, TP: tp, Offset: off}, slot, ver)
 	t.buf[name] = buf
 	if grew {
 		t.nbuf++
@@ -224,7 +224,7 @@ func (t *Task) warnSpill(err error) {
 // noteKeyShape remembers the shape of a record of table name just buffered converted (rec, made from
 // a JSON object of struct type st), for the records after it. Caller holds t.mu.
 func (t *Task) noteKeyShape(name string, o icetable.TableOptions, rec icetable.Rec, st *ice.StructType) {
-	if rec.Op != icetable.OpUpdate || rec.Schema != st || st == nil || !t.plainUpsertJSON(name, o) {
+	if rec.Op != icerow.OpUpdate || rec.Schema != st || st == nil || !t.plainUpsertJSON(name, o) {
 		return
 	}
 	if ks := t.keyShapes[name]; ks != nil && ks.Struct == st {

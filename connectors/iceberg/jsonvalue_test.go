@@ -351,7 +351,7 @@ func FuzzJSONKeyShape(f *testing.F) {
 			require.Equal(t, ver, lver, "%q", data)
 			row, _, err := icerow.NewSchemaCache().RecordValue(nil, m)
 			require.NoError(t, err)
-			require.Equal(t, icetable.KeyOf(row, o.IDColumns), k, "%q", data)
+			require.Equal(t, icerow.KeyOf(row, o.IDColumns), k, "%q", data)
 			require.Equal(t, row[o.VersionColumn], ver, "%q", data)
 		}
 	})
@@ -384,7 +384,7 @@ func FuzzJSONRoundRows(f *testing.F) {
 		for k := range m {
 			names = append(names, k)
 		}
-		recs := []icetable.Rec{{Op: icetable.OpUpdate, Schema: st, JSON: jv}}
+		recs := []icetable.Rec{{Op: icerow.OpUpdate, Schema: st, JSON: jv}}
 		require.NoError(t, icetable.KeyRows(recs, names, true))
 		for _, n := range names {
 			require.Equal(t, row[n], recs[0].Row[n], "%q: column %s", data, n)
@@ -393,7 +393,7 @@ func FuzzJSONRoundRows(f *testing.F) {
 		require.NoError(t, err)
 		for _, sc := range []*arrow.Schema{own, other, deletes} {
 			want, werr := icerow.BuildRecord(sc, []icerow.Row{row})
-			got, gerr := icetable.BuildDataRecord(sc, sc.Fields(), 0, []*icetable.Rec{{Op: icetable.OpUpdate, Schema: st, JSON: jv}}, map[*ice.StructType]*icerow.JSONShape{})
+			got, gerr := icetable.BuildDataRecord(sc, sc.Fields(), 0, []*icetable.Rec{{Op: icerow.OpUpdate, Schema: st, JSON: jv}}, map[*ice.StructType]*icerow.JSONShape{})
 			if werr != nil {
 				require.Error(t, gerr, "%q: buildRecord refused the map, buildDataRecord took the bytes", data)
 				continue

@@ -107,9 +107,9 @@ func genKeyRounds(rng *rand.Rand) [][]keyEvent {
 
 func (kv keyVersioning) rec(e keyEvent, off int64, schemas [2]*ice.StructType) icetable.Rec {
 	row := icerow.Row{"id": e.id}
-	op := icetable.OpDelete
+	op := icerow.OpDelete
 	if e.op == "u" {
-		op = icetable.OpUpdate
+		op = icerow.OpUpdate
 		row["name"] = e.name
 		if e.schema == 1 {
 			row["extra"] = "x" + e.name

@@ -10,8 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	ice "github.com/apache/iceberg-go"
-
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connect/jsonvalue"
 	"github.com/connectd/connectd/connectors/iceberg/icerow"
@@ -208,17 +206,17 @@ func (t *Task) route(ctx context.Context, r *connect.SinkRecord, now time.Time) 
 				}
 				continue
 			}
-			t.add(name, icetable.Rec{Op: icetable.OpInsert, Row: row, Schema: icerow.RawCDCSchema, TP: tp, Offset: off})
+			t.add(name, icetable.Rec{Op: icerow.OpInsert, Row: row, Schema: icerow.RawCDCSchema, TP: tp, Offset: off})
 			continue
 		}
-		rec, ok, err := t.cdcRecord(name, o, value, vst, key)
+		rec, ok, err := t.cdcRecord(name, o, rr)
 		if err != nil {
 			return err
 		}
 		if !ok {
 			continue
 		}
-		if rec.Op != icetable.OpDelete {
+		if rec.Op != icerow.OpDelete {
 			a, err := t.appendTarget(ctx, name, o, rec.Schema)
 			if err != nil {
 				return err
@@ -276,48 +274,27 @@ func (t *Task) resetKeys() {
 	}
 }
 
-// cdcRecord derives the op and row of one record for a (non-raw) table. With a version from
-// the envelope, the row gets its normalized version in the metadata column.
-func (t *Task) cdcRecord(table string, o icetable.TableOptions, value icerow.Row, st *ice.StructType, key any) (icetable.Rec, bool, error) {
-	op := icetable.OpInsert
-	row := value
+// cdcRecord derives the op and row of one record for a (non-raw) table: the record's change
+// (icerow.Record.Change) as the table's keys, mode and version take it. With a version from the
+// envelope, the row gets its normalized version in the metadata column.
+func (t *Task) cdcRecord(table string, o icetable.TableOptions, rr icerow.Record) (icetable.Rec, bool, error) {
+	value, key := rr.Value, rr.Key
 	if value == nil {
 		// tombstone: a key delete when the table is keyed, otherwise nothing to write
 		km, ok := key.(map[string]any)
 		if !ok || len(o.IDColumns) == 0 {
 			return icetable.Rec{}, false, nil
 		}
-		return icetable.Rec{Op: icetable.OpDelete, Row: km}, true, nil
+		return icetable.Rec{Op: icerow.OpDelete, Row: km}, true, nil
 	}
-	if icerow.DebeziumEnvelope(value) {
-		switch value["op"] {
-		case "d":
-			op = icetable.OpDelete
-			row, _ = value["before"].(map[string]any)
-			st = icerow.StructField(st, "before")
-		default: // c, r, u (and t=truncate, m=message, ignored below)
-			if value["op"] == "t" || value["op"] == "m" {
-				return icetable.Rec{}, false, nil
-			}
-			op = icetable.OpUpdate
-			row, _ = value["after"].(map[string]any)
-			st = icerow.StructField(st, "after")
-		}
-	} else if t.cfg.CDCField != "" {
-		if v, ok := icerow.FieldPath(value, t.cfg.CDCField); ok && v != nil {
-			s := strings.ToUpper(icerow.ToString(v))
-			switch {
-			case strings.HasPrefix(s, "U"):
-				op = icetable.OpUpdate
-			case strings.HasPrefix(s, "D"):
-				op = icetable.OpDelete
-			}
-		}
+	op, row, st, ok := rr.Change(t.cfg.CDCField)
+	if !ok {
+		return icetable.Rec{}, false, nil
 	}
-	if o.UpsertMode && op == icetable.OpInsert {
-		op = icetable.OpUpdate
+	if o.UpsertMode && op == icerow.OpInsert {
+		op = icerow.OpUpdate
 	}
-	if op == icetable.OpDelete {
+	if op == icerow.OpDelete {
 		km, _ := key.(map[string]any)
 		if row == nil {
 			row = map[string]any{}
@@ -346,15 +323,15 @@ func (t *Task) cdcRecord(table string, o icetable.TableOptions, value icerow.Row
 			t.warnOnce(table, "the version path resolves to nothing in this table's records: they are ordered by Kafka offset within a commit and not protected across commits; set "+KeyVersionColumn+" (or iceberg.table."+table+".version-column) to a position the records carry (source.lsn, source.pos, source.scn, source.commit_lsn, source.ts_ms, or source to detect it; unwrapped records need ExtractNewRecordState add.fields, e.g. lsn)", "version_column", vc)
 			break
 		}
-		if op != icetable.OpDelete { // a delete's row is already a copy
+		if op != icerow.OpDelete { // a delete's row is already a copy
 			row = icerow.CloneRow(row)
 		}
 		row[o.CDCVersionColumn] = v
 	case vc != "":
-		if row[vc] == nil && op != icetable.OpDelete {
+		if row[vc] == nil && op != icerow.OpDelete {
 			t.warnOnce(table, "records lack the version column: they are ordered by Kafka offset and not protected across commits", "version_column", vc)
 		}
-	case op == icetable.OpDelete && !o.DeltaMode:
+	case op == icerow.OpDelete && !o.DeltaMode:
 		t.warnOnce(table, "deletes reach a table without a version: a stale or redelivered event in a later commit can bring a deleted key back; set "+KeyVersionColumn+" (e.g. source.lsn, source.pos, source, or a column such as updated_at)")
 	}
 	return icetable.Rec{Op: op, Row: row, Schema: st}, true, nil

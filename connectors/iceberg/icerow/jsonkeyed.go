@@ -11,7 +11,7 @@ import (
 // KeyShape reads, from the bytes of a schemaless JSON object of a record shape, what a keyed table's
 // Key index needs: the key (as keyOf makes it of the converted map) and the version. The record is
 // then buffered as its bytes (Rec.JSON) and converted only if it is still its key's record when the
-// round takes the buffer (decodeBuffered): most records of a busy key are superseded before that.
+// round takes the buffer (icetable.KeyRows): most records of a busy key are superseded before that.
 type KeyShape struct {
 	*MemberScan // nil: records of st are not read from bytes
 	Struct      *ice.StructType
@@ -54,7 +54,7 @@ func (ks *KeyShape) Read(b []byte, members []jsonvalue.Member) (key []byte, ver 
 	for i, m := range ks.ids {
 		p := ks.Pos[m]
 		if p < 0 {
-			return nil, nil, false // keyOf of a null id
+			return nil, nil, false // the key of a null id
 		}
 		if i > 0 {
 			key = append(key, 0)

@@ -1,6 +1,7 @@
 package icerow
 
 import (
+	"strconv"
 	"strings"
 )
 
@@ -26,4 +27,32 @@ func FieldPath(row map[string]any, path string) (any, bool) {
 		}
 	}
 	return cur, true
+}
+
+// KeyOf is the key of row r in a table keyed by the columns ids: their values joined by NUL, integers
+// of any width as one (KeyShape.Read makes the same key from a JSON object's bytes).
+func KeyOf(r Row, ids []string) string {
+	var sb strings.Builder
+	for i, c := range ids {
+		if i > 0 {
+			sb.WriteByte(0)
+		}
+		v := r[c]
+		switch x := v.(type) {
+		case string:
+			sb.WriteString(x)
+		case nil:
+			sb.WriteString("\x01null")
+		default:
+			// normalise integer widths so 1 (int32) and 1 (int64) are one key
+			if n, err := ToInt64(x); err == nil {
+				if _, isF := x.(float64); !isF {
+					sb.WriteString(strconv.FormatInt(n, 10))
+					continue
+				}
+			}
+			sb.WriteString(ToString(x))
+		}
+	}
+	return sb.String()
 }

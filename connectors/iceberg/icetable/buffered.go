@@ -93,7 +93,7 @@ func (r *Rec) decode() error {
 	if err != nil {
 		return fmt.Errorf("converting the value of %s at offset %d: %w", r.TP, r.Offset, err)
 	}
-	// the row recordValue makes of it, without its shape: the record's is Rec.Schema, and the
+	// the row SchemaCache.RecordValue makes of it, without its shape: the record's is Rec.Schema, and the
 	// schema cache's last shape stays what the records put since made it
 	m, ok := v.(map[string]any)
 	if !ok {
@@ -113,7 +113,7 @@ func decodeAll(recs []Rec) error {
 	return nil
 }
 
-// BuildDataRecord is buildRecord of the data rows of recs (fields are sc's), those buffered as bytes
+// BuildDataRecord is icerow.BuildRecord of the data rows of recs (fields are sc's), those buffered as bytes
 // appended from them with the shape compiled for their struct type (cached in shapes, nil: from the
 // converted row).
 func BuildDataRecord(sc *arrow.Schema, fields []arrow.Field, schemaID int, recs []*Rec, shapes map[*ice.StructType]*icerow.JSONShape) (arrow.RecordBatch, error) {

@@ -7,6 +7,7 @@ import (
 
 	ice "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+
 	"github.com/connectd/connectd/connectors/iceberg/icerow"
 )
 
@@ -81,7 +82,7 @@ func (w *Writer) reflagLiveRows(ctx context.Context, ids []string, current map[s
 		rows := icerow.RecordToRows(rec)
 		rec.Release()
 		for _, r := range rows {
-			if flag, ok := flags[KeyOf(r, ids)]; ok {
+			if flag, ok := flags[icerow.KeyOf(r, ids)]; ok {
 				out = append(out, withStaleDeleteFlag(r, flag))
 			}
 		}

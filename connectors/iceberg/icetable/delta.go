@@ -38,7 +38,7 @@ func (w *Writer) PlanDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 		if r.Key != nil {
 			return r.Key.Key
 		}
-		return KeyOf(r.Row, ids)
+		return icerow.KeyOf(r.Row, ids)
 	}
 	vcInTable, lookup, tombsOn := w.planReads(ids)
 
@@ -91,13 +91,13 @@ func (w *Writer) PlanDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 	for _, r := range recs {
 		k := key(r)
 		v := version(r)
-		tomb := r.Op == OpDelete && v == nil
+		tomb := r.Op == icerow.OpDelete && v == nil
 		if tomb && afterDelete[k] {
 			st.Collapsed++ // the companion of the delete before it
 			continue
 		}
 		if !tomb {
-			setFlag(afterDelete, k, r.Op == OpDelete)
+			setFlag(afterDelete, k, r.Op == icerow.OpDelete)
 		}
 		if v != nil {
 			if h, ok := highest[k]; !ok || w.Opts.CmpVersion(v, h) > 0 {
@@ -126,7 +126,7 @@ func (w *Writer) PlanDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 		case v != nil && pv != nil && w.Opts.CmpVersion(v, pv) < 0:
 			// a version-less record (e.g. a key-only delete) falls back to Kafka order
 			continue // an older version arriving later (redelivery): keep the newer one
-		case r.Op != OpDelete && prev.Op == OpDelete && v != nil && pv != nil && w.Opts.CmpVersion(v, pv) == 0:
+		case r.Op != icerow.OpDelete && prev.Op == icerow.OpDelete && v != nil && pv != nil && w.Opts.CmpVersion(v, pv) == 0:
 			continue // a delete wins at its version, as against <table>__deletes
 		}
 		final[pi] = r
@@ -180,17 +180,17 @@ func (w *Writer) PlanDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 		if tombsOn && v != nil {
 			dv, wasDeleted := deleted[k]
 			switch {
-			case r.Op != OpDelete && wasDeleted && w.Opts.CmpVersion(v, dv) <= 0:
+			case r.Op != icerow.OpDelete && wasDeleted && w.Opts.CmpVersion(v, dv) <= 0:
 				st.StaleDropped++ // superseded by a delete committed earlier: stays deleted
 				continue
-			case r.Op == OpDelete && (!wasDeleted || w.Opts.CmpVersion(v, dv) > 0):
+			case r.Op == icerow.OpDelete && (!wasDeleted || w.Opts.CmpVersion(v, dv) > 0):
 				tr := project(r.Row, ids)
 				tr[vc] = v
 				tr[DeletedAtColumn] = now
 				tombs = append(tombs, tr)
 			}
 		}
-		if r.Op != OpDelete {
+		if r.Op != icerow.OpDelete {
 			if r.JSON != nil && flag {
 				if err := r.decode(); err != nil {
 					return nil, nil, nil, err
@@ -201,7 +201,7 @@ func (w *Writer) PlanDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 			}
 		}
 		final[j] = r // the plan's records point into final, which stays as it is from here
-		if r.Op != OpDelete {
+		if r.Op != icerow.OpDelete {
 			data = append(data, &final[j])
 		}
 		if lookup {
@@ -212,7 +212,7 @@ func (w *Writer) PlanDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 			dels = append(dels, &final[j]) // its delete columns are read from its bytes
 			continue
 		}
-		dels = append(dels, &Rec{Op: OpDelete, Row: project(r.Row, names)})
+		dels = append(dels, &Rec{Op: icerow.OpDelete, Row: project(r.Row, names)})
 	}
 	if len(reflag) > 0 {
 		rows, err := w.reflagLiveRows(ctx, ids, current, reflag)
@@ -220,7 +220,7 @@ func (w *Writer) PlanDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 			return nil, nil, nil, err
 		}
 		for _, row := range rows {
-			data = append(data, &Rec{Op: OpUpdate, Row: row})
+			data = append(data, &Rec{Op: icerow.OpUpdate, Row: row})
 		}
 		for k := range reflag {
 			dels = appendKeyDeletes(dels, current[k], names)
@@ -262,10 +262,10 @@ func appendKeyDeletes(dels []*Rec, cur []icerow.Row, names []string) []*Rec {
 	seen := map[string]bool{}
 	for _, c := range cur {
 		d := project(c, names)
-		pk := KeyOf(d, names)
+		pk := icerow.KeyOf(d, names)
 		if !seen[pk] {
 			seen[pk] = true
-			dels = append(dels, &Rec{Op: OpDelete, Row: d})
+			dels = append(dels, &Rec{Op: icerow.OpDelete, Row: d})
 		}
 	}
 	return dels

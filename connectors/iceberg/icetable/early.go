@@ -20,6 +20,7 @@ import (
 	ice "github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+
 	"github.com/connectd/connectd/connectors/iceberg/icerow"
 )
 
@@ -415,7 +416,7 @@ func (p *earlyPlan) recs(ctx context.Context) ([]Rec, error) {
 			return nil, err
 		}
 		for i, row := range icerow.RecordToRows(r.b) {
-			out = append(out, Rec{Op: OpInsert, Row: row, TP: r.run.seg.tp, Offset: offs[r.from+int64(i)]})
+			out = append(out, Rec{Op: icerow.OpInsert, Row: row, TP: r.run.seg.tp, Offset: offs[r.from+int64(i)]})
 		}
 		r.b.Release()
 	}

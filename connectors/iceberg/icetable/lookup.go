@@ -3,39 +3,12 @@ package icetable
 import (
 	"context"
 	"slices"
-	"strconv"
-	"strings"
 
 	ice "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+
 	"github.com/connectd/connectd/connectors/iceberg/icerow"
 )
-
-func KeyOf(r icerow.Row, ids []string) string {
-	var sb strings.Builder
-	for i, c := range ids {
-		if i > 0 {
-			sb.WriteByte(0)
-		}
-		v := r[c]
-		switch x := v.(type) {
-		case string:
-			sb.WriteString(x)
-		case nil:
-			sb.WriteString("\x01null")
-		default:
-			// normalise integer widths so 1 (int32) and 1 (int64) are one key
-			if n, err := icerow.ToInt64(x); err == nil {
-				if _, isF := x.(float64); !isF {
-					sb.WriteString(strconv.FormatInt(n, 10))
-					continue
-				}
-			}
-			sb.WriteString(icerow.ToString(x))
-		}
-	}
-	return sb.String()
-}
 
 func project(r icerow.Row, names []string) icerow.Row {
 	out := make(icerow.Row, len(names))
@@ -73,7 +46,7 @@ func (w *Writer) lookupCurrent(ctx context.Context, ids []string, keys []icerow.
 	}
 	want := make(map[string]bool, len(keys))
 	for _, k := range keys {
-		want[KeyOf(k, ids)] = true
+		want[icerow.KeyOf(k, ids)] = true
 	}
 	out := map[string][]icerow.Row{}
 	for rec, err := range it {
@@ -83,7 +56,7 @@ func (w *Writer) lookupCurrent(ctx context.Context, ids []string, keys []icerow.
 		rows := icerow.RecordToRows(rec)
 		rec.Release()
 		for _, r := range rows {
-			k := KeyOf(r, ids)
+			k := icerow.KeyOf(r, ids)
 			if want[k] {
 				out[k] = append(out[k], r)
 			}

@@ -372,7 +372,7 @@ func (s *Segment) recs(from int64, skipped *int) ([]Rec, error) {
 			case offs[i] < from:
 				*skipped++
 			default:
-				out = append(out, Rec{Op: OpInsert, Row: row, TP: s.tp, Offset: offs[i]})
+				out = append(out, Rec{Op: icerow.OpInsert, Row: row, TP: s.tp, Offset: offs[i]})
 			}
 		}
 		return nil

@@ -20,15 +20,6 @@ import (
 	"github.com/connectd/connectd/connectors/iceberg/icerow"
 )
 
-// Op is the change kind of one record in delta (upsert) mode.
-type Op byte
-
-const (
-	OpInsert Op = 'I'
-	OpUpdate Op = 'U'
-	OpDelete Op = 'D'
-)
-
 // TP identifies a Kafka topic-partition.
 type TP struct {
 	Topic     string
@@ -39,7 +30,7 @@ func (tp TP) String() string { return tp.Topic + "/" + strconv.Itoa(int(tp.Parti
 
 // Rec is one record routed to one table.
 type Rec struct {
-	Op  Op
+	Op  icerow.Op
 	Row icerow.Row // full row; for deletes at least the id columns
 	// Schema is the record's own Iceberg struct (from its Connect schema, or inferred from
 	// schemaless JSON). It drives auto-create and schema evolution; nil means "use the table's".
@@ -249,9 +240,9 @@ func (w *Writer) prepare(ctx context.Context, recs []Rec) (*Part, error) {
 		// auto-create from the first full row (a delete may carry only the key)
 		var rs *ice.StructType
 		for _, r := range recs {
-			if r.Schema != nil && (rs == nil || r.Op != OpDelete) {
+			if r.Schema != nil && (rs == nil || r.Op != icerow.OpDelete) {
 				rs = r.Schema
-				if r.Op != OpDelete {
+				if r.Op != icerow.OpDelete {
 					break
 				}
 			}
@@ -296,7 +287,7 @@ func (w *Writer) prepare(ctx context.Context, recs []Rec) (*Part, error) {
 	ids := w.idColumns()
 	delta := len(ids) > 0 && w.Opts.DeltaMode
 	for i := 0; i < len(live) && !delta && len(ids) > 0; i++ {
-		delta = live[i].Op != OpInsert
+		delta = live[i].Op != icerow.OpInsert
 	}
 	if len(ids) > 0 && len(segs)+len(plans) > 0 {
 		// the table gained identifier fields after its rows were spooled: plan them as records
@@ -349,7 +340,7 @@ func (w *Writer) prepare(ctx context.Context, recs []Rec) (*Part, error) {
 	} else {
 		data = make([]*Rec, 0, len(live))
 		for i := range live {
-			if live[i].Op == OpDelete {
+			if live[i].Op == icerow.OpDelete {
 				continue // append mode: deletes have no row to append (tombstones)
 			}
 			data = append(data, &live[i])

@@ -88,7 +88,7 @@ func TestTimestampMapping(t *testing.T) {
 			}}
 			row, st := timestampRecord(t, cases)
 			tp := icetable.TP{Topic: "t"}
-			_, err := w.Commit(ctx, []icetable.Rec{{Op: icetable.OpInsert, Row: row, Schema: st, TP: tp}}, icetable.Offsets{tp: 1}, nil)
+			_, err := w.Commit(ctx, []icetable.Rec{{Op: icerow.OpInsert, Row: row, Schema: st, TP: tp}}, icetable.Offsets{tp: 1}, nil)
 			require.NoError(t, err)
 			tbl, err := w.Cat.LoadTable(ctx, w.Ident)
 			require.NoError(t, err)
@@ -141,7 +141,7 @@ func TestTimestampIntoExistingColumnOfOtherType(t *testing.T) {
 			}}
 			row, st := timestampRecord(t, cases)
 			tp := icetable.TP{Topic: "t"}
-			_, err = w.Commit(ctx, []icetable.Rec{{Op: icetable.OpInsert, Row: row, Schema: st, TP: tp}}, icetable.Offsets{tp: 1}, nil)
+			_, err = w.Commit(ctx, []icetable.Rec{{Op: icerow.OpInsert, Row: row, Schema: st, TP: tp}}, icetable.Offsets{tp: 1}, nil)
 			require.NoError(t, err)
 			tbl, err := cat.LoadTable(ctx, w.Ident)
 			require.NoError(t, err)

@@ -62,6 +62,7 @@ import (
 	ice "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+
 	"github.com/connectd/connectd/connectors/iceberg/icerow"
 )
 
@@ -172,7 +173,7 @@ func (w *Writer) prepareTombstones(ctx context.Context, ids []string, rows []ice
 	}
 	recs := make([]Rec, len(rows))
 	for i, r := range rows {
-		recs[i] = Rec{Op: OpUpdate, Row: r}
+		recs[i] = Rec{Op: icerow.OpUpdate, Row: r}
 	}
 	p, err := tw.Prepare(ctx, recs)
 	if err != nil {

@@ -29,16 +29,16 @@ func TestLateEventAfterDeleteStaysDeleted(t *testing.T) {
 	// the stream, in rounds (one commit each)
 	rounds := [][]icetable.Rec{
 		{
-			{Op: icetable.OpInsert, Row: row(1, "v1", 0, 1)},
-			{Op: icetable.OpUpdate, Row: row(1, "v2", 1, 2)},
-			{Op: icetable.OpDelete, Row: icerow.Row{"id": int64(1), "version": int64(3)}}, // key-only delete
-			{Op: icetable.OpInsert, Row: row(2, "k2v1", 2, 1)},
+			{Op: icerow.OpInsert, Row: row(1, "v1", 0, 1)},
+			{Op: icerow.OpUpdate, Row: row(1, "v2", 1, 2)},
+			{Op: icerow.OpDelete, Row: icerow.Row{"id": int64(1), "version": int64(3)}}, // key-only delete
+			{Op: icerow.OpInsert, Row: row(2, "k2v1", 2, 1)},
 		},
-		{{Op: icetable.OpUpdate, Row: row(1, "late-v2", 3, 2)}},                         // late: must stay deleted
-		{{Op: icetable.OpUpdate, Row: row(1, "late-v3", 2, 3)}},                         // same version as the delete
-		{{Op: icetable.OpInsert, Row: row(1, "v4", 4, 4)}},                              // newer: back
-		{{Op: icetable.OpDelete, Row: icerow.Row{"id": int64(1), "version": int64(3)}}}, // replayed delete: older than v4
-		{{Op: icetable.OpUpdate, Row: row(1, "late-v2", 3, 2)}},
+		{{Op: icerow.OpUpdate, Row: row(1, "late-v2", 3, 2)}},                         // late: must stay deleted
+		{{Op: icerow.OpUpdate, Row: row(1, "late-v3", 2, 3)}},                         // same version as the delete
+		{{Op: icerow.OpInsert, Row: row(1, "v4", 4, 4)}},                              // newer: back
+		{{Op: icerow.OpDelete, Row: icerow.Row{"id": int64(1), "version": int64(3)}}}, // replayed delete: older than v4
+		{{Op: icerow.OpUpdate, Row: row(1, "late-v2", 3, 2)}},
 	}
 	off := int64(0)
 	for i := range rounds {

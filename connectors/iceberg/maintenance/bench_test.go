@@ -148,7 +148,7 @@ func benchReadBack(b *testing.B, events, keys int) {
 			name = parts[1]
 			_, err = fmt.Sscan(parts[2], &day)
 			require.NoError(b, err)
-			recs = append(recs, icetable.Rec{Op: icetable.OpInsert, Schema: customerSchema, TP: icetable.TP{Topic: "cdc", Partition: 0},
+			recs = append(recs, icetable.Rec{Op: icerow.OpInsert, Schema: customerSchema, TP: icetable.TP{Topic: "cdc", Partition: 0},
 				Row: icerow.Row{"id": id, "name": name, "ts": baseTime.Add(time.Duration(day) * 24 * time.Hour)}})
 		}
 		commitRound(b, aw, recs, nil)

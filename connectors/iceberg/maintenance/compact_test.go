@@ -35,10 +35,10 @@ func (s *stream) round(n int) ([]icetable.Rec, icetable.Offsets) {
 	for i := 0; i < n; i++ {
 		id := int64(s.rng.Intn(s.keys))
 		s.seq++
-		op := icetable.OpUpdate
+		op := icerow.OpUpdate
 		var row icerow.Row
 		if s.rng.Intn(5) == 0 {
-			op = icetable.OpDelete
+			op = icerow.OpDelete
 			row = icerow.Row{"id": id}
 			delete(s.model, id)
 		} else {

@@ -73,7 +73,7 @@ func ExpireDeletes(ctx context.Context, cat catalog.Catalog, ident table.Identif
 			for _, c := range ids {
 				key[c] = r[c]
 			}
-			recs = append(recs, icetable.Rec{Op: icetable.OpDelete, Row: key})
+			recs = append(recs, icetable.Rec{Op: icerow.OpDelete, Row: key})
 		}
 		res.Expired = len(recs)
 		if len(recs) == 0 {

@@ -59,7 +59,7 @@ func testRetention(t *testing.T, partitioned bool) {
 				continue // Run takes its horizon from its own clock, a little later
 			}
 			all[id] = ts
-			recs = append(recs, icetable.Rec{Op: icetable.OpInsert, Schema: customerSchema, TP: tp, Offset: off,
+			recs = append(recs, icetable.Rec{Op: icerow.OpInsert, Schema: customerSchema, TP: tp, Offset: off,
 				Row: icerow.Row{"id": id, "name": fmt.Sprintf("n%d", id), "ts": ts}})
 			off++
 		}

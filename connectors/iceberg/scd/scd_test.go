@@ -103,7 +103,7 @@ func TestColumnsHistory(t *testing.T) {
 	add := func(rows ...icerow.Row) {
 		var recs []icetable.Rec
 		for _, r := range rows {
-			recs = append(recs, icetable.Rec{Op: icetable.OpInsert, Row: r, Schema: st, TP: tp, Offset: off})
+			recs = append(recs, icetable.Rec{Op: icerow.OpInsert, Row: r, Schema: st, TP: tp, Offset: off})
 			off++
 		}
 		_, err := w.Commit(ctx, recs, icetable.Offsets{tp: off}, nil)
