@@ -145,6 +145,47 @@ func writesInto(rec, col ice.Type) bool {
 	return false
 }
 
+// TableShape is the shape rows of record struct st take in a table of schema tsc (format version
+// version, keyed by the columns ids): the columns they need, that is st's fields named and typed as the
+// table's existing columns take them (TypeForFormat, KeepColumnType) and required only for the key or
+// where the table's column is, and the table's required columns they lack (loosen), which must become
+// optional for their nulls. The table must evolve when its schema is not already the union of both.
+func TableShape(st *ice.StructType, tsc *ice.Schema, ids map[string]bool, version int, caseInsensitive bool) (fields []ice.NestedField, loosen []string) {
+	fields = make([]ice.NestedField, len(st.FieldList))
+	copy(fields, st.FieldList)
+	for i := range fields {
+		fields[i].Type = TypeForFormat(fields[i].Type, version)
+		name := fields[i].Name
+		if caseInsensitive {
+			if f, ok := tsc.FindFieldByNameCaseInsensitive(name); ok {
+				fields[i].Name = f.Name
+				name = f.Name
+			}
+		}
+		if ids[name] {
+			fields[i].Required = true
+		}
+		if f, ok := tsc.FindFieldByName(name); ok {
+			// e.g. an integral JSON number into a double column: no change
+			fields[i].Type = KeepColumnType(fields[i].Type, f.Type, caseInsensitive)
+		}
+		if f, ok := tsc.FindFieldByName(name); ok && f.Required && !fields[i].Required && !ids[name] {
+			continue
+		} else if ok && !f.Required {
+			fields[i].Required = false
+		} else if !ok {
+			fields[i].Required = false
+		}
+	}
+	// required table columns the record lacks become optional (else nulls cannot be written)
+	for _, f := range tsc.Fields() {
+		if _, has := structField(st, f.Name, caseInsensitive); f.Required && !ids[f.Name] && !has {
+			loosen = append(loosen, f.Name)
+		}
+	}
+	return fields, loosen
+}
+
 func structField(st *ice.StructType, name string, caseInsensitive bool) (ice.NestedField, bool) {
 	for _, f := range st.FieldList {
 		if f.Name == name || (caseInsensitive && strings.EqualFold(f.Name, name)) {

@@ -2,7 +2,6 @@ package icetable
 
 import (
 	"context"
-	"strings"
 
 	ice "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -59,48 +58,19 @@ func (w *Writer) EvolveTo(ctx context.Context, st *ice.StructType) error {
 	}
 }
 
-// schemaUpdate returns the schema change that makes the table take rows of record schema st.
+// schemaUpdate returns the schema change that makes the table take rows of record schema st: the union
+// with the columns the rows need, and the required columns they lack made optional (icerow.TableShape).
 func (w *Writer) schemaUpdate(st *ice.StructType) func(tx *table.Transaction) *table.UpdateSchema {
-	tsc := w.Tbl.Schema()
 	ids := map[string]bool{}
 	for _, n := range w.idColumns() {
 		ids[n] = true
 	}
-	fields := make([]ice.NestedField, len(st.FieldList))
-	copy(fields, st.FieldList)
-	version := w.Tbl.Metadata().Version()
-	for i := range fields {
-		fields[i].Type = icerow.TypeForFormat(fields[i].Type, version)
-		name := fields[i].Name
-		if w.Opts.CaseInsensitive {
-			if f, ok := tsc.FindFieldByNameCaseInsensitive(name); ok {
-				fields[i].Name = f.Name
-				name = f.Name
-			}
-		}
-		if ids[name] {
-			fields[i].Required = true
-		}
-		if f, ok := tsc.FindFieldByName(name); ok {
-			// e.g. an integral JSON number into a double column: no change
-			fields[i].Type = icerow.KeepColumnType(fields[i].Type, f.Type, w.Opts.CaseInsensitive)
-		}
-		if f, ok := tsc.FindFieldByName(name); ok && f.Required && !fields[i].Required && !ids[name] {
-			continue
-		} else if ok && !f.Required {
-			fields[i].Required = false
-		} else if !ok {
-			fields[i].Required = false
-		}
-	}
+	fields, loosen := icerow.TableShape(st, w.Tbl.Schema(), ids, w.Tbl.Metadata().Version(), w.Opts.CaseInsensitive)
 	usc := ice.NewSchema(0, fields...)
 	return func(tx *table.Transaction) *table.UpdateSchema {
 		u := tx.UpdateSchema(!w.Opts.CaseInsensitive, false).UnionByNameWith(usc)
-		// required table columns the record lacks become optional (else nulls cannot be written)
-		for _, f := range tsc.Fields() {
-			if f.Required && !ids[f.Name] && !hasField(st, f.Name, w.Opts.CaseInsensitive) {
-				u = u.UpdateColumn([]string{f.Name}, table.ColumnUpdate{Required: ice.Optional[bool]{Valid: true, Val: false}})
-			}
+		for _, name := range loosen {
+			u = u.UpdateColumn([]string{name}, table.ColumnUpdate{Required: ice.Optional[bool]{Valid: true, Val: false}})
 		}
 		return u
 	}
@@ -113,13 +83,4 @@ func (w *Writer) NeedsEvolution(st *ice.StructType) (bool, error) {
 		return false, &DataError{err}
 	}
 	return len(upd) > 0, nil
-}
-
-func hasField(st *ice.StructType, name string, ci bool) bool {
-	for _, f := range st.FieldList {
-		if f.Name == name || (ci && strings.EqualFold(f.Name, name)) {
-			return true
-		}
-	}
-	return false
 }
