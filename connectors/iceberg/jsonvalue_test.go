@@ -149,7 +149,7 @@ func jsonValueModel(t *testing.T, seed int64, keys int, extra map[string]string,
 	t.Logf("%d rows, %d reported, %d records buffered, %d of them as bytes when a round took them", len(tables[0])-1, len(reported[0]), fast, asBytes)
 }
 
-// bufferedAsBytes counts the records task holds as their JSON bytes (jsonkeyed.go).
+// bufferedAsBytes counts the records task holds as their JSON bytes (icetable/buffered.go).
 func bufferedAsBytes(task *Task) int {
 	task.mu.Lock()
 	defer task.mu.Unlock()
