@@ -70,9 +70,9 @@ FUZZ_TARGETS := \
 	./converters/avro:FuzzAvroToConnect \
 	./converters/avro:FuzzAvroSchemaToConnect \
 	./converters/avro:FuzzAvroSchemaWithReferences \
-	./connectors/iceberg:FuzzJSONValueRow \
-	./connectors/iceberg:FuzzJSONKeyShape \
-	./connectors/iceberg:FuzzJSONRoundRows \
+	./connectors/iceberg/icetable:FuzzJSONValueRow \
+	./connectors/iceberg/icerow:FuzzJSONKeyShape \
+	./connectors/iceberg/icetable:FuzzJSONRoundRows \
 	./connectors/iceberg/commit/apacheevents:FuzzDecode \
 	./connectors/iceberg/scd:FuzzHistoryRow \
 	./connectors/clickhouse:FuzzSourcePositions \

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/connectors/iceberg/catalogx"
+	"github.com/connectd/connectd/connectors/iceberg/icerow"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 	"github.com/connectd/connectd/connectors/iceberg/maintenance"
 	"github.com/connectd/connectd/internal/testutil/icebergtest"
@@ -51,9 +52,9 @@ func TestIcebergMaintainCommand(t *testing.T) {
 		var recs []icetable.Rec
 		for i := 0; i < 200; i++ {
 			id := int64(rng.Intn(100))
-			op, row := icetable.OpUpdate, icetable.Row{"id": id, "v": off}
+			op, row := icerow.OpUpdate, icerow.Row{"id": id, "v": off}
 			if rng.Intn(6) == 0 {
-				op, row = icetable.OpDelete, icetable.Row{"id": id}
+				op, row = icerow.OpDelete, icerow.Row{"id": id}
 				delete(live, id)
 			} else {
 				live[id] = off

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/connectors/iceberg/catalogx"
+	"github.com/connectd/connectd/connectors/iceberg/icerow"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 	"github.com/connectd/connectd/connectors/iceberg/maintenance"
 	"github.com/connectd/connectd/internal/testutil/icebergtest"
@@ -51,7 +52,7 @@ func TestIcebergMaintainRetention(t *testing.T) {
 	var want []string
 	for i := int64(0); i < 40; i++ {
 		ts := now.Add(-time.Duration(i)*12*time.Hour - time.Hour) // 1 h to 19.5 days old
-		recs = append(recs, icetable.Rec{Op: icetable.OpInsert, Row: icetable.Row{"id": i, "ts": ts}, Schema: st, TP: tp, Offset: i})
+		recs = append(recs, icetable.Rec{Op: icerow.OpInsert, Row: icerow.Row{"id": i, "ts": ts}, Schema: st, TP: tp, Offset: i})
 		if ts.After(horizon.Add(time.Minute)) {
 			want = append(want, fmt.Sprint(i))
 		}

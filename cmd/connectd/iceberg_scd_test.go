@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/connectors/iceberg/catalogx"
+	"github.com/connectd/connectd/connectors/iceberg/icerow"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 	"github.com/connectd/connectd/connectors/iceberg/scd"
 	"github.com/connectd/connectd/internal/testutil/icebergtest"
@@ -43,7 +44,7 @@ func TestIcebergSCDCommand(t *testing.T) {
 	appendEvents := func(evs ...[3]any) { // key, lsn (valid from lsn minutes after base), name ("" deletes)
 		var recs []icetable.Rec
 		for _, e := range evs {
-			row := icetable.Row{"primary_key": `{"id":` + e[0].(string) + `}`, "source_version": e[1].(string),
+			row := icerow.Row{"primary_key": `{"id":` + e[0].(string) + `}`, "source_version": e[1].(string),
 				"source_timestamp": base.Add(time.Duration(lsn(e[1].(string))) * time.Minute),
 				"kafka_topic":      tp.Topic, "kafka_partition": int32(0), "kafka_offset": off, "operation": "u"}
 			if e[2] == "" {
@@ -51,7 +52,7 @@ func TestIcebergSCDCommand(t *testing.T) {
 			} else {
 				row["after_payload"] = `{"id":` + e[0].(string) + `,"name":"` + e[2].(string) + `"}`
 			}
-			recs = append(recs, icetable.Rec{Op: icetable.OpInsert, Row: row, Schema: icetable.RawCDCSchema, TP: tp, Offset: off})
+			recs = append(recs, icetable.Rec{Op: icerow.OpInsert, Row: row, Schema: icerow.RawCDCSchema, TP: tp, Offset: off})
 			off++
 		}
 		_, err := w.Commit(ctx, recs, icetable.Offsets{tp: off}, nil)

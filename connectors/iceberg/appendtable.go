@@ -13,6 +13,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connectors/iceberg/icerow"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
@@ -34,7 +35,7 @@ type appendTable struct {
 	asc      *arrow.Schema
 	covered  map[*ice.StructType]error // record schemas checked: nil = fits, else why not
 	open     map[icetable.TP]*icetable.Segment
-	shape    *icetable.JSONShape // the shape of the last JSON object spooled whole, for the next ones (icetable/jsonvalue.go)
+	shape    *icerow.JSONShape // the shape of the last JSON object spooled whole, for the next ones (icerow/jsonvalue.go)
 	// early says that the table's segments write their rows to data files as they fill (icetable/early.go),
 	// to the writer cur until the next round or schema change
 	early bool
@@ -157,7 +158,7 @@ func (t *Task) coverSchema(ctx context.Context, a *appendTable, st *ice.StructTy
 
 // spoolRow appends one row to the table's open segment of tp, opening one when needed. It
 // returns a data error for a row whose values do not fit the table's columns. Caller holds t.mu.
-func (t *Task) spoolRow(name string, a *appendTable, tp icetable.TP, off int64, row icetable.Row) error {
+func (t *Task) spoolRow(name string, a *appendTable, tp icetable.TP, off int64, row icerow.Row) error {
 	s := a.open[tp]
 	if s == nil {
 		var err error
@@ -165,7 +166,7 @@ func (t *Task) spoolRow(name string, a *appendTable, tp icetable.TP, off int64, 
 			return err
 		}
 		a.open[tp] = s
-		t.buf[name] = append(t.buf[name], icetable.Rec{Op: icetable.OpInsert, TP: tp, Offset: off, Seg: s})
+		t.buf[name] = append(t.buf[name], icetable.Rec{Op: icerow.OpInsert, TP: tp, Offset: off, Seg: s})
 	}
 	t.nbuf++
 	t.spoolRows++

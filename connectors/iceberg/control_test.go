@@ -14,6 +14,7 @@ import (
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connectors/iceberg/commit"
+	"github.com/connectd/connectd/connectors/iceberg/icerow"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
 )
@@ -147,7 +148,7 @@ func TestApplyFencesStaleParts(t *testing.T) {
 	tp := icetable.TP{Topic: "t", Partition: 0}
 	w := &icetable.Writer{Cat: cat, Ident: table.Identifier{"db", "events"}, Opts: icetable.TableOptions{AutoCreate: true, OffsetsKey: icetable.OffsetsSummaryKey("g")}}
 	rec := func(off int64) icetable.Rec {
-		return icetable.Rec{TP: tp, Offset: off, Op: icetable.OpInsert, Schema: customerSchema, Row: icetable.Row{"id": off, "name": "x"}}
+		return icetable.Rec{TP: tp, Offset: off, Op: icerow.OpInsert, Schema: customerSchema, Row: icerow.Row{"id": off, "name": "x"}}
 	}
 	_, err := w.Commit(ctx, []icetable.Rec{rec(0)}, icetable.Offsets{tp: 1}, nil)
 	require.NoError(t, err)
@@ -321,7 +322,7 @@ func TestApplySamePartTwice(t *testing.T) {
 	tp := icetable.TP{Topic: "t", Partition: 0}
 	w := &icetable.Writer{Cat: cat, Ident: table.Identifier{"db", "events"}, Opts: icetable.TableOptions{AutoCreate: true, OffsetsKey: icetable.OffsetsSummaryKey("g")}}
 	rec := func(off int64) icetable.Rec {
-		return icetable.Rec{TP: tp, Offset: off, Op: icetable.OpInsert, Schema: customerSchema, Row: icetable.Row{"id": off, "name": "x"}}
+		return icetable.Rec{TP: tp, Offset: off, Op: icerow.OpInsert, Schema: customerSchema, Row: icerow.Row{"id": off, "name": "x"}}
 	}
 	p, err := w.Prepare(ctx, []icetable.Rec{rec(0), rec(1)})
 	require.NoError(t, err)

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connectors/iceberg/icerow"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
@@ -114,7 +115,7 @@ func TestEarlyFilesCutInsideRun(t *testing.T) {
 	require.NoError(t, other.Load(ctx, nil))
 	var recs []icetable.Rec
 	for _, r := range earlyRecords(0, 0, 50) {
-		recs = append(recs, icetable.Rec{Op: icetable.OpInsert, Row: icetable.Row(r.Value.(map[string]any)), TP: icetable.TP{Topic: "ev", Partition: 0}, Offset: r.Offset})
+		recs = append(recs, icetable.Rec{Op: icerow.OpInsert, Row: icerow.Row(r.Value.(map[string]any)), TP: icetable.TP{Topic: "ev", Partition: 0}, Offset: r.Offset})
 	}
 	_, err := other.Commit(ctx, recs, icetable.Offsets{icetable.TP{Topic: "ev", Partition: 0}: 50}, nil)
 	require.NoError(t, err)

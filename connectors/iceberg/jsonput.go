@@ -9,6 +9,7 @@ import (
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connect/jsonvalue"
+	"github.com/connectd/connectd/connectors/iceberg/icerow"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
@@ -39,7 +40,7 @@ func (t *Task) routeJSON(r *connect.SinkRecord, jv *jsonvalue.Value) (bool, erro
 	if s == nil || s.SchemaID != a.shape.SchemaID {
 		return false, nil
 	}
-	ok, err := a.shape.AppendJSON(s, jv.Bytes, jv.Members, off)
+	ok, err := s.AppendJSON(a.shape, jv.Bytes, jv.Members, off)
 	if ok {
 		t.nbuf++
 		t.spoolRows++
@@ -55,7 +56,7 @@ func (t *Task) noteShape(a *appendTable, tp icetable.TP, st *ice.StructType) {
 	}
 	if s := a.open[tp]; s != nil && s.SchemaID == a.schemaID {
 		if err, ok := a.covered[st]; ok && err == nil {
-			a.shape = icetable.CompileShape(st, s.SchemaID, s.Fields)
+			a.shape = icerow.CompileShape(st, s.SchemaID, s.Fields)
 		}
 	}
 }
@@ -95,7 +96,7 @@ func (t *Task) bufferJSON(r *connect.SinkRecord, jv *jsonvalue.Value) bool {
 	// a slot only points at a record buffered since the index was last reset (drain, a round given
 	// back, a rebalance): the bytes of the record this one takes the place of are no round's
 	slot := x.slotBytes(k)
-	buf, at, old, grew := x.place(t.buf[name], icetable.Rec{Op: icetable.OpUpdate, Schema: ks.Struct, TP: tp, Offset: off}, slot, ver)
+	buf, at, old, grew := x.place(t.buf[name], icetable.Rec{Op: icerow.OpUpdate, Schema: ks.Struct, TP: tp, Offset: off}, slot, ver)
 	t.buf[name] = buf
 	if grew {
 		t.nbuf++
@@ -223,15 +224,15 @@ func (t *Task) warnSpill(err error) {
 // noteKeyShape remembers the shape of a record of table name just buffered converted (rec, made from
 // a JSON object of struct type st), for the records after it. Caller holds t.mu.
 func (t *Task) noteKeyShape(name string, o icetable.TableOptions, rec icetable.Rec, st *ice.StructType) {
-	if rec.Op != icetable.OpUpdate || rec.Schema != st || st == nil || !t.plainUpsertJSON(name, o) {
+	if rec.Op != icerow.OpUpdate || rec.Schema != st || st == nil || !t.plainUpsertJSON(name, o) {
 		return
 	}
 	if ks := t.keyShapes[name]; ks != nil && ks.Struct == st {
 		return
 	}
-	ks := icetable.CompileKeyShape(st, o)
+	ks := icerow.CompileKeyShape(st, o.IDColumns, o.KeyVersionColumn())
 	if ks == nil {
-		ks = &icetable.KeyShape{Struct: st} // not read from bytes: remembered, so that it is not compiled per record
+		ks = &icerow.KeyShape{Struct: st} // not read from bytes: remembered, so that it is not compiled per record
 	}
 	t.keyShapes[name] = ks
 }

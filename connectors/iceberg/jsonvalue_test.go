@@ -8,21 +8,15 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	ice "github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connect/jsonvalue"
 	"github.com/connectd/connectd/connectors/iceberg/commit"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
-	"github.com/connectd/connectd/converters/jsonconv"
+	"github.com/connectd/connectd/internal/testutil/icebergtest"
 )
 
 // TestJSONValueModel: a task given unconverted JSON objects (jsonvalue.Value, as the worker hands them
@@ -53,7 +47,7 @@ func TestJSONValueModel(t *testing.T) {
 
 func jsonValueModel(t *testing.T, seed int64, keys int, extra map[string]string, evolve string) {
 	rng := rand.New(rand.NewSource(seed))
-	conv := schemalessConverter(t)
+	conv := icebergtest.SchemalessConverter(t)
 	const parts, perPart = 2, 3000
 	var logs [parts][][]byte
 	for p := range parts {
@@ -156,15 +150,7 @@ func jsonValueModel(t *testing.T, seed int64, keys int, extra map[string]string,
 	t.Logf("%d rows, %d reported, %d records buffered, %d of them as bytes when a round took them", len(tables[0])-1, len(reported[0]), fast, asBytes)
 }
 
-// schemalessConverter is JsonConverter with schemas.enable=false, as the worker configures it.
-func schemalessConverter(t testing.TB) *jsonconv.Converter {
-	t.Helper()
-	conv := &jsonconv.Converter{}
-	require.NoError(t, conv.Configure(map[string]string{"schemas.enable": "false"}, false))
-	return conv
-}
-
-// bufferedAsBytes counts the records task holds as their JSON bytes (jsonkeyed.go).
+// bufferedAsBytes counts the records task holds as their JSON bytes (icetable/buffered.go).
 func bufferedAsBytes(task *Task) int {
 	task.mu.Lock()
 	defer task.mu.Unlock()
@@ -236,178 +222,6 @@ func jsonValueRecord(rng *rand.Rand, p, off, keys int) string {
 	return "{" + strings.Join(members, ", ") + "}"
 }
 
-// FuzzJSONValueRow: a JSON object that appendJSON takes for the shape of its converted map becomes the
-// row segment.add makes of that map.
-func FuzzJSONValueRow(f *testing.F) {
-	for _, s := range []string{
-		`{"id":1,"n":-0012,"amount":1e3,"s":"x","ok":true}`,
-		`{"amount":-0.0,"id":123456789012345678,"s":"","ok":false,"n":null}`,
-		`{"id":7,"amount":2,"s":"a b","x":"ignored"}`,
-		`{"id":1,"id":2}`, `{"s":"tab\t"}`, `{"amount":1E-400,"n":00}`, `{"amount":1.5e400}`, `{}`,
-	} {
-		f.Add([]byte(s))
-	}
-	conv := schemalessConverter(f)
-	sc := arrowSchemaOf(f, `{"id":1,"n":1,"amount":1.5,"s":"x","ok":true}`)
-	dir := f.TempDir()
-	f.Fuzz(func(t *testing.T, data []byte) {
-		m, st, members, ok := convertedShape(t, conv, data)
-		if !ok {
-			return
-		}
-		slow, err := icetable.NewSegment(nil, dir, icetable.TP{Topic: "t", Partition: 0}, 1, sc)
-		require.NoError(t, err)
-		defer slow.Remove()
-		js := icetable.CompileShape(st, slow.SchemaID, slow.Fields)
-		if js == nil {
-			return
-		}
-		var want []icetable.Row
-		for _, listed := range [][]jsonvalue.Member{nil, members} { // found in the bytes, and listed
-			fast, err := icetable.NewSegment(nil, dir, icetable.TP{Topic: "t", Partition: 0}, 1, sc)
-			require.NoError(t, err)
-			defer fast.Remove()
-			if ok, err := js.AppendJSON(fast, data, listed, 0); !ok || err != nil {
-				require.NoError(t, err)
-				require.Nil(t, listed, "%q: taken as found in the bytes, refused as listed", data)
-				return
-			}
-			if want == nil {
-				require.NoError(t, slow.Add(m, 0), "appendJSON took %q, segment.add refused its map", data)
-				want = segmentRows(t, slow, sc)
-			}
-			require.Equal(t, want, segmentRows(t, fast, sc), "%q (listed: %v)", data, listed != nil)
-		}
-	})
-}
-
-// convertedShape is the converter's map of a schemaless JSON object, its inferred struct type and the
-// members the converter listed (ok false: not such an object).
-func convertedShape(t *testing.T, conv *jsonconv.Converter, data []byte) (map[string]any, *ice.StructType, []jsonvalue.Member, bool) {
-	members, ok := conv.SchemalessJSONObject(data, []jsonvalue.Member{})
-	if !ok {
-		return nil, nil, nil, false
-	}
-	sv, err := conv.ToConnectData("t", nil, data)
-	require.NoError(t, err)
-	m := sv.Value.(map[string]any)
-	return m, icetable.NewSchemaCache().ForSchemaless(m), members, true
-}
-
-// arrowSchemaOf is the table schema (with field ids) auto-created for a schemaless record.
-func arrowSchemaOf(t testing.TB, record string) *arrow.Schema {
-	conv := schemalessConverter(t)
-	sv, err := conv.ToConnectData("t", nil, []byte(record))
-	require.NoError(t, err)
-	st := icetable.NewSchemaCache().ForSchemaless(sv.Value.(map[string]any))
-	sc, err := table.SchemaToArrowSchema(ice.NewSchema(0, st.FieldList...), nil, true, false)
-	require.NoError(t, err)
-	return sc
-}
-
-func segmentRows(t *testing.T, s *icetable.Segment, sc *arrow.Schema) []icetable.Row {
-	require.NoError(t, s.Seal())
-	var rows []icetable.Row
-	var n, skipped int
-	for rec, err := range s.Batches(sc, s.SchemaID, 0, &n, &skipped) {
-		require.NoError(t, err)
-		rows = append(rows, icetable.RecordToRows(rec)...)
-		rec.Release()
-	}
-	return rows
-}
-
-// FuzzJSONKeyShape: for a JSON object that keyShape.read takes, the key and version are those of
-// the converted map (keyOf, the version column's value), for ids of string and long members.
-func FuzzJSONKeyShape(f *testing.F) {
-	for _, s := range []string{
-		`{"id":"a","n":7,"v":"x"}`, `{"n":-0012,"id":"k1","v":null}`, `{"id":"a","id":"b","n":1}`,
-		`{"id":"tab\t","n":1}`, `{"id":1,"n":123456789012345678}`, `{"n":1,"id":"é"}`, `{}`,
-	} {
-		f.Add([]byte(s))
-	}
-	conv := schemalessConverter(f)
-	f.Fuzz(func(t *testing.T, data []byte) {
-		m, st, members, ok := convertedShape(t, conv, data)
-		if !ok {
-			return
-		}
-		for _, o := range []icetable.TableOptions{
-			{IDColumns: []string{"id"}, VersionColumn: "n"},
-			{IDColumns: []string{"n", "id"}, VersionColumn: "v"},
-		} {
-			ks := icetable.CompileKeyShape(st, o)
-			if ks == nil {
-				continue
-			}
-			kb, ver, ok := ks.Read(data, nil)
-			k := string(kb) // kb is valid until the next read
-			lk, lver, lok := ks.Read(data, members)
-			require.Equal(t, ok, lok, "%q: read found in the bytes and listed", data)
-			if !ok {
-				continue
-			}
-			require.Equal(t, k, string(lk), "%q", data)
-			require.Equal(t, ver, lver, "%q", data)
-			row, _, err := icetable.NewSchemaCache().RecordValue(nil, m)
-			require.NoError(t, err)
-			require.Equal(t, icetable.KeyOf(row, o.IDColumns), k, "%q", data)
-			require.Equal(t, row[o.VersionColumn], ver, "%q", data)
-		}
-	})
-}
-
-// FuzzJSONRoundRows: a keyed record buffered as bytes and planned as such gets, from keyRows, the
-// values of the converted map in the planned columns, and from
-// buildDataRecord the data (or delete) row that buildRecord makes of the converted map, for the table
-// created from its own shape, for another and for the delete rows of a table keyed by id.
-func FuzzJSONRoundRows(f *testing.F) {
-	for _, s := range []string{
-		`{"id":1,"n":-0012,"amount":1e3,"s":"x","ok":true}`, `{"id":"a","n":7,"v":"x"}`,
-		`{"amount":-0.0,"id":123456789012345678,"s":"","ok":false,"n":null}`, `{"id":1,"id":2}`,
-		`{"id":7,"amount":2,"s":"a b","x":"ignored"}`, `{"s":"tab\t"}`, `{"amount":1E-400,"n":00}`, `{}`,
-	} {
-		f.Add([]byte(s))
-	}
-	conv := schemalessConverter(f)
-	other := arrowSchemaOf(f, `{"id":1,"n":1,"amount":1.5,"s":"x","ok":true}`)
-	deletes := arrowSchemaOf(f, `{"id":1}`) // the equality-delete rows of a table keyed by id
-	f.Fuzz(func(t *testing.T, data []byte) {
-		m, st, _, ok := convertedShape(t, conv, data)
-		if !ok {
-			return
-		}
-		row, _, err := icetable.NewSchemaCache().RecordValue(nil, m)
-		require.NoError(t, err)
-		jv := &jsonvalue.Value{Bytes: data, Topic: "t", Conv: conv}
-		names := []string{"id", "n", "missing"}
-		for k := range m {
-			names = append(names, k)
-		}
-		recs := []icetable.Rec{{Op: icetable.OpUpdate, Schema: st, JSON: jv}}
-		require.NoError(t, icetable.KeyRows(recs, names, true))
-		for _, n := range names {
-			require.Equal(t, row[n], recs[0].Row[n], "%q: column %s", data, n)
-		}
-		own, err := table.SchemaToArrowSchema(ice.NewSchema(0, st.FieldList...), nil, true, false)
-		require.NoError(t, err)
-		for _, sc := range []*arrow.Schema{own, other, deletes} {
-			want, werr := icetable.BuildRecord(sc, []icetable.Row{row})
-			got, gerr := icetable.BuildDataRecord(sc, sc.Fields(), 0, []*icetable.Rec{{Op: icetable.OpUpdate, Schema: st, JSON: jv}}, map[*ice.StructType]*icetable.JSONShape{})
-			if werr != nil {
-				require.Error(t, gerr, "%q: buildRecord refused the map, buildDataRecord took the bytes", data)
-				continue
-			}
-			require.NoError(t, gerr, "%q", data)
-			for c := 0; c < int(want.NumCols()); c++ {
-				require.True(t, array.Equal(want.Column(c), got.Column(c)), "%q: column %s: %v != %v", data, want.ColumnName(c), want.Column(c), got.Column(c))
-			}
-			want.Release()
-			got.Release()
-		}
-	})
-}
-
 // TestJSONKeyedBufferLikeConverted: a task given unconverted JSON upserts buffers as many records
 // per round as one given the converter's maps: converting the buffered bytes at the round leaves
 // the record shapes the records after it get (and so which of them supersede others) as they were.
@@ -416,7 +230,7 @@ func TestJSONKeyedBufferLikeConverted(t *testing.T) {
 		{`{"id":"a","n":1}`, `{"id":"b","n":1}`, `{"id":"c","n":1,"note":"x"}`, `{"id":"d","n":1,"note":"x","z":null}`},
 		{`{"id":"k","n":2,"note":"x"}`, `{"id":"k","n":5,"note":"x\"y"}`}, // the escape takes the converted way
 	}
-	conv := schemalessConverter(t)
+	conv := icebergtest.SchemalessConverter(t)
 	ctx := context.Background()
 	var buffered [2][]int
 	for side := range 2 {
@@ -449,7 +263,7 @@ func TestJSONKeyedBufferLikeConverted(t *testing.T) {
 // TestSupersededBytesReused: a buffered record superseded by the next of its key lends it its bytes,
 // but never the bytes of records a round has taken, also when the round gave them back.
 func TestSupersededBytesReused(t *testing.T) {
-	conv := schemalessConverter(t)
+	conv := icebergtest.SchemalessConverter(t)
 	ctx := context.Background()
 	props, _ := sinkProps(t, map[string]string{KeyTables: "shop.k", KeyDefaultIDColumns: "id", KeyUpsertModeEnabled: "true"})
 	task, _ := startTask(t, props)
@@ -520,7 +334,7 @@ func heldBytes(t *testing.T, r icetable.Rec) string {
 // the buffered records move to a new file. The round still writes each key's last version, read
 // back from wherever its bytes are, also for records given back by a failed round.
 func TestSpillCompacted(t *testing.T) {
-	conv := schemalessConverter(t)
+	conv := icebergtest.SchemalessConverter(t)
 	ctx := context.Background()
 	props, _ := sinkProps(t, map[string]string{KeyTables: "shop.k", KeyDefaultIDColumns: "id", KeyUpsertModeEnabled: "true"})
 	task, _ := startTask(t, props)
@@ -590,150 +404,4 @@ func TestSpillCompacted(t *testing.T) {
 	require.Equal(t, want, duckRows(t, meta, "SELECT id, n, length(pad) FROM t ORDER BY id"))
 	n, _ = files()
 	require.Equal(t, 0, n, "the committed round's files are closed")
-}
-
-// benchShapeRecord is one flat record of the Iceberg benchmark's shape (~406 B, 9 members: longs, a
-// double, strings) and its inferred struct type.
-func benchShapeRecord(b *testing.B) ([]byte, *ice.StructType) {
-	rec := []byte(`{"id":123456,"name":"customer-0123456","email":"customer-0123456@example.com","region":"eu-west",` +
-		`"amount":12345.67,"qty":7,"ts":"2026-01-02T10:17:36Z","version":3,"note":"` + strings.Repeat("abcdefghijklmnopqrstuvwxyz", 9) + `"}`)
-	sv, err := schemalessConverter(b).ToConnectData("t", nil, rec)
-	require.NoError(b, err)
-	return rec, icetable.NewSchemaCache().ForSchemaless(sv.Value.(map[string]any))
-}
-
-// BenchmarkJSONShapeAppend: benchShapeRecord from its bytes into the builders of its columns, its
-// members found in the bytes or listed by the converter's check (jsonvalue.Value.Members).
-func BenchmarkJSONShapeAppend(b *testing.B) {
-	rec, st := benchShapeRecord(b)
-	listed, ok := schemalessConverter(b).SchemalessJSONObject(rec, nil)
-	require.True(b, ok)
-	for _, bc := range []struct {
-		name    string
-		members []jsonvalue.Member
-	}{{"found", nil}, {"listed", listed}} {
-		b.Run(bc.name, func(b *testing.B) {
-			sc := arrowSchemaOf(b, string(rec))
-			bld := array.NewRecordBuilder(memory.DefaultAllocator, sc)
-			defer bld.Release()
-			js := icetable.CompileShape(st, 1, sc.Fields())
-			require.NotNil(b, js)
-			b.SetBytes(int64(len(rec)))
-			b.ReportAllocs()
-			for i := range b.N {
-				if !js.AppendRow(bld.Fields(), rec, bc.members) {
-					b.Fatal("not of the shape")
-				}
-				if i%icetable.SpoolBatchRows == icetable.SpoolBatchRows-1 {
-					bld.NewRecordBatch().Release()
-				}
-			}
-		})
-	}
-}
-
-// BenchmarkSpoolWrite: rows of benchShapeRecord from their bytes into a segment
-// and its spool file, sealed at the end: the Put side of an append table. sys-ns/row is the
-// process's system CPU per row (mostly the kernel copying batches into the file's pages: cheap for
-// pages the system has cached before, dear on a virtual machine whose host backs guest memory on
-// first touch); spool-B/row is the file's size per row.
-func BenchmarkSpoolWrite(b *testing.B) {
-	rec, st := benchShapeRecord(b)
-	s, err := icetable.NewSegment(nil, b.TempDir(), icetable.TP{Topic: "t", Partition: 0}, 1, arrowSchemaOf(b, string(rec)))
-	require.NoError(b, err)
-	defer s.Remove()
-	js := icetable.CompileShape(st, 1, s.Fields)
-	require.NotNil(b, js)
-	var r0, r1 syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &r0)
-	b.SetBytes(int64(len(rec)))
-	b.ResetTimer()
-	for i := range b.N {
-		if ok, err := js.AppendJSON(s, rec, nil, int64(i)); !ok || err != nil {
-			b.Fatal("not appended", err)
-		}
-	}
-	require.NoError(b, s.Seal())
-	b.StopTimer()
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &r1)
-	b.ReportMetric(float64(r1.Stime.Nano()-r0.Stime.Nano())/float64(b.N), "sys-ns/row")
-	b.ReportMetric(float64(s.Size)/float64(b.N), "spool-B/row")
-}
-
-// TestScanListedLikeFound: for random objects against random shapes, memberScan.scan over the members
-// the converter listed says what it says finding them in the bytes, with the same value bounds.
-func TestScanListedLikeFound(t *testing.T) {
-	seed := modelSeed(t, "JSONVALUE_SEED", 3)
-	rng := rand.New(rand.NewSource(seed))
-	conv := schemalessConverter(t)
-	names := []string{"id", "n", "s", "a\"b", "é", "long-member-name-of-forty-bytes-or-so-xx"}
-	values := []string{`1`, `-7`, `007`, `123456789012345678`, `-123456789012345678`, `1234567890123456789`,
-		`-1234567890123456789`, `1.5`, `-0.0`, `1e3`, `2E-2`, `"x"`, `""`, `"tab\t"`, `"é"`,
-		`"` + strings.Repeat("p", 70) + `"`, `true`, `false`, `null`, `{"a":1}`, `[1,"]"]`, `[]`}
-	kinds := []ice.Type{ice.PrimitiveTypes.Int64, ice.PrimitiveTypes.Float64, ice.PrimitiveTypes.String, ice.PrimitiveTypes.Bool}
-	ws := []string{"", "", " ", "\n\t "}
-	taken := 0
-	for iter := range 20000 {
-		st := &ice.StructType{}
-		for i, nm := range names {
-			if rng.Intn(2) == 0 {
-				st.FieldList = append(st.FieldList, ice.NestedField{ID: i + 1, Name: nm, Type: kinds[rng.Intn(len(kinds))]})
-			}
-		}
-		ms := icetable.NewMemberScan(st)
-		// members of the shape with values of their kinds, mostly, else any
-		type member struct{ name, value string }
-		var mbs []member
-		if rng.Intn(2) == 0 {
-			for _, f := range st.FieldList {
-				v := values[rng.Intn(len(values))]
-				if rng.Intn(5) > 0 {
-					v = map[ice.Type][]string{
-						ice.PrimitiveTypes.Int64:   {`1`, `-7`, `007`, `123456789012345678`, `-123456789012345678`},
-						ice.PrimitiveTypes.Float64: {`1.5`, `-0.0`, `1e3`, `2E-2`},
-						ice.PrimitiveTypes.String:  {`"x"`, `""`, `"é"`, `"` + strings.Repeat("p", 70) + `"`},
-						ice.PrimitiveTypes.Bool:    {`true`, `false`},
-					}[f.Type][rng.Intn(2)]
-				}
-				mbs = append(mbs, member{f.Name, v})
-			}
-			if rng.Intn(3) == 0 {
-				mbs = append(mbs, member{names[rng.Intn(len(names))], values[rng.Intn(len(values))]})
-			}
-			if rng.Intn(2) == 0 {
-				rng.Shuffle(len(mbs), func(i, j int) { mbs[i], mbs[j] = mbs[j], mbs[i] })
-			}
-		} else {
-			for range rng.Intn(7) {
-				mbs = append(mbs, member{names[rng.Intn(len(names))], values[rng.Intn(len(values))]})
-			}
-		}
-		var b strings.Builder
-		b.WriteString(ws[rng.Intn(len(ws))] + "{")
-		for m, mb := range mbs {
-			if m > 0 {
-				b.WriteString(ws[rng.Intn(len(ws))] + ",")
-			}
-			fmt.Fprintf(&b, "%s%q%s:%s%s", ws[rng.Intn(len(ws))], mb.name, ws[rng.Intn(len(ws))], ws[rng.Intn(len(ws))], mb.value)
-		}
-		b.WriteString(ws[rng.Intn(len(ws))] + "}")
-		data := []byte(b.String())
-		listed, ok := conv.SchemalessJSONObject(data, []jsonvalue.Member{})
-		require.True(t, ok, "seed %d, iteration %d: %q", seed, iter, data)
-		for range 2 { // the second time with the member order learnt
-			found := ms.Scan(data, nil)
-			pos, end := slices.Clone(ms.Pos), slices.Clone(ms.End)
-			require.Equal(t, found, ms.Scan(data, listed), "seed %d, iteration %d: %q", seed, iter, data)
-			if found {
-				taken++
-				require.Equal(t, pos, ms.Pos, "seed %d, iteration %d: %q", seed, iter, data)
-				for m, p := range pos {
-					if p >= 0 {
-						require.Equal(t, end[m], ms.End[m], "seed %d, iteration %d: %q", seed, iter, data)
-					}
-				}
-			}
-		}
-	}
-	t.Logf("%d of the scans took the object", taken)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connect/jsonvalue"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
+	"github.com/connectd/connectd/internal/testutil/icebergtest"
 )
 
 // TestScratchFilesReused: a released file comes back from create at its start and is written over;
@@ -81,7 +82,7 @@ func TestScratchFilesReused(t *testing.T) {
 func TestSpillFilesReusedModel(t *testing.T) {
 	seed := modelSeed(t, "SPILL_SEED", 5)
 	rng := rand.New(rand.NewSource(seed))
-	conv := schemalessConverter(t)
+	conv := icebergtest.SchemalessConverter(t)
 	ctx := context.Background()
 	props, _ := sinkProps(t, map[string]string{KeyTables: "shop.k", KeyDefaultIDColumns: "id", KeyUpsertModeEnabled: "true"})
 	t.Setenv("TMPDIR", t.TempDir())

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/connectd/connectd/connectors/iceberg/icerow"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
@@ -115,7 +116,7 @@ func (x *keyIndex) add(buf []icetable.Rec, rec icetable.Rec) (out []icetable.Rec
 	if vc := x.opts.KeyVersionColumn(); vc != "" {
 		ver = rec.Row[vc]
 	}
-	return x.addKeyed(buf, rec, icetable.KeyOf(rec.Row, x.opts.IDColumns), ver)
+	return x.addKeyed(buf, rec, icerow.KeyOf(rec.Row, x.opts.IDColumns), ver)
 }
 
 // addKeyed is add for a record whose key and version are known (its Row may not be built yet).
@@ -174,13 +175,13 @@ func (x *keyIndex) place(buf []icetable.Rec, rec icetable.Rec, slot *keySlot, ve
 
 // supersedes reports whether r (version rv) may take the place of p (version pv).
 func (x *keyIndex) supersedes(r icetable.Rec, rv any, p icetable.Rec, pv any) bool {
-	if p.Seg != nil || r.TP != p.TP || r.Schema != p.Schema || (r.Op == icetable.OpDelete) != (p.Op == icetable.OpDelete) {
+	if p.Seg != nil || r.TP != p.TP || r.Schema != p.Schema || (r.Op == icerow.OpDelete) != (p.Op == icerow.OpDelete) {
 		return false
 	}
 	if x.opts.KeyVersionColumn() == "" {
 		rv, pv = nil, nil
 	}
-	if (r.Op == icetable.OpDelete && rv == nil) || (p.Op == icetable.OpDelete && pv == nil) {
+	if (r.Op == icerow.OpDelete && rv == nil) || (p.Op == icerow.OpDelete && pv == nil) {
 		return false // a tombstone
 	}
 	switch {

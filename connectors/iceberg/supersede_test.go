@@ -12,6 +12,7 @@ import (
 	ice "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/connectd/connectd/connectors/iceberg/icerow"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
@@ -105,10 +106,10 @@ func genKeyRounds(rng *rand.Rand) [][]keyEvent {
 }
 
 func (kv keyVersioning) rec(e keyEvent, off int64, schemas [2]*ice.StructType) icetable.Rec {
-	row := icetable.Row{"id": e.id}
-	op := icetable.OpDelete
+	row := icerow.Row{"id": e.id}
+	op := icerow.OpDelete
 	if e.op == "u" {
-		op = icetable.OpUpdate
+		op = icerow.OpUpdate
 		row["name"] = e.name
 		if e.schema == 1 {
 			row["extra"] = "x" + e.name
@@ -197,7 +198,7 @@ func samePlan(ctx context.Context, round int, a *icetable.Writer, full, comp []i
 	}
 	for _, p := range []struct {
 		what string
-		f, c []icetable.Row
+		f, c []icerow.Row
 	}{{"data", recRowsOf(fd), recRowsOf(cd)}, {"deletes", recRowsOf(fdel), recRowsOf(cdel)}, {"tombstones", ft, ct}} {
 		if f, c := rowSet(p.f), rowSet(p.c); !slices.Equal(f, c) {
 			return fmt.Errorf("round %d: planned %s differ:\n all events %v\n superseded %v", round, p.what, f, c)
@@ -207,8 +208,8 @@ func samePlan(ctx context.Context, round int, a *icetable.Writer, full, comp []i
 }
 
 // recRowsOf is the rows of recs.
-func recRowsOf(recs []*icetable.Rec) []icetable.Row {
-	rows := make([]icetable.Row, len(recs))
+func recRowsOf(recs []*icetable.Rec) []icerow.Row {
+	rows := make([]icerow.Row, len(recs))
 	for i, r := range recs {
 		rows[i] = r.Row
 	}
@@ -216,10 +217,10 @@ func recRowsOf(recs []*icetable.Rec) []icetable.Row {
 }
 
 // rowSet renders rows as sorted strings, without the delete time of tombstone rows.
-func rowSet(rows []icetable.Row) []string {
+func rowSet(rows []icerow.Row) []string {
 	out := make([]string, 0, len(rows))
 	for _, r := range rows {
-		c := icetable.CloneRow(r)
+		c := icerow.CloneRow(r)
 		delete(c, icetable.DeletedAtColumn)
 		out = append(out, fmt.Sprint(map[string]any(c)))
 	}

@@ -10,10 +10,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	ice "github.com/apache/iceberg-go"
-
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connect/jsonvalue"
+	"github.com/connectd/connectd/connectors/iceberg/icerow"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
@@ -26,20 +25,20 @@ type Task struct {
 	connect.SinkTaskBase
 	cfg   *SinkConfig
 	coord *coordinator
-	cache *icetable.SchemaCache
+	cache *icerow.SchemaCache
 	opts  map[string]icetable.TableOptions
 
 	mu        sync.Mutex
 	buf       map[string][]icetable.Rec
 	nbuf      int
-	keys      map[string]*keyIndex          // per keyed delta table: supersede.go
-	keyShapes map[string]*icetable.KeyShape // per keyed table, the JSON shape last buffered converted: icetable/jsonkeyed.go
-	spill     *icetable.JSONSpill           // the file bufferJSON writes to (nil: none yet since the last drain)
-	spills    []*icetable.JSONSpill         // every file records of buf may be in, spill included
-	spilled   map[string]*jsonvalue.Value   // per topic, the value of records whose bytes are in a spill file (spilledValue)
-	inflight  int                           // rows drained into rounds not yet resolved
-	pos       map[icetable.TP]int64         // next offset per partition, through what Put has seen and PreCommit's consumed offsets
-	committed map[icetable.TP]int64         // next offset per partition that every table holds
+	keys      map[string]*keyIndex        // per keyed delta table: supersede.go
+	keyShapes map[string]*icerow.KeyShape // per keyed table, the JSON shape last buffered converted: icerow/jsonkeyed.go
+	spill     *icetable.JSONSpill         // the file bufferJSON writes to (nil: none yet since the last drain)
+	spills    []*icetable.JSONSpill       // every file records of buf may be in, spill included
+	spilled   map[string]*jsonvalue.Value // per topic, the value of records whose bytes are in a spill file (spilledValue)
+	inflight  int                         // rows drained into rounds not yet resolved
+	pos       map[icetable.TP]int64       // next offset per partition, through what Put has seen and PreCommit's consumed offsets
+	committed map[icetable.TP]int64       // next offset per partition that every table holds
 	assigned  map[icetable.TP]bool
 	gen       map[icetable.TP]int // bumped by Open and Close: records drained before are stale after
 	now       func() time.Time
@@ -67,11 +66,11 @@ func (t *Task) Start(props map[string]string) error {
 		return err
 	}
 	t.cfg = cfg
-	t.cache = icetable.NewSchemaCache()
+	t.cache = icerow.NewSchemaCache()
 	t.opts = map[string]icetable.TableOptions{}
 	t.buf = map[string][]icetable.Rec{}
 	t.keys = map[string]*keyIndex{}
-	t.keyShapes = map[string]*icetable.KeyShape{}
+	t.keyShapes = map[string]*icerow.KeyShape{}
 	t.pos = map[icetable.TP]int64{}
 	t.committed = map[icetable.TP]int64{}
 	t.assigned = map[icetable.TP]bool{}
@@ -182,27 +181,12 @@ func (t *Task) route(ctx context.Context, r *connect.SinkRecord, now time.Time) 
 		if t.bufferJSON(r, jv) {
 			return nil
 		}
-		v, err := jv.Value()
-		if err != nil {
-			return err
-		}
-		c := *r
-		c.Value = v
-		r = &c
 	}
-	var value icetable.Row
-	var vst *ice.StructType
-	if r.Value != nil {
-		v, st, err := t.cache.RecordValue(r.ValueSchema, r.Value)
-		if err != nil {
-			return err
-		}
-		value, vst = v, st
+	rr, err := t.cache.Read(r)
+	if err != nil {
+		return err
 	}
-	var key any
-	if r.Key != nil {
-		key = icetable.ConnectValue(r.KeySchema, r.Key)
-	}
+	value, vst, key := rr.Value, rr.Struct, rr.Key
 	tables, err := t.routes(value)
 	if err != nil {
 		return err
@@ -211,8 +195,8 @@ func (t *Task) route(ctx context.Context, r *connect.SinkRecord, now time.Time) 
 	for _, name := range tables {
 		o := t.tableOpts(name)
 		if pt := t.cfg.PerTable[name]; pt != nil && pt.RawCDC {
-			row := rawRow(r, value, key, now)
-			a, err := t.appendTarget(ctx, name, o, rawSchema)
+			row := icerow.RawRow(r, value, key, now)
+			a, err := t.appendTarget(ctx, name, o, icerow.RawCDCSchema)
 			if err != nil {
 				return err
 			}
@@ -222,17 +206,17 @@ func (t *Task) route(ctx context.Context, r *connect.SinkRecord, now time.Time) 
 				}
 				continue
 			}
-			t.add(name, icetable.Rec{Op: icetable.OpInsert, Row: row, Schema: rawSchema, TP: tp, Offset: off})
+			t.add(name, icetable.Rec{Op: icerow.OpInsert, Row: row, Schema: icerow.RawCDCSchema, TP: tp, Offset: off})
 			continue
 		}
-		rec, ok, err := t.cdcRecord(name, o, value, vst, key)
+		rec, ok, err := t.cdcRecord(name, o, rr)
 		if err != nil {
 			return err
 		}
 		if !ok {
 			continue
 		}
-		if rec.Op != icetable.OpDelete {
+		if rec.Op != icerow.OpDelete {
 			a, err := t.appendTarget(ctx, name, o, rec.Schema)
 			if err != nil {
 				return err
@@ -290,53 +274,32 @@ func (t *Task) resetKeys() {
 	}
 }
 
-// cdcRecord derives the op and row of one record for a (non-raw) table. With a version from
-// the envelope, the row gets its normalized version in the metadata column.
-func (t *Task) cdcRecord(table string, o icetable.TableOptions, value icetable.Row, st *ice.StructType, key any) (icetable.Rec, bool, error) {
-	op := icetable.OpInsert
-	row := value
+// cdcRecord derives the op and row of one record for a (non-raw) table: the record's change
+// (icerow.Record.Change) as the table's keys, mode and version take it. With a version from the
+// envelope, the row gets its normalized version in the metadata column.
+func (t *Task) cdcRecord(table string, o icetable.TableOptions, rr icerow.Record) (icetable.Rec, bool, error) {
+	value, key := rr.Value, rr.Key
 	if value == nil {
 		// tombstone: a key delete when the table is keyed, otherwise nothing to write
 		km, ok := key.(map[string]any)
 		if !ok || len(o.IDColumns) == 0 {
 			return icetable.Rec{}, false, nil
 		}
-		return icetable.Rec{Op: icetable.OpDelete, Row: km}, true, nil
+		return icetable.Rec{Op: icerow.OpDelete, Row: km}, true, nil
 	}
-	if icetable.DebeziumEnvelope(value) {
-		switch value["op"] {
-		case "d":
-			op = icetable.OpDelete
-			row, _ = value["before"].(map[string]any)
-			st = icetable.StructField(st, "before")
-		default: // c, r, u (and t=truncate, m=message, ignored below)
-			if value["op"] == "t" || value["op"] == "m" {
-				return icetable.Rec{}, false, nil
-			}
-			op = icetable.OpUpdate
-			row, _ = value["after"].(map[string]any)
-			st = icetable.StructField(st, "after")
-		}
-	} else if t.cfg.CDCField != "" {
-		if v, ok := icetable.FieldPath(value, t.cfg.CDCField); ok && v != nil {
-			s := strings.ToUpper(icetable.ToString(v))
-			switch {
-			case strings.HasPrefix(s, "U"):
-				op = icetable.OpUpdate
-			case strings.HasPrefix(s, "D"):
-				op = icetable.OpDelete
-			}
-		}
+	op, row, st, ok := rr.Change(t.cfg.CDCField)
+	if !ok {
+		return icetable.Rec{}, false, nil
 	}
-	if o.UpsertMode && op == icetable.OpInsert {
-		op = icetable.OpUpdate
+	if o.UpsertMode && op == icerow.OpInsert {
+		op = icerow.OpUpdate
 	}
-	if op == icetable.OpDelete {
+	if op == icerow.OpDelete {
 		km, _ := key.(map[string]any)
 		if row == nil {
 			row = map[string]any{}
 		} else {
-			row = icetable.CloneRow(row)
+			row = icerow.CloneRow(row)
 		}
 		for _, c := range o.IDColumns {
 			if row[c] == nil && km != nil {
@@ -360,15 +323,15 @@ func (t *Task) cdcRecord(table string, o icetable.TableOptions, value icetable.R
 			t.warnOnce(table, "the version path resolves to nothing in this table's records: they are ordered by Kafka offset within a commit and not protected across commits; set "+KeyVersionColumn+" (or iceberg.table."+table+".version-column) to a position the records carry (source.lsn, source.pos, source.scn, source.commit_lsn, source.ts_ms, or source to detect it; unwrapped records need ExtractNewRecordState add.fields, e.g. lsn)", "version_column", vc)
 			break
 		}
-		if op != icetable.OpDelete { // a delete's row is already a copy
-			row = icetable.CloneRow(row)
+		if op != icerow.OpDelete { // a delete's row is already a copy
+			row = icerow.CloneRow(row)
 		}
 		row[o.CDCVersionColumn] = v
 	case vc != "":
-		if row[vc] == nil && op != icetable.OpDelete {
+		if row[vc] == nil && op != icerow.OpDelete {
 			t.warnOnce(table, "records lack the version column: they are ordered by Kafka offset and not protected across commits", "version_column", vc)
 		}
-	case op == icetable.OpDelete && !o.DeltaMode:
+	case op == icerow.OpDelete && !o.DeltaMode:
 		t.warnOnce(table, "deletes reach a table without a version: a stale or redelivered event in a later commit can bring a deleted key back; set "+KeyVersionColumn+" (e.g. source.lsn, source.pos, source, or a column such as updated_at)")
 	}
 	return icetable.Rec{Op: op, Row: row, Schema: st}, true, nil
@@ -412,23 +375,23 @@ func (t *Task) warnVersionConfig() {
 // routes returns the tables a record goes to (Apache semantics): static tables all get every
 // record unless a route field is set, then each table whose route-regex matches its value;
 // dynamic routing uses the lower-cased route field value as the table name.
-func (t *Task) routes(value icetable.Row) ([]string, error) {
+func (t *Task) routes(value icerow.Row) ([]string, error) {
 	c := t.cfg
 	if c.DynamicEnabled {
-		v, ok := icetable.FieldPath(value, c.RouteField)
+		v, ok := icerow.FieldPath(value, c.RouteField)
 		if !ok || v == nil {
 			return nil, nil
 		}
-		return []string{strings.ToLower(icetable.ToString(v))}, nil
+		return []string{strings.ToLower(icerow.ToString(v))}, nil
 	}
 	if c.RouteField == "" {
 		return c.Tables, nil
 	}
-	v, ok := icetable.FieldPath(value, c.RouteField)
+	v, ok := icerow.FieldPath(value, c.RouteField)
 	if !ok || v == nil {
 		return nil, nil
 	}
-	s := icetable.ToString(v)
+	s := icerow.ToString(v)
 	var out []string
 	for _, name := range c.Tables {
 		if pt := c.PerTable[name]; pt != nil && pt.RouteRegex != nil && matchFull(pt.RouteRegex, s) {

@@ -13,13 +13,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connectors/iceberg/icerow"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
 // mustVersion is envelopeVersion of path over an envelope whose source block is src.
 func mustVersion(t *testing.T, path string, src map[string]any) string {
 	t.Helper()
-	v, err := icetable.EnvelopeVersion(path, icetable.Row{"op": "u", "before": nil, "after": icetable.Row{}, "source": src})
+	v, err := icetable.EnvelopeVersion(path, icerow.Row{"op": "u", "before": nil, "after": icerow.Row{}, "source": src})
 	require.NoError(t, err)
 	require.NotEmpty(t, v, "%s of %v", path, src)
 	return v
@@ -42,75 +43,75 @@ func requireAscending(t *testing.T, path string, srcs ...map[string]any) {
 func TestEnvelopeVersionOrder(t *testing.T) {
 	t.Run("postgres-lsn", func(t *testing.T) {
 		requireAscending(t, "source.lsn",
-			icetable.Row{"lsn": int64(9)}, icetable.Row{"lsn": int64(10)}, icetable.Row{"lsn": json.Number("999")}, icetable.Row{"lsn": float64(1000)},
-			icetable.Row{"lsn": int64(1) << 40}, icetable.Row{"lsn": int64(9223372036854775807)})
-		require.Equal(t, "041010", mustVersion(t, "source.lsn", icetable.Row{"lsn": int64(1010)}))
+			icerow.Row{"lsn": int64(9)}, icerow.Row{"lsn": int64(10)}, icerow.Row{"lsn": json.Number("999")}, icerow.Row{"lsn": float64(1000)},
+			icerow.Row{"lsn": int64(1) << 40}, icerow.Row{"lsn": int64(9223372036854775807)})
+		require.Equal(t, "041010", mustVersion(t, "source.lsn", icerow.Row{"lsn": int64(1010)}))
 	})
 	t.Run("mysql-binlog", func(t *testing.T) {
 		for _, path := range []string{"source.pos", "source.file", "source.row", "source"} {
 			requireAscending(t, path,
-				icetable.Row{"file": "mysql-bin.000009", "pos": int64(900), "row": int64(0)},
-				icetable.Row{"file": "mysql-bin.000009", "pos": int64(900), "row": int64(1)},
-				icetable.Row{"file": "mysql-bin.000009", "pos": int64(1200)},
-				icetable.Row{"file": "mysql-bin.000010", "pos": int64(4)}, // rollover: pos restarts
-				icetable.Row{"file": "mysql-bin.999999", "pos": int64(7000)},
-				icetable.Row{"file": "mysql-bin.1000000", "pos": int64(4)}, // rollover of the digit count
-				icetable.Row{"file": "mysql-bin.1000000", "pos": int64(5), "row": int64(0)})
+				icerow.Row{"file": "mysql-bin.000009", "pos": int64(900), "row": int64(0)},
+				icerow.Row{"file": "mysql-bin.000009", "pos": int64(900), "row": int64(1)},
+				icerow.Row{"file": "mysql-bin.000009", "pos": int64(1200)},
+				icerow.Row{"file": "mysql-bin.000010", "pos": int64(4)}, // rollover: pos restarts
+				icerow.Row{"file": "mysql-bin.999999", "pos": int64(7000)},
+				icerow.Row{"file": "mysql-bin.1000000", "pos": int64(4)}, // rollover of the digit count
+				icerow.Row{"file": "mysql-bin.1000000", "pos": int64(5), "row": int64(0)})
 		}
-		require.Equal(t, "0242.03758.011", mustVersion(t, "source.pos", icetable.Row{"file": "mysql-bin.000042", "pos": int64(758), "row": int32(1)}))
-		_, err := icetable.EnvelopeVersion("source.pos", icetable.Row{"source": map[string]any{"file": "binlog", "pos": int64(1)}})
+		require.Equal(t, "0242.03758.011", mustVersion(t, "source.pos", icerow.Row{"file": "mysql-bin.000042", "pos": int64(758), "row": int32(1)}))
+		_, err := icetable.EnvelopeVersion("source.pos", icerow.Row{"source": map[string]any{"file": "binlog", "pos": int64(1)}})
 		require.ErrorContains(t, err, "sequence number")
 	})
 	t.Run("sqlserver-lsn", func(t *testing.T) {
 		requireAscending(t, "source.change_lsn",
-			icetable.Row{"change_lsn": "00000027:00000758:0005"},
-			icetable.Row{"change_lsn": "00000027:00000758:0005", "event_serial_no": int64(2)},
-			icetable.Row{"change_lsn": "00000027:000009ff:0001"},
-			icetable.Row{"change_lsn": "00000027:00000A00:0001"}, // upper case: not above as a string
-			icetable.Row{"change_lsn": "27:10000:0"},             // unpadded: by value
-			icetable.Row{"change_lsn": "00000100:00000000:0000"})
+			icerow.Row{"change_lsn": "00000027:00000758:0005"},
+			icerow.Row{"change_lsn": "00000027:00000758:0005", "event_serial_no": int64(2)},
+			icerow.Row{"change_lsn": "00000027:000009ff:0001"},
+			icerow.Row{"change_lsn": "00000027:00000A00:0001"}, // upper case: not above as a string
+			icerow.Row{"change_lsn": "27:10000:0"},             // unpadded: by value
+			icerow.Row{"change_lsn": "00000100:00000000:0000"})
 		requireAscending(t, "source.commit_lsn",
-			icetable.Row{"commit_lsn": "00000027:00000758:0005", "change_lsn": "00000027:00000750:0002"},
-			icetable.Row{"commit_lsn": "00000027:00000758:0005", "change_lsn": "00000027:00000751:0002"},
-			icetable.Row{"commit_lsn": "00000027:00000a00:0001", "change_lsn": "00000027:00000700:0002"})
-		_, err := icetable.EnvelopeVersion("source.change_lsn", icetable.Row{"source": map[string]any{"commit_lsn": "1:2:3"}})
+			icerow.Row{"commit_lsn": "00000027:00000758:0005", "change_lsn": "00000027:00000750:0002"},
+			icerow.Row{"commit_lsn": "00000027:00000758:0005", "change_lsn": "00000027:00000751:0002"},
+			icerow.Row{"commit_lsn": "00000027:00000a00:0001", "change_lsn": "00000027:00000700:0002"})
+		_, err := icetable.EnvelopeVersion("source.change_lsn", icerow.Row{"source": map[string]any{"commit_lsn": "1:2:3"}})
 		require.NoError(t, err, "a snapshot read has no change_lsn: no version")
 	})
 	t.Run("oracle-scn", func(t *testing.T) {
 		requireAscending(t, "source.scn",
-			icetable.Row{"scn": "999"}, icetable.Row{"scn": "1000"}, icetable.Row{"scn": "9223372036854775807"},
-			icetable.Row{"scn": "9223372036854775808"}, icetable.Row{"scn": "99999999999999999999"}, icetable.Row{"scn": "100000000000000000000000"})
+			icerow.Row{"scn": "999"}, icerow.Row{"scn": "1000"}, icerow.Row{"scn": "9223372036854775807"},
+			icerow.Row{"scn": "9223372036854775808"}, icerow.Row{"scn": "99999999999999999999"}, icerow.Row{"scn": "100000000000000000000000"})
 	})
 	t.Run("ts-ms-and-auto", func(t *testing.T) {
-		requireAscending(t, "source.ts_ms", icetable.Row{"ts_ms": int64(999)}, icetable.Row{"ts_ms": int64(1000)})
-		requireAscending(t, "source", icetable.Row{"ts_ms": int64(5)}, icetable.Row{"ts_ms": int64(6)})
-		requireAscending(t, "source", icetable.Row{"lsn": int64(5), "ts_ms": int64(9)}, icetable.Row{"lsn": int64(6), "ts_ms": int64(1)})
-		requireAscending(t, "source", icetable.Row{"scn": "99"}, icetable.Row{"scn": "100"})
-		requireAscending(t, "source", icetable.Row{"change_lsn": "a:1:1", "commit_lsn": "a:2:1"}, icetable.Row{"change_lsn": "a:1:0", "commit_lsn": "b:0:0"})
-		requireAscending(t, "source", icetable.Row{"ts_ms": int64(2000), "ord": int64(9)}, icetable.Row{"ts_ms": int64(2000), "ord": int64(10)})
+		requireAscending(t, "source.ts_ms", icerow.Row{"ts_ms": int64(999)}, icerow.Row{"ts_ms": int64(1000)})
+		requireAscending(t, "source", icerow.Row{"ts_ms": int64(5)}, icerow.Row{"ts_ms": int64(6)})
+		requireAscending(t, "source", icerow.Row{"lsn": int64(5), "ts_ms": int64(9)}, icerow.Row{"lsn": int64(6), "ts_ms": int64(1)})
+		requireAscending(t, "source", icerow.Row{"scn": "99"}, icerow.Row{"scn": "100"})
+		requireAscending(t, "source", icerow.Row{"change_lsn": "a:1:1", "commit_lsn": "a:2:1"}, icerow.Row{"change_lsn": "a:1:0", "commit_lsn": "b:0:0"})
+		requireAscending(t, "source", icerow.Row{"ts_ms": int64(2000), "ord": int64(9)}, icerow.Row{"ts_ms": int64(2000), "ord": int64(10)})
 	})
 	t.Run("unwrapped", func(t *testing.T) {
 		// ExtractNewRecordState add.fields=lsn -> __lsn; add.fields=source.lsn -> __source_lsn
-		for _, row := range []icetable.Row{{"id": 1, "__lsn": int64(1010)}, {"id": 1, "__source_lsn": int64(1010)}} {
+		for _, row := range []icerow.Row{{"id": 1, "__lsn": int64(1010)}, {"id": 1, "__source_lsn": int64(1010)}} {
 			v, err := icetable.EnvelopeVersion("source.lsn", row)
 			require.NoError(t, err)
 			require.Equal(t, "041010", v)
 		}
-		v, err := icetable.EnvelopeVersion("source.pos", icetable.Row{"__file": "mysql-bin.000042", "__pos": int64(758)})
+		v, err := icetable.EnvelopeVersion("source.pos", icerow.Row{"__file": "mysql-bin.000042", "__pos": int64(758)})
 		require.NoError(t, err)
 		require.Equal(t, "0242.03758.010", v)
-		v, err = icetable.EnvelopeVersion("source", icetable.Row{"__source_scn": "12345678901234567890123"})
+		v, err = icetable.EnvelopeVersion("source", icerow.Row{"__source_scn": "12345678901234567890123"})
 		require.NoError(t, err)
 		require.Equal(t, "2312345678901234567890123", v)
-		v, err = icetable.EnvelopeVersion("source.lsn", icetable.Row{"id": 1})
+		v, err = icetable.EnvelopeVersion("source.lsn", icerow.Row{"id": 1})
 		require.NoError(t, err)
 		require.Empty(t, v, "nothing to resolve")
 	})
 	t.Run("generic-paths", func(t *testing.T) {
-		v, err := icetable.EnvelopeVersion("transaction.total_order", icetable.Row{"transaction": map[string]any{"total_order": int64(7)}})
+		v, err := icetable.EnvelopeVersion("transaction.total_order", icerow.Row{"transaction": map[string]any{"total_order": int64(7)}})
 		require.NoError(t, err)
 		require.Equal(t, "017", v)
-		v, err = icetable.EnvelopeVersion("after.updated", icetable.Row{"after": map[string]any{"updated": time.UnixMicro(5)}})
+		v, err = icetable.EnvelopeVersion("after.updated", icerow.Row{"after": map[string]any{"updated": time.UnixMicro(5)}})
 		require.NoError(t, err)
 		require.Equal(t, "015", v)
 	})
@@ -151,8 +152,8 @@ func FuzzVersionEncoding(f *testing.F) {
 		require.NoError(t, err)
 		want := big.NewInt(a).Cmp(big.NewInt(b))
 		require.Equal(t, want, strings.Compare(ea, eb), "%d %q vs %d %q", a, ea, b, eb)
-		_, _ = icetable.EnvelopeVersion("source", icetable.Row{"source": map[string]any{"file": s1, "pos": s2, "change_lsn": s2}})
-		_, _ = icetable.EnvelopeVersion("source.scn", icetable.Row{"__scn": s1})
+		_, _ = icetable.EnvelopeVersion("source", icerow.Row{"source": map[string]any{"file": s1, "pos": s2, "change_lsn": s2}})
+		_, _ = icetable.EnvelopeVersion("source.scn", icerow.Row{"__scn": s1})
 		_ = icetable.CompareVersion(s1, s2)
 	})
 }

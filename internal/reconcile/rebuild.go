@@ -12,6 +12,7 @@ import (
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connectors/clickhouse"
+	"github.com/connectd/connectd/connectors/iceberg/icerow"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
@@ -283,7 +284,7 @@ func (p *pair) load(ctx context.Context, snapshotID int64, table string, batch i
 // sinkValue turns an Iceberg value into the Connect value a record would carry for it.
 func sinkValue(v any) any {
 	switch x := v.(type) {
-	case icetable.Decimal:
+	case icerow.Decimal:
 		return connect.Decimal{Unscaled: x.Unscaled, Scale: x.Scale}
 	case uuid.UUID:
 		return x.String()

@@ -12,7 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/connectd/connectd/connectors/clickhouse/chtype"
-	"github.com/connectd/connectd/connectors/iceberg/icetable"
+	"github.com/connectd/connectd/connectors/iceberg/icerow"
 )
 
 // The type mapping between the layers. Iceberg is the system of record: each compared column gets a kind
@@ -192,7 +192,7 @@ func (m mapping) fromIceberg(v any) (string, error) {
 			return strconv.FormatFloat(float64(f), 'g', -1, 64), nil
 		}
 	case kindDecimal:
-		if d, ok := v.(icetable.Decimal); ok {
+		if d, ok := v.(icerow.Decimal); ok {
 			return decimalText(new(big.Rat).SetFrac(d.Unscaled, pow10(d.Scale)), m.scale), nil
 		}
 	case kindDate:

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/connectors/clickhouse"
-	"github.com/connectd/connectd/connectors/iceberg/icetable"
+	"github.com/connectd/connectd/connectors/iceberg/icerow"
 	"github.com/connectd/connectd/internal/testutil/chdb/chdbtest"
 )
 
@@ -42,11 +42,11 @@ func TestTypeMappingOnEngine(t *testing.T) {
 		{ice.Float32Type{}, "Float32", "1.1", float32(1.1), float32(1.1000001)},
 		{ice.Float64Type{}, "Float64", "0.1", 0.1, 0.1000000000000001},
 		{ice.Float64Type{}, "Float64", "1e300", 1e300, 1e299},
-		{ice.DecimalTypeOf(10, 2), "Decimal(10, 2)", "123.40", icetable.Decimal{Unscaled: big.NewInt(12340), Scale: 2}, icetable.Decimal{Unscaled: big.NewInt(12341), Scale: 2}},
-		{ice.DecimalTypeOf(10, 2), "Decimal(18, 4)", "-0.5", icetable.Decimal{Unscaled: big.NewInt(-50), Scale: 2}, icetable.Decimal{Unscaled: big.NewInt(50), Scale: 2}},
-		{ice.DecimalTypeOf(38, 10), "Decimal(38, 10)", "12345678901234567890.0123456789", icetable.Decimal{Unscaled: mustBig("123456789012345678900123456789"), Scale: 10}, icetable.Decimal{Unscaled: mustBig("123456789012345678900123456788"), Scale: 10}},
-		{ice.DecimalTypeOf(10, 2), "Nullable(Decimal(10, 2))", "NULL", nil, icetable.Decimal{Unscaled: big.NewInt(0), Scale: 2}},
-		{ice.DecimalTypeOf(10, 2), "Decimal(10, 2)", "0", nil, icetable.Decimal{Unscaled: big.NewInt(1), Scale: 2}},
+		{ice.DecimalTypeOf(10, 2), "Decimal(10, 2)", "123.40", icerow.Decimal{Unscaled: big.NewInt(12340), Scale: 2}, icerow.Decimal{Unscaled: big.NewInt(12341), Scale: 2}},
+		{ice.DecimalTypeOf(10, 2), "Decimal(18, 4)", "-0.5", icerow.Decimal{Unscaled: big.NewInt(-50), Scale: 2}, icerow.Decimal{Unscaled: big.NewInt(50), Scale: 2}},
+		{ice.DecimalTypeOf(38, 10), "Decimal(38, 10)", "12345678901234567890.0123456789", icerow.Decimal{Unscaled: mustBig("123456789012345678900123456789"), Scale: 10}, icerow.Decimal{Unscaled: mustBig("123456789012345678900123456788"), Scale: 10}},
+		{ice.DecimalTypeOf(10, 2), "Nullable(Decimal(10, 2))", "NULL", nil, icerow.Decimal{Unscaled: big.NewInt(0), Scale: 2}},
+		{ice.DecimalTypeOf(10, 2), "Decimal(10, 2)", "0", nil, icerow.Decimal{Unscaled: big.NewInt(1), Scale: 2}},
 		{ice.DateType{}, "Date", "'2024-02-29'", time.Date(2024, 2, 29, 0, 0, 0, 0, time.UTC), time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC)},
 		{ice.DateType{}, "Date32", "'1960-01-01'", time.Date(1960, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(1960, 1, 2, 0, 0, 0, 0, time.UTC)},
 		{ice.TimestampType{}, "DateTime64(3, 'UTC')", "'2024-01-02 03:04:05.678'", time.Date(2024, 1, 2, 3, 4, 5, 678e6, time.UTC), time.Date(2024, 1, 2, 3, 4, 5, 679e6, time.UTC)},

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	ae "github.com/connectd/connectd/connectors/iceberg/commit/apacheevents"
+	"github.com/connectd/connectd/connectors/iceberg/icerow"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 	"github.com/connectd/connectd/internal/testutil/icebergtest"
 )
@@ -200,7 +201,7 @@ func runACModel(t testing.TB, ops []acOp) error {
 			var recs []icetable.Rec
 			for i := range op.n {
 				nextID++
-				recs = append(recs, icetable.Rec{Op: icetable.OpInsert, Row: icetable.Row{"id": nextID, "name": "n" + strconv.Itoa(i%2)}, Schema: acSchema,
+				recs = append(recs, icetable.Rec{Op: icerow.OpInsert, Row: icerow.Row{"id": nextID, "name": "n" + strconv.Itoa(i%2)}, Schema: acSchema,
 					TP: icetable.TP{Topic: "events", Partition: 0}, Offset: nextID})
 				written[name] = append(written[name], nextID)
 			}

@@ -7,6 +7,8 @@ import (
 
 	ice "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/connectd/connectd/connectors/iceberg/icerow"
 )
 
 // StaleDeleteColumn marks a live row whose key's latest change event in Kafka is a delete older than
@@ -22,7 +24,7 @@ import (
 const StaleDeleteColumn = "_cdc_stale_delete"
 
 // staleDeleteFlag reports whether a key's live rows carry the mark.
-func staleDeleteFlag(rows []Row) bool {
+func staleDeleteFlag(rows []icerow.Row) bool {
 	for _, r := range rows {
 		if b, _ := r[StaleDeleteColumn].(bool); b {
 			return true
@@ -32,14 +34,14 @@ func staleDeleteFlag(rows []Row) bool {
 }
 
 // withStaleDeleteFlag returns r with the mark set (flag) or absent, copying r when it changes.
-func withStaleDeleteFlag(r Row, flag bool) Row {
+func withStaleDeleteFlag(r icerow.Row, flag bool) icerow.Row {
 	_, has := r[StaleDeleteColumn]
 	switch {
 	case flag:
-		r = CloneRow(r)
+		r = icerow.CloneRow(r)
 		r[StaleDeleteColumn] = true
 	case has:
-		r = CloneRow(r)
+		r = icerow.CloneRow(r)
 		delete(r, StaleDeleteColumn)
 	}
 	return r
@@ -56,8 +58,8 @@ func (w *Writer) ensureStaleDeleteColumn(ctx context.Context) error {
 
 // reflagLiveRows reads the whole live rows of the keys in flags and returns them with their mark
 // set or cleared as flags says.
-func (w *Writer) reflagLiveRows(ctx context.Context, ids []string, current map[string][]Row, flags map[string]bool) ([]Row, error) {
-	keys := make([]Row, 0, len(flags))
+func (w *Writer) reflagLiveRows(ctx context.Context, ids []string, current map[string][]icerow.Row, flags map[string]bool) ([]icerow.Row, error) {
+	keys := make([]icerow.Row, 0, len(flags))
 	for k := range flags {
 		keys = append(keys, current[k][0])
 	}
@@ -72,15 +74,15 @@ func (w *Writer) reflagLiveRows(ctx context.Context, ids []string, current map[s
 	if err != nil {
 		return nil, fmt.Errorf("read live rows to mark: %w", err)
 	}
-	var out []Row
+	var out []icerow.Row
 	for rec, err := range it {
 		if err != nil {
 			return nil, fmt.Errorf("read live rows to mark: %w", err)
 		}
-		rows := RecordToRows(rec)
+		rows := icerow.RecordToRows(rec)
 		rec.Release()
 		for _, r := range rows {
-			if flag, ok := flags[KeyOf(r, ids)]; ok {
+			if flag, ok := flags[icerow.KeyOf(r, ids)]; ok {
 				out = append(out, withStaleDeleteFlag(r, flag))
 			}
 		}

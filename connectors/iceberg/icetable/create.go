@@ -11,6 +11,8 @@ import (
 	ice "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/connectd/connectd/connectors/iceberg/icerow"
 )
 
 // ValidateIdentifierFields checks what Java's Schema constructor checks (iceberg-go does not):
@@ -149,7 +151,7 @@ func CreateTable(ctx context.Context, cat catalog.Catalog, ident table.Identifie
 	}
 	version := formatVersion(props)
 	for i := range fields {
-		fields[i].Type = TypeForFormat(fields[i].Type, version)
+		fields[i].Type = icerow.TypeForFormat(fields[i].Type, version)
 	}
 	sc := ice.NewSchemaWithIdentifiers(0, ids, fields...)
 	if err := ValidateIdentifierFields(sc, opts.IDColumns); err != nil {
@@ -182,4 +184,12 @@ func CreateTable(ctx context.Context, cat catalog.Catalog, ident table.Identifie
 		return nil, err
 	}
 	return tbl, nil
+}
+
+// formatVersion is the table format version that table properties ask for (2 when unset).
+func formatVersion(props ice.Properties) int {
+	if v, err := strconv.Atoi(props["format-version"]); err == nil {
+		return v
+	}
+	return 2
 }

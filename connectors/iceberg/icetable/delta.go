@@ -3,6 +3,7 @@ package icetable
 import (
 	"context"
 	"fmt"
+	"github.com/connectd/connectd/connectors/iceberg/icerow"
 	"time"
 )
 
@@ -22,7 +23,7 @@ import (
 //
 // With tombstones (tombstones.go), an upsert at or below the key's delete version is dropped,
 // and tombs returns the tombstone rows (id columns + version) of the surviving deletes.
-func (w *Writer) PlanDelta(ctx context.Context, recs []Rec, ids []string, st *CommitStats) (data, dels []*Rec, tombs []Row, err error) {
+func (w *Writer) PlanDelta(ctx context.Context, recs []Rec, ids []string, st *CommitStats) (data, dels []*Rec, tombs []icerow.Row, err error) {
 	vc := w.Opts.KeyVersionColumn()
 	version := func(r Rec) any {
 		switch {
@@ -37,14 +38,14 @@ func (w *Writer) PlanDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 		if r.Key != nil {
 			return r.Key.Key
 		}
-		return KeyOf(r.Row, ids)
+		return icerow.KeyOf(r.Row, ids)
 	}
 	vcInTable, lookup, tombsOn := w.planReads(ids)
 
 	// the live rows and recorded deletes of every key of the commit, read before the walk: a tombstone
 	// that is its key's first record here belongs to a stale delete of an earlier commit when the live
 	// row says so
-	var keys []Row
+	var keys []icerow.Row
 	if lookup || tombsOn {
 		seen := map[string]bool{}
 		for _, r := range recs {
@@ -54,7 +55,7 @@ func (w *Writer) PlanDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 			}
 		}
 	}
-	var current map[string][]Row
+	var current map[string][]icerow.Row
 	if lookup && BranchHead(w.Tbl, w.Opts.CommitBranch) != nil {
 		current, err = w.lookupCurrent(ctx, ids, keys)
 		if err != nil {
@@ -90,13 +91,13 @@ func (w *Writer) PlanDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 	for _, r := range recs {
 		k := key(r)
 		v := version(r)
-		tomb := r.Op == OpDelete && v == nil
+		tomb := r.Op == icerow.OpDelete && v == nil
 		if tomb && afterDelete[k] {
 			st.Collapsed++ // the companion of the delete before it
 			continue
 		}
 		if !tomb {
-			setFlag(afterDelete, k, r.Op == OpDelete)
+			setFlag(afterDelete, k, r.Op == icerow.OpDelete)
 		}
 		if v != nil {
 			if h, ok := highest[k]; !ok || w.Opts.CmpVersion(v, h) > 0 {
@@ -119,13 +120,13 @@ func (w *Writer) PlanDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 		switch pv := version(prev); {
 		case tomb:
 			if h := highest[k]; h != nil {
-				r.Row = CloneRow(r.Row)
+				r.Row = icerow.CloneRow(r.Row)
 				r.Row[vc] = h
 			}
 		case v != nil && pv != nil && w.Opts.CmpVersion(v, pv) < 0:
 			// a version-less record (e.g. a key-only delete) falls back to Kafka order
 			continue // an older version arriving later (redelivery): keep the newer one
-		case r.Op != OpDelete && prev.Op == OpDelete && v != nil && pv != nil && w.Opts.CmpVersion(v, pv) == 0:
+		case r.Op != icerow.OpDelete && prev.Op == icerow.OpDelete && v != nil && pv != nil && w.Opts.CmpVersion(v, pv) == 0:
 			continue // a delete wins at its version, as against <table>__deletes
 		}
 		final[pi] = r
@@ -159,7 +160,7 @@ func (w *Writer) PlanDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 			}
 			if bare[k] || (v != nil && at != nil && w.Opts.CmpVersion(v, at) <= 0) {
 				r = bt
-				r.Row = CloneRow(bt.Row)
+				r.Row = icerow.CloneRow(bt.Row)
 				if at != nil {
 					r.Row[vc] = at
 				}
@@ -179,17 +180,17 @@ func (w *Writer) PlanDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 		if tombsOn && v != nil {
 			dv, wasDeleted := deleted[k]
 			switch {
-			case r.Op != OpDelete && wasDeleted && w.Opts.CmpVersion(v, dv) <= 0:
+			case r.Op != icerow.OpDelete && wasDeleted && w.Opts.CmpVersion(v, dv) <= 0:
 				st.StaleDropped++ // superseded by a delete committed earlier: stays deleted
 				continue
-			case r.Op == OpDelete && (!wasDeleted || w.Opts.CmpVersion(v, dv) > 0):
+			case r.Op == icerow.OpDelete && (!wasDeleted || w.Opts.CmpVersion(v, dv) > 0):
 				tr := project(r.Row, ids)
 				tr[vc] = v
 				tr[DeletedAtColumn] = now
 				tombs = append(tombs, tr)
 			}
 		}
-		if r.Op != OpDelete {
+		if r.Op != icerow.OpDelete {
 			if r.JSON != nil && flag {
 				if err := r.decode(); err != nil {
 					return nil, nil, nil, err
@@ -200,7 +201,7 @@ func (w *Writer) PlanDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 			}
 		}
 		final[j] = r // the plan's records point into final, which stays as it is from here
-		if r.Op != OpDelete {
+		if r.Op != icerow.OpDelete {
 			data = append(data, &final[j])
 		}
 		if lookup {
@@ -211,7 +212,7 @@ func (w *Writer) PlanDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 			dels = append(dels, &final[j]) // its delete columns are read from its bytes
 			continue
 		}
-		dels = append(dels, &Rec{Op: OpDelete, Row: project(r.Row, names)})
+		dels = append(dels, &Rec{Op: icerow.OpDelete, Row: project(r.Row, names)})
 	}
 	if len(reflag) > 0 {
 		rows, err := w.reflagLiveRows(ctx, ids, current, reflag)
@@ -219,7 +220,7 @@ func (w *Writer) PlanDelta(ctx context.Context, recs []Rec, ids []string, st *Co
 			return nil, nil, nil, err
 		}
 		for _, row := range rows {
-			data = append(data, &Rec{Op: OpUpdate, Row: row})
+			data = append(data, &Rec{Op: icerow.OpUpdate, Row: row})
 		}
 		for k := range reflag {
 			dels = appendKeyDeletes(dels, current[k], names)
@@ -257,14 +258,14 @@ func (w *Writer) planReads(ids []string) (vcInTable, lookup, tombsOn bool) {
 
 // appendKeyDeletes deletes the key wherever it currently lives (its old partition), and in the new
 // row's partition too when that differs (a no-op delete is harmless).
-func appendKeyDeletes(dels []*Rec, cur []Row, names []string) []*Rec {
+func appendKeyDeletes(dels []*Rec, cur []icerow.Row, names []string) []*Rec {
 	seen := map[string]bool{}
 	for _, c := range cur {
 		d := project(c, names)
-		pk := KeyOf(d, names)
+		pk := icerow.KeyOf(d, names)
 		if !seen[pk] {
 			seen[pk] = true
-			dels = append(dels, &Rec{Op: OpDelete, Row: d})
+			dels = append(dels, &Rec{Op: icerow.OpDelete, Row: d})
 		}
 	}
 	return dels

@@ -1,5 +1,6 @@
 // Package icetable writes Kafka records into Iceberg tables and commits them: it plans a commit (appends,
 // upserts by key with equality deletes, early files written while records arrive), applies it with the
-// records' next offsets in the snapshot summary, evolves and creates tables, and turns rows into Parquet
-// pages. It knows nothing of connector configs or tasks: callers hand it typed TableOptions.
+// records' next offsets in the snapshot summary, evolves and creates tables, and writes the rows that
+// package icerow builds into Parquet pages. It knows nothing of connector configs or tasks: callers
+// hand it typed TableOptions.
 package icetable

@@ -20,6 +20,8 @@ import (
 	ice "github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/connectd/connectd/connectors/iceberg/icerow"
 )
 
 // earlyRowGroupRows bounds the rows of a Parquet row group in the data files written during the
@@ -413,8 +415,8 @@ func (p *earlyPlan) recs(ctx context.Context) ([]Rec, error) {
 			r.b.Release()
 			return nil, err
 		}
-		for i, row := range RecordToRows(r.b) {
-			out = append(out, Rec{Op: OpInsert, Row: row, TP: r.run.seg.tp, Offset: offs[r.from+int64(i)]})
+		for i, row := range icerow.RecordToRows(r.b) {
+			out = append(out, Rec{Op: icerow.OpInsert, Row: row, TP: r.run.seg.tp, Offset: offs[r.from+int64(i)]})
 		}
 		r.b.Release()
 	}
@@ -434,7 +436,11 @@ func toTableBatch(b arrow.RecordBatch, asc *arrow.Schema, sameSchema bool) (arro
 			return array.NewRecordBatch(asc, b.Columns(), b.NumRows()), nil
 		}
 	}
-	return BuildRecord(asc, RecordToRows(b))
+	out, err := icerow.BuildRecord(asc, icerow.RecordToRows(b))
+	if err != nil {
+		return nil, &DataError{err}
+	}
+	return out, nil
 }
 
 // readParquet calls fn with each batch of a Parquet file of the table's file system.

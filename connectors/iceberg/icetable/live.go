@@ -8,16 +8,17 @@ import (
 	"strings"
 
 	"github.com/apache/iceberg-go/table"
+	"github.com/connectd/connectd/connectors/iceberg/icerow"
 )
 
 // LiveRows reads the current state of tbl as of snapshot snapshotID (0: the table's current snapshot):
 // every position and equality delete file is applied (iceberg-go's scan planning), so each live row is
-// yielded once. columns selects the columns to read (nil: all). Values have the sink's Row types: bool,
+// yielded once. columns selects the columns to read (nil: all). Values have icerow.Row's types: bool,
 // int32, int64, float32, float64, string, []byte, time.Time (dates and timestamps, UTC), time.Duration
-// (time), Decimal, uuid.UUID, map[string]any (struct), []any (list), map values as []any of {key,value}.
+// (time), icerow.Decimal, uuid.UUID, map[string]any (struct), []any (list), map values as []any of {key,value}.
 // This is the read the sink's own upsert planning does for versioned keys, over the whole table.
-func LiveRows(ctx context.Context, tbl *table.Table, snapshotID int64, columns []string) iter.Seq2[Row, error] {
-	return func(yield func(Row, error) bool) {
+func LiveRows(ctx context.Context, tbl *table.Table, snapshotID int64, columns []string) iter.Seq2[icerow.Row, error] {
+	return func(yield func(icerow.Row, error) bool) {
 		opts := []table.ScanOption{}
 		if snapshotID != 0 {
 			opts = append(opts, table.WithSnapshotID(snapshotID))
@@ -35,7 +36,7 @@ func LiveRows(ctx context.Context, tbl *table.Table, snapshotID int64, columns [
 				yield(nil, fmt.Errorf("iceberg: reading %s: %w", strings.Join(tbl.Identifier(), "."), err))
 				return
 			}
-			rows := RecordToRows(rec)
+			rows := icerow.RecordToRows(rec)
 			rec.Release()
 			for _, r := range rows {
 				if !yield(r, nil) {

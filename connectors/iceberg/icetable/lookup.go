@@ -3,41 +3,15 @@ package icetable
 import (
 	"context"
 	"slices"
-	"strconv"
-	"strings"
 
 	ice "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/connectd/connectd/connectors/iceberg/icerow"
 )
 
-func KeyOf(r Row, ids []string) string {
-	var sb strings.Builder
-	for i, c := range ids {
-		if i > 0 {
-			sb.WriteByte(0)
-		}
-		v := r[c]
-		switch x := v.(type) {
-		case string:
-			sb.WriteString(x)
-		case nil:
-			sb.WriteString("\x01null")
-		default:
-			// normalise integer widths so 1 (int32) and 1 (int64) are one key
-			if n, err := ToInt64(x); err == nil {
-				if _, isF := x.(float64); !isF {
-					sb.WriteString(strconv.FormatInt(n, 10))
-					continue
-				}
-			}
-			sb.WriteString(ToString(x))
-		}
-	}
-	return sb.String()
-}
-
-func project(r Row, names []string) Row {
-	out := make(Row, len(names))
+func project(r icerow.Row, names []string) icerow.Row {
+	out := make(icerow.Row, len(names))
 	for _, n := range names {
 		out[n] = r[n]
 	}
@@ -46,7 +20,7 @@ func project(r Row, names []string) Row {
 
 // lookupCurrent scans the live rows (deletes applied) for the given keys and returns, per key,
 // the id, partition-source and version columns of each live row.
-func (w *Writer) lookupCurrent(ctx context.Context, ids []string, keys []Row) (map[string][]Row, error) {
+func (w *Writer) lookupCurrent(ctx context.Context, ids []string, keys []icerow.Row) (map[string][]icerow.Row, error) {
 	names, _, err := w.deleteColumns(ids)
 	if err != nil {
 		return nil, err
@@ -72,17 +46,17 @@ func (w *Writer) lookupCurrent(ctx context.Context, ids []string, keys []Row) (m
 	}
 	want := make(map[string]bool, len(keys))
 	for _, k := range keys {
-		want[KeyOf(k, ids)] = true
+		want[icerow.KeyOf(k, ids)] = true
 	}
-	out := map[string][]Row{}
+	out := map[string][]icerow.Row{}
 	for rec, err := range it {
 		if err != nil {
 			return nil, err
 		}
-		rows := RecordToRows(rec)
+		rows := icerow.RecordToRows(rec)
 		rec.Release()
 		for _, r := range rows {
-			k := KeyOf(r, ids)
+			k := icerow.KeyOf(r, ids)
 			if want[k] {
 				out[k] = append(out[k], r)
 			}
@@ -91,7 +65,7 @@ func (w *Writer) lookupCurrent(ctx context.Context, ids []string, keys []Row) (m
 	return out, nil
 }
 
-func keyFilter(sc *ice.Schema, col string, keys []Row) ice.BooleanExpression {
+func keyFilter(sc *ice.Schema, col string, keys []icerow.Row) ice.BooleanExpression {
 	f, ok := sc.FindFieldByName(col)
 	if !ok || len(keys) == 0 || len(keys) > 50000 {
 		return ice.AlwaysTrue{}
@@ -104,19 +78,19 @@ func keyFilter(sc *ice.Schema, col string, keys []Row) ice.BooleanExpression {
 		}
 		switch f.Type.(type) {
 		case ice.Int32Type:
-			n, err := ToInt64(v)
+			n, err := icerow.ToInt64(v)
 			if err != nil {
 				return ice.AlwaysTrue{}
 			}
 			lits = append(lits, ice.NewLiteral(int32(n)))
 		case ice.Int64Type:
-			n, err := ToInt64(v)
+			n, err := icerow.ToInt64(v)
 			if err != nil {
 				return ice.AlwaysTrue{}
 			}
 			lits = append(lits, ice.NewLiteral(n))
 		case ice.StringType:
-			lits = append(lits, ice.NewLiteral(ToString(v)))
+			lits = append(lits, ice.NewLiteral(icerow.ToString(v)))
 		default:
 			return ice.AlwaysTrue{}
 		}

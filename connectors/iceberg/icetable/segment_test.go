@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/stretchr/testify/require"
 
+	"github.com/connectd/connectd/connectors/iceberg/icerow"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
@@ -27,7 +28,7 @@ func TestSegmentManyBatches(t *testing.T) {
 	str := func(i int) string { return strings.Repeat("x", (i/icetable.SpoolBatchRows)*40+i%7) + fmt.Sprint(i) }
 	bad := func(i int) bool { return i%1000 == 3 }
 	for i := range n {
-		row := icetable.Row{"id": int64(i), "s": str(i), "b": []byte(str(i))}
+		row := icerow.Row{"id": int64(i), "s": str(i), "b": []byte(str(i))}
 		if bad(i) {
 			row["id"] = "not a number"
 		}

@@ -12,6 +12,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/connectd/connectd/connect/jsonvalue"
+	"github.com/connectd/connectd/connectors/iceberg/icerow"
 )
 
 // SpoolBatchRows is how many rows a segment builds in memory before it writes them to its file:
@@ -112,7 +115,7 @@ func newSegmentBuilder(tp TP, schemaID int, sc *arrow.Schema, batchRows int) (*S
 
 // Add appends one row. A value that does not fit its column is a data error: the row is kept
 // as a bad row (nulls, never written to the table) so the builders stay aligned.
-func (s *Segment) Add(row Row, offset int64) error {
+func (s *Segment) Add(row icerow.Row, offset int64) error {
 	var rowErr error
 	for i := range s.Fields {
 		f := &s.Fields[i]
@@ -120,7 +123,7 @@ func (s *Segment) Add(row Row, offset int64) error {
 			s.cols[i].AppendNull()
 			continue
 		}
-		if err := appendValue(s.cols[i], f.Type, row[f.Name]); err != nil {
+		if err := icerow.AppendValue(s.cols[i], f.Type, row[f.Name]); err != nil {
 			rowErr = &DataError{fmt.Errorf("column %q: %w", f.Name, err)}
 			s.cols[i].AppendNull()
 		}
@@ -138,6 +141,20 @@ func (s *Segment) Add(row Row, offset int64) error {
 		}
 	}
 	return rowErr
+}
+
+// AppendJSON appends the (valid) JSON object b, of the listed members (nil: not listed), as one row
+// when it is of shape js, else appends nothing and reports false.
+func (s *Segment) AppendJSON(js *icerow.JSONShape, b []byte, members []jsonvalue.Member, offset int64) (bool, error) {
+	if !js.AppendRow(s.cols, b, members) {
+		return false, nil
+	}
+	s.Rows++
+	s.off.Append(offset)
+	if s.off.Len() >= s.batchRows {
+		return true, s.flush(true)
+	}
+	return true, nil
 }
 
 // Flush writes the built rows as one batch; more says whether rows follow.
@@ -321,11 +338,11 @@ func (s *Segment) Batches(asc *arrow.Schema, schemaID int, from int64, n, skippe
 					out = sliceBatch(asc, cols, i, j)
 				} else {
 					old := sliceBatch(s.schema, cols, i, j)
-					rows := RecordToRows(old)
+					rows := icerow.RecordToRows(old)
 					old.Release()
 					var err error
-					if out, err = BuildRecord(asc, rows); err != nil {
-						return err
+					if out, err = icerow.BuildRecord(asc, rows); err != nil {
+						return &DataError{err}
 					}
 				}
 				*n += j - i
@@ -349,13 +366,13 @@ func (s *Segment) recs(from int64, skipped *int) ([]Rec, error) {
 	err := s.read(func(rec arrow.RecordBatch, offs []int64) error {
 		data := sliceBatch(s.schema, rec.Columns()[:ncols], 0, len(offs))
 		defer data.Release()
-		for i, row := range RecordToRows(data) {
+		for i, row := range icerow.RecordToRows(data) {
 			switch {
 			case offs[i] == badRow:
 			case offs[i] < from:
 				*skipped++
 			default:
-				out = append(out, Rec{Op: OpInsert, Row: row, TP: s.tp, Offset: offs[i]})
+				out = append(out, Rec{Op: icerow.OpInsert, Row: row, TP: s.tp, Offset: offs[i]})
 			}
 		}
 		return nil

@@ -17,15 +17,7 @@ import (
 
 	"github.com/connectd/connectd/connect/jsonvalue"
 	"github.com/connectd/connectd/connectors/iceberg/conflict"
-)
-
-// Op is the change kind of one record in delta (upsert) mode.
-type Op byte
-
-const (
-	OpInsert Op = 'I'
-	OpUpdate Op = 'U'
-	OpDelete Op = 'D'
+	"github.com/connectd/connectd/connectors/iceberg/icerow"
 )
 
 // TP identifies a Kafka topic-partition.
@@ -38,8 +30,8 @@ func (tp TP) String() string { return tp.Topic + "/" + strconv.Itoa(int(tp.Parti
 
 // Rec is one record routed to one table.
 type Rec struct {
-	Op  Op
-	Row Row // full row; for deletes at least the id columns
+	Op  icerow.Op
+	Row icerow.Row // full row; for deletes at least the id columns
 	// Schema is the record's own Iceberg struct (from its Connect schema, or inferred from
 	// schemaless JSON). It drives auto-create and schema evolution; nil means "use the table's".
 	Schema *ice.StructType
@@ -48,7 +40,7 @@ type Rec struct {
 	// Seg, when set, stands for the spooled append rows of TP from Offset on (spool.go): Row and
 	// Schema are unset, the rows have the table's schema.
 	Seg *Segment
-	// JSON, when set, is the value of a buffered upsert whose Row is not built (jsonkeyed.go): the
+	// JSON, when set, is the value of a buffered upsert whose Row is not built (buffered.go): the
 	// round plans it by key, and builds its data and delete rows from the bytes. Its Bytes are nil
 	// when the bytes are in the task's spill file (key.spill); jsonBytes reads them either way.
 	JSON *jsonvalue.Value
@@ -248,9 +240,9 @@ func (w *Writer) prepare(ctx context.Context, recs []Rec) (*Part, error) {
 		// auto-create from the first full row (a delete may carry only the key)
 		var rs *ice.StructType
 		for _, r := range recs {
-			if r.Schema != nil && (rs == nil || r.Op != OpDelete) {
+			if r.Schema != nil && (rs == nil || r.Op != icerow.OpDelete) {
 				rs = r.Schema
-				if r.Op != OpDelete {
+				if r.Op != icerow.OpDelete {
 					break
 				}
 			}
@@ -295,7 +287,7 @@ func (w *Writer) prepare(ctx context.Context, recs []Rec) (*Part, error) {
 	ids := w.idColumns()
 	delta := len(ids) > 0 && w.Opts.DeltaMode
 	for i := 0; i < len(live) && !delta && len(ids) > 0; i++ {
-		delta = live[i].Op != OpInsert
+		delta = live[i].Op != icerow.OpInsert
 	}
 	if len(ids) > 0 && len(segs)+len(plans) > 0 {
 		// the table gained identifier fields after its rows were spooled: plan them as records
@@ -329,7 +321,7 @@ func (w *Writer) prepare(ctx context.Context, recs []Rec) (*Part, error) {
 		if err := KeyRows(live, w.planColumns(ids), lookup || tombsOn); err != nil {
 			return p, err
 		}
-		var tombRows []Row
+		var tombRows []icerow.Row
 		data, dels, tombRows, err = w.PlanDelta(ctx, live, ids, st)
 		if err != nil {
 			return p, err
@@ -348,7 +340,7 @@ func (w *Writer) prepare(ctx context.Context, recs []Rec) (*Part, error) {
 	} else {
 		data = make([]*Rec, 0, len(live))
 		for i := range live {
-			if live[i].Op == OpDelete {
+			if live[i].Op == icerow.OpDelete {
 				continue // append mode: deletes have no row to append (tombstones)
 			}
 			data = append(data, &live[i])
@@ -613,7 +605,7 @@ func (o TableOptions) KeyVersionColumn() string {
 // CmpVersion compares two versions of a key; normalized envelope versions compare as strings.
 func (o TableOptions) CmpVersion(a, b any) int {
 	if o.CDCVersionColumn != "" && a != nil && b != nil {
-		return strings.Compare(ToString(a), ToString(b))
+		return strings.Compare(icerow.ToString(a), icerow.ToString(b))
 	}
 	return CompareVersion(a, b)
 }
@@ -665,7 +657,7 @@ func dataBatches(sc *arrow.Schema, schemaID int, recs []*Rec) iter.Seq2[arrow.Re
 	const chunk = SpoolBatchRows
 	return func(yield func(arrow.RecordBatch, error) bool) {
 		fields := sc.Fields()
-		shapes := map[*ice.StructType]*JSONShape{}
+		shapes := map[*ice.StructType]*icerow.JSONShape{}
 		for i := 0; i < len(recs); i += chunk {
 			rec, err := BuildDataRecord(sc, fields, schemaID, recs[i:min(i+chunk, len(recs))], shapes)
 			if !yield(rec, err) || err != nil {

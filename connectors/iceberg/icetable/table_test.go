@@ -13,6 +13,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
+	"github.com/connectd/connectd/connectors/iceberg/icerow"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 	"github.com/connectd/connectd/internal/testutil/icebergtest"
 )
@@ -36,7 +37,7 @@ func TestUpsertCollapsesMovesAndDeletes(t *testing.T) {
 				VersionColumn: tc.version, OffsetsKey: icetable.OffsetsSummaryKey("connect-test"),
 			}}
 			rng := rand.New(rand.NewSource(42))
-			model := map[int64]icetable.Row{}
+			model := map[int64]icerow.Row{}
 			versions := map[int64]int64{}
 			base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 			off := int64(0)
@@ -48,23 +49,23 @@ func TestUpsertCollapsesMovesAndDeletes(t *testing.T) {
 					versions[id]++
 					v := versions[id]
 					day := rng.Intn(5) // partition value changes between versions
-					row := icetable.Row{"id": id, "name": fmt.Sprintf("n%d-%d", id, v), "ts": base.Add(time.Duration(day) * 24 * time.Hour), "version": v}
-					op := icetable.OpUpdate
+					row := icerow.Row{"id": id, "name": fmt.Sprintf("n%d-%d", id, v), "ts": base.Add(time.Duration(day) * 24 * time.Hour), "version": v}
+					op := icerow.OpUpdate
 					if rng.Intn(7) == 0 {
-						op = icetable.OpDelete
-						row = icetable.Row{"id": id, "version": v} // key-only delete
+						op = icerow.OpDelete
+						row = icerow.Row{"id": id, "version": v} // key-only delete
 					}
 					recs = append(recs, icetable.Rec{Op: op, Row: row, Schema: customerSchema, TP: tp, Offset: off})
 					off++
-					if op == icetable.OpDelete {
+					if op == icerow.OpDelete {
 						delete(model, id)
 					} else {
 						model[id] = row
 					}
 					if tc.version != "" && rng.Intn(10) == 0 && v > 1 {
 						// a redelivered stale version (lower version, later offset)
-						stale := icetable.Row{"id": id, "name": "stale", "ts": base, "version": v - 1}
-						recs = append(recs, icetable.Rec{Op: icetable.OpUpdate, Row: stale, Schema: customerSchema, TP: tp, Offset: off})
+						stale := icerow.Row{"id": id, "name": "stale", "ts": base, "version": v - 1}
+						recs = append(recs, icetable.Rec{Op: icerow.OpUpdate, Row: stale, Schema: customerSchema, TP: tp, Offset: off})
 						off++
 					}
 				}
@@ -73,8 +74,8 @@ func TestUpsertCollapsesMovesAndDeletes(t *testing.T) {
 				if tc.version != "" && round == 1 {
 					// a stale record in a later commit than its newer version
 					for id, r := range model {
-						stale := icetable.Row{"id": id, "name": "stale", "ts": base, "version": r["version"].(int64) - 1}
-						_, err := w.Commit(ctx, []icetable.Rec{{Op: icetable.OpUpdate, Row: stale, Schema: customerSchema, TP: tp, Offset: off}}, icetable.Offsets{tp: off + 1}, nil)
+						stale := icerow.Row{"id": id, "name": "stale", "ts": base, "version": r["version"].(int64) - 1}
+						_, err := w.Commit(ctx, []icetable.Rec{{Op: icerow.OpUpdate, Row: stale, Schema: customerSchema, TP: tp, Offset: off}}, icetable.Offsets{tp: off + 1}, nil)
 						require.NoError(t, err)
 						off++
 						break
@@ -82,7 +83,7 @@ func TestUpsertCollapsesMovesAndDeletes(t *testing.T) {
 				}
 			}
 			// replay of an already committed range: skipped by the committed offsets
-			st, err := w.Commit(ctx, []icetable.Rec{{Op: icetable.OpDelete, Row: icetable.Row{"id": int64(1)}, TP: tp, Offset: 3}}, icetable.Offsets{tp: 4}, nil)
+			st, err := w.Commit(ctx, []icetable.Rec{{Op: icerow.OpDelete, Row: icerow.Row{"id": int64(1)}, TP: tp, Offset: 3}}, icetable.Offsets{tp: 4}, nil)
 			require.NoError(t, err)
 			require.Equal(t, 1, st.Skipped)
 
@@ -130,7 +131,7 @@ func TestZombieFencing(t *testing.T) {
 	recs := func(from, to int64) []icetable.Rec {
 		var out []icetable.Rec
 		for o := from; o < to; o++ {
-			out = append(out, icetable.Rec{Op: icetable.OpInsert, Row: icetable.Row{"off": o}, Schema: st, TP: tp, Offset: o})
+			out = append(out, icetable.Rec{Op: icerow.OpInsert, Row: icerow.Row{"off": o}, Schema: st, TP: tp, Offset: o})
 		}
 		return out
 	}
@@ -183,7 +184,7 @@ func TestCommitBranch(t *testing.T) {
 	for round := int64(0); round < 2; round++ {
 		var recs []icetable.Rec
 		for o := round * 10; o < round*10+10; o++ {
-			recs = append(recs, icetable.Rec{Op: icetable.OpInsert, Row: icetable.Row{"off": o}, Schema: st, TP: tp, Offset: o})
+			recs = append(recs, icetable.Rec{Op: icerow.OpInsert, Row: icerow.Row{"off": o}, Schema: st, TP: tp, Offset: o})
 		}
 		_, err := w.Commit(ctx, recs, icetable.Offsets{tp: round*10 + 10}, nil)
 		require.NoError(t, err)

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connectors/iceberg/icerow"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
@@ -49,7 +50,7 @@ func timestampCases() []timestampCase {
 	}
 }
 
-func timestampRecord(t *testing.T, cases []timestampCase) (icetable.Row, *ice.StructType) {
+func timestampRecord(t *testing.T, cases []timestampCase) (icerow.Row, *ice.StructType) {
 	b := connect.StructBuilder().Name("ts").Field("id", connect.Int64Builder().MustBuild())
 	for _, c := range cases {
 		b = b.Field(c.column, c.schema)
@@ -60,7 +61,7 @@ func timestampRecord(t *testing.T, cases []timestampCase) (icetable.Row, *ice.St
 	for _, c := range cases {
 		s.Put(c.column, c.value)
 	}
-	row, st, err := icetable.NewSchemaCache().RecordValue(sc, s)
+	row, st, err := icerow.NewSchemaCache().RecordValue(sc, s)
 	require.NoError(t, err)
 	return row, st
 }
@@ -87,7 +88,7 @@ func TestTimestampMapping(t *testing.T) {
 			}}
 			row, st := timestampRecord(t, cases)
 			tp := icetable.TP{Topic: "t"}
-			_, err := w.Commit(ctx, []icetable.Rec{{Op: icetable.OpInsert, Row: row, Schema: st, TP: tp}}, icetable.Offsets{tp: 1}, nil)
+			_, err := w.Commit(ctx, []icetable.Rec{{Op: icerow.OpInsert, Row: row, Schema: st, TP: tp}}, icetable.Offsets{tp: 1}, nil)
 			require.NoError(t, err)
 			tbl, err := w.Cat.LoadTable(ctx, w.Ident)
 			require.NoError(t, err)
@@ -140,7 +141,7 @@ func TestTimestampIntoExistingColumnOfOtherType(t *testing.T) {
 			}}
 			row, st := timestampRecord(t, cases)
 			tp := icetable.TP{Topic: "t"}
-			_, err = w.Commit(ctx, []icetable.Rec{{Op: icetable.OpInsert, Row: row, Schema: st, TP: tp}}, icetable.Offsets{tp: 1}, nil)
+			_, err = w.Commit(ctx, []icetable.Rec{{Op: icerow.OpInsert, Row: row, Schema: st, TP: tp}}, icetable.Offsets{tp: 1}, nil)
 			require.NoError(t, err)
 			tbl, err := cat.LoadTable(ctx, w.Ident)
 			require.NoError(t, err)

@@ -62,6 +62,8 @@ import (
 	ice "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/connectd/connectd/connectors/iceberg/icerow"
 )
 
 // TombstoneSuffix is appended to a table's name to name its tombstone table.
@@ -105,7 +107,7 @@ func (w *Writer) tombstoneWriter(ids []string) *Writer {
 
 // loadTombstones returns, per key of keys, the version at which it was last deleted. The
 // tombstone table is reloaded from the catalog on every call (see 2. above).
-func (w *Writer) loadTombstones(ctx context.Context, ids []string, keys []Row) (map[string]any, error) {
+func (w *Writer) loadTombstones(ctx context.Context, ids []string, keys []icerow.Row) (map[string]any, error) {
 	tw := w.tombstoneWriter(ids)
 	tbl, err := w.Cat.LoadTable(ctx, tw.Ident)
 	if err != nil {
@@ -140,7 +142,7 @@ func (w *Writer) loadTombstones(ctx context.Context, ids []string, keys []Row) (
 // prepareTombstones prepares the upsert of rows (id columns + version column) into the
 // tombstone table, creating it on first use from the main table's column types. The part is
 // committed by the caller before the main table's part.
-func (w *Writer) prepareTombstones(ctx context.Context, ids []string, rows []Row) (*Part, error) {
+func (w *Writer) prepareTombstones(ctx context.Context, ids []string, rows []icerow.Row) (*Part, error) {
 	tw := w.tombstoneWriter(ids)
 	if tw.Tbl == nil {
 		sc := w.Tbl.Schema()
@@ -171,7 +173,7 @@ func (w *Writer) prepareTombstones(ctx context.Context, ids []string, rows []Row
 	}
 	recs := make([]Rec, len(rows))
 	for i, r := range rows {
-		recs[i] = Rec{Op: OpUpdate, Row: r}
+		recs[i] = Rec{Op: icerow.OpUpdate, Row: r}
 	}
 	p, err := tw.Prepare(ctx, recs)
 	if err != nil {
@@ -181,7 +183,7 @@ func (w *Writer) prepareTombstones(ctx context.Context, ids []string, rows []Row
 }
 
 // CommitTombstones prepares and commits tombstone rows on their own.
-func (w *Writer) CommitTombstones(ctx context.Context, ids []string, rows []Row) error {
+func (w *Writer) CommitTombstones(ctx context.Context, ids []string, rows []icerow.Row) error {
 	p, err := w.prepareTombstones(ctx, ids, rows)
 	if err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/connectd/connectd/connectors/iceberg/icerow"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
@@ -21,23 +22,23 @@ import (
 // order: the later event wins) and no tombstone table is created.
 func TestLateEventAfterDeleteStaysDeleted(t *testing.T) {
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	row := func(id int64, name string, day int, v int64) icetable.Row {
-		return icetable.Row{"id": id, "name": name, "ts": base.Add(time.Duration(day) * 24 * time.Hour), "version": v}
+	row := func(id int64, name string, day int, v int64) icerow.Row {
+		return icerow.Row{"id": id, "name": name, "ts": base.Add(time.Duration(day) * 24 * time.Hour), "version": v}
 	}
 	tp := icetable.TP{Topic: "cdc", Partition: 0}
 	// the stream, in rounds (one commit each)
 	rounds := [][]icetable.Rec{
 		{
-			{Op: icetable.OpInsert, Row: row(1, "v1", 0, 1)},
-			{Op: icetable.OpUpdate, Row: row(1, "v2", 1, 2)},
-			{Op: icetable.OpDelete, Row: icetable.Row{"id": int64(1), "version": int64(3)}}, // key-only delete
-			{Op: icetable.OpInsert, Row: row(2, "k2v1", 2, 1)},
+			{Op: icerow.OpInsert, Row: row(1, "v1", 0, 1)},
+			{Op: icerow.OpUpdate, Row: row(1, "v2", 1, 2)},
+			{Op: icerow.OpDelete, Row: icerow.Row{"id": int64(1), "version": int64(3)}}, // key-only delete
+			{Op: icerow.OpInsert, Row: row(2, "k2v1", 2, 1)},
 		},
-		{{Op: icetable.OpUpdate, Row: row(1, "late-v2", 3, 2)}},                           // late: must stay deleted
-		{{Op: icetable.OpUpdate, Row: row(1, "late-v3", 2, 3)}},                           // same version as the delete
-		{{Op: icetable.OpInsert, Row: row(1, "v4", 4, 4)}},                                // newer: back
-		{{Op: icetable.OpDelete, Row: icetable.Row{"id": int64(1), "version": int64(3)}}}, // replayed delete: older than v4
-		{{Op: icetable.OpUpdate, Row: row(1, "late-v2", 3, 2)}},
+		{{Op: icerow.OpUpdate, Row: row(1, "late-v2", 3, 2)}},                         // late: must stay deleted
+		{{Op: icerow.OpUpdate, Row: row(1, "late-v3", 2, 3)}},                         // same version as the delete
+		{{Op: icerow.OpInsert, Row: row(1, "v4", 4, 4)}},                              // newer: back
+		{{Op: icerow.OpDelete, Row: icerow.Row{"id": int64(1), "version": int64(3)}}}, // replayed delete: older than v4
+		{{Op: icerow.OpUpdate, Row: row(1, "late-v2", 3, 2)}},
 	}
 	off := int64(0)
 	for i := range rounds {
@@ -131,7 +132,7 @@ func TestLateEventAfterDeleteStaysDeleted(t *testing.T) {
 		require.NoError(t, err)
 		// the round [delete v3, late v2]: its tombstone committed, the table commit "crashed"
 		del := rounds[0][2]
-		require.NoError(t, w.CommitTombstones(ctx, []string{"id"}, []icetable.Row{{"id": int64(1), "version": int64(3)}}))
+		require.NoError(t, w.CommitTombstones(ctx, []string{"id"}, []icerow.Row{{"id": int64(1), "version": int64(3)}}))
 		require.Equal(t, []string{"1|v2|2"}, duckRows(t, w.Tbl.MetadataLocation(), q))
 		// replay of the round
 		late := rounds[1][0]

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
+	"github.com/connectd/connectd/connectors/iceberg/icerow"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 	"github.com/connectd/connectd/internal/testutil/icebergtest"
 )
@@ -147,8 +148,8 @@ func benchReadBack(b *testing.B, events, keys int) {
 			name = parts[1]
 			_, err = fmt.Sscan(parts[2], &day)
 			require.NoError(b, err)
-			recs = append(recs, icetable.Rec{Op: icetable.OpInsert, Schema: customerSchema, TP: icetable.TP{Topic: "cdc", Partition: 0},
-				Row: icetable.Row{"id": id, "name": name, "ts": baseTime.Add(time.Duration(day) * 24 * time.Hour)}})
+			recs = append(recs, icetable.Rec{Op: icerow.OpInsert, Schema: customerSchema, TP: icetable.TP{Topic: "cdc", Partition: 0},
+				Row: icerow.Row{"id": id, "name": name, "ts": baseTime.Add(time.Duration(day) * 24 * time.Hour)}})
 		}
 		commitRound(b, aw, recs, nil)
 		tbl := mustLoad(b, cat, aw.Ident)

@@ -16,6 +16,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
+	"github.com/connectd/connectd/connectors/iceberg/icerow"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
@@ -34,16 +35,16 @@ func (s *stream) round(n int) ([]icetable.Rec, icetable.Offsets) {
 	for i := 0; i < n; i++ {
 		id := int64(s.rng.Intn(s.keys))
 		s.seq++
-		op := icetable.OpUpdate
-		var row icetable.Row
+		op := icerow.OpUpdate
+		var row icerow.Row
 		if s.rng.Intn(5) == 0 {
-			op = icetable.OpDelete
-			row = icetable.Row{"id": id}
+			op = icerow.OpDelete
+			row = icerow.Row{"id": id}
 			delete(s.model, id)
 		} else {
 			day := s.rng.Intn(3) // a key moves between partitions of day(ts)
 			name := "n" + strconv.Itoa(s.seq)
-			row = icetable.Row{"id": id, "name": name, "ts": baseTime.Add(time.Duration(day) * 24 * time.Hour)}
+			row = icerow.Row{"id": id, "name": name, "ts": baseTime.Add(time.Duration(day) * 24 * time.Hour)}
 			s.model[id] = modelRow(id, name, day)
 		}
 		recs = append(recs, icetable.Rec{Op: op, Row: row, Schema: customerSchema, TP: s.tp, Offset: s.off})

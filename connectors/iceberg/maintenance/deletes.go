@@ -10,6 +10,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/connectd/connectd/connectors/iceberg/icerow"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
@@ -68,11 +69,11 @@ func ExpireDeletes(ctx context.Context, cat catalog.Catalog, ident table.Identif
 			if !ok || !at.Before(cutoff) {
 				continue
 			}
-			key := make(icetable.Row, len(ids))
+			key := make(icerow.Row, len(ids))
 			for _, c := range ids {
 				key[c] = r[c]
 			}
-			recs = append(recs, icetable.Rec{Op: icetable.OpDelete, Row: key})
+			recs = append(recs, icetable.Rec{Op: icerow.OpDelete, Row: key})
 		}
 		res.Expired = len(recs)
 		if len(recs) == 0 {
@@ -93,7 +94,7 @@ func ExpireDeletes(ctx context.Context, cat catalog.Catalog, ident table.Identif
 
 // liveRows reads the given columns of the live rows of tbl's branch (deletes applied) recorded before cutoff;
 // the filter lets the scan skip the files written since.
-func liveRows(ctx context.Context, tbl *table.Table, branch string, cutoff time.Time, cols []string) ([]icetable.Row, error) {
+func liveRows(ctx context.Context, tbl *table.Table, branch string, cutoff time.Time, cols []string) ([]icerow.Row, error) {
 	scan := tbl.Scan(table.WithSelectedFields(cols...),
 		table.WithRowFilter(ice.LessThan(ice.Reference(icetable.DeletedAtColumn), ice.Timestamp(cutoff.UnixMicro()))))
 	if branch != "" && branch != table.MainBranch {
@@ -106,12 +107,12 @@ func liveRows(ctx context.Context, tbl *table.Table, branch string, cutoff time.
 	if err != nil {
 		return nil, err
 	}
-	var out []icetable.Row
+	var out []icerow.Row
 	for rec, err := range it {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, icetable.RecordRows(rec)...)
+		out = append(out, icerow.RecordToRows(rec)...)
 		rec.Release()
 	}
 	return out, nil

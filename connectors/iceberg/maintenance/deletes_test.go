@@ -10,6 +10,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
+	"github.com/connectd/connectd/connectors/iceberg/icerow"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 	"github.com/connectd/connectd/internal/testutil/icebergtest"
 )
@@ -33,19 +34,19 @@ func TestExpireDeletes(t *testing.T) {
 	}}
 	tp := icetable.TP{Topic: "cdc", Partition: 0}
 	off := int64(0)
-	rec := func(op icetable.Op, id int64, name string, ver int64) icetable.Rec {
+	rec := func(op icerow.Op, id int64, name string, ver int64) icetable.Rec {
 		off++
-		return icetable.Rec{Op: op, Row: icetable.Row{"id": id, "name": name, "ver": ver}, Schema: versionedSchema, TP: tp, Offset: off - 1}
+		return icetable.Rec{Op: op, Row: icerow.Row{"id": id, "name": name, "ver": ver}, Schema: versionedSchema, TP: tp, Offset: off - 1}
 	}
 	commit := func(recs ...icetable.Rec) {
 		t.Helper()
 		commitRound(t, w, recs, icetable.Offsets{tp: off})
 	}
-	commit(rec(icetable.OpUpdate, 1, "one", 10), rec(icetable.OpUpdate, 2, "two", 10), rec(icetable.OpUpdate, 3, "three", 10))
-	commit(rec(icetable.OpDelete, 1, "one", 20))
+	commit(rec(icerow.OpUpdate, 1, "one", 10), rec(icerow.OpUpdate, 2, "two", 10), rec(icerow.OpUpdate, 3, "three", 10))
+	commit(rec(icerow.OpDelete, 1, "one", 20))
 	cutoff := time.Now()
 	time.Sleep(20 * time.Millisecond)
-	commit(rec(icetable.OpDelete, 2, "two", 20))
+	commit(rec(icerow.OpDelete, 2, "two", 20))
 
 	tombs := func() []string {
 		tbl := mustLoad(t, cat, icetable.TombstoneIdent(ident))
@@ -68,7 +69,7 @@ func TestExpireDeletes(t *testing.T) {
 	require.Equal(t, 0, again.Expired)
 
 	// late events older than the deletes: key 1 has forgotten its delete, key 2 has not
-	commit(rec(icetable.OpUpdate, 1, "one-late", 15), rec(icetable.OpUpdate, 2, "two-late", 15))
+	commit(rec(icerow.OpUpdate, 1, "one-late", 15), rec(icerow.OpUpdate, 2, "two-late", 15))
 	var got []string
 	for _, r := range icebergtest.Read(t, mustLoad(t, cat, ident).MetadataLocation(), "SELECT id, name, ver FROM t ORDER BY id", nil).Rows {
 		got = append(got, fmt.Sprintf("%v|%v|%v", r[0], r[1], r[2]))

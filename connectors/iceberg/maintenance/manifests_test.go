@@ -8,6 +8,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
+	"github.com/connectd/connectd/connectors/iceberg/icerow"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
@@ -23,12 +24,12 @@ func TestRewriteManifests(t *testing.T) {
 	for i := 0; i < 6; i++ {
 		recs, offs := s.round(30)
 		for j := range recs {
-			if recs[j].Op == icetable.OpDelete { // an append table: inserts only
+			if recs[j].Op == icerow.OpDelete { // an append table: inserts only
 				id := recs[j].Row["id"].(int64)
-				recs[j].Op, recs[j].Row = icetable.OpInsert, icetable.Row{"id": id, "name": "d", "ts": baseTime}
+				recs[j].Op, recs[j].Row = icerow.OpInsert, icerow.Row{"id": id, "name": "d", "ts": baseTime}
 				s.model[id] = modelRow(id, "d", 0)
 			} else {
-				recs[j].Op = icetable.OpInsert
+				recs[j].Op = icerow.OpInsert
 			}
 		}
 		commitRound(t, w, recs, offs)

@@ -15,6 +15,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
+	"github.com/connectd/connectd/connectors/iceberg/icerow"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 	"github.com/connectd/connectd/internal/testutil/icebergtest"
 )
@@ -58,8 +59,8 @@ func testRetention(t *testing.T, partitioned bool) {
 				continue // Run takes its horizon from its own clock, a little later
 			}
 			all[id] = ts
-			recs = append(recs, icetable.Rec{Op: icetable.OpInsert, Schema: customerSchema, TP: tp, Offset: off,
-				Row: icetable.Row{"id": id, "name": fmt.Sprintf("n%d", id), "ts": ts}})
+			recs = append(recs, icetable.Rec{Op: icerow.OpInsert, Schema: customerSchema, TP: tp, Offset: off,
+				Row: icerow.Row{"id": id, "name": fmt.Sprintf("n%d", id), "ts": ts}})
 			off++
 		}
 		commitRound(t, w, recs, icetable.Offsets{tp: off})

@@ -3,7 +3,7 @@ package scd
 import (
 	"testing"
 
-	"github.com/connectd/connectd/connectors/iceberg/icetable"
+	"github.com/connectd/connectd/connectors/iceberg/icerow"
 )
 
 // FuzzHistoryRow: any payload, operation and version text of a history row is read without a panic;
@@ -16,8 +16,8 @@ func FuzzHistoryRow(f *testing.F) {
 	f.Add(`[1,2]`, "tombstone", "00000027:00000758:0005")
 	f.Add(`{"name":5}`, "r", "1:2")
 	f.Fuzz(func(t *testing.T, payload, op, version string) {
-		row := icetable.Row{icetable.RawPrimaryKey: `{"id":1}`, icetable.RawOperation: op, icetable.RawAfterPayload: payload,
-			icetable.RawSourceVersion: version}
+		row := icerow.Row{icerow.RawPrimaryKey: `{"id":1}`, icerow.RawOperation: op, icerow.RawAfterPayload: payload,
+			icerow.RawSourceVersion: version}
 		for _, attrs := range [][]string{nil, {"name", "id"}} {
 			e, ok, err := RawCDC.event(row, attrs)
 			if err != nil || !ok || e.Deleted {

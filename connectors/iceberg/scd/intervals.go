@@ -8,7 +8,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/connectd/connectd/connectors/iceberg/icetable"
+	"github.com/connectd/connectd/connectors/iceberg/icerow"
 )
 
 // Columns of the SCD table besides the attributes.
@@ -68,7 +68,7 @@ func Hash(attrs []any) string {
 // first. Versions are ordered by source version; valid_to is the next kept version's valid_from
 // (the LEAD over the key's versions), so a late older version splits the interval it falls in.
 // Events without a version cannot be placed and are ignored.
-func Intervals(events []Event, attrNames []string, r Rules) []icetable.Row {
+func Intervals(events []Event, attrNames []string, r Rules) []icerow.Row {
 	evs := make([]Event, 0, len(events))
 	for _, e := range events {
 		if e.Version != nil {
@@ -105,15 +105,15 @@ func Intervals(events []Event, attrNames []string, r Rules) []icetable.Row {
 		}
 		ks = append(ks, k)
 	}
-	var rows []icetable.Row
+	var rows []icerow.Row
 	for i, k := range ks {
 		if k.e.Deleted && !r.DeleteMarkers {
 			continue
 		}
-		row := icetable.Row{
+		row := icerow.Row{
 			ColBusinessKey:   k.e.Key,
 			ColIsCurrent:     i == len(ks)-1 && !k.e.Deleted,
-			ColSourceVersion: icetable.ToString(k.e.Version),
+			ColSourceVersion: icerow.ToString(k.e.Version),
 		}
 		if !k.e.ValidFrom.IsZero() {
 			row[ColValidFrom] = k.e.ValidFrom

@@ -16,6 +16,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/connectd/connectd/connectors/iceberg/icerow"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 	"github.com/connectd/connectd/internal/testutil/icebergtest"
 )
@@ -279,26 +280,26 @@ func appendHistory(ctx context.Context, cat catalog.Catalog, evs []histEvent, of
 	if err != nil {
 		return err
 	}
-	rows := make([]icetable.Row, len(evs))
+	rows := make([]icerow.Row, len(evs))
 	for i, e := range evs {
 		op, after := "u", any(e.payload())
 		if e.Delete {
 			op, after = "d", nil
 		}
-		r := icetable.Row{
+		r := icerow.Row{
 			"source_system": "postgresql:inventory", "source_table": "customers",
-			icetable.RawPrimaryKey: keyJSON(e.Key), icetable.RawOperation: op, icetable.RawAfterPayload: after,
-			icetable.RawSourceVersion: strconv.Itoa(e.Version), "kafka_topic": "inventory.customers",
-			icetable.RawKafkaPartition: int32(0), icetable.RawKafkaOffset: *offset,
-			icetable.RawKafkaTimestamp: e.kafkaTime(), "ingested_at": time.Now().UTC(),
+			icerow.RawPrimaryKey: keyJSON(e.Key), icerow.RawOperation: op, icerow.RawAfterPayload: after,
+			icerow.RawSourceVersion: strconv.Itoa(e.Version), "kafka_topic": "inventory.customers",
+			icerow.RawKafkaPartition: int32(0), icerow.RawKafkaOffset: *offset,
+			icerow.RawKafkaTimestamp: e.kafkaTime(), "ingested_at": time.Now().UTC(),
 		}
 		if !e.NoTS {
-			r[icetable.RawSourceTimestamp] = e.sourceTime()
+			r[icerow.RawSourceTimestamp] = e.sourceTime()
 		}
 		*offset++
 		rows[i] = r
 	}
-	rec, err := icetable.BuildRecord(asc, rows)
+	rec, err := icerow.BuildRecord(asc, rows)
 	if err != nil {
 		return err
 	}
@@ -359,7 +360,7 @@ func runSCDModel(t *testing.T, ops []scdOp, cfg scdConfig, check func(cat catalo
 	var hist []histEvent
 	var offset int64
 	o := modelOpts(cfg)
-	if _, err := icetable.CreateTable(ctx, cat, historyIdent, icetable.RawCDCSchema, icetable.TableOptions{}); err != nil {
+	if _, err := icetable.CreateTable(ctx, cat, historyIdent, icerow.RawCDCSchema, icetable.TableOptions{}); err != nil {
 		return err
 	}
 	for i, op := range ops {

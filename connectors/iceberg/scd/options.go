@@ -6,7 +6,7 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/connectd/connectd/connectors/iceberg/icetable"
+	"github.com/connectd/connectd/connectors/iceberg/icerow"
 )
 
 // Source names the columns of the history table.
@@ -28,13 +28,13 @@ type Source struct {
 
 // RawCDC is the sink's raw CDC history model (iceberg.table.<t>.raw-cdc=true).
 var RawCDC = Source{
-	KeyColumn:         icetable.RawPrimaryKey,
-	VersionColumn:     icetable.RawSourceVersion,
-	ValidFromColumn:   icetable.RawSourceTimestamp,
-	ValidFromFallback: icetable.RawKafkaTimestamp,
-	OpColumn:          icetable.RawOperation,
-	PayloadColumn:     icetable.RawAfterPayload,
-	DeliveryColumns:   []string{icetable.RawKafkaPartition, icetable.RawKafkaOffset},
+	KeyColumn:         icerow.RawPrimaryKey,
+	VersionColumn:     icerow.RawSourceVersion,
+	ValidFromColumn:   icerow.RawSourceTimestamp,
+	ValidFromFallback: icerow.RawKafkaTimestamp,
+	OpColumn:          icerow.RawOperation,
+	PayloadColumn:     icerow.RawAfterPayload,
+	DeliveryColumns:   []string{icerow.RawKafkaPartition, icerow.RawKafkaOffset},
 }
 
 // Options configure the materialization of one SCD table.

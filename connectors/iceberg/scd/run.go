@@ -16,7 +16,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/connectd/connectd/connectors/iceberg/icetable"
+	"github.com/connectd/connectd/connectors/iceberg/icerow"
 )
 
 // Snapshot summary properties of the SCD table: the history snapshot (and its sequence number)
@@ -193,9 +193,9 @@ func (p *Plan) write(ctx context.Context, o Options, keys []string, byKey map[st
 	}
 	const batchRows = 8192
 	rows := func(yield func(arrow.RecordBatch, error) bool) {
-		var buf []icetable.Row
+		var buf []icerow.Row
 		flush := func() bool {
-			rec, err := icetable.BuildRecord(asc, buf)
+			rec, err := icerow.BuildRecord(asc, buf)
 			buf = buf[:0]
 			return yield(rec, err)
 		}
@@ -239,11 +239,11 @@ func (p *Plan) write(ctx context.Context, o Options, keys []string, byKey map[st
 		delRows := func(yield func(arrow.RecordBatch, error) bool) {
 			for i := 0; i < len(keys); i += batchRows {
 				part := keys[i:min(i+batchRows, len(keys))]
-				rs := make([]icetable.Row, len(part))
+				rs := make([]icerow.Row, len(part))
 				for j, k := range part {
-					rs[j] = icetable.Row{ColBusinessKey: k}
+					rs[j] = icerow.Row{ColBusinessKey: k}
 				}
-				if !yield(icetable.BuildRecord(dasc, rs)) {
+				if !yield(icerow.BuildRecord(dasc, rs)) {
 					return
 				}
 			}
@@ -342,7 +342,7 @@ func readEvents(it iter.Seq2[arrow.RecordBatch, error], s Source, attrs []string
 		if err != nil {
 			return err
 		}
-		rows := icetable.RecordToRows(rec)
+		rows := icerow.RecordToRows(rec)
 		rec.Release()
 		for _, r := range rows {
 			e, ok, err := s.event(r, attrs)
@@ -364,12 +364,12 @@ func readEvents(it iter.Seq2[arrow.RecordBatch, error], s Source, attrs []string
 }
 
 // event reads one history row; ok is false for rows that are no version of a key.
-func (s Source) event(r icetable.Row, attrs []string) (Event, bool, error) {
+func (s Source) event(r icerow.Row, attrs []string) (Event, bool, error) {
 	k := r[s.KeyColumn]
 	if k == nil || r[s.VersionColumn] == nil {
 		return Event{}, false, nil
 	}
-	e := Event{Key: icetable.ToString(k), Version: r[s.VersionColumn]}
+	e := Event{Key: icerow.ToString(k), Version: r[s.VersionColumn]}
 	if s.OpColumn != "" {
 		switch op, _ := r[s.OpColumn].(string); op {
 		case "d", "D", "delete":
@@ -386,7 +386,7 @@ func (s Source) event(r icetable.Row, attrs []string) (Event, bool, error) {
 	}
 	for i, c := range s.DeliveryColumns {
 		if i < len(e.Delivery) && r[c] != nil {
-			e.Delivery[i], _ = icetable.ToInt64(r[c])
+			e.Delivery[i], _ = icerow.ToInt64(r[c])
 		}
 	}
 	if e.Deleted {
@@ -455,5 +455,5 @@ func attrString(v any) any {
 	case time.Time:
 		return x.UTC().Format(time.RFC3339Nano)
 	}
-	return icetable.ToString(v)
+	return icerow.ToString(v)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
+	"github.com/connectd/connectd/connectors/iceberg/icerow"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 	"github.com/connectd/connectd/internal/testutil/icebergtest"
 )
@@ -44,7 +45,7 @@ func TestIntervals(t *testing.T) {
 	del := func(v int, min int) Event {
 		return Event{Key: "k", Version: fmt.Sprint(v), ValidFrom: at(min), Deleted: true}
 	}
-	lines := func(rows []icetable.Row) []string {
+	lines := func(rows []icerow.Row) []string {
 		var out []string
 		for _, r := range rows {
 			to := "-"
@@ -99,18 +100,18 @@ func TestColumnsHistory(t *testing.T) {
 	w := &icetable.Writer{Cat: cat, Ident: hist, Opts: icetable.TableOptions{AutoCreate: true}}
 	tp := icetable.TP{Topic: "prices", Partition: 0}
 	off := int64(0)
-	add := func(rows ...icetable.Row) {
+	add := func(rows ...icerow.Row) {
 		var recs []icetable.Rec
 		for _, r := range rows {
-			recs = append(recs, icetable.Rec{Op: icetable.OpInsert, Row: r, Schema: st, TP: tp, Offset: off})
+			recs = append(recs, icetable.Rec{Op: icerow.OpInsert, Row: r, Schema: st, TP: tp, Offset: off})
 			off++
 		}
 		_, err := w.Commit(ctx, recs, icetable.Offsets{tp: off}, nil)
 		require.NoError(t, err)
 	}
-	price := func(units int64) icetable.Decimal { return icetable.Decimal{Unscaled: big.NewInt(units), Scale: 2} }
-	add(icetable.Row{"sku": int64(7), "seq": int64(9), "changed_at": at(9), "op": "u", "price": price(1050), "currency": "EUR"},
-		icetable.Row{"sku": int64(7), "seq": int64(12), "changed_at": at(12), "op": "u", "price": price(990), "currency": "EUR"})
+	price := func(units int64) icerow.Decimal { return icerow.Decimal{Unscaled: big.NewInt(units), Scale: 2} }
+	add(icerow.Row{"sku": int64(7), "seq": int64(9), "changed_at": at(9), "op": "u", "price": price(1050), "currency": "EUR"},
+		icerow.Row{"sku": int64(7), "seq": int64(12), "changed_at": at(12), "op": "u", "price": price(990), "currency": "EUR"})
 	cfg, err := ParseConfig(map[string]string{
 		KeyTables: "db.prices_log", KeyKeyColumn: "sku", KeyVersionColumn: "seq", KeyValidFromColumn: "changed_at",
 		KeyOpColumn: "op", KeyAttributes: "price,currency", KeySkipUnchanged: "true",
@@ -123,8 +124,8 @@ func TestColumnsHistory(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 2, rep.RowsWritten)
 	// version 10 is late and equal to 9: skipped; 11 deletes; 12 re-inserts
-	add(icetable.Row{"sku": int64(7), "seq": int64(10), "changed_at": at(10), "op": "u", "price": price(1050), "currency": "EUR"},
-		icetable.Row{"sku": int64(7), "seq": int64(11), "changed_at": at(11), "op": "d"})
+	add(icerow.Row{"sku": int64(7), "seq": int64(10), "changed_at": at(10), "op": "u", "price": price(1050), "currency": "EUR"},
+		icerow.Row{"sku": int64(7), "seq": int64(11), "changed_at": at(11), "op": "d"})
 	rep, err = Run(ctx, cat, o)
 	require.NoError(t, err)
 	require.Equal(t, 1, rep.Keys)

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/connectors/iceberg/catalogx"
-	"github.com/connectd/connectd/connectors/iceberg/icetable"
+	"github.com/connectd/connectd/connectors/iceberg/icerow"
 )
 
 // SQLiteCatalog opens a JDBC (SQLite) catalog with its warehouse in a temporary directory of t.
@@ -43,14 +43,14 @@ var CustomerSchema = &ice.StructType{FieldList: []ice.NestedField{
 }}
 
 // ScanRows reads the table with iceberg-go (deletes applied), as a second reader.
-func ScanRows(t testing.TB, tbl *table.Table) []icetable.Row {
+func ScanRows(t testing.TB, tbl *table.Table) []icerow.Row {
 	t.Helper()
 	_, it, err := tbl.Scan().ToArrowRecords(context.Background())
 	require.NoError(t, err)
-	var out []icetable.Row
+	var out []icerow.Row
 	for rec, err := range it {
 		require.NoError(t, err)
-		out = append(out, icetable.RecordToRows(rec)...)
+		out = append(out, icerow.RecordToRows(rec)...)
 		rec.Release()
 	}
 	return out

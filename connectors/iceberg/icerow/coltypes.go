@@ -1,8 +1,7 @@
-package icetable
+package icerow
 
 import (
 	"slices"
-	"strconv"
 	"strings"
 
 	ice "github.com/apache/iceberg-go"
@@ -62,14 +61,6 @@ func withoutNanos(t ice.Type) (ice.Type, bool) {
 	return t, false
 }
 
-// formatVersion is the table format version that table properties ask for (2 when unset).
-func formatVersion(props ice.Properties) int {
-	if v, err := strconv.Atoi(props["format-version"]); err == nil {
-		return v
-	}
-	return 2
-}
-
 // isTimestamp reports whether t is one of Iceberg's timestamp types.
 func isTimestamp(t ice.Type) bool {
 	switch t.(type) {
@@ -79,12 +70,12 @@ func isTimestamp(t ice.Type) bool {
 	return false
 }
 
-// keepColumnType is the record type rec with each part whose values are written into the table's
+// KeepColumnType is the record type rec with each part whose values are written into the table's
 // existing column type col as they are replaced by col's type, so that a schema update leaves the
 // column as it is: the narrower numbers of writesInto, and any timestamp into any timestamp column
 // (a value converts to an instant, written in the column's unit), so a table created with
 // timestamptz columns keeps taking the records that would create timestamp columns today.
-func keepColumnType(rec, col ice.Type, caseInsensitive bool) ice.Type {
+func KeepColumnType(rec, col ice.Type, caseInsensitive bool) ice.Type {
 	if writesInto(rec, col) || (isTimestamp(rec) && isTimestamp(col)) {
 		return col
 	}
@@ -100,7 +91,7 @@ func keepColumnType(rec, col ice.Type, caseInsensitive bool) ice.Type {
 			if !ok {
 				continue
 			}
-			ft := keepColumnType(f.Type, cf.Type, caseInsensitive)
+			ft := KeepColumnType(f.Type, cf.Type, caseInsensitive)
 			if ft == f.Type {
 				continue
 			}
@@ -118,7 +109,7 @@ func keepColumnType(rec, col ice.Type, caseInsensitive bool) ice.Type {
 		if !ok {
 			return rec
 		}
-		if et := keepColumnType(r.Element, c.Element, caseInsensitive); et != r.Element {
+		if et := KeepColumnType(r.Element, c.Element, caseInsensitive); et != r.Element {
 			n := *r
 			n.Element = et
 			return &n
@@ -128,8 +119,8 @@ func keepColumnType(rec, col ice.Type, caseInsensitive bool) ice.Type {
 		if !ok {
 			return rec
 		}
-		kt := keepColumnType(r.KeyType, c.KeyType, caseInsensitive)
-		vt := keepColumnType(r.ValueType, c.ValueType, caseInsensitive)
+		kt := KeepColumnType(r.KeyType, c.KeyType, caseInsensitive)
+		vt := KeepColumnType(r.ValueType, c.ValueType, caseInsensitive)
 		if kt != r.KeyType || vt != r.ValueType {
 			n := *r
 			n.KeyType, n.ValueType = kt, vt
@@ -137,6 +128,62 @@ func keepColumnType(rec, col ice.Type, caseInsensitive bool) ice.Type {
 		}
 	}
 	return rec
+}
+
+// writesInto reports whether values of record type rec are written into a column of type col as
+// they are (the row conversion widens them), so that the column's type stays: a narrower integer
+// or float into a wider one, an integer into a floating-point column.
+func writesInto(rec, col ice.Type) bool {
+	switch rec {
+	case ice.PrimitiveTypes.Int32:
+		return col == ice.PrimitiveTypes.Int64 || col == ice.PrimitiveTypes.Float64
+	case ice.PrimitiveTypes.Int64:
+		return col == ice.PrimitiveTypes.Float64
+	case ice.PrimitiveTypes.Float32:
+		return col == ice.PrimitiveTypes.Float64
+	}
+	return false
+}
+
+// TableShape is the shape rows of record struct st take in a table of schema tsc (format version
+// version, keyed by the columns ids): the columns they need, that is st's fields named and typed as the
+// table's existing columns take them (TypeForFormat, KeepColumnType) and required only for the key or
+// where the table's column is, and the table's required columns they lack (loosen), which must become
+// optional for their nulls. The table must evolve when its schema is not already the union of both.
+func TableShape(st *ice.StructType, tsc *ice.Schema, ids map[string]bool, version int, caseInsensitive bool) (fields []ice.NestedField, loosen []string) {
+	fields = make([]ice.NestedField, len(st.FieldList))
+	copy(fields, st.FieldList)
+	for i := range fields {
+		fields[i].Type = TypeForFormat(fields[i].Type, version)
+		name := fields[i].Name
+		if caseInsensitive {
+			if f, ok := tsc.FindFieldByNameCaseInsensitive(name); ok {
+				fields[i].Name = f.Name
+				name = f.Name
+			}
+		}
+		if ids[name] {
+			fields[i].Required = true
+		}
+		if f, ok := tsc.FindFieldByName(name); ok {
+			// e.g. an integral JSON number into a double column: no change
+			fields[i].Type = KeepColumnType(fields[i].Type, f.Type, caseInsensitive)
+		}
+		if f, ok := tsc.FindFieldByName(name); ok && f.Required && !fields[i].Required && !ids[name] {
+			continue
+		} else if ok && !f.Required {
+			fields[i].Required = false
+		} else if !ok {
+			fields[i].Required = false
+		}
+	}
+	// required table columns the record lacks become optional (else nulls cannot be written)
+	for _, f := range tsc.Fields() {
+		if _, has := structField(st, f.Name, caseInsensitive); f.Required && !ids[f.Name] && !has {
+			loosen = append(loosen, f.Name)
+		}
+	}
+	return fields, loosen
 }
 
 func structField(st *ice.StructType, name string, caseInsensitive bool) (ice.NestedField, bool) {

@@ -1,4 +1,4 @@
-package icetable
+package icerow
 
 import (
 	"encoding/base64"
@@ -13,7 +13,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/extensions"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	ice "github.com/apache/iceberg-go"
 	"github.com/google/uuid"
 
 	"github.com/connectd/connectd/connect/values"
@@ -35,62 +34,36 @@ func BuildRecord(sc *arrow.Schema, rows []Row) (arrow.RecordBatch, error) {
 	fields := sc.Fields() // copies: keep it out of the row loop
 	blds := b.Fields()
 	for _, r := range rows {
-		if err := appendRowValues(blds, fields, r); err != nil {
+		if err := AppendRow(blds, fields, r); err != nil {
 			return nil, err
 		}
 	}
 	return b.NewRecordBatch(), nil
 }
 
-// appendRowValues appends row r to the builders of fields; a missing column is null.
-func appendRowValues(blds []array.Builder, fields []arrow.Field, r Row) error {
+// AppendRow appends row r to the builders of fields; a missing column is null.
+func AppendRow(blds []array.Builder, fields []arrow.Field, r Row) error {
 	for i, f := range fields {
 		v, ok := lookupField(r, f.Name)
 		if !ok {
 			v = nil
 		}
-		if err := appendValue(blds[i], f.Type, v); err != nil {
-			return &DataError{fmt.Errorf("column %q: %w", f.Name, err)}
+		if err := AppendValue(blds[i], f.Type, v); err != nil {
+			return &ColumnError{Column: f.Name, Err: err}
 		}
 	}
 	return nil
 }
 
-// BuildDataRecord is buildRecord of the data rows of recs (fields are sc's), those buffered as bytes
-// appended from them with the shape compiled for their struct type (cached in shapes, nil: from the
-// converted row).
-func BuildDataRecord(sc *arrow.Schema, fields []arrow.Field, schemaID int, recs []*Rec, shapes map[*ice.StructType]*JSONShape) (arrow.RecordBatch, error) {
-	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
-	defer b.Release()
-	b.Reserve(len(recs))
-	blds := b.Fields()
-	var scratch []byte
-	for _, r := range recs {
-		if r.JSON != nil {
-			js, ok := shapes[r.Schema]
-			if !ok {
-				js = CompileShape(r.Schema, schemaID, fields)
-				shapes[r.Schema] = js
-			}
-			if js != nil {
-				jb, err := r.JSONBytes(&scratch)
-				if err != nil {
-					return nil, err
-				}
-				if js.AppendRow(blds, jb, nil) {
-					continue
-				}
-			}
-			if err := r.decode(); err != nil {
-				return nil, err
-			}
-		}
-		if err := appendRowValues(blds, fields, r.Row); err != nil {
-			return nil, err
-		}
-	}
-	return b.NewRecordBatch(), nil
+// ColumnError is a value that does not fit its column: the record's row cannot be built.
+type ColumnError struct {
+	Column string
+	Err    error
 }
+
+func (e *ColumnError) Error() string { return fmt.Sprintf("column %q: %v", e.Column, e.Err) }
+
+func (e *ColumnError) Unwrap() error { return e.Err }
 
 func lookupField(r map[string]any, name string) (any, bool) {
 	if r == nil {
@@ -100,7 +73,8 @@ func lookupField(r map[string]any, name string) (any, bool) {
 	return v, ok
 }
 
-func appendValue(bld array.Builder, dt arrow.DataType, v any) error {
+// AppendValue appends v to a builder of type dt as a value of that column type.
+func AppendValue(bld array.Builder, dt arrow.DataType, v any) error {
 	if v == nil {
 		bld.AppendNull()
 		return nil
@@ -128,13 +102,13 @@ func appendValue(bld array.Builder, dt arrow.DataType, v any) error {
 		}
 		b.Append(x)
 	case *array.Float32Builder:
-		x, err := toFloat64(v)
+		x, err := ToFloat64(v)
 		if err != nil {
 			return err
 		}
 		b.Append(float32(x))
 	case *array.Float64Builder:
-		x, err := toFloat64(v)
+		x, err := ToFloat64(v)
 		if err != nil {
 			return err
 		}
@@ -203,7 +177,7 @@ func appendValue(bld array.Builder, dt arrow.DataType, v any) error {
 		b.Append(true)
 		for i := 0; i < st.NumFields(); i++ {
 			f := st.Field(i)
-			if err := appendValue(b.FieldBuilder(i), f.Type, m[f.Name]); err != nil {
+			if err := AppendValue(b.FieldBuilder(i), f.Type, m[f.Name]); err != nil {
 				return fmt.Errorf("%s: %w", f.Name, err)
 			}
 		}
@@ -213,19 +187,19 @@ func appendValue(bld array.Builder, dt arrow.DataType, v any) error {
 		switch m := v.(type) {
 		case map[string]any:
 			for k, val := range m {
-				if err := appendValue(b.KeyBuilder(), mt.KeyType(), k); err != nil {
+				if err := AppendValue(b.KeyBuilder(), mt.KeyType(), k); err != nil {
 					return err
 				}
-				if err := appendValue(b.ItemBuilder(), mt.ItemType(), val); err != nil {
+				if err := AppendValue(b.ItemBuilder(), mt.ItemType(), val); err != nil {
 					return err
 				}
 			}
 		case [][2]any:
 			for _, kv := range m {
-				if err := appendValue(b.KeyBuilder(), mt.KeyType(), kv[0]); err != nil {
+				if err := AppendValue(b.KeyBuilder(), mt.KeyType(), kv[0]); err != nil {
 					return err
 				}
-				if err := appendValue(b.ItemBuilder(), mt.ItemType(), kv[1]); err != nil {
+				if err := AppendValue(b.ItemBuilder(), mt.ItemType(), kv[1]); err != nil {
 					return err
 				}
 			}
@@ -240,7 +214,7 @@ func appendValue(bld array.Builder, dt arrow.DataType, v any) error {
 		et := dt.(*arrow.ListType).Elem()
 		b.Append(true)
 		for _, e := range l {
-			if err := appendValue(b.ValueBuilder(), et, e); err != nil {
+			if err := AppendValue(b.ValueBuilder(), et, e); err != nil {
 				return err
 			}
 		}
@@ -252,7 +226,7 @@ func appendValue(bld array.Builder, dt arrow.DataType, v any) error {
 		et := dt.(*arrow.LargeListType).Elem()
 		b.Append(true)
 		for _, e := range l {
-			if err := appendValue(b.ValueBuilder(), et, e); err != nil {
+			if err := AppendValue(b.ValueBuilder(), et, e); err != nil {
 				return err
 			}
 		}
@@ -280,8 +254,8 @@ func ToInt64(v any) (int64, error) {
 	return values.ToLong(v)
 }
 
-// toFloat64 is values.ToDouble; beyond it a time.Time is its epoch milliseconds, as ToInt64 reads it.
-func toFloat64(v any) (float64, error) {
+// ToFloat64 is values.ToDouble; beyond it a time.Time is its epoch milliseconds, as ToInt64 reads it.
+func ToFloat64(v any) (float64, error) {
 	if t, ok := v.(time.Time); ok {
 		return float64(t.UnixMilli()), nil
 	}

@@ -1,4 +1,4 @@
-package icetable_test
+package icerow_test
 
 import (
 	"math/big"
@@ -11,7 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
-	"github.com/connectd/connectd/connectors/iceberg/icetable"
+	"github.com/connectd/connectd/connectors/iceberg/icerow"
 )
 
 // A live row read back from a table and written again (the rewrite of a row whose StaleDeleteColumn mark
@@ -43,19 +43,19 @@ func TestRowRoundTripEveryType(t *testing.T) {
 	asc, err := table.SchemaToArrowSchema(sc, nil, true, false)
 	require.NoError(t, err)
 	ts := time.Date(2026, 12, 1, 8, 30, 15, 123456000, time.UTC)
-	row := icetable.Row{
+	row := icerow.Row{
 		"b": true, "i": int32(-7), "l": int64(1) << 40, "f": float32(1.5), "d": 2.25,
-		"dec": icetable.Decimal{Unscaled: big.NewInt(-1234567), Scale: 3}, "date": ts.Truncate(24 * time.Hour),
+		"dec": icerow.Decimal{Unscaled: big.NewInt(-1234567), Scale: 3}, "date": ts.Truncate(24 * time.Hour),
 		"time": 8*time.Hour + 30*time.Minute + 123*time.Microsecond, "ts": ts, "tstz": ts,
 		"s": "Łódź 😀", "u": uuid.MustParse("6f1c7a1e-1111-4222-8333-944455556666"), "fx": []byte{1, 2, 3, 4},
 		"bin": []byte{0, 255, 7}, "st": map[string]any{"x": int64(3), "tags": []any{"a", nil, "c"}},
-		"m": [][2]any{{"k", icetable.Decimal{Unscaled: big.NewInt(199), Scale: 2}}},
+		"m": [][2]any{{"k", icerow.Decimal{Unscaled: big.NewInt(199), Scale: 2}}},
 	}
-	first, err := icetable.BuildRecord(asc, []icetable.Row{row})
+	first, err := icerow.BuildRecord(asc, []icerow.Row{row})
 	require.NoError(t, err)
 	defer first.Release()
-	back := icetable.RecordToRows(first)
-	second, err := icetable.BuildRecord(asc, back)
+	back := icerow.RecordToRows(first)
+	second, err := icerow.BuildRecord(asc, back)
 	require.NoError(t, err)
 	defer second.Release()
 	for c := 0; c < int(first.NumCols()); c++ {
@@ -68,6 +68,6 @@ func TestFixedValueOfWrongLength(t *testing.T) {
 	sc := ice.NewSchema(0, ice.NestedField{ID: 1, Name: "fx", Type: ice.FixedTypeOf(4)})
 	asc, err := table.SchemaToArrowSchema(sc, nil, true, false)
 	require.NoError(t, err)
-	_, err = icetable.BuildRecord(asc, []icetable.Row{{"fx": []byte{1, 2, 3}}})
+	_, err = icerow.BuildRecord(asc, []icerow.Row{{"fx": []byte{1, 2, 3}}})
 	require.ErrorContains(t, err, "fixed[4] value of 3 bytes")
 }

@@ -1,16 +1,16 @@
-package icetable
+package icerow
 
 import (
 	"bytes"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	ice "github.com/apache/iceberg-go"
 
 	"github.com/connectd/connectd/connect/jsonvalue"
-	"strings"
 )
 
 // jsonKind is the type of a JSON member as the schemaless converter types it (inferType).
@@ -75,7 +75,7 @@ func (ms *MemberScan) lookup(key []byte, n int) (int, bool) {
 
 // NewMemberScan compiles st's members, or nil when one is of a type the bytes are not read from
 // (nested values, timestamps, narrower numbers, ...) or is named op (the record could be a Debezium
-// envelope, debeziumEnvelope: that is cdcRecord's to say).
+// envelope, DebeziumEnvelope: that is Record.Change's to say).
 func NewMemberScan(st *ice.StructType) *MemberScan {
 	n := len(st.FieldList)
 	ms := &MemberScan{names: map[string]int{}, Pos: make([]int, n), End: make([]int, n), seen: make([]bool, n)}
@@ -195,7 +195,7 @@ func (ms *MemberScan) note(m int, ok bool, vk jsonKind, i, ve int, n *int) bool 
 
 // JSONShape is a record shape that a table covers, compiled against the table's Arrow columns: for
 // each member, the column it fills (-1: none, ignored as the map's extra keys are). A JSON object of
-// the shape converts to a map of that shape, and the row appendValue builds from that map is the row
+// the shape converts to a map of that shape, and the row AppendValue builds from that map is the row
 // AppendRow builds from the bytes.
 type JSONShape struct {
 	*MemberScan
@@ -205,7 +205,7 @@ type JSONShape struct {
 	from     []int // per column: the member whose value fills it, or -1
 }
 
-// CompileShape builds the jsonShape of st for the columns fields (of table schema schemaID), or nil
+// CompileShape builds the JSONShape of st for the columns fields (of table schema schemaID), or nil
 // when a member's type, or its column's, is one the bytes are not appended from.
 func CompileShape(st *ice.StructType, schemaID int, fields []arrow.Field) *JSONShape {
 	ms := NewMemberScan(st)
@@ -239,7 +239,7 @@ func CompileShape(st *ice.StructType, schemaID int, fields []arrow.Field) *JSONS
 }
 
 // appendsFrom reports whether appendRow fills a column of type dt from a member of kind k (as
-// appendValue does from the converted value).
+// AppendValue does from the converted value).
 func appendsFrom(dt arrow.DataType, k jsonKind) bool {
 	switch dt.ID() {
 	case arrow.INT64:
@@ -252,20 +252,6 @@ func appendsFrom(dt arrow.DataType, k jsonKind) bool {
 		return k == kindBool
 	}
 	return false
-}
-
-// AppendJSON appends the (valid) JSON object b, of the listed members (nil: not listed), to segment s
-// as one row when it is of the shape, else appends nothing and reports false.
-func (js *JSONShape) AppendJSON(s *Segment, b []byte, members []jsonvalue.Member, offset int64) (bool, error) {
-	if !js.AppendRow(s.cols, b, members) {
-		return false, nil
-	}
-	s.Rows++
-	s.off.Append(offset)
-	if s.off.Len() >= s.batchRows {
-		return true, s.flush(true)
-	}
-	return true, nil
 }
 
 // AppendRow appends the (valid) JSON object b, of the listed members (nil: not listed), to the builders
@@ -411,7 +397,7 @@ func jsonInt(b []byte, i int) int64 {
 }
 
 // jsonNumber is the number b[i:e], of kind k (kindLong or kindDouble), as the schemaless converter
-// reads it into a double column: an integral one as its int64 (as appendValue widens it), else Java's
+// reads it into a double column: an integral one as its int64 (as AppendValue widens it), else Java's
 // double parsing, with -0.0 as 0.
 func jsonNumber(b []byte, i, e int, k jsonKind) float64 {
 	if k == kindLong {

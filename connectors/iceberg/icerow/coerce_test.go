@@ -1,4 +1,4 @@
-package icetable
+package icerow
 
 import (
 	"encoding/json"
@@ -53,7 +53,7 @@ func TestRowValueCoercions(t *testing.T) {
 		{float32(2.75), int64(2)}, {float32(-2.75), int64(-2)},
 		{uint64(math.MaxUint64), int64(-1)},
 	})
-	checkCoercions(t, "toFloat64", toFloat64, []coerced{
+	checkCoercions(t, "ToFloat64", ToFloat64, []coerced{
 		{1.25, 1.25}, {float32(1.5), 1.5}, {json.Number("2.5e3"), 2500.0}, {"3.25", 3.25}, {"NaN-ish", nil},
 		{int64(-4), -4.0}, {int32(4), 4.0}, {uint8(9), 9.0}, {"7", 7.0},
 		{true, nil}, {[]byte("1"), nil},

@@ -1,4 +1,4 @@
-package icetable
+package icerow
 
 import (
 	"encoding/json"
@@ -11,6 +11,7 @@ import (
 	ice "github.com/apache/iceberg-go"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connect/jsonvalue"
 )
 
 // Debezium logical type names.
@@ -208,6 +209,10 @@ func ConnectValue(s *connect.Schema, v any) any {
 	}
 	return v // a Decimal (connect.Decimal) as it is
 }
+
+// SchemalessRow is the row of a schemaless value's map (a JSON object the converter made), as
+// RecordValue makes it.
+func SchemalessRow(m map[string]any) Row { return schemalessValue(m).(map[string]any) }
 
 func schemalessValue(v any) any {
 	if plainJSON(v) {
@@ -417,6 +422,37 @@ func matchesShape(t ice.Type, v any) bool {
 	}
 	var id int
 	return t == inferType(v, &id) // a primitive type: comparable
+}
+
+// Record is one Kafka record as rows take it: its value's row (nil: a tombstone) with the struct type
+// the row takes, and its converted key.
+type Record struct {
+	Value  Row
+	Struct *ice.StructType
+	Key    any
+}
+
+// Read converts a record's value (the bytes of a jsonvalue.Value too) and key.
+func (c *SchemaCache) Read(r *connect.SinkRecord) (Record, error) {
+	var rec Record
+	v := r.Value
+	if jv, ok := v.(*jsonvalue.Value); ok {
+		var err error
+		if v, err = jv.Value(); err != nil {
+			return rec, err
+		}
+	}
+	if v != nil {
+		row, st, err := c.RecordValue(r.ValueSchema, v)
+		if err != nil {
+			return rec, err
+		}
+		rec.Value, rec.Struct = row, st
+	}
+	if r.Key != nil {
+		rec.Key = ConnectValue(r.KeySchema, r.Key)
+	}
+	return rec, nil
 }
 
 // RecordValue returns the record value as a row map and its Iceberg struct type.

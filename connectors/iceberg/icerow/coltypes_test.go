@@ -1,4 +1,4 @@
-package icetable
+package icerow
 
 import (
 	"testing"
@@ -32,15 +32,15 @@ func TestTypeForFormat(t *testing.T) {
 func TestKeepColumnTypeOfNestedTimestamps(t *testing.T) {
 	col := nested(ice.PrimitiveTypes.TimestampTz)
 	for _, rt := range []ice.Type{ice.PrimitiveTypes.Timestamp, ice.PrimitiveTypes.TimestampNs, ice.PrimitiveTypes.TimestampTzNs} {
-		got := keepColumnType(nested(rt), col, false)
+		got := KeepColumnType(nested(rt), col, false)
 		require.True(t, col.Equals(got), "%s: %s", rt, got)
 	}
 	// a field whose name differs in case matches only when the table is case-insensitive
 	rec := &ice.StructType{FieldList: []ice.NestedField{{ID: 1, Name: "TS", Type: ice.PrimitiveTypes.Timestamp}}}
-	require.Same(t, rec, keepColumnType(rec, col, false))
-	require.Equal(t, ice.PrimitiveTypes.TimestampTz, keepColumnType(rec, col, true).(*ice.StructType).FieldList[0].Type)
+	require.Same(t, rec, KeepColumnType(rec, col, false))
+	require.Equal(t, ice.PrimitiveTypes.TimestampTz, KeepColumnType(rec, col, true).(*ice.StructType).FieldList[0].Type)
 	// not a timestamp column: the record's type
-	require.Equal(t, ice.PrimitiveTypes.Timestamp, keepColumnType(ice.PrimitiveTypes.Timestamp, ice.PrimitiveTypes.String, false))
+	require.Equal(t, ice.PrimitiveTypes.Timestamp, KeepColumnType(ice.PrimitiveTypes.Timestamp, ice.PrimitiveTypes.String, false))
 	// the narrower numbers of writesInto
-	require.Equal(t, ice.PrimitiveTypes.Float64, keepColumnType(ice.PrimitiveTypes.Int64, ice.PrimitiveTypes.Float64, false))
+	require.Equal(t, ice.PrimitiveTypes.Float64, KeepColumnType(ice.PrimitiveTypes.Int64, ice.PrimitiveTypes.Float64, false))
 }
