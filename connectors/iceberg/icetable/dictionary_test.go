@@ -50,11 +50,21 @@ func writeBenchShape(t *testing.T, tbl *table.Table, write func(context.Context,
 		}
 	}
 	var layout []string
+	var files []ice.DataFile
 	for df, err := range write(context.Background(), tbl, asc, src, table.WithParquetRowGroupLimit(32<<10)) {
 		require.NoError(t, err)
 		layout = append(layout, chunkLayout(t, df)...)
+		files = append(files, df)
 	}
 	require.Len(t, layout, 3*benchShapeSchema.NumFields(), "one file of three row groups")
+	// and DuckDB reads the rows back
+	tx := tbl.NewTransaction()
+	require.NoError(t, tx.AddDataFiles(context.Background(), files, nil))
+	committed, err := tx.Commit(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, []string{"70000|0|69999|70000|customer-0069999@example.com|3|2026-01-01T19:26:39Z|17|1"},
+		duckRows(t, committed.MetadataLocation(), `SELECT count(*), min(id), max(id), count(DISTINCT name), max(email),
+			count(DISTINCT region), max(ts), count(DISTINCT qty), count(DISTINCT note) FROM t`))
 	return layout
 }
 
@@ -65,9 +75,11 @@ func TestWriteDataFilesDictionary(t *testing.T) {
 	cat := sqliteCatalog(t)
 	ctx := context.Background()
 	require.NoError(t, cat.CreateNamespace(ctx, table.Identifier{"d"}, nil))
-	tbl, err := cat.CreateTable(ctx, table.Identifier{"d", "t"}, benchShapeSchema)
+	tbl, err := cat.CreateTable(ctx, table.Identifier{"d", "own"}, benchShapeSchema)
 	require.NoError(t, err)
 	own := writeBenchShape(t, tbl, table.WriteRecords)
+	tbl, err = cat.CreateTable(ctx, table.Identifier{"d", "decided"}, benchShapeSchema)
+	require.NoError(t, err)
 	decided := writeBenchShape(t, tbl, icetable.WriteDataFiles)
 	require.Equal(t, own, decided)
 	for _, l := range decided {
