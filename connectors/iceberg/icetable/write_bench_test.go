@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -34,8 +35,13 @@ var benchShapeSchema = ice.NewSchema(0,
 	ice.NestedField{ID: 9, Name: "note", Type: ice.PrimitiveTypes.String},
 )
 
-// benchShapeBatches builds rows [from, from+n) of the benchmark's records in batches of 4096 rows.
+// benchShapeBatches builds rows [from, from+n) of the benchmark's records in batches of 4096 rows
+// (WRITE_BENCH_BATCH rows when set).
 func benchShapeBatches(asc *arrow.Schema, from, n int) []arrow.RecordBatch {
+	per := 4096
+	if v, err := strconv.Atoi(os.Getenv("WRITE_BENCH_BATCH")); err == nil && v > 0 {
+		per = v
+	}
 	regions := []string{"eu-west", "us-east", "ap-south"}
 	pad := make([]byte, 300)
 	for i := range pad {
@@ -56,7 +62,7 @@ func benchShapeBatches(asc *arrow.Schema, from, n int) []arrow.RecordBatch {
 		b.Field(6).(*array.StringBuilder).Append(base.Add(time.Duration(i) * time.Second).Format(time.RFC3339))
 		b.Field(7).(*array.Int64Builder).Append(int64(i % 5))
 		b.Field(8).(*array.StringBuilder).Append(note)
-		if (i-from+1)%4096 == 0 || i == from+n-1 {
+		if (i-from+1)%per == 0 || i == from+n-1 {
 			out = append(out, b.NewRecordBatch())
 		}
 	}
@@ -70,23 +76,22 @@ func rusageCPU() time.Duration {
 }
 
 // BenchmarkDataFileWrite: the benchmark's records, built already, into one data file of an
-// unpartitioned table as the interval's writer writes them (icetable's data file writer) (row groups of 32,768 rows, one batch
-// queued): Parquet encoding, compression and the file's metrics. ns/op is per row.
+// unpartitioned table as the interval's writer writes them (writeDataFiles, row groups of 32,768
+// rows, one batch queued): Parquet encoding, compression and the file's metrics. cpu-ns/row is the
+// process's CPU per row, B/row the file's size per row. To compare settings, WRITE_BENCH_PROPS
+// (k=v,...) sets table properties and WRITE_BENCH_BATCH the rows of a batch.
 func BenchmarkDataFileWrite(b *testing.B) {
 	const rows = 262_144
 	cat := sqliteCatalog(b)
 	ctx := context.Background()
 	props := ice.Properties{}
-	for kv := range strings.SplitSeq(os.Getenv("WRITE_BENCH_PROPS"), ",") { // table properties to compare
+	for kv := range strings.SplitSeq(os.Getenv("WRITE_BENCH_PROPS"), ",") {
 		if k, v, ok := strings.Cut(kv, "="); ok {
 			props[k] = v
 		}
 	}
+	require.NoError(b, cat.CreateNamespace(ctx, table.Identifier{"bench"}, nil))
 	tbl, err := cat.CreateTable(ctx, table.Identifier{"bench", "write"}, benchShapeSchema, catalog.WithProperties(props))
-	if err != nil {
-		require.NoError(b, cat.CreateNamespace(ctx, table.Identifier{"bench"}, nil))
-		tbl, err = cat.CreateTable(ctx, table.Identifier{"bench", "write"}, benchShapeSchema, catalog.WithProperties(props))
-	}
 	require.NoError(b, err)
 	asc, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
 	require.NoError(b, err)
