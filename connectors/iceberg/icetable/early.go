@@ -108,7 +108,7 @@ func (e *EarlyFiles) write(ctx context.Context, opts []table.WriteRecordOption) 
 			}
 		}
 	}
-	for df, err := range table.WriteRecords(ctx, e.tbl, e.asc, src, opts...) {
+	for df, err := range writeDataFiles(ctx, e.tbl, e.asc, src, opts...) {
 		if err != nil {
 			e.fail(fmt.Errorf("iceberg: write data file of table %s: %w", strings.Join(e.tbl.Identifier(), "."), err))
 			break

@@ -383,7 +383,7 @@ func (w *Writer) prepare(ctx context.Context, recs []Rec) (*Part, error) {
 			// the round's rows are in memory: each data file's rows in the table's sort order
 			src = sortedBatches(ctx, tbl, src)
 		}
-		for df, err := range table.WriteRecords(ctx, tbl, asc, src, wopts...) {
+		for df, err := range writeDataFiles(ctx, tbl, asc, src, wopts...) {
 			if err != nil {
 				return p, fmt.Errorf("write data files: %w", err)
 			}

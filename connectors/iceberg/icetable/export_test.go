@@ -1,0 +1,4 @@
+package icetable
+
+// WriteDataFiles is writeDataFiles, for the write benchmark.
+var WriteDataFiles = writeDataFiles
