@@ -21,11 +21,11 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
-	"github.com/connectd/connectd/internal/erase"
-	"github.com/connectd/connectd/internal/reconcile"
 	"github.com/connectd/connectd/internal/testutil/chdb/chdbtest"
 	"github.com/connectd/connectd/internal/testutil/icebergtest"
 	"github.com/connectd/connectd/internal/testutil/lakepipeline"
+	"github.com/connectd/connectd/lakeops/erase"
+	"github.com/connectd/connectd/lakeops/reconcile"
 )
 
 // parquetFiles lists every Parquet file in the warehouse, referenced by a table or not.

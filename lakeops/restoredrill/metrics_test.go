@@ -9,7 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
 
-	"github.com/connectd/connectd/internal/reconcile"
+	"github.com/connectd/connectd/lakeops/reconcile"
 )
 
 func TestMetrics(t *testing.T) {

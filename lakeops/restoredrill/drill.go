@@ -19,7 +19,7 @@ import (
 
 	"github.com/connectd/connectd/connectors/iceberg/catalogx"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
-	"github.com/connectd/connectd/internal/reconcile"
+	"github.com/connectd/connectd/lakeops/reconcile"
 )
 
 // Verdicts of a drill.

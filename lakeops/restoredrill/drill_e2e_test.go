@@ -22,9 +22,9 @@ import (
 
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 
-	"github.com/connectd/connectd/internal/reconcile"
-	"github.com/connectd/connectd/internal/restoredrill"
 	"github.com/connectd/connectd/internal/testutil/lakepipeline"
+	"github.com/connectd/connectd/lakeops/reconcile"
+	"github.com/connectd/connectd/lakeops/restoredrill"
 )
 
 func drill(t *testing.T, p *lakepipeline.Pipeline, extra map[string]string, flags ...string) (*restoredrill.Record, int, string) {

@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/connectd/connectd/internal/reconcile"
+	"github.com/connectd/connectd/lakeops/reconcile"
 )
 
 // Property keys of an erase run, besides the reconcile ones (iceberg.catalog.*, iceberg.table,

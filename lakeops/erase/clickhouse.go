@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/connectd/connectd/internal/reconcile"
+	"github.com/connectd/connectd/lakeops/reconcile"
 )
 
 // ClickHouseErasure is what an erase did to the ClickHouse table.

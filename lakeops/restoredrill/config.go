@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/connectd/connectd/internal/reconcile"
+	"github.com/connectd/connectd/lakeops/reconcile"
 )
 
 // Property keys of a restore drill, besides the reconcile ones (the source tables).
