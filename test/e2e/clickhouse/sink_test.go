@@ -1,15 +1,12 @@
-package clickhouse
+package clickhouse_test
 
 import (
-	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -21,70 +18,13 @@ import (
 	"github.com/connectd/connectd/internal/testutil/chdb/chdbtest"
 	"github.com/connectd/connectd/internal/testutil/chdb/chshim"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
+	"github.com/connectd/connectd/internal/testutil/workerproc"
 )
 
 // End to end: a real Kafka broker → the connectd binary (standalone worker, this connector) → native
 // protocol → the chDB test shim in this process. The worker process is SIGKILLed several times while it
 // writes: inside an INSERT before it executes, after the server persisted a block but before the
 // acknowledgement, before the AFTER state row, and at a random moment.
-
-var (
-	binOnce sync.Once
-	binFile string
-	binErr  error
-)
-
-func connectdBinary(t *testing.T) string {
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "connectd-ch-e2e")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binFile = filepath.Join(dir, "connectd")
-		cmd := exec.Command("go", "build", "-o", binFile, "github.com/connectd/connectd/cmd/connectd")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	require.NoError(t, binErr)
-	return binFile
-}
-
-type workerProc struct {
-	cmd *exec.Cmd
-	log *bytes.Buffer
-	mu  sync.Mutex
-}
-
-func (w *workerProc) kill() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.cmd.ProcessState == nil {
-		_ = w.cmd.Process.Signal(syscall.SIGKILL)
-		_, _ = w.cmd.Process.Wait()
-	}
-}
-
-func startConnectd(t *testing.T, args ...string) *workerProc {
-	cmd := exec.Command(connectdBinary(t), args...)
-	var buf bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
-	require.NoError(t, cmd.Start())
-	w := &workerProc{cmd: cmd, log: &buf}
-	t.Cleanup(func() {
-		w.kill()
-		if t.Failed() {
-			s := buf.String()
-			if len(s) > 6000 {
-				s = s[len(s)-6000:]
-			}
-			t.Logf("worker log:\n%s", s)
-		}
-	})
-	return w
-}
 
 func produceEvents(t *testing.T, addr, topic string, parts, perPart int) int {
 	base := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
@@ -164,7 +104,7 @@ consumer.override.heartbeat.interval.ms=1000
 
 			defer srv.SetBeforeQuery(nil)
 			for round, kind := range tc.kills {
-				w := startConnectd(t, "standalone", wprops, cprops)
+				w := workerproc.Start(t, "standalone", wprops, cprops)
 				var (
 					hmu      sync.Mutex
 					n, after int
@@ -172,7 +112,7 @@ consumer.override.heartbeat.interval.ms=1000
 					once     sync.Once
 				)
 				target := 3 + round*4
-				doKill := func() { once.Do(func() { w.kill(); close(killed) }) }
+				doKill := func() { once.Do(func() { w.Kill(); close(killed) }) }
 				srv.SetBeforeInsert(func(q chshim.QueryInfo) error {
 					hmu.Lock()
 					defer hmu.Unlock()
@@ -226,7 +166,7 @@ consumer.override.heartbeat.interval.ms=1000
 				t.Logf("killed (%s) with %d/%d rows in the table", kind, count(), total)
 				require.Less(t, count(), total, "killed too late to matter")
 			}
-			w := startConnectd(t, "standalone", wprops, cprops)
+			w := workerproc.Start(t, "standalone", wprops, cprops)
 			final := "SELECT count(), uniqExact(id), min(id), max(id), uniqExact(toDate(ts)) FROM " + db + ".events"
 			if !tc.exactly {
 				final += " FINAL"
@@ -239,7 +179,7 @@ consumer.override.heartbeat.interval.ms=1000
 			time.Sleep(1500 * time.Millisecond) // nothing more may arrive
 			require.Equal(t, want, query(t, s, final))
 			t.Logf("raw rows: %s", query(t, s, "SELECT count() FROM "+db+".events"))
-			w.kill()
+			w.Kill()
 		})
 	}
 }
@@ -287,7 +227,7 @@ errors.deadletterqueue.topic.name=%s
 errors.deadletterqueue.topic.replication.factor=1
 errors.deadletterqueue.context.headers.enable=true
 `, topic, topic, srv.Port(), db, dlq)), 0o644))
-	w := startConnectd(t, "standalone", wprops, cprops)
+	w := workerproc.Start(t, "standalone", wprops, cprops)
 	got := kafkatest.ConsumeAll(t, addr, dlq, 2, 90*time.Second)
 	require.Len(t, got, 2)
 	for i, want := range []string{`"refunded" is not a value of Enum8`, "does not fit Decimal(9, 2)"} {
@@ -305,7 +245,7 @@ errors.deadletterqueue.context.headers.enable=true
 		out, err := s.Query("SELECT id, amount, status FROM "+db+".orders ORDER BY id", "TabSeparated")
 		return err == nil && string(out) == "1\t10.5\tnew\n4\t7\tpaid\n"
 	}, 30*time.Second, 100*time.Millisecond)
-	w.kill()
+	w.Kill()
 }
 
 // The seed's customer_current fed through the worker by a Debezium stream in the JsonConverter's
@@ -330,11 +270,11 @@ func TestWorkerDebeziumToCustomerCurrentEndToEnd(t *testing.T) {
 	require.NoError(t, keyConv.Configure(map[string]string{"schemas.enable": "true"}, true))
 	var msgs []*kgo.Record
 	for _, e := range stream {
-		v, err := conv.FromConnectData(topic, nil, envelopeSchema, e.envelope())
+		v, err := conv.FromConnectData(topic, nil, envelopeSchema, e.Envelope())
 		require.NoError(t, err)
-		k, err := keyConv.FromConnectData(topic, nil, customerKey, connect.NewStruct(customerKey).MustPut("customer_id", e.id))
+		k, err := keyConv.FromConnectData(topic, nil, customerKey, connect.NewStruct(customerKey).MustPut("customer_id", e.ID))
 		require.NoError(t, err)
-		msgs = append(msgs, &kgo.Record{Topic: topic, Partition: int32(e.id % 3), Key: k, Value: v})
+		msgs = append(msgs, &kgo.Record{Topic: topic, Partition: int32(e.ID % 3), Key: k, Value: v})
 	}
 	kafkatest.ProducePartitioned(t, addr, topic, msgs...)
 
@@ -363,7 +303,7 @@ consumer.override.heartbeat.interval.ms=1000
 `, topic, topic, srv.Port(), db)), 0o644))
 
 	t0 := time.Now()
-	w := startConnectd(t, "standalone", wprops, cprops)
+	w := workerproc.Start(t, "standalone", wprops, cprops)
 	var inserts int
 	var mu sync.Mutex
 	killed := make(chan struct{})
@@ -373,7 +313,7 @@ consumer.override.heartbeat.interval.ms=1000
 		defer mu.Unlock()
 		if strings.Contains(q.Body, "customer_current") {
 			if inserts++; inserts == 10 {
-				once.Do(func() { w.kill(); close(killed) })
+				once.Do(func() { w.Kill(); close(killed) })
 				return chshim.ErrDropConnection
 			}
 		}
@@ -387,7 +327,7 @@ consumer.override.heartbeat.interval.ms=1000
 	}
 	srv.SetAfterInsert(nil)
 	t.Logf("killed after %v (includes building connectd on first use)", time.Since(t0))
-	w = startConnectd(t, "standalone", wprops, cprops)
+	w = workerproc.Start(t, "standalone", wprops, cprops)
 	want := expectedCurrent(events)
 	final := "SELECT customer_id, customer_name, customer_status, source_version, toUnixTimestamp64Milli(event_time) FROM " +
 		db + ".customer_current FINAL ORDER BY customer_id"
@@ -396,7 +336,7 @@ consumer.override.heartbeat.interval.ms=1000
 		return err == nil && strings.TrimSpace(string(out)) == want
 	}, 120*time.Second, 200*time.Millisecond, "FINAL state; last:\n%s", query(t, s, final))
 	t.Logf("converged after %v", time.Since(t0))
-	w.kill()
+	w.Kill()
 }
 
 // Through the worker with Debezium's ExtractNewRecordState in its default delete mode (a delete becomes a
@@ -418,22 +358,22 @@ func TestWorkerUnwrappedTombstoneStaysDeletedEndToEnd(t *testing.T) {
 	send := func(events []cdcEvent, tombstoneAfterDelete bool) {
 		var msgs []*kgo.Record
 		for _, e := range events {
-			k, err := keyConv.FromConnectData(topic, nil, customerKey, connect.NewStruct(customerKey).MustPut("customer_id", e.id))
+			k, err := keyConv.FromConnectData(topic, nil, customerKey, connect.NewStruct(customerKey).MustPut("customer_id", e.ID))
 			require.NoError(t, err)
-			v, err := conv.FromConnectData(topic, nil, envelopeSchema, e.envelope())
+			v, err := conv.FromConnectData(topic, nil, envelopeSchema, e.Envelope())
 			require.NoError(t, err)
 			msgs = append(msgs, &kgo.Record{Topic: topic, Key: k, Value: v})
-			if e.op == "d" && tombstoneAfterDelete {
+			if e.Op == "d" && tombstoneAfterDelete {
 				msgs = append(msgs, &kgo.Record{Topic: topic, Key: k})
 			}
 		}
 		kafkatest.ProducePartitioned(t, addr, topic, msgs...)
 	}
 	ts := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
-	one := cdcEvent{id: 1, op: "c", name: "one", status: "active", lsn: 100, ts: ts}
-	created := cdcEvent{id: 2, op: "c", name: "created", status: "active", lsn: 110, ts: ts}
-	updated := cdcEvent{id: 2, op: "u", name: "updated", status: "vip", lsn: 115, ts: ts, before: &created}
-	deleted := cdcEvent{id: 2, op: "d", lsn: 120, ts: ts, before: &updated}
+	one := cdcEvent{ID: 1, Op: "c", Name: "one", Status: "active", LSN: 100, TS: ts}
+	created := cdcEvent{ID: 2, Op: "c", Name: "created", Status: "active", LSN: 110, TS: ts}
+	updated := cdcEvent{ID: 2, Op: "u", Name: "updated", Status: "vip", LSN: 115, TS: ts, Before: &created}
+	deleted := cdcEvent{ID: 2, Op: "d", LSN: 120, TS: ts, Before: &updated}
 	send([]cdcEvent{one, created, updated, deleted}, true)
 
 	dir := t.TempDir()
@@ -460,22 +400,22 @@ transforms.unwrap.add.fields=lsn
 
 	final := "SELECT customer_id, customer_name FROM " + db + ".customers FINAL ORDER BY customer_id"
 	raw := "SELECT count() FROM " + db + ".customers WHERE customer_id = 2"
-	w := startConnectd(t, "standalone", wprops, cprops)
+	w := workerproc.Start(t, "standalone", wprops, cprops)
 	require.Eventually(t, func() bool {
 		out, err := s.Query(raw+" AND is_deleted = 1", "TabSeparated")
 		return err == nil && strings.TrimSpace(string(out)) == "1"
 	}, 120*time.Second, 200*time.Millisecond, "the delete of key 2; raw:\n%s", query(t, s, "SELECT * FROM "+db+".customers"))
 	require.Equal(t, "1\tone", query(t, s, final))
 	time.Sleep(time.Second) // let the worker commit its offsets
-	w.kill()
+	w.Kill()
 
 	before := query(t, s, raw)
 	send([]cdcEvent{created, updated}, false) // stale redeliveries
-	w = startConnectd(t, "standalone", wprops, cprops)
+	w = workerproc.Start(t, "standalone", wprops, cprops)
 	require.Eventually(t, func() bool {
 		out, err := s.Query(raw, "TabSeparated")
 		return err == nil && strings.TrimSpace(string(out)) != before
 	}, 120*time.Second, 200*time.Millisecond, "the stale redeliveries reach the table")
 	require.Equal(t, "1\tone", query(t, s, final), "raw:\n%s", query(t, s, "SELECT * FROM "+db+".customers ORDER BY customer_id, _version"))
-	w.kill()
+	w.Kill()
 }

@@ -1,4 +1,4 @@
-package herder_test
+package distributed
 
 import (
 	"fmt"
@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
+	"github.com/connectd/connectd/internal/testutil/workerproc"
 )
 
 // A distributed worker resolves references when it starts connectors and tasks, and writes task configs
@@ -32,7 +33,7 @@ func TestDistributedConfigProvidersStoreReferences(t *testing.T) {
 	cfg := fmt.Sprintf(`{"connector.class":"FileStreamSink","tasks.max":"1","topics":%q,"file":%q,"password":%q}`, topic, fileRef, pwRef)
 	code, body := httpDo("PUT", w.url+"/connectors/"+name+"/config", cfg)
 	require.Equal(t, 201, code, body)
-	produceN(t, c.kafka, topic, 0, 10)
+	kafkatest.ProduceN(t, c.kafka, topic, 0, 10)
 	require.Eventually(t, func() bool { return len(fileValues(t, out)) == 10 }, 60*time.Second, 100*time.Millisecond)
 
 	code, body = httpDo("GET", w.url+"/connectors/"+name+"/tasks", "")
@@ -64,7 +65,7 @@ listeners=http://127.0.0.1:%d
 config.providers=vault
 config.providers.vault.class=io.confluent.csid.config.provider.vault.VaultConfigProvider
 `, kafkaBootstrap(t), freePort(t))), 0o644))
-	cmd := exec.Command(connectdBinary(t), "standalone", f)
+	cmd := exec.Command(workerproc.Binary(t), "standalone", f)
 	outb, err := cmd.CombinedOutput()
 	require.Error(t, err, "the worker must not start:\n%s", outb)
 	assert.Contains(t, string(outb), "config.providers.vault.class")

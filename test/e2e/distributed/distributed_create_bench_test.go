@@ -1,4 +1,4 @@
-package herder_test
+package distributed
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package herder_test
+package distributed
 
 // Acceptance tests of distributed mode: real `connectd distributed` processes on loopback ports
 // against a real broker.
@@ -10,12 +10,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -29,54 +27,15 @@ import (
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
+	"github.com/connectd/connectd/internal/testutil/workerproc"
 )
 
 // kafkaBootstrap is the shared test broker (TestMain is standalone_test.go's kafkatest.Main).
 func kafkaBootstrap(t testing.TB) string { return kafkatest.Bootstrap(t) }
 
-func repoRoot(t testing.TB) string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
-}
+var freePort = workerproc.FreePort
 
-var (
-	buildOnce sync.Once
-	binary    string
-	buildErr  error
-)
-
-// connectdBinary builds cmd/connectd once per test binary ($CONNECTD_DIST_BINARY overrides it, e.g. with a
-// binary built with -race).
-func connectdBinary(t testing.TB) string {
-	buildOnce.Do(func() {
-		if b := os.Getenv("CONNECTD_DIST_BINARY"); b != "" {
-			binary = b
-			return
-		}
-		dir, err := os.MkdirTemp("", "connectd-dist")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binary = filepath.Join(dir, "connectd")
-		cmd := exec.Command("go", "build", "-o", binary, "./cmd/connectd")
-		cmd.Dir = repoRoot(t)
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Run(); err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out.String())
-		}
-	})
-	require.NoError(t, buildErr)
-	return binary
-}
-
-func freePort(t testing.TB) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
+func repoRoot(testing.TB) string { return workerproc.RepoRoot() }
 
 type cluster struct {
 	t       testing.TB
@@ -88,22 +47,18 @@ type cluster struct {
 	workers []*dworker
 }
 
+// dworker is one `connectd distributed` process of the cluster.
 type dworker struct {
 	name string
 	port int
 	url  string
 	cmd  *exec.Cmd
-	log  *syncBuf
-	done chan struct{}
+	log  *workerproc.Buffer
+	done <-chan struct{}
 }
 
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
-func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+// syncBuf is a buffer a JVM worker's output goes to while the test reads it.
+type syncBuf = workerproc.Buffer
 
 func newCluster(t testing.TB, extra string) *cluster {
 	g := fmt.Sprintf("dist-%d", time.Now().UnixNano())
@@ -138,24 +93,9 @@ offset.flush.interval.ms=500
 `, c.kafka, c.group, c.group, c.group, c.group, port, c.extra)
 	f := filepath.Join(c.dir, name+".properties")
 	require.NoError(t, os.WriteFile(f, []byte(props), 0o644))
-	cmd := exec.Command(connectdBinary(t), "distributed", f)
-	w := &dworker{name: name, port: port, url: fmt.Sprintf("http://127.0.0.1:%d", port), cmd: cmd, log: &syncBuf{}, done: make(chan struct{})}
-	cmd.Stdout, cmd.Stderr = w.log, w.log
-	require.NoError(t, cmd.Start())
-	go func() { _ = cmd.Wait(); close(w.done) }()
-	t.Cleanup(func() {
-		w.kill()
-		if strings.Contains(w.log.String(), "WARNING: DATA RACE") {
-			t.Errorf("%s: data race (binary built with -race)", name)
-		}
-		if t.Failed() {
-			s := w.log.String()
-			if len(s) > 3000 {
-				s = s[len(s)-3000:]
-			}
-			t.Logf("%s log:\n%s", name, s)
-		}
-	})
+	p := workerproc.Start(t, "distributed", f)
+	p.Name = name
+	w := &dworker{name: name, port: port, url: fmt.Sprintf("http://127.0.0.1:%d", port), cmd: p.Cmd, log: p.Out, done: p.Exited()}
 	c.mu.Lock()
 	c.workers = append(c.workers, w)
 	c.mu.Unlock()

@@ -1,4 +1,4 @@
-package herder_test
+package distributed
 
 import (
 	"bytes"
@@ -22,6 +22,7 @@ import (
 
 	"github.com/connectd/connectd/internal/testutil/icebergtest"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
+	"github.com/connectd/connectd/internal/testutil/workerproc"
 )
 
 // The Apache Iceberg Kafka Connect sink run by the JVM workers of TestIcebergConnectorAcrossJVMAndGo: the same
@@ -73,7 +74,7 @@ func TestIcebergConnectorAcrossJVMAndGo(t *testing.T) {
 	}
 	t.Parallel()
 	cp, plugin, cat := icebergMixedSetup(t)
-	connectdBinary(t)
+	workerproc.Binary(t)
 
 	t.Run("jvm-led", func(t *testing.T) {
 		g := newIcebergGroup(t, cp, plugin, cat, "jvm_led")

@@ -1,4 +1,4 @@
-package herder_test
+package distributed
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 
 	"github.com/connectd/connectd/connectors/iceberg/catalogx"
 	"github.com/connectd/connectd/internal/testutil/icebergtest"
+	"github.com/connectd/connectd/internal/testutil/workerproc"
 )
 
 // stuckNote starts the note a connectd Iceberg task puts in its RUNNING status trace when no commit made its
@@ -46,7 +47,7 @@ func TestIcebergConnectorAcrossJVMAndGoSQLite(t *testing.T) {
 	cp := jvmClasspath(t)
 	plugin := icebergSinkPluginPath(t)
 	icebergtest.Python(t)
-	connectdBinary(t)
+	workerproc.Binary(t)
 	dir := t.TempDir()
 	cat := &sqliteCatalog{file: filepath.Join(dir, "catalog.db"), warehouse: "file://" + filepath.Join(dir, "warehouse")}
 	cat.createNamespace(t, icebergNamespace)

@@ -1,4 +1,4 @@
-package herder_test
+package distributed
 
 // The scale scenario of distributed mode: real `connectd distributed` processes, many sink connectors created
 // at once, workers added, one SIGKILLed and one SIGTERMed, records flowing throughout. TestDistributedScale is
@@ -25,6 +25,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
+	"github.com/connectd/connectd/internal/testutil/workerproc"
 )
 
 // scaleParams sizes the scenario.
@@ -388,7 +389,7 @@ func awaitTopics(t testing.TB, addr string, topics []string, parts int) {
 func runScale(t testing.TB, p scaleParams) scaleResult {
 	var res scaleResult
 	c := newCluster(t, "")
-	connectdBinary(t) // built before anything is timed
+	workerproc.Binary(t) // built before anything is timed
 	for i := range p.workers {
 		c.start(fmt.Sprintf("w%d", i+1), 0)
 	}

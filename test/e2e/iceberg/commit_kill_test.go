@@ -1,4 +1,4 @@
-package iceberg
+package iceberg_test
 
 import (
 	"context"

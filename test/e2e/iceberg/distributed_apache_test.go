@@ -1,4 +1,4 @@
-package iceberg
+package iceberg_test
 
 import (
 	"encoding/json"
@@ -14,8 +14,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/connectd/connectd/connectors/iceberg"
 	ae "github.com/connectd/connectd/connectors/iceberg/apacheevents"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
+	"github.com/connectd/connectd/internal/testutil/workerproc"
 )
 
 // TestE2EDistributedApacheProtocol: three `connectd distributed` processes run one append connector under the
@@ -27,7 +29,7 @@ func TestE2EDistributedApacheProtocol(t *testing.T) {
 	if testing.Short() {
 		t.Skip("e2e")
 	}
-	connectdBinary(t)
+	workerproc.Binary(t)
 	addr := kafkatest.Bootstrap(t)
 	started := time.Now()
 	topic := kafkatest.UniqueName(t, "ice-apache")
@@ -63,7 +65,7 @@ func TestE2EDistributedApacheProtocol(t *testing.T) {
 		return urls[0]
 	}
 	cfg := map[string]string{
-		"connector.class":                         ApacheClass,
+		"connector.class":                         iceberg.ApacheClass,
 		"tasks.max":                               "6",
 		"topics":                                  topic,
 		"consumer.override.max.poll.records":      "150",
@@ -111,7 +113,7 @@ func TestE2EDistributedApacheProtocol(t *testing.T) {
 		kafkatest.ProducePartitioned(t, addr, topic, msgs...)
 	}
 
-	scfg, err := ParseConfig(map[string]string{"name": name, KeyTables: "x.y", "iceberg.catalog.type": "sql",
+	scfg, err := iceberg.ParseConfig(map[string]string{"name": name, iceberg.KeyTables: "x.y", "iceberg.catalog.type": "sql",
 		"iceberg.catalog.uri": "jdbc:sqlite:" + catDB, "iceberg.catalog.warehouse": wh})
 	require.NoError(t, err)
 	withTable := func(f func(*table.Table)) bool { return distWithTable(scfg, "shop.events", f) }
@@ -180,11 +182,11 @@ func TestE2EDistributedApacheProtocol(t *testing.T) {
 	withTable(func(tb *table.Table) {
 		meta = tb.MetadataLocation()
 		for _, s := range tb.Metadata().Snapshots() {
-			if s.Summary == nil || s.Summary.Properties[ApacheSummaryCommitID] == "" {
+			if s.Summary == nil || s.Summary.Properties[iceberg.ApacheSummaryCommitID] == "" {
 				continue
 			}
 			commits++
-			if s.Summary.Properties[ApacheOffsetsSummaryKey(control, "connect-"+name)] != "" {
+			if s.Summary.Properties[iceberg.ApacheOffsetsSummaryKey(control, "connect-"+name)] != "" {
 				withOffsets++
 			}
 		}

@@ -1,7 +1,6 @@
-package iceberg
+package iceberg_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,13 +8,10 @@ import (
 	"math/rand"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -25,9 +21,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/connectd/connectd/connectors/iceberg"
 	"github.com/connectd/connectd/connectors/iceberg/catalogx"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
+	"github.com/connectd/connectd/internal/testutil/workerproc"
 )
 
 // Snapshot summary properties the distributed commit protocol writes (literals on purpose:
@@ -37,62 +35,23 @@ const (
 	distSummaryContributors = "connectd.commit.contributors"
 )
 
-// distLogBuf is a bytes.Buffer safe for a child process writing while the test reads.
-type distLogBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *distLogBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *distLogBuf) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-
 // distProc is one incarnation of a `connectd distributed` worker process.
+// distProc is one incarnation of a worker slot.
 type distProc struct {
+	*workerproc.Proc
 	slot, gen int
 	url       string
-	cmd       *exec.Cmd
-	log       *distLogBuf
-	done      chan struct{}
 }
 
-func (p *distProc) alive() bool {
-	select {
-	case <-p.done:
-		return false
-	default:
-		return true
-	}
-}
+func (p *distProc) alive() bool { return p.Alive() }
 
-func (p *distProc) sigkill() {
-	if p.alive() {
-		_ = p.cmd.Process.Signal(syscall.SIGKILL)
-	}
-	<-p.done
-}
+func (p *distProc) sigkill() { p.Kill() }
 
 // distStartWorker starts `connectd distributed props`; wait for it with healthy.
 func distStartWorker(t *testing.T, slot, gen int, props, url string) *distProc {
 	t.Helper()
-	cmd := exec.Command(connectdBinary(t), "distributed", props)
-	p := &distProc{slot: slot, gen: gen, url: url, cmd: cmd, log: &distLogBuf{}, done: make(chan struct{})}
-	cmd.Stdout, cmd.Stderr = p.log, p.log
-	require.NoError(t, cmd.Start())
-	go func() { _ = cmd.Wait(); close(p.done) }()
-	t.Cleanup(func() {
-		p.sigkill()
-		if t.Failed() {
-			s := p.log.String()
-			if len(s) > 2500 {
-				s = s[len(s)-2500:]
-			}
-			t.Logf("worker w%d (incarnation %d) log tail:\n%s", slot, gen, s)
-		}
-	})
+	p := &distProc{Proc: workerproc.Start(t, "distributed", props), slot: slot, gen: gen, url: url}
+	p.Name = fmt.Sprintf("w%d-%d", slot, gen)
 	return p
 }
 
@@ -104,8 +63,8 @@ func (p *distProc) healthy(t *testing.T) {
 		if code, _ := distHTTP("GET", p.url+"/health", ""); code == 200 {
 			return
 		}
-		require.True(t, p.alive(), "w%d exited:\n%s", p.slot, p.log.String())
-		require.True(t, time.Now().Before(deadline), "w%d never became healthy:\n%s", p.slot, p.log.String())
+		require.True(t, p.alive(), "w%d exited:\n%s", p.slot, p.Log())
+		require.True(t, time.Now().Before(deadline), "w%d never became healthy:\n%s", p.slot, p.Log())
 		time.Sleep(50 * time.Millisecond)
 	}
 }
@@ -153,7 +112,7 @@ func TestE2EDistributedSingleCommitter(t *testing.T) {
 	if testing.Short() {
 		t.Skip("e2e")
 	}
-	connectdBinary(t) // built before the clock starts
+	workerproc.Binary(t) // built before the clock starts
 	addr := kafkatest.Bootstrap(t)
 	started := time.Now()
 	topic := kafkatest.UniqueName(t, "ice-dist-cdc")
@@ -273,15 +232,15 @@ func TestE2EDistributedSingleCommitter(t *testing.T) {
 	produce := func(evs []cdcEvent) {
 		var msgs []*kgo.Record
 		for _, e := range evs {
-			p := int32(e.id % parts)
-			k, v := e.debeziumJSON(next[p])
+			p := int32(e.ID % parts)
+			k, v := debeziumJSON(e, next[p])
 			next[p]++
 			msgs = append(msgs, &kgo.Record{Topic: topic, Partition: p, Key: k, Value: v})
 		}
 		kafkatest.ProducePartitioned(t, addr, topic, msgs...)
 	}
 
-	scfg, err := ParseConfig(map[string]string{"name": name, KeyTables: "x.y", "iceberg.catalog.type": "sql",
+	scfg, err := iceberg.ParseConfig(map[string]string{"name": name, iceberg.KeyTables: "x.y", "iceberg.catalog.type": "sql",
 		"iceberg.catalog.uri": "jdbc:sqlite:" + catDB, "iceberg.catalog.warehouse": wh})
 	require.NoError(t, err)
 	withTable := func(tbl string, f func(*table.Table)) bool { return distWithTable(scfg, tbl, f) }
@@ -466,7 +425,7 @@ func TestE2EDistributedSingleCommitter(t *testing.T) {
 		hr.snapshots, len(hr.ids), hr.withProperty, distSummaryContributors, hr.maxContributors, shared)
 	rewinds := 0 // failed or abandoned rounds: the tasks rewind to their committed offsets
 	for _, p := range all {
-		rewinds += strings.Count(p.log.String(), "rewind")
+		rewinds += strings.Count(p.Log(), "rewind")
 	}
 	t.Logf("upsert snapshots (time since start, contributors, added records): %v", sr.timeline)
 	t.Logf("history snapshots (time since start, contributors, added records): %v", hr.timeline)
@@ -510,7 +469,7 @@ func distPartitionHolder(procs []*distProc, tp string) int {
 		if !p.alive() {
 			continue
 		}
-		for _, line := range strings.Split(p.log.String(), "\n") {
+		for _, line := range strings.Split(p.Log(), "\n") {
 			if !strings.Contains(line, `msg="partitions assigned"`) {
 				continue
 			}
@@ -551,7 +510,7 @@ func distFirstLine(s string) string {
 func distWorkerProps(t *testing.T, dir, addr, group string, n int) ([]string, []string) {
 	props, urls := make([]string, n), make([]string, n)
 	for i := 0; i < n; i++ {
-		urls[i] = fmt.Sprintf("http://127.0.0.1:%d", freeTCPPort(t))
+		urls[i] = fmt.Sprintf("http://127.0.0.1:%d", workerproc.FreePort(t))
 		props[i] = filepath.Join(dir, fmt.Sprintf("w%d.properties", i))
 		require.NoError(t, os.WriteFile(props[i], []byte(fmt.Sprintf(`bootstrap.servers=%s
 group.id=%s
@@ -576,7 +535,7 @@ offset.flush.interval.ms=200
 
 // distWithTable calls f with table tbl as the catalog of scfg holds it now, on a catalog connection of its own
 // (the workers write meanwhile); false when the table cannot be read.
-func distWithTable(scfg *SinkConfig, tbl string, f func(*table.Table)) bool {
+func distWithTable(scfg *iceberg.SinkConfig, tbl string, f func(*table.Table)) bool {
 	cat, err := catalogx.Open(context.Background(), scfg.CatalogName, scfg.CatalogProps)
 	if err != nil {
 		return false

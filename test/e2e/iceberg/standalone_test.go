@@ -1,18 +1,14 @@
-package iceberg
+package iceberg_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,106 +18,34 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/connectd/connectd/connectors/iceberg"
 	"github.com/connectd/connectd/connectors/iceberg/catalogx"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 	"github.com/connectd/connectd/internal/testutil/icebergtest"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
+	"github.com/connectd/connectd/internal/testutil/workerproc"
 )
-
-func TestMain(m *testing.M) { kafkatest.Main(m) }
-
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
-
-// connectdBinary builds cmd/connectd once per test binary.
-func connectdBinary(t *testing.T) string {
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "connectd-iceberg-bin")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "connectd")
-		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/connectd")
-		cmd.Dir = icebergtest.RepoRoot()
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Run(); err != nil {
-			binErr = fmt.Errorf("go build ./cmd/connectd: %v\n%s", err, out.String())
-		}
-	})
-	require.NoError(t, binErr)
-	return binPath
-}
 
 // debeziumJSON renders an event as a schemaless Debezium JSON value (JsonConverter with
 // schemas.enable=false) and its key.
-func (e cdcEvent) debeziumJSON(offset int64) (key, value []byte) {
-	row := map[string]any{"id": e.id}
-	if !e.keyOnly {
-		row["name"] = e.name
-		row["region"] = []string{"eu", "us", "ap", "sa"}[e.day]
-		row["version"] = e.version
+func debeziumJSON(e cdcEvent, offset int64) (key, value []byte) {
+	row := map[string]any{"id": e.ID}
+	if !e.KeyOnly {
+		row["name"] = e.Name
+		row["region"] = []string{"eu", "us", "ap", "sa"}[e.Day]
+		row["version"] = e.Version
 	}
-	v := map[string]any{"op": e.op, "ts_ms": 1700000000000 + offset,
+	v := map[string]any{"op": e.Op, "ts_ms": 1700000000000 + offset,
 		"source": map[string]any{"connector": "postgresql", "name": "db", "db": "shop", "schema": "public", "table": "customers",
 			"ts_ms": 1700000000000 + offset, "lsn": 1000 + offset, "txId": 500 + offset/10}}
-	if e.op == "d" {
+	if e.Op == "d" {
 		v["before"], v["after"] = row, nil
 	} else {
 		v["before"], v["after"] = nil, row
 	}
-	key, _ = json.Marshal(map[string]any{"id": e.id})
+	key, _ = json.Marshal(map[string]any{"id": e.ID})
 	value, _ = json.Marshal(v)
 	return key, value
-}
-
-type workerProc struct {
-	cmd *exec.Cmd
-	log *bytes.Buffer
-}
-
-func startConnectd(t *testing.T, args ...string) *workerProc {
-	cmd := exec.Command(connectdBinary(t), args...)
-	var buf bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
-	require.NoError(t, cmd.Start())
-	w := &workerProc{cmd: cmd, log: &buf}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-		if t.Failed() {
-			s := buf.String()
-			if len(s) > 6000 {
-				s = s[len(s)-6000:]
-			}
-			t.Logf("worker log:\n%s", s)
-		}
-	})
-	return w
-}
-
-func freeTCPPort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-func waitHealthy(t *testing.T, url string) {
-	require.Eventually(t, func() bool {
-		resp, err := http.Get(url + "/health")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == 200
-	}, 60*time.Second, 50*time.Millisecond)
 }
 
 // TestE2ESIGKILL runs the connectd binary (standalone) on the real broker: a Debezium JSON CDC
@@ -141,7 +65,7 @@ func TestE2ESIGKILL(t *testing.T) {
 	kafkatest.CreateTopic(t, addr, topic, parts, nil)
 	dir := t.TempDir()
 	name := "ice-kill"
-	port := freeTCPPort(t)
+	port := workerproc.FreePort(t)
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
 	wprops := filepath.Join(dir, "worker.properties")
 	require.NoError(t, os.WriteFile(wprops, []byte(fmt.Sprintf(`bootstrap.servers=%s
@@ -178,8 +102,8 @@ iceberg.control.commit.interval-ms=250
 	produce := func(evs []cdcEvent) {
 		var msgs []*kgo.Record
 		for _, e := range evs {
-			p := int32(e.id % parts)
-			k, v := e.debeziumJSON(next[p])
+			p := int32(e.ID % parts)
+			k, v := debeziumJSON(e, next[p])
 			next[p]++
 			msgs = append(msgs, &kgo.Record{Topic: topic, Partition: p, Key: k, Value: v})
 		}
@@ -187,8 +111,8 @@ iceberg.control.commit.interval-ms=250
 	}
 
 	// committed reports the table offsets (what the history and state tables hold)
-	props := map[string]string{"name": name, KeyTables: "x.y", "iceberg.catalog.type": "sql", "iceberg.catalog.uri": "jdbc:sqlite:" + catDB, "iceberg.catalog.warehouse": wh}
-	scfg, err := ParseConfig(props)
+	props := map[string]string{"name": name, iceberg.KeyTables: "x.y", "iceberg.catalog.type": "sql", "iceberg.catalog.uri": "jdbc:sqlite:" + catDB, "iceberg.catalog.warehouse": wh}
+	scfg, err := iceberg.ParseConfig(props)
 	require.NoError(t, err)
 	tableOffsets := func(tbl string) icetable.Offsets {
 		cat, err := catalogx.Open(context.Background(), scfg.CatalogName, scfg.CatalogProps)
@@ -230,8 +154,8 @@ iceberg.control.commit.interval-ms=250
 			evs, held = evs[:len(evs)*2/3], evs[len(evs)*2/3:]
 		}
 		produce(evs)
-		w := startConnectd(t, "standalone", wprops, cprops)
-		waitHealthy(t, url)
+		w := workerproc.Start(t, "standalone", wprops, cprops)
+		workerproc.WaitHealthy(t, url, 60*time.Second)
 		// wait until this incarnation has committed something new, then kill at a random point
 		start := time.Now()
 		progressed := false
@@ -245,11 +169,11 @@ iceberg.control.commit.interval-ms=250
 		}
 		t.Logf("incarnation %d: progressed=%v after %v, offsets %v", kills, progressed, time.Since(start).Round(time.Millisecond), lastOffsets)
 		if !progressed {
-			l := w.log.String()
+			l := w.Log()
 			t.Logf("worker log tail: %s", l[max(0, len(l)-5000):])
 		}
 		time.Sleep(time.Duration(rng.Intn(700)) * time.Millisecond)
-		sigkill := func() { require.NoError(t, w.cmd.Process.Signal(syscall.SIGKILL)) }
+		sigkill := func() { require.NoError(t, w.Cmd.Process.Signal(syscall.SIGKILL)) }
 		if kills%2 == 0 {
 			// every other kill lands inside a commit: files and table metadata written, the
 			// catalog not yet pointing at them (a round starts every 250 ms)
@@ -263,16 +187,16 @@ iceberg.control.commit.interval-ms=250
 		} else {
 			sigkill()
 		}
-		_ = w.cmd.Wait()
+		<-w.Exited()
 		kills++
 	}
 	produce(events[kills*chunk:])
-	w := startConnectd(t, "standalone", wprops, cprops)
-	waitHealthy(t, url)
+	w := workerproc.Start(t, "standalone", wprops, cprops)
+	workerproc.WaitHealthy(t, url, 60*time.Second)
 	require.Eventually(t, func() bool { return caughtUp("shop.customers_history") && caughtUp("shop.customers") },
 		120*time.Second, 200*time.Millisecond, "tables never caught up")
-	require.NoError(t, w.cmd.Process.Signal(syscall.SIGTERM))
-	_ = w.cmd.Wait()
+	require.NoError(t, w.Cmd.Process.Signal(syscall.SIGTERM))
+	<-w.Exited()
 
 	cat, err := catalogx.Open(context.Background(), scfg.CatalogName, scfg.CatalogProps)
 	require.NoError(t, err)
@@ -315,7 +239,7 @@ func TestE2ECatalogOutage(t *testing.T) {
 	kafkatest.CreateTopic(t, addr, topic, parts, nil)
 	dir := t.TempDir()
 	name := "ice-outage"
-	port := freeTCPPort(t)
+	port := workerproc.FreePort(t)
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
 	wprops := filepath.Join(dir, "worker.properties")
 	require.NoError(t, os.WriteFile(wprops, []byte(fmt.Sprintf(`bootstrap.servers=%s
@@ -351,14 +275,14 @@ iceberg.control.commit.retry-backoff-ms=1000
 	produce := func(evs []cdcEvent) {
 		var msgs []*kgo.Record
 		for _, e := range evs {
-			p := int32(e.id % parts)
-			k, v := e.debeziumJSON(next[p])
+			p := int32(e.ID % parts)
+			k, v := debeziumJSON(e, next[p])
 			next[p]++
 			msgs = append(msgs, &kgo.Record{Topic: topic, Partition: p, Key: k, Value: v})
 		}
 		kafkatest.ProducePartitioned(t, addr, topic, msgs...)
 	}
-	scfg, err := ParseConfig(map[string]string{"name": name, KeyTables: "x.y", "iceberg.catalog.uri": pg.JDBCURI(),
+	scfg, err := iceberg.ParseConfig(map[string]string{"name": name, iceberg.KeyTables: "x.y", "iceberg.catalog.uri": pg.JDBCURI(),
 		"iceberg.catalog.jdbc.user": "postgres", "iceberg.catalog.warehouse": wh})
 	require.NoError(t, err)
 	offsetsOf := func(tbl string) icetable.Offsets {
@@ -405,8 +329,8 @@ iceberg.control.commit.retry-backoff-ms=1000
 		return s
 	}
 
-	w := startConnectd(t, "standalone", wprops, cprops)
-	waitHealthy(t, url)
+	w := workerproc.Start(t, "standalone", wprops, cprops)
+	workerproc.WaitHealthy(t, url, 60*time.Second)
 	third := len(events) / 3
 	produce(events[:third])
 	require.Eventually(t, func() bool { return caughtUp("shop.customers_history") }, 60*time.Second, 100*time.Millisecond)
@@ -420,9 +344,9 @@ iceberg.control.commit.retry-backoff-ms=1000
 	require.Eventually(t, func() bool { return caughtUp("shop.customers_history") && caughtUp("shop.customers") },
 		90*time.Second, 200*time.Millisecond, "tables never caught up after the catalog came back")
 	require.Equal(t, "RUNNING,RUNNING,RUNNING", status())
-	require.NoError(t, w.cmd.Process.Signal(syscall.SIGTERM))
-	_ = w.cmd.Wait()
-	require.Contains(t, w.log.String(), "iceberg commit round failed", "the outage must have been noticed")
+	require.NoError(t, w.Cmd.Process.Signal(syscall.SIGTERM))
+	<-w.Exited()
+	require.Contains(t, w.Log(), "iceberg commit round failed", "the outage must have been noticed")
 
 	cat, err := catalogx.Open(context.Background(), scfg.CatalogName, scfg.CatalogProps)
 	require.NoError(t, err)
@@ -449,7 +373,7 @@ func TestE2ESchemaChangeAndRouting(t *testing.T) {
 	kafkatest.CreateTopic(t, addr, topic, 1, nil)
 	dir := t.TempDir()
 	name := "ice-evolve"
-	port := freeTCPPort(t)
+	port := workerproc.FreePort(t)
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
 	wprops := filepath.Join(dir, "worker.properties")
 	require.NoError(t, os.WriteFile(wprops, []byte(fmt.Sprintf(`bootstrap.servers=%s
@@ -505,10 +429,10 @@ iceberg.control.commit.interval-ms=300
 		}
 	}
 	kafkatest.Produce(t, addr, topic, msgs[:200]...)
-	w := startConnectd(t, "standalone", wprops, cprops)
-	waitHealthy(t, url)
-	props := map[string]string{"name": name, KeyTables: "x.y", "iceberg.catalog.type": "sql", "iceberg.catalog.uri": "jdbc:sqlite:" + catDB, "iceberg.catalog.warehouse": wh}
-	scfg, err := ParseConfig(props)
+	w := workerproc.Start(t, "standalone", wprops, cprops)
+	workerproc.WaitHealthy(t, url, 60*time.Second)
+	props := map[string]string{"name": name, iceberg.KeyTables: "x.y", "iceberg.catalog.type": "sql", "iceberg.catalog.uri": "jdbc:sqlite:" + catDB, "iceberg.catalog.warehouse": wh}
+	scfg, err := iceberg.ParseConfig(props)
 	require.NoError(t, err)
 	cat, err := catalogx.Open(context.Background(), scfg.CatalogName, scfg.CatalogProps)
 	require.NoError(t, err)
@@ -523,8 +447,8 @@ iceberg.control.commit.interval-ms=300
 	require.Eventually(t, func() bool { return offsetOf("db.orders") >= 199 && offsetOf("db.refunds") >= 199 }, 60*time.Second, 100*time.Millisecond)
 	kafkatest.Produce(t, addr, topic, msgs[200:]...)
 	require.Eventually(t, func() bool { return offsetOf("db.orders") >= 399 && offsetOf("db.refunds") >= 399 }, 60*time.Second, 100*time.Millisecond)
-	require.NoError(t, w.cmd.Process.Signal(syscall.SIGTERM))
-	_ = w.cmd.Wait()
+	require.NoError(t, w.Cmd.Process.Signal(syscall.SIGTERM))
+	<-w.Exited()
 
 	for tbl, n := range want {
 		tb, err := cat.LoadTable(context.Background(), catalog.ToIdentifier(tbl))

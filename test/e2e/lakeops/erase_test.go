@@ -1,4 +1,4 @@
-package erase_test
+package lakeops
 
 import (
 	"bytes"
@@ -24,6 +24,7 @@ import (
 	"github.com/connectd/connectd/internal/testutil/chdb/chdbtest"
 	"github.com/connectd/connectd/internal/testutil/icebergtest"
 	"github.com/connectd/connectd/internal/testutil/lakepipeline"
+	"github.com/connectd/connectd/internal/testutil/workerproc"
 	"github.com/connectd/connectd/lakeops/erase"
 	"github.com/connectd/connectd/lakeops/reconcile"
 )
@@ -98,7 +99,7 @@ func TestEraseEndToEnd(t *testing.T) {
 		args = append(args, k+"="+v)
 	}
 	args = append(args, erase.KeyHistoryTables+"="+lakepipeline.History, erase.KeySCDTables+"="+scd)
-	cmd := exec.Command(lakepipeline.Binary(t), args...)
+	cmd := exec.Command(workerproc.Binary(t), args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

@@ -1,4 +1,4 @@
-package reconcile
+package lakeops
 
 import (
 	"context"
@@ -24,6 +24,7 @@ import (
 	"github.com/connectd/connectd/internal/testutil/chdb/chdbtest"
 	"github.com/connectd/connectd/internal/testutil/icebergtest"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
+	"github.com/connectd/connectd/lakeops/reconcile"
 )
 
 func (p *pipeline) catalog() catalog.Catalog {
@@ -153,7 +154,7 @@ func TestErasureEndToEnd(t *testing.T) {
 	require.Equal(t, "0", chdbtest.MustQuery(t, p.s, "SELECT count() FROM "+tbl+" FINAL WHERE id = "+quoteString(victim)), "ClickHouse FINAL")
 	require.Equal(t, "0", p.duckCount("cdc.customers", "id = "+quoteString(victim)), "Iceberg current table (DuckDB)")
 	r := p.reconcile()
-	require.Equal(t, StatusClean, r.Status)
+	require.Equal(t, reconcile.StatusClean, r.Status)
 	live := len(p.model())
 	p.crossCheck(r, live, live)
 
@@ -192,7 +193,7 @@ func TestErasureEndToEnd(t *testing.T) {
 	pol := maintenance.Policy{Expire: maintenance.ExpireOptions{RetainLast: 1, MaxAge: time.Millisecond}, DeletesHorizon: time.Millisecond}
 	do := maintenance.Actions{RewriteManifests: true, Compact: true, ExpireSnapshots: true}
 	cat := p.catalog()
-	// a table's __deletes companion is maintained with it, in the same run (Report.Companion)
+	// a table's __deletes companion is maintained with it, in the same run (reconcile.Report.Companion)
 	for _, name := range iceTables {
 		if strings.HasSuffix(name, icetable.TombstoneSuffix) {
 			continue
@@ -223,6 +224,6 @@ func TestErasureEndToEnd(t *testing.T) {
 	require.Equal(t, "0", p.duckCount("cdc.customers", "id = "+quoteString(victim)))
 	require.Equal(t, fmt.Sprint(b-k), p.duckCount("cdc.history", "true"), "the history rows after maintenance")
 	r = p.reconcile()
-	require.Equal(t, StatusClean, r.Status)
+	require.Equal(t, reconcile.StatusClean, r.Status)
 	p.crossCheck(r, live, live)
 }

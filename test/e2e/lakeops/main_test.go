@@ -1,4 +1,7 @@
-package erase_test
+// Package lakeops holds the end-to-end tests of the lake applications (lakeops/): reconcile, rebuild, erase and
+// the restore drill, as commands and as a worker's schedule, on a Kafka -> Iceberg + ClickHouse pipeline of
+// connectd workers started through internal/testutil/workerproc.
+package lakeops
 
 import (
 	"os"

@@ -1,4 +1,4 @@
-package reconcile
+package lakeops
 
 import (
 	"encoding/base64"
@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/internal/testutil/chdb/chdbtest"
+	"github.com/connectd/connectd/lakeops/reconcile"
 )
 
 // TestWorkerReconcileSchedule runs both sinks and the reconcile schedule of their tables in one standalone
@@ -74,17 +75,17 @@ connectd.reconcile.interval.ms=3600000
 		require.NoError(t, err)
 		return resp.StatusCode, body
 	}
-	status := func() ScheduleStatus {
+	status := func() reconcile.ScheduleStatus {
 		t.Helper()
 		code, body := call("GET", "/connectd/reconcile", auth)
 		require.Equal(t, 200, code, string(body))
-		var st ScheduleStatus
+		var st reconcile.ScheduleStatus
 		require.NoError(t, json.Unmarshal(body, &st), string(body))
 		require.Len(t, st.Pairs, 1)
 		return st
 	}
 	// runNow asks for a run (the scheduled one may be in progress) and waits for its outcome.
-	runNow := func() JobStatus {
+	runNow := func() reconcile.JobStatus {
 		t.Helper()
 		asked := time.Now()
 		require.Eventually(t, func() bool {
@@ -92,7 +93,7 @@ connectd.reconcile.interval.ms=3600000
 			require.Contains(t, []int{202, 409}, code, string(body))
 			return code == 202
 		}, time.Minute, 50*time.Millisecond)
-		var js JobStatus
+		var js reconcile.JobStatus
 		require.Eventually(t, func() bool {
 			js = status().Pairs[0]
 			return js.RanAt != nil && !js.RanAt.Before(asked) && js.Result != ""
@@ -124,10 +125,10 @@ connectd.reconcile.interval.ms=3600000
 	p.waitGroup(iceConnector)
 	p.waitGroup(chConnector)
 	js := runNow()
-	require.Equal(t, StatusClean, js.Result, js.Error)
+	require.Equal(t, reconcile.StatusClean, js.Result, js.Error)
 	require.Empty(t, js.Error)
 	require.NotNil(t, js.Report)
-	require.Equal(t, StatusClean, js.Report.Status)
+	require.Equal(t, reconcile.StatusClean, js.Report.Status)
 	require.Zero(t, js.Report.MismatchedRows)
 	require.Equal(t, int64(len(p.model())), js.Report.Iceberg.Rows)
 
@@ -140,9 +141,9 @@ connectd.reconcile.interval.ms=3600000
 	tbl := p.db + ".customers"
 	chdbtest.MustExec(t, p.s, "INSERT INTO "+tbl+" SELECT id, 'tampered', qty, updated_at, email, _version + 1, 0 FROM "+tbl+" FINAL WHERE id = "+quoteString(changed))
 	js = runNow()
-	require.Equal(t, StatusDrift, js.Result, js.Error)
+	require.Equal(t, reconcile.StatusDrift, js.Result, js.Error)
 	require.Equal(t, 1, js.Report.MismatchedRows)
-	require.Equal(t, []Mismatch{{Key: changed, Kind: Different, Columns: []string{"name", "version"}}}, js.Report.Mismatches)
+	require.Equal(t, []reconcile.Mismatch{{Key: changed, Kind: reconcile.Different, Columns: []string{"name", "version"}}}, js.Report.Mismatches)
 
 	code, body := call("GET", "/metrics", auth)
 	require.Equal(t, 200, code)

@@ -1,4 +1,4 @@
-package reconcile
+package lakeops
 
 import (
 	"bytes"
@@ -12,8 +12,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -27,34 +25,12 @@ import (
 	"github.com/connectd/connectd/internal/testutil/chdb"
 	"github.com/connectd/connectd/internal/testutil/chdb/chdbtest"
 	"github.com/connectd/connectd/internal/testutil/chdb/chshim"
+	"github.com/connectd/connectd/internal/testutil/chdb/chshimtest"
 	"github.com/connectd/connectd/internal/testutil/icebergtest"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
+	"github.com/connectd/connectd/internal/testutil/workerproc"
+	"github.com/connectd/connectd/lakeops/reconcile"
 )
-
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
-
-// connectdBinary builds cmd/connectd once per test binary.
-func connectdBinary(t *testing.T) string {
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "connectd-reconcile")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "connectd")
-		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/connectd")
-		cmd.Dir = icebergtest.RepoRoot()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			binErr = fmt.Errorf("go build ./cmd/connectd: %v\n%s", err, out)
-		}
-	})
-	require.NoError(t, binErr)
-	return binPath
-}
 
 // pipeline is one topic of Debezium CDC records feeding both sinks (each its own connector) on
 // `connectd standalone` workers, an Iceberg table in a SQLite catalog and a ClickHouse table on chDB.
@@ -69,8 +45,7 @@ type pipeline struct {
 	srv         *chshim.Server
 	next        map[int32]int64
 	streams     []cdcstream.Stream
-	worker      *exec.Cmd
-	log         *bytes.Buffer
+	worker      *workerproc.Proc
 }
 
 const (
@@ -79,7 +54,7 @@ const (
 )
 
 func newPipeline(t *testing.T) *pipeline {
-	s, srv := clickhouseEngine(t)
+	s, srv := chshimtest.Engine(t)
 	p := &pipeline{t: t, addr: kafkatest.Bootstrap(t), topic: kafkatest.UniqueName(t, "recon"), parts: 3, dir: t.TempDir(),
 		s: s, srv: srv, db: chdbtest.Database(t), next: map[int32]int64{}}
 	p.catDB, p.wh = filepath.Join(p.dir, "catalog.db"), filepath.Join(p.dir, "warehouse")
@@ -147,11 +122,11 @@ func (p *pipeline) props() map[string]string {
 	}
 }
 
-func (p *pipeline) reconcile() *Report {
+func (p *pipeline) reconcile() *reconcile.Report {
 	p.t.Helper()
-	cfg, err := ParseConfig(p.props())
+	cfg, err := reconcile.ParseConfig(p.props())
 	require.NoError(p.t, err)
-	r, err := Run(context.Background(), cfg)
+	r, err := reconcile.Run(context.Background(), cfg)
 	require.NoError(p.t, err)
 	var buf bytes.Buffer
 	r.WriteText(&buf)
@@ -166,24 +141,12 @@ func (p *pipeline) start(connectors ...string) {
 	for _, c := range connectors {
 		args = append(args, filepath.Join(p.dir, c+".properties"))
 	}
-	cmd := exec.Command(connectdBinary(p.t), args...)
-	p.log = &bytes.Buffer{}
-	cmd.Stdout, cmd.Stderr = p.log, p.log
-	require.NoError(p.t, cmd.Start())
-	p.worker = cmd
+	p.worker = workerproc.Start(p.t, args...)
 }
 
 func (p *pipeline) stop() {
-	if p.worker != nil && p.worker.ProcessState == nil {
-		_ = p.worker.Process.Signal(syscall.SIGKILL)
-		_ = p.worker.Wait()
-		if p.t.Failed() {
-			out := p.log.String()
-			if len(out) > 6000 {
-				out = out[len(out)-6000:]
-			}
-			p.t.Logf("worker log (tail):\n%s", out)
-		}
+	if p.worker != nil {
+		p.worker.Kill()
 	}
 	p.worker = nil
 }
@@ -217,10 +180,10 @@ func (p *pipeline) produce(rng *rand.Rand, n int) int {
 func (p *pipeline) waitGroup(connector string) {
 	deadline := time.Now().Add(4 * time.Minute)
 	for {
-		got, err := groupOffsets(p.addr, "connect-"+connector+p.topic) // a transient error (coordinator loading) is no answer yet
-		done := err == nil
+		got := kafkatest.CommittedOffsets(p.t, p.addr, "connect-"+connector+p.topic, p.topic) // retries while the coordinator loads
+		done := true
 		for part, n := range p.next {
-			if got[tp{Topic: p.topic, Partition: part}] < n {
+			if got[part] < n {
 				done = false
 			}
 		}
@@ -228,10 +191,15 @@ func (p *pipeline) waitGroup(connector string) {
 			return
 		}
 		if time.Now().After(deadline) {
-			p.t.Fatalf("%s did not commit everything: committed %v (%v), produced %v", connector, got, err, p.next)
+			p.t.Fatalf("%s did not commit everything: committed %v, produced %v", connector, got, p.next)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// quoteString is a ClickHouse string literal.
+func quoteString(s string) string {
+	return "'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "'", `\'`) + "'"
 }
 
 // model is the current state of every key produced so far (version: source.lsn).
@@ -247,7 +215,7 @@ func (p *pipeline) model() map[string]cdcstream.Row {
 
 // crossCheck reads both tables with independent readers (DuckDB for Iceberg, FINAL on the engine for
 // ClickHouse) and checks the report's row counts against them and against the model.
-func (p *pipeline) crossCheck(r *Report, iceRows, chRows int) {
+func (p *pipeline) crossCheck(r *reconcile.Report, iceRows, chRows int) {
 	p.t.Helper()
 	cat, err := catalogx.Open(context.Background(), "", map[string]string{"type": "sql", "uri": "jdbc:sqlite:" + p.catDB, "warehouse": p.wh})
 	require.NoError(p.t, err)
@@ -281,7 +249,7 @@ func TestReconcileEndToEnd(t *testing.T) {
 
 	live := len(p.model())
 	r := p.reconcile()
-	require.Equal(t, StatusClean, r.Status)
+	require.Equal(t, reconcile.StatusClean, r.Status)
 	require.True(t, r.Cut.Consistent, r.Cut.Reason)
 	require.Zero(t, r.Cut.LagRecords)
 	require.Zero(t, r.MismatchedRows)
@@ -294,7 +262,7 @@ func TestReconcileEndToEnd(t *testing.T) {
 	behind := p.produce(rng, 30)
 	p.waitGroup(iceConnector)
 	r = p.reconcile()
-	require.Equal(t, StatusClean, r.Status, "lag is not drift")
+	require.Equal(t, reconcile.StatusClean, r.Status, "lag is not drift")
 	require.True(t, r.Cut.Consistent, r.Cut.Reason)
 	require.Equal(t, "clickhouse", r.Cut.LaggingLayer)
 	require.Equal(t, int64(behind), r.Cut.LagRecords)
@@ -303,20 +271,20 @@ func TestReconcileEndToEnd(t *testing.T) {
 
 	// The same with a lag tolerance below the lag: exit status lag.
 	props := p.props()
-	props[KeyLagTolerance] = "0"
-	cfg, err := ParseConfig(props)
+	props[reconcile.KeyLagTolerance] = "0"
+	cfg, err := reconcile.ParseConfig(props)
 	require.NoError(t, err)
-	rl, err := Run(context.Background(), cfg)
+	rl, err := reconcile.Run(context.Background(), cfg)
 	require.NoError(t, err)
-	require.Equal(t, StatusLag, rl.Status)
-	require.Equal(t, ExitLag, rl.ExitCode())
+	require.Equal(t, reconcile.StatusLag, rl.Status)
+	require.Equal(t, reconcile.ExitLag, rl.ExitCode())
 
 	// Both again: caught up and clean.
 	p.start("iceberg", "clickhouse")
 	p.waitGroup(chConnector)
 	live = len(p.model())
 	r = p.reconcile()
-	require.Equal(t, StatusClean, r.Status)
+	require.Equal(t, reconcile.StatusClean, r.Status)
 	require.True(t, r.Cut.Consistent, r.Cut.Reason)
 	require.Zero(t, r.Cut.LagRecords)
 	p.crossCheck(r, live, live)
@@ -327,7 +295,7 @@ func TestReconcileEndToEnd(t *testing.T) {
 	behind = p.produce(rng, 20)
 	p.waitGroup(chConnector)
 	r = p.reconcile()
-	require.Equal(t, StatusClean, r.Status, "lag is not drift")
+	require.Equal(t, reconcile.StatusClean, r.Status, "lag is not drift")
 	require.Equal(t, "iceberg", r.Cut.LaggingLayer)
 	require.Equal(t, int64(behind), r.Cut.LagRecords)
 	require.Positive(t, r.InFlightKeys)
@@ -337,7 +305,7 @@ func TestReconcileEndToEnd(t *testing.T) {
 	p.waitGroup(chConnector)
 	p.stop()
 	r = p.reconcile()
-	require.Equal(t, StatusClean, r.Status)
+	require.Equal(t, reconcile.StatusClean, r.Status)
 	live = len(p.model())
 	p.crossCheck(r, live, live)
 
@@ -353,14 +321,14 @@ func TestReconcileEndToEnd(t *testing.T) {
 	chdbtest.MustExec(t, p.s, "INSERT INTO "+tbl+" SELECT id, name, qty, updated_at, email, _version + 1, 1 FROM "+tbl+" FINAL WHERE id = "+quoteString(deleted))
 	chdbtest.MustExec(t, p.s, "INSERT INTO "+tbl+" VALUES ('zz-added', 'new', 1, 1, NULL, 1, 0)")
 	r = p.reconcile()
-	require.Equal(t, StatusDrift, r.Status)
-	require.Equal(t, ExitDrift, r.ExitCode())
+	require.Equal(t, reconcile.StatusDrift, r.Status)
+	require.Equal(t, reconcile.ExitDrift, r.ExitCode())
 	require.True(t, r.Cut.Consistent, r.Cut.Reason)
 	require.Equal(t, 3, r.MismatchedRows)
-	require.Equal(t, []Mismatch{
-		{Key: changed, Kind: Different, Columns: []string{"name", "version"}},
-		{Key: deleted, Kind: MissingInClickHouse},
-		{Key: "zz-added", Kind: ExtraInClickHouse},
+	require.Equal(t, []reconcile.Mismatch{
+		{Key: changed, Kind: reconcile.Different, Columns: []string{"name", "version"}},
+		{Key: deleted, Kind: reconcile.MissingInClickHouse},
+		{Key: "zz-added", Kind: reconcile.ExtraInClickHouse},
 	}, r.Mismatches)
 	bad := 0
 	for _, b := range r.Buckets {
@@ -376,13 +344,13 @@ func TestReconcileEndToEnd(t *testing.T) {
 	for k, v := range p.props() {
 		args = append(args, k+"="+v)
 	}
-	cmd := exec.Command(connectdBinary(t), append([]string{"reconcile", "-format", "json"}, args...)...)
+	cmd := exec.Command(workerproc.Binary(t), append([]string{"reconcile", "-format", "json"}, args...)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err = cmd.Run()
 	require.Error(t, err, stderr.String())
-	require.Equal(t, ExitDrift, cmd.ProcessState.ExitCode(), stderr.String())
-	var out Report
+	require.Equal(t, reconcile.ExitDrift, cmd.ProcessState.ExitCode(), stderr.String())
+	var out reconcile.Report
 	require.NoError(t, json.Unmarshal(stdout.Bytes(), &out))
 	require.Equal(t, r.Mismatches, out.Mismatches)
 	require.True(t, strings.HasPrefix(out.Status, "drift"))
@@ -411,7 +379,7 @@ func TestReconcileIcebergWithoutSnapshot(t *testing.T) {
 	require.NoError(t, err)
 
 	r := p.reconcile()
-	require.Equal(t, StatusClean, r.Status, "lag is not drift")
+	require.Equal(t, reconcile.StatusClean, r.Status, "lag is not drift")
 	require.False(t, r.Cut.Consistent)
 	require.Equal(t, "iceberg", r.Cut.LaggingLayer)
 	require.Equal(t, int64(n), r.Cut.LagRecords)

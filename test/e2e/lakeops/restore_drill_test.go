@@ -1,4 +1,4 @@
-package restoredrill_test
+package lakeops
 
 import (
 	"bufio"
@@ -23,6 +23,7 @@ import (
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 
 	"github.com/connectd/connectd/internal/testutil/lakepipeline"
+	"github.com/connectd/connectd/internal/testutil/workerproc"
 	"github.com/connectd/connectd/lakeops/reconcile"
 	"github.com/connectd/connectd/lakeops/restoredrill"
 )
@@ -36,7 +37,7 @@ func drill(t *testing.T, p *lakepipeline.Pipeline, extra map[string]string, flag
 	for k, v := range props {
 		args = append(args, k+"="+v)
 	}
-	cmd := exec.Command(lakepipeline.Binary(t), args...)
+	cmd := exec.Command(workerproc.Binary(t), args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	_ = cmd.Run()
@@ -201,7 +202,7 @@ func TestRestoreDrillEndToEnd(t *testing.T) {
 	for k, v := range extra {
 		args = append(args, k+"="+v)
 	}
-	cmd := exec.Command(lakepipeline.Binary(t), args...)
+	cmd := exec.Command(workerproc.Binary(t), args...)
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())

@@ -1,4 +1,4 @@
-package main
+package parity
 
 import (
 	"encoding/json"
@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
+	"github.com/connectd/connectd/internal/testutil/workerproc"
 )
 
 // captureJVMSession names a running JVM Connect 4.3.1 standalone worker (testdata/rest/session/capture.sh starts
@@ -192,10 +193,10 @@ func TestRESTSessionMatchesJVM(t *testing.T) {
 	topic := kafkatest.UniqueName(t, "session")
 	kafkatest.CreateTopic(t, addr, topic, 1, nil)
 	dir := t.TempDir()
-	port := freePort(t)
-	startWorker(t, "standalone", writeWorkerProps(t, dir, addr, port, fmt.Sprintf("offset.storage.file.filename=%s\n", filepath.Join(dir, "offsets"))))
+	port := workerproc.FreePort(t)
+	workerproc.Start(t, "standalone", workerproc.WriteWorkerProps(t, dir, addr, port, fmt.Sprintf("offset.storage.file.filename=%s\n", filepath.Join(dir, "offsets"))))
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
-	waitREST(t, url)
+	workerproc.WaitHealthy(t, url, 60*time.Second)
 	answers := runSession(t, url, topic, filepath.Join(dir, "out.txt"))
 	require.Len(t, answers, len(golden), "steps.json and golden.json disagree; recapture")
 	for i, want := range golden {

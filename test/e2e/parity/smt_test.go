@@ -1,4 +1,4 @@
-package main
+package parity
 
 import (
 	"encoding/json"
@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
+	"github.com/connectd/connectd/internal/testutil/workerproc"
 )
 
 // smtCase is one FileStreamSink connector with an SMT chain, as the upstream documentation configures it.
@@ -326,8 +327,8 @@ func TestSMTConnectorsRun(t *testing.T) {
 		kafkatest.Produce(t, addr, topic, msgs...)
 	}
 	dir := t.TempDir()
-	port := freePort(t)
-	args := []string{"standalone", writeWorkerProps(t, dir, addr, port, "value.converter=org.apache.kafka.connect.json.JsonConverter\n")}
+	port := workerproc.FreePort(t)
+	args := []string{"standalone", workerproc.WriteWorkerProps(t, dir, addr, port, "value.converter=org.apache.kafka.connect.json.JsonConverter\n")}
 	outputs := map[string]smtCase{}
 	for _, c := range smtCases {
 		name := c.name + "-props"
@@ -337,17 +338,17 @@ func TestSMTConnectorsRun(t *testing.T) {
 		args = append(args, pf)
 		outputs[file] = c
 	}
-	buildBinary(t)
+	workerproc.Binary(t)
 	start := time.Now()
-	startWorker(t, args...)
+	workerproc.Start(t, args...)
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
-	waitREST(t, url)
+	workerproc.WaitHealthy(t, url, 60*time.Second)
 
 	for _, c := range smtCases {
 		name := c.name + "-rest"
 		file := filepath.Join(dir, name+".txt")
 		cfg := c.connectorConfig(name, file, topics, true)
-		code, body := doJSON(t, "PUT", url+"/connector-plugins/FileStreamSinkConnector/config/validate", cfg)
+		code, body := workerproc.DoJSON(t, "PUT", url+"/connector-plugins/FileStreamSinkConnector/config/validate", cfg)
 		require.Equal(t, 200, code, "%s: %s", name, body)
 		var infos struct {
 			ErrorCount int `json:"error_count"`
@@ -363,13 +364,13 @@ func TestSMTConnectorsRun(t *testing.T) {
 			assert.Empty(t, ci.Value.Errors, "%s: %s", name, ci.Value.Name)
 		}
 		require.Equal(t, 0, infos.ErrorCount, "%s", name)
-		code, body = doJSON(t, "POST", url+"/connectors", map[string]any{"name": name, "config": cfg})
+		code, body = workerproc.DoJSON(t, "POST", url+"/connectors", map[string]any{"name": name, "config": cfg})
 		require.Equal(t, 201, code, "%s: %s", name, body)
 		outputs[file] = c
 	}
 
 	lines := func(file string) []string {
-		l := readLines(t, file)
+		l := workerproc.ReadLines(t, file)
 		sort.Strings(l)
 		return l
 	}
@@ -382,7 +383,7 @@ func TestSMTConnectorsRun(t *testing.T) {
 	}
 	done := func() bool {
 		for file, c := range outputs {
-			if len(readLines(t, file)) < len(c.want) {
+			if len(workerproc.ReadLines(t, file)) < len(c.want) {
 				return false
 			}
 		}
@@ -392,7 +393,7 @@ func TestSMTConnectorsRun(t *testing.T) {
 		for file, c := range outputs {
 			t.Logf("%s (%s): %q", filepath.Base(file), c.name, lines(file))
 		}
-		_, st := doJSON(t, "GET", url+"/connectors?expand=status", nil)
+		_, st := workerproc.DoJSON(t, "GET", url+"/connectors?expand=status", nil)
 		t.Logf("status: %s", st)
 		t.FailNow()
 	}
@@ -400,7 +401,7 @@ func TestSMTConnectorsRun(t *testing.T) {
 	for file, c := range outputs {
 		assert.Equal(t, want(c), lines(file), "%s", filepath.Base(file))
 	}
-	code, body := doJSON(t, "GET", url+"/connectors?expand=status", nil)
+	code, body := workerproc.DoJSON(t, "GET", url+"/connectors?expand=status", nil)
 	require.Equal(t, 200, code)
 	var statuses map[string]struct {
 		Status struct {

@@ -1,4 +1,4 @@
-package main
+package security
 
 import (
 	"context"
@@ -22,6 +22,7 @@ import (
 	"github.com/connectd/connectd/internal/kafka"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
 	"github.com/connectd/connectd/internal/testutil/securekafka"
+	"github.com/connectd/connectd/internal/testutil/workerproc"
 )
 
 // saslSSLProps are the client settings of the broker's SASL_SSL listener: SCRAM-SHA-512 and a PKCS12 trust store.
@@ -78,7 +79,7 @@ offset.flush.interval.ms=300
 // topic (transactional producer, read_committed consumer). With a wrong password the worker stops at start
 // with the broker's answer.
 func TestDistributedWorkerSASLSSLEveryClient(t *testing.T) {
-	buildBinary(t)
+	workerproc.Binary(t)
 	s := securekafka.MakeStores(t)
 	b := securekafka.StartBroker(t, s)
 	sec := saslSSLProps(s, securekafka.ScramPass)
@@ -140,15 +141,15 @@ func TestDistributedWorkerSASLSSLEveryClient(t *testing.T) {
 	require.NotEmpty(t, controlRecs, "the commit went through the control topic")
 
 	// a wrong password: the worker stops at start with the broker's answer
-	badPort, badStart := freePort(t), time.Now()
+	badPort, badStart := workerproc.FreePort(t), time.Now()
 	_, badLog, badDone := startWorkerEnv(t, nil, "distributed",
 		secureWorkerProps(t, dir, "bad.properties", b.SASLSSL, group+"-bad", badPort, saslSSLProps(s, "wrong")))
 	select {
 	case <-badDone:
 	case <-time.After(90 * time.Second):
-		t.Fatalf("a worker with a wrong password neither started nor failed in 90 s:\n%s", tail(badLog.String(), 4000))
+		t.Fatalf("a worker with a wrong password neither started nor failed in 90 s:\n%s", workerproc.Tail(badLog.String(), 4000))
 	}
-	t.Logf("worker with a wrong password stopped after %v:\n%s", time.Since(badStart).Round(time.Millisecond), tail(badLog.String(), 2000))
+	t.Logf("worker with a wrong password stopped after %v:\n%s", time.Since(badStart).Round(time.Millisecond), workerproc.Tail(badLog.String(), 2000))
 	require.Contains(t, strings.ToLower(badLog.String()), "authentication failed")
 	require.Contains(t, badLog.String(), "SCRAM-SHA-512")
 }
@@ -157,7 +158,7 @@ func TestDistributedWorkerSASLSSLEveryClient(t *testing.T) {
 // OAuth server (client credentials grant): its stores and group, a sink task's consumer, the DLQ's admin and
 // producer and the offsets admin all authenticate with tokens from the OAuth server.
 func TestDistributedWorkerOAuthBearer(t *testing.T) {
-	buildBinary(t)
+	workerproc.Binary(t)
 	o := securekafka.StartOAuthServer(t)
 	b := securekafka.StartOAuthBroker(t, o)
 	sec := map[string]string{
@@ -214,13 +215,13 @@ func startSecureWorker(t *testing.T, dir, group, plain, bootstrap string, sec ma
 		}
 	}
 
-	port := freePort(t)
+	port := workerproc.FreePort(t)
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
 	_, log, done := startWorkerEnv(t, nil, "distributed", secureWorkerProps(t, dir, "worker.properties", bootstrap, group, port, sec))
 	require.Eventually(t, func() bool {
 		select {
 		case <-done:
-			t.Fatalf("worker exited:\n%s", tail(log.String(), 4000))
+			t.Fatalf("worker exited:\n%s", workerproc.Tail(log.String(), 4000))
 		default:
 		}
 		code, _ := httpGet(url + "/health")
@@ -230,12 +231,12 @@ func startSecureWorker(t *testing.T, dir, group, plain, bootstrap string, sec ma
 	create := func(name string, cfg map[string]string) {
 		t.Helper()
 		require.Eventually(t, func() bool { // 409 while the worker joins its group
-			code, _ := doJSON(t, "PUT", url+"/connectors/"+name+"/config", cfg)
+			code, _ := workerproc.DoJSON(t, "PUT", url+"/connectors/"+name+"/config", cfg)
 			return code == 201 || code == 200
 		}, 60*time.Second, 250*time.Millisecond)
 	}
 	status := func(name string) (string, []string) {
-		code, body := doJSON(t, "GET", url+"/connectors/"+name+"/status", nil)
+		code, body := workerproc.DoJSON(t, "GET", url+"/connectors/"+name+"/status", nil)
 		var st struct {
 			Connector struct{ State string }
 			Tasks     []struct{ State, Trace string }
@@ -275,8 +276,8 @@ func (w *secureWorker) checkSinkDLQOffsets() {
 	create("file", map[string]string{"connector.class": "FileStreamSink", "tasks.max": "1", "topics": fileTopic, "file": out})
 	running("file")
 	produce(fileTopic, "r0", "r1", "r2")
-	require.Eventually(t, func() bool { return len(readLines(t, out)) == 3 }, 60*time.Second, 100*time.Millisecond)
-	require.Equal(t, []string{"r0", "r1", "r2"}, readLines(t, out))
+	require.Eventually(t, func() bool { return len(workerproc.ReadLines(t, out)) == 3 }, 60*time.Second, 100*time.Millisecond)
+	require.Equal(t, []string{"r0", "r1", "r2"}, workerproc.ReadLines(t, out))
 
 	// admin + producer: a dead letter topic the worker creates, and a record the converter refuses in it
 	badTopic, dlqTopic := group+"-bad", group+"-dlq"
@@ -305,7 +306,7 @@ func (w *secureWorker) checkSinkDLQOffsets() {
 
 	// admin: the offsets REST API reads the file sink's offsets, and alters them once it is stopped
 	offsets := func() string {
-		code, body := doJSON(t, "GET", url+"/connectors/file/offsets", nil)
+		code, body := workerproc.DoJSON(t, "GET", url+"/connectors/file/offsets", nil)
 		require.Equal(t, 200, code, string(body))
 		return string(body)
 	}
@@ -314,10 +315,10 @@ func (w *secureWorker) checkSinkDLQOffsets() {
 	}
 	require.Eventually(t, func() bool { return offsets() == wantOffsets(3) }, 30*time.Second, 200*time.Millisecond,
 		"GET offsets after 3 records")
-	code, body := doJSON(t, "PUT", url+"/connectors/file/stop", nil)
+	code, body := workerproc.DoJSON(t, "PUT", url+"/connectors/file/stop", nil)
 	require.Equal(t, 204, code, string(body))
 	require.Eventually(t, func() bool { c, _ := status("file"); return c == "STOPPED" }, 30*time.Second, 200*time.Millisecond)
-	code, body = doJSON(t, "PATCH", url+"/connectors/file/offsets", map[string]any{"offsets": []any{map[string]any{
+	code, body = workerproc.DoJSON(t, "PATCH", url+"/connectors/file/offsets", map[string]any{"offsets": []any{map[string]any{
 		"partition": map[string]any{"kafka_topic": fileTopic, "kafka_partition": 0},
 		"offset":    map[string]any{"kafka_offset": 1},
 	}}})

@@ -1,4 +1,4 @@
-package main
+package security
 
 import (
 	"bytes"
@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,42 +20,15 @@ import (
 
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
 	"github.com/connectd/connectd/internal/testutil/testcerts"
+	"github.com/connectd/connectd/internal/testutil/workerproc"
 )
 
-type lockedBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-func (l *lockedBuf) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
-
 // startWorkerEnv runs connectd with extra environment variables until the test ends.
-func startWorkerEnv(t *testing.T, env []string, args ...string) (*exec.Cmd, *lockedBuf, <-chan struct{}) {
+func startWorkerEnv(t *testing.T, env []string, args ...string) (*exec.Cmd, *workerproc.Buffer, <-chan struct{}) {
 	t.Helper()
-	cmd := exec.Command(buildBinary(t), args...)
-	cmd.Env = append(os.Environ(), env...)
-	log := &lockedBuf{}
-	cmd.Stdout, cmd.Stderr = log, log
-	require.NoError(t, cmd.Start())
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		select {
-		case <-done:
-		default:
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		if t.Failed() {
-			t.Logf("%s log:\n%s", args[len(args)-1], tail(log.String(), 4000))
-		}
-	})
-	return cmd, log, done
+	p := workerproc.StartEnv(t, env, args...)
+	p.Name = filepath.Base(args[len(args)-1])
+	return p.Cmd, p.Out, p.Exited()
 }
 
 type secureClient struct {
@@ -106,12 +78,12 @@ func TestDistributedHTTPSWithBasicAuth(t *testing.T) {
 
 	type worker struct {
 		url  string
-		log  *lockedBuf
+		log  *workerproc.Buffer
 		done <-chan struct{}
 	}
 	var workers []worker
 	for i, name := range []string{"a", "b"} {
-		port := freePort(t)
+		port := workerproc.FreePort(t)
 		cert := ca.Issue(t, "worker-"+name)
 		props := fmt.Sprintf(`bootstrap.servers=%s
 group.id=%s
@@ -223,7 +195,7 @@ rest.extension.classes=org.apache.kafka.connect.rest.basic.auth.extension.BasicA
 // A REST extension this worker does not implement stops the start, naming it.
 func TestUnknownRestExtensionRefused(t *testing.T) {
 	dir := t.TempDir()
-	f := writeWorkerProps(t, dir, "127.0.0.1:1", freePort(t), "rest.extension.classes=com.example.AuditRestExtension\n")
+	f := workerproc.WriteWorkerProps(t, dir, "127.0.0.1:1", workerproc.FreePort(t), "rest.extension.classes=com.example.AuditRestExtension\n")
 	cmd, log, done := startWorkerEnv(t, nil, "standalone", f)
 	select {
 	case <-done:
@@ -240,7 +212,7 @@ func TestDistributedStartAnswersEveryRequest(t *testing.T) {
 	addr := kafkatest.Bootstrap(t)
 	group := kafkatest.UniqueName(t, "start")
 	dir := t.TempDir()
-	port := freePort(t)
+	port := workerproc.FreePort(t)
 	props := fmt.Sprintf(`bootstrap.servers=%s
 group.id=%s
 config.storage.topic=%s-configs

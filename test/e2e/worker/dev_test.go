@@ -1,4 +1,4 @@
-package main
+package worker
 
 import (
 	"encoding/json"
@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/connectd/connectd/internal/testutil/workerproc"
 	"github.com/stretchr/testify/require"
 )
 
@@ -25,14 +26,14 @@ func TestDevModeSmoke(t *testing.T) {
 		t.Skip("e2e")
 	}
 	dir := t.TempDir()
-	port := freePort(t)
+	port := workerproc.FreePort(t)
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
-	p := startWorker(t, "dev", "-data", dir, "-rest", url, "-kafka-port", fmt.Sprint(freePort(t)), "-interval", "5ms")
-	waitREST(t, url)
+	p := workerproc.Start(t, "dev", "-data", dir, "-rest", url, "-kafka-port", fmt.Sprint(workerproc.FreePort(t)), "-interval", "5ms")
+	workerproc.WaitHealthy(t, url, 60*time.Second)
 
 	for _, name := range []string{"customers-file-sink", "customers-iceberg-sink"} {
 		require.Eventually(t, func() bool {
-			code, body := doJSON(t, "GET", url+"/connectors/"+name+"/status", nil)
+			code, body := workerproc.DoJSON(t, "GET", url+"/connectors/"+name+"/status", nil)
 			var st struct {
 				Connector struct{ State string }
 				Tasks     []struct{ State string }
@@ -75,16 +76,14 @@ func TestDevModeSmoke(t *testing.T) {
 	require.NotEqual(t, "0", fmt.Sprint(cur[0][0]))
 	require.Equal(t, fmt.Sprint(cur[0][0]), fmt.Sprint(cur[0][1]), "no duplicate ids in the current-state table")
 
-	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
-	done := make(chan error, 1)
-	go func() { done <- p.cmd.Wait() }()
+	require.NoError(t, p.Cmd.Process.Signal(syscall.SIGTERM))
 	select {
-	case <-done:
+	case <-p.Exited():
 	case <-time.After(30 * time.Second):
 		t.Fatal("dev mode did not stop on SIGTERM")
 	}
 	// read only now: the process wrote its output concurrently
-	require.Contains(t, p.log.String(), "scripts/iceberg-query.sh", "dev mode prints how to query the tables")
+	require.Contains(t, p.Log(), "scripts/iceberg-query.sh", "dev mode prints how to query the tables")
 }
 
 // TestDemoPipeline runs scripts/demo-pipeline.sh (what `make demo` starts): the ClickHouse stand-in
@@ -97,16 +96,16 @@ func TestDemoPipeline(t *testing.T) {
 		t.Skip("e2e: builds the binaries, starts chDB")
 	}
 	dir := t.TempDir()
-	rest := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
-	chHTTP := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
+	rest := fmt.Sprintf("http://127.0.0.1:%d", workerproc.FreePort(t))
+	chHTTP := fmt.Sprintf("http://127.0.0.1:%d", workerproc.FreePort(t))
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	require.NoError(t, err)
 	cmd := exec.Command("bash", filepath.Join(root, "scripts", "demo-pipeline.sh"))
 	cmd.Env = append(os.Environ(), "DEMO_DATA="+filepath.Join(dir, "data"), "BIN="+filepath.Join(dir, "bin"), "REST="+rest,
-		fmt.Sprintf("KAFKA_PORT=%d", freePort(t)), fmt.Sprintf("CH_PORT=%d", freePort(t)), "CH_HTTP_PORT="+strings.TrimPrefix(chHTTP, "http://127.0.0.1:"),
+		fmt.Sprintf("KAFKA_PORT=%d", workerproc.FreePort(t)), fmt.Sprintf("CH_PORT=%d", workerproc.FreePort(t)), "CH_HTTP_PORT="+strings.TrimPrefix(chHTTP, "http://127.0.0.1:"),
 		"RECONCILE_INTERVAL=1s", "INTERVAL=20ms")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	log := &lockedBuf{}
+	log := &workerproc.Buffer{}
 	cmd.Stdout, cmd.Stderr = log, log
 	require.NoError(t, cmd.Start())
 	done := make(chan struct{})
@@ -119,7 +118,7 @@ func TestDemoPipeline(t *testing.T) {
 			<-done
 		}
 		if t.Failed() {
-			t.Logf("demo log:\n%s", tail(log.String(), 6000))
+			t.Logf("demo log:\n%s", workerproc.Tail(log.String(), 6000))
 		}
 	})
 

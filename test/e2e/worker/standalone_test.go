@@ -1,19 +1,14 @@
-package main
+// Package worker holds the end-to-end tests of a single connectd worker: standalone mode through its REST API,
+// SIGKILL and restart, dev mode and the demo pipeline, on processes started through internal/testutil/workerproc.
+package worker
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -22,98 +17,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
+	"github.com/connectd/connectd/internal/testutil/workerproc"
 )
 
 func TestMain(m *testing.M) { kafkatest.Main(m) }
-
-var binPath string
-
-// buildBinary builds connectd once per test binary.
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("builds and runs the connectd binary: skipped under -short")
-	}
-	if binPath != "" {
-		return binPath
-	}
-	dir, err := os.MkdirTemp("", "connectd-bin")
-	require.NoError(t, err)
-	out := filepath.Join(dir, "connectd")
-	cmd := exec.Command("go", "build", "-o", out, ".")
-	cmd.Stderr = os.Stderr
-	require.NoError(t, cmd.Run())
-	binPath = out
-	return out
-}
-
-func freePort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-type proc struct {
-	cmd *exec.Cmd
-	log *bytes.Buffer
-}
-
-func startWorker(t *testing.T, args ...string) *proc {
-	t.Helper()
-	cmd := exec.Command(buildBinary(t), args...)
-	var buf bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
-	require.NoError(t, cmd.Start())
-	p := &proc{cmd: cmd, log: &buf}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-		if t.Failed() {
-			t.Logf("worker log:\n%s", tail(buf.String(), 4000))
-		}
-	})
-	return p
-}
-
-func tail(s string, n int) string {
-	if len(s) > n {
-		return s[len(s)-n:]
-	}
-	return s
-}
-
-func waitREST(t *testing.T, url string) {
-	t.Helper()
-	require.Eventually(t, func() bool {
-		resp, err := http.Get(url + "/health")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == 200
-	}, 60*time.Second, 50*time.Millisecond, "REST at %s never became healthy", url)
-}
-
-func doJSON(t *testing.T, method, url string, body any) (int, []byte) {
-	t.Helper()
-	var r io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		require.NoError(t, err)
-		r = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, url, r)
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	out, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, out
-}
 
 // producePartitioned writes "p<partition>-<seq>" values, seq = the offset within the partition.
 func producePartitioned(t *testing.T, addr, topic string, partitions int32, from, n int) {
@@ -125,21 +32,6 @@ func producePartitioned(t *testing.T, addr, topic string, partitions int32, from
 		}
 	}
 	kafkatest.ProducePartitioned(t, addr, topic, msgs...)
-}
-
-func readLines(t *testing.T, path string) []string {
-	f, err := os.Open(path)
-	if os.IsNotExist(err) {
-		return nil
-	}
-	require.NoError(t, err)
-	defer f.Close()
-	var out []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		out = append(out, sc.Text())
-	}
-	return out
 }
 
 func parseLine(t *testing.T, l string) (int32, int) {
@@ -165,18 +57,6 @@ func metricSum(text, name, match string) float64 {
 	return sum
 }
 
-func writeWorkerProps(t *testing.T, dir, addr string, port int, extra string) string {
-	path := filepath.Join(dir, "worker.properties")
-	content := fmt.Sprintf(`bootstrap.servers=%s
-listeners=http://127.0.0.1:%d
-key.converter=org.apache.kafka.connect.storage.StringConverter
-value.converter=org.apache.kafka.connect.storage.StringConverter
-offset.flush.interval.ms=1000
-%s`, addr, port, extra)
-	require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
-	return path
-}
-
 // A connector created by POST (JVM body, JVM class name) delivers every record of a 3-partition topic to the
 // file sink, in per-partition order.
 func TestFileSinkViaREST(t *testing.T) {
@@ -185,12 +65,12 @@ func TestFileSinkViaREST(t *testing.T) {
 	kafkatest.CreateTopic(t, addr, topic, 3, nil)
 	producePartitioned(t, addr, topic, 3, 0, 200)
 	dir := t.TempDir()
-	port := freePort(t)
-	startWorker(t, "standalone", writeWorkerProps(t, dir, addr, port, ""))
+	port := workerproc.FreePort(t)
+	workerproc.Start(t, "standalone", workerproc.WriteWorkerProps(t, dir, addr, port, ""))
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
-	waitREST(t, url)
+	workerproc.WaitHealthy(t, url, 60*time.Second)
 	out := filepath.Join(dir, "out.txt")
-	code, body := doJSON(t, "POST", url+"/connectors", map[string]any{
+	code, body := workerproc.DoJSON(t, "POST", url+"/connectors", map[string]any{
 		"name": "file-sink",
 		"config": map[string]string{
 			"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector",
@@ -204,8 +84,8 @@ func TestFileSinkViaREST(t *testing.T) {
 	require.NoError(t, json.Unmarshal(body, &info))
 	assert.Equal(t, "file-sink", info["name"])
 	assert.Equal(t, "sink", info["type"])
-	require.Eventually(t, func() bool { return len(readLines(t, out)) >= 600 }, 60*time.Second, 100*time.Millisecond)
-	lines := readLines(t, out)
+	require.Eventually(t, func() bool { return len(workerproc.ReadLines(t, out)) >= 600 }, 60*time.Second, 100*time.Millisecond)
+	lines := workerproc.ReadLines(t, out)
 	require.Len(t, lines, 600)
 	last := map[int32]int{0: -1, 1: -1, 2: -1}
 	for _, l := range lines {
@@ -215,13 +95,13 @@ func TestFileSinkViaREST(t *testing.T) {
 	}
 	// per-connector metrics: everything read and sent, lag drained
 	require.Eventually(t, func() bool {
-		_, m := doJSON(t, "GET", url+"/metrics", nil)
+		_, m := workerproc.DoJSON(t, "GET", url+"/metrics", nil)
 		return metricSum(string(m), "connectd_sink_task_sink_record_read_total", `connector="file-sink"`) == 600 &&
 			metricSum(string(m), "connectd_sink_task_sink_record_send_total", `connector="file-sink"`) == 600 &&
 			metricSum(string(m), "connectd_sink_partition_lag_records", `connector="file-sink"`) == 0 &&
 			strings.Contains(string(m), "connectd_sink_partition_lag_records{")
 	}, 30*time.Second, 200*time.Millisecond)
-	code, body = doJSON(t, "GET", url+"/connectors/file-sink/status", nil)
+	code, body = workerproc.DoJSON(t, "GET", url+"/connectors/file-sink/status", nil)
 	require.Equal(t, 200, code)
 	var st map[string]any
 	require.NoError(t, json.Unmarshal(body, &st))
@@ -234,17 +114,17 @@ func TestSIGKILLRedeliversOnlyUncommitted(t *testing.T) {
 	topic := kafkatest.UniqueName(t, "e2e-kill")
 	kafkatest.CreateTopic(t, addr, topic, 3, nil)
 	dir := t.TempDir()
-	port := freePort(t)
+	port := workerproc.FreePort(t)
 	out := filepath.Join(dir, "out.txt")
 	connProps := filepath.Join(dir, "sink.properties")
 	require.NoError(t, os.WriteFile(connProps, []byte(fmt.Sprintf(
 		"name=kill-sink\nconnector.class=FileStreamSink\ntasks.max=1\ntopics=%s\nfile=%s\nconsumer.override.max.poll.records=50\n", topic, out)), 0o644))
-	wprops := writeWorkerProps(t, dir, addr, port, "offset.flush.interval.ms=300\n")
+	wprops := workerproc.WriteWorkerProps(t, dir, addr, port, "offset.flush.interval.ms=300\n")
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
 
 	const perPart = 3000
-	p := startWorker(t, "standalone", wprops, connProps)
-	waitREST(t, url)
+	p := workerproc.Start(t, "standalone", wprops, connProps)
+	workerproc.WaitHealthy(t, url, 60*time.Second)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -255,20 +135,19 @@ func TestSIGKILLRedeliversOnlyUncommitted(t *testing.T) {
 	}()
 	// kill once a good part has been delivered, while producing continues
 	require.Eventually(t, func() bool {
-		return len(readLines(t, out)) > 1500 && len(kafkatest.CommittedOffsets(t, addr, "connect-kill-sink", topic)) > 0
+		return len(workerproc.ReadLines(t, out)) > 1500 && len(kafkatest.CommittedOffsets(t, addr, "connect-kill-sink", topic)) > 0
 	}, 60*time.Second, 20*time.Millisecond)
-	require.NoError(t, p.cmd.Process.Signal(syscall.SIGKILL))
-	p.cmd.Wait()
+	p.Kill()
 	committed := kafkatest.CommittedOffsets(t, addr, "connect-kill-sink", topic)
 	require.NotEmpty(t, committed)
 	<-done
 
-	startWorker(t, "standalone", wprops, connProps)
-	waitREST(t, url)
-	require.Eventually(t, func() bool { return len(readLines(t, out)) >= 3*perPart }, 90*time.Second, 100*time.Millisecond)
+	workerproc.Start(t, "standalone", wprops, connProps)
+	workerproc.WaitHealthy(t, url, 60*time.Second)
+	require.Eventually(t, func() bool { return len(workerproc.ReadLines(t, out)) >= 3*perPart }, 90*time.Second, 100*time.Millisecond)
 	time.Sleep(time.Second)
 	count := map[string]int{}
-	for _, l := range readLines(t, out) {
+	for _, l := range workerproc.ReadLines(t, out) {
 		count[l]++
 	}
 	for part := int32(0); part < 3; part++ {
@@ -280,7 +159,7 @@ func TestSIGKILLRedeliversOnlyUncommitted(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("committed at kill: %v; duplicates after restart: %d", committed, len(readLines(t, out))-3*perPart)
+	t.Logf("committed at kill: %v; duplicates after restart: %d", committed, len(workerproc.ReadLines(t, out))-3*perPart)
 	_ = strconv.Itoa
 	_ = strings.TrimSpace
 }

@@ -1,0 +1,258 @@
+// Package workerproc runs the connectd binary for the end-to-end tests under test/: it builds cmd/connectd once
+// per test process, starts workers (standalone, distributed or any subcommand) from properties, talks to their
+// REST API, waits for connector and task states, and keeps a worker's log when its test fails.
+//
+// Only tests under test/ may run the binary: package tests stay in-process, so that testing a library package
+// builds no binary and starts no worker. Binary refuses any other caller.
+package workerproc
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// modulePath is the module whose test/ tree may run the binary.
+const modulePath = "github.com/connectd/connectd"
+
+// BinaryEnv names a prebuilt binary to run instead of building one (e.g. one built with -race).
+const BinaryEnv = "CONNECTD_BINARY"
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// Binary returns the connectd binary, built from cmd/connectd once per test process ($CONNECTD_BINARY overrides
+// it). It fails the test when called from outside the module's test/ tree and skips it under -short.
+func Binary(t testing.TB) string {
+	t.Helper()
+	require.NoError(t, checkCaller(callerFuncs()))
+	if testing.Short() {
+		t.Skip("builds and runs the connectd binary: skipped under -short")
+	}
+	buildOnce.Do(func() {
+		if b := os.Getenv(BinaryEnv); b != "" {
+			binPath = b
+			return
+		}
+		dir, err := os.MkdirTemp("", "connectd-bin")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "connectd")
+		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/connectd")
+		cmd.Dir = RepoRoot()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build ./cmd/connectd: %v\n%s", err, out)
+		}
+	})
+	require.NoError(t, buildErr)
+	return binPath
+}
+
+// callerFuncs names the functions on the calling goroutine's stack.
+func callerFuncs() []string {
+	pcs := make([]uintptr, 64)
+	n := runtime.Callers(2, pcs)
+	frames := runtime.CallersFrames(pcs[:n])
+	var out []string
+	for {
+		f, more := frames.Next()
+		out = append(out, f.Function)
+		if !more {
+			return out
+		}
+	}
+}
+
+// checkCaller accepts a stack that runs through a package of the module's test/ tree.
+func checkCaller(funcs []string) error {
+	for _, f := range funcs {
+		if strings.HasPrefix(f, modulePath+"/test/") {
+			return nil
+		}
+	}
+	return fmt.Errorf("the connectd binary runs only in tests under test/ (package tests stay in-process); called from %s",
+		strings.Join(funcs, " <- "))
+}
+
+// RepoRoot is the module's root directory (the first parent of the working directory with a go.mod).
+func RepoRoot() string {
+	dir, _ := os.Getwd()
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
+
+// Proc is one running connectd process. Its output is kept: the tail is logged and the whole of it written
+// to a file that outlives the test when the test fails.
+type Proc struct {
+	Cmd  *exec.Cmd
+	Name string
+	Out  *Buffer // stdout and stderr
+
+	mu     sync.Mutex
+	exited chan struct{}
+	killed bool
+}
+
+// Buffer is a bytes.Buffer that a child process writes to while the test reads it.
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *Buffer) Write(p []byte) (int, error) { b.mu.Lock(); defer b.mu.Unlock(); return b.b.Write(p) }
+func (b *Buffer) String() string              { b.mu.Lock(); defer b.mu.Unlock(); return b.b.String() }
+
+// Tail is the last n bytes of s.
+func Tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+// Start runs the binary with args (e.g. "standalone", worker.properties, connector.properties).
+func Start(t testing.TB, args ...string) *Proc { return StartEnv(t, nil, args...) }
+
+// StartEnv runs the binary with args and env added to the test's environment.
+func StartEnv(t testing.TB, env []string, args ...string) *Proc {
+	t.Helper()
+	cmd := exec.Command(Binary(t), args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
+	p := &Proc{Cmd: cmd, Name: "connectd", Out: &Buffer{}, exited: make(chan struct{})}
+	if len(args) > 0 {
+		p.Name = args[0]
+	}
+	cmd.Stdout, cmd.Stderr = p.Out, p.Out
+	require.NoError(t, cmd.Start())
+	go func() {
+		_ = cmd.Wait()
+		close(p.exited)
+	}()
+	t.Cleanup(func() {
+		p.Kill()
+		if strings.Contains(p.Log(), "WARNING: DATA RACE") {
+			t.Errorf("%s: data race (a binary built with -race)", p.Name)
+		}
+		if t.Failed() {
+			p.keepLog(t)
+		}
+	})
+	return p
+}
+
+// Log is the output so far.
+func (p *Proc) Log() string { return p.Out.String() }
+
+// Tail is the last n bytes of the output.
+func (p *Proc) Tail(n int) string { return Tail(p.Log(), n) }
+
+// LogDirEnv names the directory where failed tests' worker logs are kept (default: the system's temporary
+// directory, under connectd-e2e-logs).
+const LogDirEnv = "CONNECTD_E2E_LOGS"
+
+// keepLog logs the tail of the output and writes the whole of it to a file that outlives the test.
+func (p *Proc) keepLog(t testing.TB) {
+	dir := os.Getenv(LogDirEnv)
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "connectd-e2e-logs")
+	}
+	dir = filepath.Join(dir, strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()))
+	path := ""
+	if err := os.MkdirAll(dir, 0o755); err == nil {
+		if f, err := os.CreateTemp(dir, p.Name+"-*.log"); err == nil {
+			_, _ = f.WriteString(p.Log())
+			_ = f.Close()
+			path = f.Name()
+		}
+	}
+	t.Logf("%s worker log (tail; whole log in %s):\n%s", p.Name, path, p.Tail(6000))
+}
+
+// Kill SIGKILLs the process (no shutdown, no final commit) and waits until it is reaped.
+func (p *Proc) Kill() {
+	p.mu.Lock()
+	p.killed = true
+	p.mu.Unlock()
+	_ = p.Cmd.Process.Signal(syscall.SIGKILL)
+	<-p.exited
+}
+
+// Stop sends SIGTERM and waits up to timeout for a clean exit; it reports whether the process exited in time.
+func (p *Proc) Stop(timeout time.Duration) bool {
+	_ = p.Cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.exited:
+		return true
+	case <-time.After(timeout):
+		return false
+	}
+}
+
+// Exited is closed when the process has ended, killed or not.
+func (p *Proc) Exited() <-chan struct{} { return p.exited }
+
+// Alive reports whether the process still runs.
+func (p *Proc) Alive() bool {
+	select {
+	case <-p.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// Crashed reports whether the process ended without being killed by the test (a panic, a fatal error).
+func (p *Proc) Crashed() bool {
+	if p.Alive() {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return !p.killed
+}
+
+// Properties renders props as a .properties file body, keys sorted.
+func Properties(props map[string]string) string {
+	keys := make([]string, 0, len(props))
+	for k := range props {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s=%s\n", k, props[k])
+	}
+	return b.String()
+}
+
+// WriteProperties writes props to path.
+func WriteProperties(t testing.TB, path string, props map[string]string) {
+	t.Helper()
+	require.NoError(t, os.WriteFile(path, []byte(Properties(props)), 0o644))
+}
