@@ -30,7 +30,7 @@ import (
 	"github.com/connectd/connectd/internal/testutil/workerproc"
 )
 
-// kafkaBootstrap is the shared test broker (TestMain is standalone_test.go's kafkatest.Main).
+// kafkaBootstrap is the shared test broker (TestMain is main_test.go's kafkatest.Main).
 func kafkaBootstrap(t testing.TB) string { return kafkatest.Bootstrap(t) }
 
 var freePort = workerproc.FreePort
