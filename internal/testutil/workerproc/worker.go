@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,6 +65,20 @@ func listen(t testing.TB, worker map[string]string) int {
 	port := FreePort(t)
 	worker["listeners"] = fmt.Sprintf("http://127.0.0.1:%d", port)
 	return port
+}
+
+// DistributedProps are the properties lines that put a distributed worker into group on the broker at bootstrap:
+// the group's internal topics <group>-configs, -offsets and -status, each with one replica.
+func DistributedProps(bootstrap, group string) string {
+	return fmt.Sprintf(`bootstrap.servers=%s
+group.id=%s
+config.storage.topic=%s-configs
+offset.storage.topic=%s-offsets
+status.storage.topic=%s-status
+config.storage.replication.factor=1
+offset.storage.replication.factor=1
+status.storage.replication.factor=1
+`, bootstrap, group, group, group, group)
 }
 
 // WriteWorkerProps writes dir/worker.properties of a standalone worker on the broker at addr, listening on port,
@@ -138,6 +153,30 @@ func Do(method, url string, body any) (int, []byte, error) {
 	defer resp.Body.Close()
 	out, err := io.ReadAll(resp.Body)
 	return resp.StatusCode, out, err
+}
+
+// Request sends a REST request with a JSON body ("" for none) within 30 s and returns the status code and the
+// body; a transport error gives code 0 and the error's text.
+func Request(method, url, body string) (int, string) {
+	return RequestWithin(30*time.Second, method, url, body)
+}
+
+// RequestWithin is Request with another timeout.
+func RequestWithin(timeout time.Duration, method, url, body string) (int, string) {
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		return 0, err.Error()
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := (&http.Client{Timeout: timeout}).Do(req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }
 
 // DoJSON is Do that fails the test on a transport error.

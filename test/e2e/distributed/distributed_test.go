@@ -9,8 +9,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -77,20 +75,12 @@ func (c *cluster) launch(name string, port int) *dworker {
 	if port == 0 {
 		port = freePort(t)
 	}
-	props := fmt.Sprintf(`bootstrap.servers=%s
-group.id=%s
-config.storage.topic=%s-configs
-offset.storage.topic=%s-offsets
-status.storage.topic=%s-status
-config.storage.replication.factor=1
-offset.storage.replication.factor=1
-status.storage.replication.factor=1
-key.converter=org.apache.kafka.connect.storage.StringConverter
+	props := workerproc.DistributedProps(c.kafka, c.group) + fmt.Sprintf(`key.converter=org.apache.kafka.connect.storage.StringConverter
 value.converter=org.apache.kafka.connect.storage.StringConverter
 listeners=http://127.0.0.1:%d
 offset.flush.interval.ms=500
 %s
-`, c.kafka, c.group, c.group, c.group, c.group, port, c.extra)
+`, port, c.extra)
 	f := filepath.Join(c.dir, name+".properties")
 	require.NoError(t, os.WriteFile(f, []byte(props), 0o644))
 	p := workerproc.Start(t, "distributed", f)
@@ -133,20 +123,7 @@ func (w *dworker) alive() bool {
 	}
 }
 
-func httpDo(method, url, body string) (int, string) {
-	req, _ := http.NewRequest(method, url, strings.NewReader(body))
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	cl := &http.Client{Timeout: 30 * time.Second}
-	resp, err := cl.Do(req)
-	if err != nil {
-		return 0, err.Error()
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
-}
+var httpDo = workerproc.Request
 
 type taskStatus struct {
 	ID       int    `json:"id"`
@@ -594,21 +571,13 @@ func (c *cluster) launchJVMWith(cp string, o jvmLaunch) *jworker {
 	if name == "" {
 		name = "jvm"
 	}
-	props := fmt.Sprintf(`bootstrap.servers=%s
-group.id=%s
-config.storage.topic=%s-configs
-offset.storage.topic=%s-offsets
-status.storage.topic=%s-status
-config.storage.replication.factor=1
-offset.storage.replication.factor=1
-status.storage.replication.factor=1
-key.converter=org.apache.kafka.connect.storage.StringConverter
+	props := workerproc.DistributedProps(c.kafka, c.group) + fmt.Sprintf(`key.converter=org.apache.kafka.connect.storage.StringConverter
 value.converter=org.apache.kafka.connect.storage.StringConverter
 listeners=http://127.0.0.1:%d
 offset.flush.interval.ms=500
 scheduled.rebalance.max.delay.ms=1000
 heartbeat.interval.ms=1000
-`, c.kafka, c.group, c.group, c.group, c.group, port) + o.props
+`, port) + o.props
 	pf := filepath.Join(c.dir, fmt.Sprintf("%s-%d.properties", name, port))
 	require.NoError(t, os.WriteFile(pf, []byte(props), 0o644))
 	l4j := filepath.Join(c.dir, name+"-log4j2.properties")

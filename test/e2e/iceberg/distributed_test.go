@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math/rand"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -70,20 +68,7 @@ func (p *distProc) healthy(t *testing.T) {
 }
 
 func distHTTP(method, url, body string) (int, string) {
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	if err != nil {
-		return 0, err.Error()
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
-	if err != nil {
-		return 0, err.Error()
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return workerproc.RequestWithin(10*time.Second, method, url, body)
 }
 
 type distConnStatus struct {
@@ -512,15 +497,7 @@ func distWorkerProps(t *testing.T, dir, addr, group string, n int) ([]string, []
 	for i := 0; i < n; i++ {
 		urls[i] = fmt.Sprintf("http://127.0.0.1:%d", workerproc.FreePort(t))
 		props[i] = filepath.Join(dir, fmt.Sprintf("w%d.properties", i))
-		require.NoError(t, os.WriteFile(props[i], []byte(fmt.Sprintf(`bootstrap.servers=%s
-group.id=%s
-config.storage.topic=%s-configs
-offset.storage.topic=%s-offsets
-status.storage.topic=%s-status
-config.storage.replication.factor=1
-offset.storage.replication.factor=1
-status.storage.replication.factor=1
-session.timeout.ms=6000
+		require.NoError(t, os.WriteFile(props[i], []byte(workerproc.DistributedProps(addr, group)+fmt.Sprintf(`session.timeout.ms=6000
 heartbeat.interval.ms=1000
 listeners=%s
 key.converter=org.apache.kafka.connect.json.JsonConverter
@@ -528,7 +505,7 @@ key.converter.schemas.enable=false
 value.converter=org.apache.kafka.connect.json.JsonConverter
 value.converter.schemas.enable=false
 offset.flush.interval.ms=200
-`, addr, group, group, group, group, urls[i])), 0o644))
+`, urls[i])), 0o644))
 	}
 	return props, urls
 }

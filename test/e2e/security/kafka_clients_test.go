@@ -43,19 +43,12 @@ func saslSSLProps(s securekafka.Stores, password string) map[string]string {
 func secureWorkerProps(t *testing.T, dir, name, bootstrap, group string, port int, sec map[string]string) string {
 	t.Helper()
 	var b strings.Builder
-	fmt.Fprintf(&b, `bootstrap.servers=%s
-group.id=%s
-config.storage.topic=%s-configs
-offset.storage.topic=%s-offsets
-status.storage.topic=%s-status
-config.storage.replication.factor=1
-offset.storage.replication.factor=1
-status.storage.replication.factor=1
-listeners=http://127.0.0.1:%d
+	b.WriteString(workerproc.DistributedProps(bootstrap, group))
+	fmt.Fprintf(&b, `listeners=http://127.0.0.1:%d
 key.converter=org.apache.kafka.connect.storage.StringConverter
 value.converter=org.apache.kafka.connect.storage.StringConverter
 offset.flush.interval.ms=300
-`, bootstrap, group, group, group, group, port)
+`, port)
 	keys := make([]string, 0, len(sec))
 	for k := range sec {
 		keys = append(keys, k)

@@ -85,15 +85,7 @@ func TestDistributedHTTPSWithBasicAuth(t *testing.T) {
 	for i, name := range []string{"a", "b"} {
 		port := workerproc.FreePort(t)
 		cert := ca.Issue(t, "worker-"+name)
-		props := fmt.Sprintf(`bootstrap.servers=%s
-group.id=%s
-config.storage.topic=%s-configs
-offset.storage.topic=%s-offsets
-status.storage.topic=%s-status
-config.storage.replication.factor=1
-offset.storage.replication.factor=1
-status.storage.replication.factor=1
-key.converter=org.apache.kafka.connect.storage.StringConverter
+		props := workerproc.DistributedProps(addr, group) + fmt.Sprintf(`key.converter=org.apache.kafka.connect.storage.StringConverter
 value.converter=org.apache.kafka.connect.storage.StringConverter
 offset.flush.interval.ms=500
 listeners=https://127.0.0.1:%d
@@ -103,7 +95,7 @@ listeners.https.ssl.truststore.location=%s
 listeners.https.ssl.truststore.type=PEM
 listeners.https.ssl.client.auth=required
 rest.extension.classes=org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension
-`, addr, group, group, group, group, port, cert.KeyStorePKCS12(t, ca, "worker-"+name, "store-pw"), ca.TrustStorePEM(t))
+`, port, cert.KeyStorePKCS12(t, ca, "worker-"+name, "store-pw"), ca.TrustStorePEM(t))
 		var env []string
 		if i == 0 {
 			env = []string{"KAFKA_OPTS=-Xmx1g -Djava.security.auth.login.config=" + jaas}
@@ -213,18 +205,10 @@ func TestDistributedStartAnswersEveryRequest(t *testing.T) {
 	group := kafkatest.UniqueName(t, "start")
 	dir := t.TempDir()
 	port := workerproc.FreePort(t)
-	props := fmt.Sprintf(`bootstrap.servers=%s
-group.id=%s
-config.storage.topic=%s-configs
-offset.storage.topic=%s-offsets
-status.storage.topic=%s-status
-config.storage.replication.factor=1
-offset.storage.replication.factor=1
-status.storage.replication.factor=1
-key.converter=org.apache.kafka.connect.storage.StringConverter
+	props := workerproc.DistributedProps(addr, group) + fmt.Sprintf(`key.converter=org.apache.kafka.connect.storage.StringConverter
 value.converter=org.apache.kafka.connect.storage.StringConverter
 listeners=http://127.0.0.1:%d
-`, addr, group, group, group, group, port)
+`, port)
 	f := filepath.Join(dir, "worker.properties")
 	require.NoError(t, os.WriteFile(f, []byte(props), 0o600))
 	_, log, done := startWorkerEnv(t, nil, "distributed", f)
