@@ -1,5 +1,5 @@
 // Package workerproc runs the connectd binary for the end-to-end tests under test/: it builds cmd/connectd once
-// per test process, starts workers (standalone, distributed or any subcommand) from properties, talks to their
+// for all the test processes of a run, starts workers (standalone, distributed or any subcommand) from properties, talks to their
 // REST API, waits for connector and task states, and keeps a worker's log when its test fails.
 //
 // Only tests under test/ may run the binary: package tests stay in-process, so that testing a library package
@@ -8,6 +8,8 @@ package workerproc
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -35,8 +37,8 @@ var (
 	buildErr  error
 )
 
-// Binary returns the connectd binary, built from cmd/connectd once per test process ($CONNECTD_BINARY overrides
-// it). It fails the test when called from outside the module's test/ tree and skips it under -short.
+// Binary returns the connectd binary, built from cmd/connectd once for all the test processes that need the same
+// build ($CONNECTD_BINARY overrides it). It fails the test when called from outside the module's test/ tree and skips it under -short.
 func Binary(t testing.TB) string {
 	t.Helper()
 	require.NoError(t, checkCaller(callerFuncs()))
@@ -48,20 +50,92 @@ func Binary(t testing.TB) string {
 			binPath = b
 			return
 		}
-		dir, err := os.MkdirTemp("", "connectd-bin")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "connectd")
-		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/connectd")
-		cmd.Dir = RepoRoot()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build ./cmd/connectd: %v\n%s", err, out)
-		}
+		binPath, buildErr = build()
 	})
 	require.NoError(t, buildErr)
 	return binPath
+}
+
+// build builds cmd/connectd into a directory named after what the binary is made of, shared by the test processes
+// of one `go test` run (and later runs of the same source): the first builds it, the others wait and reuse it.
+func build() (string, error) {
+	root := RepoRoot()
+	key, err := buildKey(root)
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(os.TempDir(), "connectd-e2e-bin", key)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return "", err
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		lock.Close()
+		return "", err
+	}
+	// Held shared for the life of the process: prune leaves a binary in use alone.
+	heldLock = lock
+	defer func() { _ = syscall.Flock(int(lock.Fd()), syscall.LOCK_SH) }()
+	prune(filepath.Dir(dir), key)
+	bin := filepath.Join(dir, "connectd")
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	tmp := bin + ".building"
+	cmd := exec.Command("go", "build", "-o", tmp, "./cmd/connectd")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/connectd: %v\n%s", err, out)
+	}
+	return bin, os.Rename(tmp, bin)
+}
+
+// heldLock keeps the lock of the binary in use open.
+var heldLock *os.File
+
+// prune removes the binaries of other builds that no test process uses, made an hour ago or earlier (a younger
+// one may be about to be locked by the process that made it).
+func prune(parent, keep string) {
+	entries, _ := os.ReadDir(parent)
+	for _, e := range entries {
+		if e.Name() == keep || !e.IsDir() {
+			continue
+		}
+		dir := filepath.Join(parent, e.Name())
+		if st, err := os.Stat(filepath.Join(dir, "lock")); err != nil || time.Since(st.ModTime()) < time.Hour {
+			continue
+		}
+		f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR, 0)
+		if err != nil {
+			continue
+		}
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+			_ = os.RemoveAll(dir)
+		}
+		f.Close()
+	}
+}
+
+// buildKey names what cmd/connectd is built from: the toolchain, its settings, and the compiled form of every
+// package the binary links (the build cache's files, which change with any source, flag or tag that changes them).
+func buildKey(root string) (string, error) {
+	h := sha256.New()
+	for _, args := range [][]string{
+		{"env", "GOVERSION", "GOOS", "GOARCH", "CGO_ENABLED", "GOFLAGS", "GOEXPERIMENT"},
+		{"list", "-deps", "-export", "-f", "{{.ImportPath}} {{.Export}}", "./cmd/connectd"},
+	} {
+		cmd := exec.Command("go", args...)
+		cmd.Dir = root
+		out, err := cmd.Output()
+		if err != nil {
+			return "", fmt.Errorf("go %s: %w", strings.Join(args, " "), err)
+		}
+		h.Write(out)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:24], nil
 }
 
 // callerFuncs names the functions on the calling goroutine's stack.
