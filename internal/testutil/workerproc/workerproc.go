@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/connectd/connectd/internal/testutil/repo"
 	"github.com/stretchr/testify/require"
 )
 
@@ -164,20 +165,8 @@ func checkCaller(funcs []string) error {
 		strings.Join(funcs, " <- "))
 }
 
-// RepoRoot is the module's root directory (the first parent of the working directory with a go.mod).
-func RepoRoot() string {
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
-}
+// RepoRoot is the module's root directory.
+func RepoRoot() string { return repo.Root() }
 
 // Proc is one running connectd process. Its output is kept: the tail is logged and the whole of it written
 // to a file that outlives the test when the test fails.

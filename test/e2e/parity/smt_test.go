@@ -3,7 +3,6 @@ package parity
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -295,19 +294,6 @@ func (c smtCase) connectorConfig(name, file string, topics map[string]string, ta
 	return cfg
 }
 
-func writeProperties(t *testing.T, path string, cfg map[string]string) {
-	keys := make([]string, 0, len(cfg))
-	for k := range cfg {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		fmt.Fprintf(&b, "%s=%s\n", k, cfg[k])
-	}
-	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
-}
-
 // TestSMTConnectorsRun runs a FileStreamSink connector per SMT configuration — Kafka's 16 SMTs and 3
 // predicates, Debezium's ExtractNewRecordState and the Iceberg sink's 6 SMTs — on one standalone worker
 // against the real broker: once from connector properties files given to `connectd standalone` at start,
@@ -334,7 +320,7 @@ func TestSMTConnectorsRun(t *testing.T) {
 		name := c.name + "-props"
 		file := filepath.Join(dir, name+".txt")
 		pf := filepath.Join(dir, name+".properties")
-		writeProperties(t, pf, c.connectorConfig(name, file, topics, false))
+		workerproc.WriteProperties(t, pf, c.connectorConfig(name, file, topics, false))
 		args = append(args, pf)
 		outputs[file] = c
 	}
