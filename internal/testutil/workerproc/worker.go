@@ -238,11 +238,11 @@ type TaskState struct {
 
 // ConnectorStatus reads a connector's status; ok is false when the worker does not answer 200.
 func ConnectorStatus(url, connector string) (s Status, ok bool) {
-	code, body, err := Do(http.MethodGet, url+"/connectors/"+connector+"/status", nil)
-	if err != nil || code != http.StatusOK {
+	code, body := Request(http.MethodGet, url+"/connectors/"+connector+"/status", "")
+	if code != http.StatusOK {
 		return s, false
 	}
-	return s, json.Unmarshal(body, &s) == nil
+	return s, json.Unmarshal([]byte(body), &s) == nil
 }
 
 // Running reports whether the connector and tasks of its tasks (at least) run.

@@ -125,29 +125,13 @@ func (w *dworker) alive() bool {
 
 var httpDo = workerproc.Request
 
-type taskStatus struct {
-	ID       int    `json:"id"`
-	State    string `json:"state"`
-	WorkerID string `json:"worker_id"`
-	Trace    string `json:"trace"`
-}
-
-type connStatus struct {
-	Name      string `json:"name"`
-	Connector struct {
-		State    string `json:"state"`
-		WorkerID string `json:"worker_id"`
-	} `json:"connector"`
-	Tasks []taskStatus `json:"tasks"`
-}
+type (
+	connStatus = workerproc.Status
+	taskStatus = workerproc.TaskState
+)
 
 func status(t testing.TB, w *dworker, name string) (connStatus, bool) {
-	code, body := httpDo("GET", w.url+"/connectors/"+name+"/status", "")
-	var cs connStatus
-	if code != 200 || json.Unmarshal([]byte(body), &cs) != nil {
-		return cs, false
-	}
-	return cs, true
+	return workerproc.ConnectorStatus(w.url, name)
 }
 
 // owners maps task id -> worker id when all n tasks are RUNNING on live workers.

@@ -71,18 +71,7 @@ func distHTTP(method, url, body string) (int, string) {
 	return workerproc.RequestWithin(10*time.Second, method, url, body)
 }
 
-type distConnStatus struct {
-	Connector struct {
-		State    string `json:"state"`
-		WorkerID string `json:"worker_id"`
-	} `json:"connector"`
-	Tasks []struct {
-		ID       int    `json:"id"`
-		State    string `json:"state"`
-		WorkerID string `json:"worker_id"`
-		Trace    string `json:"trace"`
-	} `json:"tasks"`
-}
+type distConnStatus = workerproc.Status
 
 // TestE2EDistributedSingleCommitter ("one snapshot per table per commit
 // interval across all tasks of a connector"): three `connectd distributed` processes on the real

@@ -33,13 +33,8 @@ func TestDevModeSmoke(t *testing.T) {
 
 	for _, name := range []string{"customers-file-sink", "customers-iceberg-sink"} {
 		require.Eventually(t, func() bool {
-			code, body := workerproc.DoJSON(t, "GET", url+"/connectors/"+name+"/status", nil)
-			var st struct {
-				Connector struct{ State string }
-				Tasks     []struct{ State string }
-			}
-			return code == 200 && json.Unmarshal(body, &st) == nil && st.Connector.State == "RUNNING" &&
-				len(st.Tasks) == 1 && st.Tasks[0].State == "RUNNING"
+			st, ok := workerproc.ConnectorStatus(url, name)
+			return ok && st.Connector.State == "RUNNING" && len(st.Tasks) == 1 && st.Tasks[0].State == "RUNNING"
 		}, 30*time.Second, 100*time.Millisecond, name)
 	}
 	require.Eventually(t, func() bool {
