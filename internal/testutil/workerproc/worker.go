@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -245,9 +246,9 @@ func ConnectorStatus(url, connector string) (s Status, ok bool) {
 	return s, json.Unmarshal([]byte(body), &s) == nil
 }
 
-// Running reports whether the connector and tasks of its tasks (at least) run.
+// Running reports whether the connector runs with exactly tasks tasks, all running.
 func (s Status) Running(tasks int) bool {
-	if s.Connector.State != "RUNNING" || len(s.Tasks) < tasks {
+	if s.Connector.State != "RUNNING" || len(s.Tasks) != tasks {
 		return false
 	}
 	for _, task := range s.Tasks {
@@ -258,20 +259,22 @@ func (s Status) Running(tasks int) bool {
 	return true
 }
 
-// WaitRunning waits until the connector and at least tasks tasks run on the worker at url, and returns the
-// status that showed it.
+// WaitRunning waits until the connector runs with exactly tasks tasks, all running, on the worker at url, and
+// returns the status that showed it.
 func WaitRunning(t testing.TB, url, connector string, tasks int, timeout time.Duration) Status {
 	t.Helper()
 	var last Status
-	require.Eventually(t, func() bool {
+	if !assert.Eventually(t, func() bool {
 		s, ok := ConnectorStatus(url, connector)
 		last = s
 		return ok && s.Running(tasks)
-	}, timeout, 100*time.Millisecond, "connector %s never ran with %d tasks; last status %+v", connector, tasks, last)
+	}, timeout, 100*time.Millisecond) {
+		t.Fatalf("connector %s never ran with %d running tasks; last status %+v", connector, tasks, last)
+	}
 	return last
 }
 
-// WaitRunning waits until the connector and at least tasks tasks run, as this worker reports them.
+// WaitRunning waits until the connector runs with exactly tasks tasks, all running, as this worker reports them.
 func (w *Worker) WaitRunning(t testing.TB, connector string, tasks int, timeout time.Duration) Status {
 	t.Helper()
 	return WaitRunning(t, w.URL, connector, tasks, timeout)

@@ -32,10 +32,7 @@ func TestDevModeSmoke(t *testing.T) {
 	workerproc.WaitHealthy(t, url, 60*time.Second)
 
 	for _, name := range []string{"customers-file-sink", "customers-iceberg-sink"} {
-		require.Eventually(t, func() bool {
-			st, ok := workerproc.ConnectorStatus(url, name)
-			return ok && st.Connector.State == "RUNNING" && len(st.Tasks) == 1 && st.Tasks[0].State == "RUNNING"
-		}, 30*time.Second, 100*time.Millisecond, name)
+		workerproc.WaitRunning(t, url, name, 1, 30*time.Second)
 	}
 	require.Eventually(t, func() bool {
 		b, _ := os.ReadFile(filepath.Join(dir, "customers-changes.txt"))
