@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"sync"
 )
 
 // Worker is a connectd worker process and its REST API.
@@ -263,14 +264,21 @@ func (s Status) Running(tasks int) bool {
 // returns the status that showed it.
 func WaitRunning(t testing.TB, url, connector string, tasks int, timeout time.Duration) Status {
 	t.Helper()
+	var mu sync.Mutex // the condition runs on a goroutine of its own
 	var last Status
 	if !assert.Eventually(t, func() bool {
 		s, ok := ConnectorStatus(url, connector)
+		mu.Lock()
+		defer mu.Unlock()
 		last = s
 		return ok && s.Running(tasks)
 	}, timeout, 100*time.Millisecond) {
+		mu.Lock()
+		defer mu.Unlock()
 		t.Fatalf("connector %s never ran with %d running tasks; last status %+v", connector, tasks, last)
 	}
+	mu.Lock()
+	defer mu.Unlock()
 	return last
 }
 
