@@ -69,17 +69,17 @@ func build() (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	lock, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	// A raw descriptor, never closed: its lock, shared once the binary is there, lasts as long as the process, so
+	// that prune leaves a binary in use alone.
+	lock, err := syscall.Open(filepath.Join(dir, "lock"), syscall.O_CREAT|syscall.O_RDWR|syscall.O_CLOEXEC, 0o644)
 	if err != nil {
 		return "", err
 	}
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		lock.Close()
+	if err := syscall.Flock(lock, syscall.LOCK_EX); err != nil {
+		_ = syscall.Close(lock)
 		return "", err
 	}
-	// Held shared for the life of the process: prune leaves a binary in use alone.
-	heldLock = lock
-	defer func() { _ = syscall.Flock(int(lock.Fd()), syscall.LOCK_SH) }()
+	defer func() { _ = syscall.Flock(lock, syscall.LOCK_SH) }()
 	prune(filepath.Dir(dir), key)
 	bin := filepath.Join(dir, "connectd")
 	if _, err := os.Stat(bin); err == nil {
@@ -93,9 +93,6 @@ func build() (string, error) {
 	}
 	return bin, os.Rename(tmp, bin)
 }
-
-// heldLock keeps the lock of the binary in use open.
-var heldLock *os.File
 
 // prune removes the binaries of other builds that no test process uses, made an hour ago or earlier (a younger
 // one may be about to be locked by the process that made it).
