@@ -23,7 +23,7 @@ import (
 // one) whose answers to the scripted session replace the goldens.
 var captureJVMSession = flag.String("capture-jvm-session", "", "URL of a JVM Connect standalone worker: rewrite testdata/rest/session/golden.json from its answers")
 
-const sessionDir = "../../testdata/rest/session"
+const sessionDir = "../../../testdata/rest/session"
 
 // sessionStep is one REST call of testdata/rest/session/steps.json; Await names the state the connector
 // (AwaitConnector, else session-sink) and its tasks must reach before the call, AwaitTasks how many tasks it

@@ -41,12 +41,12 @@ func TestDevModeSmoke(t *testing.T) {
 
 	// The reader is installed into a cache on first use (pip, minutes on a fresh machine): set it up
 	// before the bounded wait so that the wait only covers the sink's commit interval.
-	if out, err := exec.Command("bash", filepath.Join("..", "..", "scripts", "iceberg-reader-setup.sh")).CombinedOutput(); err != nil {
+	if out, err := exec.Command("bash", filepath.Join(workerproc.RepoRoot(), "scripts", "iceberg-reader-setup.sh")).CombinedOutput(); err != nil {
 		t.Fatalf("iceberg reader setup: %v\n%s", err, out)
 	}
 	catDB := filepath.Join(dir, "iceberg", "catalog.db")
 	query := func(table, sql string) [][]any {
-		out, err := exec.Command("bash", filepath.Join("..", "..", "scripts", "iceberg-query.sh"), catDB, table, sql).Output()
+		out, err := exec.Command("bash", filepath.Join(workerproc.RepoRoot(), "scripts", "iceberg-query.sh"), catDB, table, sql).Output()
 		if err != nil {
 			return nil
 		}
@@ -90,8 +90,7 @@ func TestDemoPipeline(t *testing.T) {
 	dir := t.TempDir()
 	rest := fmt.Sprintf("http://127.0.0.1:%d", workerproc.FreePort(t))
 	chHTTP := fmt.Sprintf("http://127.0.0.1:%d", workerproc.FreePort(t))
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	require.NoError(t, err)
+	root := workerproc.RepoRoot()
 	cmd := exec.Command("bash", filepath.Join(root, "scripts", "demo-pipeline.sh"))
 	cmd.Env = append(os.Environ(), "DEMO_DATA="+filepath.Join(dir, "data"), "BIN="+filepath.Join(dir, "bin"), "REST="+rest,
 		fmt.Sprintf("KAFKA_PORT=%d", workerproc.FreePort(t)), fmt.Sprintf("CH_PORT=%d", workerproc.FreePort(t)), "CH_HTTP_PORT="+strings.TrimPrefix(chHTTP, "http://127.0.0.1:"),
