@@ -90,7 +90,7 @@ fuzz:
 ## fuzz coordinator can fail a clean run with "context deadline exceeded" at the deadline (golang/go#75804).
 CI_FUZZTIME ?= 30000x
 CI_REST_FUZZTIME ?= 3000x
-## The CDC model test (test/cdcmodel), the reconcile end-to-end tests (internal/reconcile) and the SCD model tests
+## The CDC model test (test/cdcmodel), the reconcile end-to-end tests (test/e2e/lakeops) and the SCD model tests
 ## (connectors/iceberg/scd) run fixed seeds
 ## here so that a CI run is repeatable; `make soak` and a plain `go test` draw random seeds.
 CI_CDC_SEED ?= 44
@@ -116,7 +116,7 @@ soak:
 ## under SIGKILL, no connectd): the reference for TestIcebergConnectorAcrossJVMAndGo, outside make test because
 ## that sink does not keep its own guarantee there in every run
 test-jvm-baseline:
-	ICEBERG_JVM_BASELINE=1 $(WITH_KAFKA) $(GO) test -count=1 -timeout 30m -v -run '^TestIcebergApacheSinkAloneBaseline$$' ./internal/herder/
+	ICEBERG_JVM_BASELINE=1 $(WITH_KAFKA) $(GO) test -count=1 -timeout 30m -v -run '^TestIcebergApacheSinkAloneBaseline$$' ./test/e2e/distributed/
 
 ## test-trino: the CDC model test's Iceberg tables (catalog on a private PostgreSQL) read by Trino's server
 ## (io.trino:trino-server from Maven Central, cached in ~/.cache/connectd; needs a JDK 24+, see scripts/trino.sh):

@@ -9,7 +9,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/connectd/connectd/internal/erase"
+	"github.com/connectd/connectd/lakeops/erase"
 )
 
 const eraseUsage = `usage: connectd erase [-key K ...] [-keys-file FILE] [-format text|json] [-record FILE] [erase.properties] [key=value ...]

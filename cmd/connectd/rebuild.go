@@ -8,7 +8,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/connectd/connectd/internal/reconcile"
+	"github.com/connectd/connectd/lakeops/reconcile"
 )
 
 const rebuildUsage = `usage: connectd rebuild [-progress=auto|on|off] [rebuild.properties] [key=value ...]

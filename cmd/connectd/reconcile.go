@@ -16,7 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/connectd/connectd/internal/props"
-	"github.com/connectd/connectd/internal/reconcile"
+	"github.com/connectd/connectd/lakeops/reconcile"
 )
 
 const reconcileUsage = `usage: connectd reconcile [-format text|json] [-interval 5m -metrics-listen 127.0.0.1:9464] [reconcile.properties] [key=value ...]

@@ -9,8 +9,8 @@ import (
 	"github.com/connectd/connectd/internal/logging"
 	"github.com/connectd/connectd/internal/metrics"
 	"github.com/connectd/connectd/internal/props"
-	"github.com/connectd/connectd/internal/reconcile"
 	"github.com/connectd/connectd/internal/worker"
+	"github.com/connectd/connectd/lakeops/reconcile"
 )
 
 // reconcileMetrics registers the reconcile series on the worker's registry once per process: the series

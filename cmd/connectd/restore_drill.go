@@ -14,7 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/connectd/connectd/internal/restoredrill"
+	"github.com/connectd/connectd/lakeops/restoredrill"
 )
 
 const restoreDrillUsage = `usage: connectd restore-drill [-check-only] [-format text|json] [-interval 24h -metrics-listen 127.0.0.1:9465] [drill.properties] [key=value ...]

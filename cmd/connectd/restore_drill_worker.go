@@ -11,8 +11,8 @@ import (
 	"github.com/connectd/connectd/internal/logging"
 	"github.com/connectd/connectd/internal/metrics"
 	"github.com/connectd/connectd/internal/props"
-	"github.com/connectd/connectd/internal/restoredrill"
 	"github.com/connectd/connectd/internal/worker"
+	"github.com/connectd/connectd/lakeops/restoredrill"
 )
 
 // restoreDrillMetrics registers the drill series on the worker's registry once per process.

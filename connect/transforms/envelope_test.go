@@ -4,10 +4,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"math/big"
 	"time"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/internal/testutil/smtgolden"
 )
 
 // A tiny JsonConverter (schemas.enable=true) envelope codec for the golden tests.
@@ -373,26 +373,4 @@ func encodeEnvelope(s *connect.Schema, v any) any {
 }
 
 // normalizeJSON makes numbers comparable (json.Number → big.Float string).
-func normalizeJSON(j any) any {
-	switch x := j.(type) {
-	case json.Number:
-		f, _, err := big.ParseFloat(string(x), 10, 200, big.ToNearestEven)
-		if err != nil {
-			return string(x)
-		}
-		return f.Text('g', 30)
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = normalizeJSON(e)
-		}
-		return out
-	case map[string]any:
-		out := map[string]any{}
-		for k, e := range x {
-			out[k] = normalizeJSON(e)
-		}
-		return out
-	}
-	return j
-}
+var normalizeJSON = smtgolden.Normalize

@@ -23,10 +23,10 @@ func TestEnvelopeWithoutCDCHandlingIsNeverWrittenAsDefaults(t *testing.T) {
 	db := chdbtest.Database(t)
 	chdbtest.MustExec(t, s, "CREATE TABLE "+db+".customers (customer_id UInt64, customer_name String) ENGINE = MergeTree ORDER BY customer_id")
 	chdbtest.MustExec(t, s, "CREATE TABLE "+db+".audit (op String, ts_ms Int64) ENGINE = MergeTree ORDER BY tuple()")
-	ev := cdcEvent{id: 2, op: "c", name: "two", status: "active", lsn: 110}
+	ev := cdcEvent{ID: 2, Op: "c", Name: "two", Status: "active", LSN: 110}
 	recs := []*connect.SinkRecord{
-		{Topic: "customers", Offset: 0, Value: ev.schemaless()},
-		{Topic: "customers", Offset: 1, ValueSchema: envelopeSchema, Value: ev.envelope()},
+		{Topic: "customers", Offset: 0, Value: ev.Schemaless()},
+		{Topic: "customers", Offset: 1, ValueSchema: envelopeSchema, Value: ev.Envelope()},
 		{Topic: "customers", Offset: 2, Value: map[string]any{"customer_id": 3.0, "customer_name": "plain row"}},
 	}
 	ctx := context.Background()
@@ -136,11 +136,11 @@ func TestOptimizeOnInsertCollapsesRowsOfOneBlock(t *testing.T) {
 		}
 		task := startTask(t, props(db, kv...), nil)
 		var recs []*connect.SinkRecord
-		for i, e := range []cdcEvent{{id: 2, op: "c", name: "a", lsn: 110}, {id: 2, op: "u", name: "b", lsn: 115}} {
-			recs = append(recs, &connect.SinkRecord{Topic: "t", Offset: int64(i), Value: e.schemaless()})
+		for i, e := range []cdcEvent{{ID: 2, Op: "c", Name: "a", LSN: 110}, {ID: 2, Op: "u", Name: "b", LSN: 115}} {
+			recs = append(recs, &connect.SinkRecord{Topic: "t", Offset: int64(i), Value: e.Schemaless()})
 		}
-		del := cdcEvent{id: 2, op: "d", lsn: 120, before: &cdcEvent{id: 2, name: "b"}}
-		recs = append(recs, &connect.SinkRecord{Topic: "t", Offset: 2, Value: del.schemaless()})
+		del := cdcEvent{ID: 2, Op: "d", LSN: 120, Before: &cdcEvent{ID: 2, Name: "b"}}
+		recs = append(recs, &connect.SinkRecord{Topic: "t", Offset: 2, Value: del.Schemaless()})
 		require.NoError(t, task.Put(ctx, recs))
 		require.Equal(t, int64(3), task.written.rows)
 		require.Equal(t, tc.raw, query(t, s, "SELECT count() FROM "+db+".c"), "settings %q", tc.settings)

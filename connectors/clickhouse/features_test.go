@@ -144,7 +144,7 @@ func TestMissingTableAutoCreateAndEvolve(t *testing.T) {
 	task = startTask(t, props(db, "auto.create.tables", "true", "debeziumCDCEnabled", "true", "auto.evolve", "true",
 		"topic2TableMap", "shop.public.customers=customers_auto"), nil)
 	events := cdcStream(20, 200, 5)
-	parts := partitioned(events, "shop.public.customers", 1, func(e cdcEvent) any { return e.envelope() })
+	parts := partitioned(events, "shop.public.customers", 1, func(e cdcEvent) any { return e.Envelope() })
 	require.NoError(t, task.Put(ctx, parts[0][:120]))
 	engineFull := query(t, s, "SELECT engine_full FROM system.tables WHERE database = '"+db+"' AND name = 'customers_auto'")
 	require.Contains(t, engineFull, "ReplacingMergeTree(_version, is_deleted)")

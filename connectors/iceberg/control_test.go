@@ -99,8 +99,8 @@ func TestControlTopicOneSnapshotPerRound(t *testing.T) {
 	for r := 0; r < rounds; r++ {
 		batches := map[int32][]*connect.SinkRecord{}
 		for _, e := range events[r*per : (r+1)*per] {
-			p := int32(e.id % parts)
-			batches[p] = append(batches[p], e.record(topic, p, offs[p]))
+			p := int32(e.ID % parts)
+			batches[p] = append(batches[p], cdcRecord(e, topic, p, offs[p]))
 			offs[p]++
 		}
 		for p, recs := range batches {
@@ -203,8 +203,8 @@ func TestControlTopicTwoCommitters(t *testing.T) {
 	// the log per partition, and what each task has been handed so far
 	logs := make([][]*connect.SinkRecord, parts)
 	for _, e := range events {
-		p := int32(e.id % parts)
-		logs[p] = append(logs[p], e.record(topic, p, int64(len(logs[p]))))
+		p := int32(e.ID % parts)
+		logs[p] = append(logs[p], cdcRecord(e, topic, p, int64(len(logs[p]))))
 	}
 	owner := func(p int32) *Task {
 		if p < 2 {
@@ -298,8 +298,8 @@ func TestControlTopicPartitionAnsweredTwice(t *testing.T) {
 	events, _ := cdcStream(3, 10, 1000, 1)
 	var recs []*connect.SinkRecord
 	for i, e := range events {
-		e.op = "c"
-		recs = append(recs, e.record(topic, 0, int64(i)))
+		e.Op = "c"
+		recs = append(recs, cdcRecord(e, topic, 0, int64(i)))
 	}
 	require.NoError(t, a.Put(context.Background(), recs))
 	// a's round has drained (and answered); then the rebalance moves partition 0 to b

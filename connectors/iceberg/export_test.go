@@ -44,8 +44,8 @@ func CDCStreamT(topic string, seed int64, n, nkeys, parts int) ([]*connect.SinkR
 	offs := make([]int64, parts)
 	recs := make([]*connect.SinkRecord, 0, len(events))
 	for _, e := range events {
-		p := int32(e.id % int64(parts))
-		recs = append(recs, e.record(topic, p, offs[p]))
+		p := int32(e.ID % int64(parts))
+		recs = append(recs, cdcRecord(e, topic, p, offs[p]))
 		offs[p]++
 	}
 	return recs, wantRows(want)

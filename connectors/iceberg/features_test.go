@@ -334,8 +334,8 @@ func TestSchemaEvolution(t *testing.T) {
 
 // TestSMTs checks DebeziumTransform and KafkaMetadataTransform outputs, with and without schemas.
 func TestSMTs(t *testing.T) {
-	e := cdcEvent{op: "u", id: 5, name: "x", version: 2}
-	r := e.record("cdc.shop.customers", 1, 42)
+	e := cdcEvent{Op: "u", ID: 5, Name: "x", Version: 2}
+	r := cdcRecord(e, "cdc.shop.customers", 1, 42)
 	dt := &transforms.DebeziumTransform{}
 	require.NoError(t, dt.Configure(map[string]string{"cdc.target.pattern": "lake.{db}_{table}"}))
 	out, err := dt.Apply(r)
@@ -349,7 +349,7 @@ func TestSMTs(t *testing.T) {
 	require.Equal(t, "lake.public_customers", cdc.Get("target"))
 	require.Equal(t, int64(5), cdc.Get("key").(*connect.Struct).Get("id"))
 
-	del := cdcEvent{op: "d", id: 6, keyOnly: true}.record("t", 0, 1)
+	del := cdcRecord(cdcEvent{Op: "d", ID: 6, KeyOnly: true}, "t", 0, 1)
 	out, err = dt.Apply(del)
 	require.NoError(t, err)
 	require.Equal(t, "D", out.Value.(*connect.Struct).Get("_cdc").(*connect.Struct).Get("op"))
@@ -394,7 +394,7 @@ func TestSMTChainIntoUpsertTable(t *testing.T) {
 	events, want := cdcStream(5, 800, 60, 1)
 	var recs []*connect.SinkRecord
 	for i, e := range events {
-		r, err := dt.Apply(e.record("cdc", 0, int64(i)))
+		r, err := dt.Apply(cdcRecord(e, "cdc", 0, int64(i)))
 		require.NoError(t, err)
 		recs = append(recs, r)
 	}
@@ -427,7 +427,7 @@ func TestS3Warehouse(t *testing.T) {
 	events, want := cdcStream(9, 600, 50, 1)
 	var recs []*connect.SinkRecord
 	for i, e := range events {
-		recs = append(recs, e.record("cdc", 0, int64(i)))
+		recs = append(recs, cdcRecord(e, "cdc", 0, int64(i)))
 	}
 	require.NoError(t, task.Put(context.Background(), recs[:300]))
 	require.True(t, task.coord.CommitNow(context.Background()))
@@ -484,7 +484,7 @@ func TestRESTCatalog(t *testing.T) {
 	events, want := cdcStream(13, 800, 80, 1)
 	var recs []*connect.SinkRecord
 	for i, e := range events {
-		recs = append(recs, e.record("cdc", 0, int64(i)))
+		recs = append(recs, cdcRecord(e, "cdc", 0, int64(i)))
 	}
 	require.NoError(t, task.Put(context.Background(), recs[:400]))
 	require.True(t, task.coord.CommitNow(context.Background()), task.coord.stats().LastError)

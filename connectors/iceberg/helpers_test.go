@@ -7,4 +7,9 @@ var (
 	customerSchema = icebergtest.CustomerSchema
 	scanRows       = icebergtest.ScanRows
 	duckRows       = icebergtest.DuckRows
+	cdcStream      = icebergtest.CDCStream
+	wantRows       = icebergtest.WantRows
 )
+
+// cdcEvent is one change of a customer row.
+type cdcEvent = icebergtest.CDCEvent

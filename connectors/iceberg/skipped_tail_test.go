@@ -58,7 +58,7 @@ func skippedTailRun(t *testing.T, seed int64) {
 			if rng.Intn(skipRate) == 0 {
 				continue // never reaches Put
 			}
-			r := cdcEvent{op: "c", id: int64(p)*1_000_000 + off, name: fmt.Sprint("n", off)}.record(topic, int32(p), off)
+			r := cdcRecord(cdcEvent{Op: "c", ID: int64(p)*1_000_000 + off, Name: fmt.Sprint("n", off)}, topic, int32(p), off)
 			recs = append(recs, r)
 			records[p] = append(records[p], r)
 			put[p] = append(put[p], off)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand"
 	"path/filepath"
-	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -104,30 +103,22 @@ var (
 			MustBuild()
 )
 
-type cdcEvent struct {
-	op      string // c, u, d, r
-	id      int64
-	name    string
-	day     int
-	version int64
-	keyOnly bool // delete whose before holds only the key (REPLICA IDENTITY DEFAULT)
-}
-
 var baseDay = time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 
-func (e cdcEvent) record(topic string, partition int32, offset int64) *connect.SinkRecord {
+// cdcRecord is the event as the Debezium record at offset.
+func cdcRecord(e cdcEvent, topic string, partition int32, offset int64) *connect.SinkRecord {
 	row := func() *connect.Struct {
 		s := connect.NewStruct(envSchema.Fields()[0].Schema)
-		s.PutIndex(0, e.id)
-		if !e.keyOnly {
-			s.PutIndex(1, e.name)
-			s.PutIndex(2, baseDay.Add(time.Duration(e.day)*24*time.Hour))
-			s.PutIndex(3, e.version)
+		s.PutIndex(0, e.ID)
+		if !e.KeyOnly {
+			s.PutIndex(1, e.Name)
+			s.PutIndex(2, baseDay.Add(time.Duration(e.Day)*24*time.Hour))
+			s.PutIndex(3, e.Version)
 		}
 		return s
 	}
 	env := connect.NewStruct(envSchema)
-	if e.op == "d" {
+	if e.Op == "d" {
 		env.PutIndex(0, row())
 	} else {
 		r := row()
@@ -143,62 +134,13 @@ func (e cdcEvent) record(topic string, partition int32, offset int64) *connect.S
 	src.PutIndex(6, int64(1000+offset))
 	src.PutIndex(7, int64(500+offset/10))
 	env.PutIndex(2, src)
-	env.PutIndex(3, e.op)
+	env.PutIndex(3, e.Op)
 	env.PutIndex(4, int64(1700000000000)+offset)
 	key := connect.NewStruct(custKeySchema)
-	key.PutIndex(0, e.id)
+	key.PutIndex(0, e.ID)
 	return &connect.SinkRecord{Topic: topic, Partition: partition, KeySchema: custKeySchema, Key: key,
 		ValueSchema: envSchema, Value: env, Timestamp: 1700000000000 + offset, TimestampType: connect.CreateTime,
 		Offset: offset, OriginalTopic: topic, OriginalPartition: partition, OriginalOffset: offset}
-}
-
-// cdcStream makes a stream over nkeys keys spread over parts partitions (keyed): inserts,
-// several updates of a key close together (within one commit), deletes (half of them carry
-// only the key), re-inserts, partition moves (day changes), and redelivered duplicates: runs
-// of a partition's last events sent again in order, as a restarted CDC source does.
-func cdcStream(seed int64, n, nkeys, parts int) (events []cdcEvent, want map[int64]cdcEvent) {
-	rng := rand.New(rand.NewSource(seed))
-	want = map[int64]cdcEvent{}
-	ver := map[int64]int64{}
-	hist := make([][]cdcEvent, parts)
-	for len(events) < n {
-		if rng.Intn(25) == 0 {
-			p := rng.Intn(parts)
-			k := min(len(hist[p]), 1+rng.Intn(6))
-			events = append(events, hist[p][len(hist[p])-k:]...)
-			continue
-		}
-		id := int64(rng.Intn(nkeys))
-		ver[id]++
-		cur, exists := want[id]
-		var e cdcEvent
-		switch {
-		case !exists:
-			e = cdcEvent{op: "c", id: id, name: fmt.Sprintf("c%d-v%d", id, ver[id]), day: rng.Intn(4), version: ver[id]}
-		case rng.Intn(6) == 0:
-			e = cdcEvent{op: "d", id: id, version: ver[id], keyOnly: rng.Intn(2) == 0, name: cur.name, day: cur.day}
-		default:
-			e = cdcEvent{op: "u", id: id, name: fmt.Sprintf("u%d-v%d", id, ver[id]), day: rng.Intn(4), version: ver[id]}
-		}
-		events = append(events, e)
-		p := int(id) % parts
-		hist[p] = append(hist[p], e)
-		if e.op == "d" {
-			delete(want, id)
-		} else {
-			want[id] = e
-		}
-	}
-	return events, want
-}
-
-func wantRows(want map[int64]cdcEvent) []string {
-	var out []string
-	for id, e := range want {
-		out = append(out, fmt.Sprintf("%d|%s|%d", id, e.name, e.version))
-	}
-	sort.Strings(out)
-	return out
 }
 
 func loadTable(t testing.TB, props map[string]string, name string) (catalog.Catalog, string) {
@@ -231,8 +173,8 @@ func TestDebeziumUpsertAndRawHistory(t *testing.T) {
 	var batch []*connect.SinkRecord
 	produced := 0
 	for i, e := range events {
-		p := int32(e.id % parts) // keyed partitioning
-		r := e.record("cdc.shop.customers", p, offs[p])
+		p := int32(e.ID % parts) // keyed partitioning
+		r := cdcRecord(e, "cdc.shop.customers", p, offs[p])
 		offs[p]++
 		batch = append(batch, r)
 		produced++
@@ -293,8 +235,8 @@ func TestCrashRecoveryExactlyOnce(t *testing.T) {
 	events, want := cdcStream(11, 2500, 150, parts)
 	logs := make([][]*connect.SinkRecord, parts)
 	for _, e := range events {
-		p := int32(e.id % parts)
-		logs[p] = append(logs[p], e.record("cdc.shop.customers", p, int64(len(logs[p]))))
+		p := int32(e.ID % parts)
+		logs[p] = append(logs[p], cdcRecord(e, "cdc.shop.customers", p, int64(len(logs[p]))))
 	}
 	group := make([]int64, parts) // the Connect group's committed offsets
 	rng := rand.New(rand.NewSource(3))
@@ -417,15 +359,15 @@ func TestEnvelopeVersionColumn(t *testing.T) {
 	})
 	task, _ := startTask(t, props)
 	// two versions of key 1 in one commit, the older one (lower lsn) arriving later
-	newer := cdcEvent{op: "u", id: 1, name: "new", version: 2, day: 1}.record("cdc", 0, 10) // lsn 1010
-	older := cdcEvent{op: "u", id: 1, name: "old", version: 1, day: 2}.record("cdc", 0, 11)
+	newer := cdcRecord(cdcEvent{Op: "u", ID: 1, Name: "new", Version: 2, Day: 1}, "cdc", 0, 10) // lsn 1010
+	older := cdcRecord(cdcEvent{Op: "u", ID: 1, Name: "old", Version: 1, Day: 2}, "cdc", 0, 11)
 	older.Value.(*connect.Struct).Get("source").(*connect.Struct).PutIndex(6, int64(900))
 	require.NoError(t, task.Put(context.Background(), []*connect.SinkRecord{newer, older}))
 	require.True(t, task.coord.CommitNow(context.Background()), task.coord.stats().LastError)
 	_, meta := loadTable(t, props, "shop.c")
 	require.Equal(t, []string{"1|new|2"}, duckRows(t, meta, "SELECT id, name, version FROM t"))
 	// a second commit runs the partition lookup (the key moves from day 1 to day 3)
-	third := cdcEvent{op: "u", id: 1, name: "third", version: 3, day: 3}.record("cdc", 0, 12)
+	third := cdcRecord(cdcEvent{Op: "u", ID: 1, Name: "third", Version: 3, Day: 3}, "cdc", 0, 12)
 	require.NoError(t, task.Put(context.Background(), []*connect.SinkRecord{third}))
 	require.True(t, task.coord.CommitNow(context.Background()), task.coord.stats().LastError)
 	require.NoError(t, task.Stop())
@@ -455,8 +397,8 @@ func TestFailedRoundRetriesWithoutRewind(t *testing.T) {
 	for i := 0; i < len(events); i += 20 {
 		var b []*connect.SinkRecord
 		for _, e := range events[i:min(i+20, len(events))] {
-			p := int32(e.id % parts)
-			b = append(b, e.record("cdc.shop.customers", p, offs[p]))
+			p := int32(e.ID % parts)
+			b = append(b, cdcRecord(e, "cdc.shop.customers", p, offs[p]))
 			offs[p]++
 		}
 		batches = append(batches, b)

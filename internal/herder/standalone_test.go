@@ -54,13 +54,7 @@ func newEnv(t *testing.T, extra map[string]string) *env {
 	return &env{t: t, addr: addr, h: h, w: w, status: st}
 }
 
-func produceN(t *testing.T, addr, topic string, from, n int) {
-	msgs := make([]*kgo.Record, 0, n)
-	for i := from; i < from+n; i++ {
-		msgs = append(msgs, &kgo.Record{Topic: topic, Key: []byte(fmt.Sprintf("k%d", i%17)), Value: []byte(fmt.Sprintf("v%d", i))})
-	}
-	kafkatest.Produce(t, addr, topic, msgs...)
-}
+var produceN = kafkatest.ProduceN
 
 func (e *env) create(name string, cfg map[string]string) {
 	e.t.Helper()

@@ -22,6 +22,7 @@ import (
 
 	"github.com/connectd/connectd/internal/testutil/cdcstream"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
+	"github.com/connectd/connectd/internal/testutil/workerproc"
 )
 
 // harness drives one worker on one topic: produce, kill/restart, wait until the group committed everything.
@@ -34,7 +35,7 @@ type harness struct {
 	args   []string
 	admin  *kadm.Client
 	next   map[int32]int64
-	worker *worker
+	worker *workerproc.Proc
 	total  int64 // records produced that reach the sink
 
 	// with skipped tails: every partition's waves end with records the sink never gets
@@ -128,7 +129,7 @@ func (h *harness) start() {
 // restart SIGKILLs the worker and starts it again; with skipped tails, with the dead letter queue
 // switched (what the killed worker consumed but did not commit is read again under the other setting).
 func (h *harness) restart() {
-	h.worker.kill()
+	h.worker.Kill()
 	if h.skips {
 		h.dlq = !h.dlq
 		h.writeConnectorProps()
@@ -350,8 +351,8 @@ func (h *harness) caughtUp() bool {
 func (h *harness) waitCaughtUp(timeout time.Duration) {
 	deadline := time.Now().Add(timeout)
 	for !h.caughtUp() {
-		if h.worker.crashed() {
-			h.t.Fatalf("the worker process ended by itself; its log (tail):\n%s", h.worker.tail(20000))
+		if h.worker.Crashed() {
+			h.t.Fatalf("the worker process ended by itself; its log (tail):\n%s", h.worker.Tail(20000))
 		}
 		if time.Now().After(deadline) {
 			h.t.Fatalf("the connector did not commit every record within %v: committed %v, produced %v",

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/connectd/connectd/internal/testutil/cdcstream"
+	"github.com/connectd/connectd/internal/testutil/workerproc"
 )
 
 // view is one way of reading a sink's current state back: a table (and the version source it is
@@ -52,7 +53,7 @@ func runModel(t *testing.T, sink sinkUnderTest, skippedTails bool) {
 	t.Logf("CDC model test %s: CDC_SEED=%d CDC_STREAMS=%d (x %d rounds) CDC_KILLS=%d CDC_PARTITIONS=%d CDC_BARE_TOMBSTONES=%v CDC_SKIPPED_TAILS=%v",
 		sink.name, p.seed, p.streams, rounds, p.kills, p.partitions, cfg.BareTombstone, p.skippedTails)
 	h := newHarness(t, sink, p, rand.New(rand.NewSource(p.seed)))
-	connectdBinary(t)
+	workerproc.Binary(t)
 	t0 := time.Now()
 	h.start()
 	var all []cdcstream.Stream

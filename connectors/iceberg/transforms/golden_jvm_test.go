@@ -1,46 +1,18 @@
 package transforms
 
 import (
-	"bytes"
 	"encoding/json"
 	"math/big"
-	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/converters/jsonconv"
 	"github.com/connectd/connectd/internal/testutil/icebergtest"
+	"github.com/connectd/connectd/internal/testutil/smtgolden"
 )
-
-type smtGoldenRecord struct {
-	Topic     string          `json:"topic"`
-	Partition int32           `json:"partition"`
-	Offset    int64           `json:"offset"`
-	Timestamp *int64          `json:"timestamp"`
-	Key       json.RawMessage `json:"key"`
-	Value     json.RawMessage `json:"value"`
-	Headers   []struct {
-		Key   string          `json:"key"`
-		Value json.RawMessage `json:"value"`
-	} `json:"headers"`
-}
-
-type smtGoldenCase struct {
-	Name                 string            `json:"name"`
-	Class                string            `json:"class"`
-	Config               map[string]string `json:"config"`
-	Input                smtGoldenRecord   `json:"input"`
-	Output               json.RawMessage   `json:"output"`
-	OutputUnserializable string            `json:"output_unserializable"`
-	Error                *struct {
-		Class   string `json:"class"`
-		Message string `json:"message"`
-	} `json:"error"`
-}
 
 func smtConverter(t *testing.T) *jsonconv.Converter {
 	c := jsonconv.New()
@@ -66,38 +38,7 @@ func smtEncode(t *testing.T, c *jsonconv.Converter, s *connect.Schema, v any) an
 	return smtJSON(t, b)
 }
 
-func smtJSON(t *testing.T, b []byte) any {
-	var v any
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	require.NoError(t, d.Decode(&v))
-	return smtNormalize(v)
-}
-
-// smtNormalize makes numbers comparable (json.Number -> big.Float text).
-func smtNormalize(j any) any {
-	switch x := j.(type) {
-	case json.Number:
-		f, _, err := big.ParseFloat(string(x), 10, 200, big.ToNearestEven)
-		if err != nil {
-			return string(x)
-		}
-		return f.Text('g', 30)
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = smtNormalize(e)
-		}
-		return out
-	case map[string]any:
-		out := map[string]any{}
-		for k, e := range x {
-			out[k] = smtNormalize(e)
-		}
-		return out
-	}
-	return j
-}
+func smtJSON(t *testing.T, b []byte) any { return smtgolden.Normalize(smtgolden.Parse(t, b)) }
 
 func smtRecordJSON(t *testing.T, c *jsonconv.Converter, r *connect.SinkRecord) any {
 	out := map[string]any{"topic": r.Topic, "partition": json.Number(big.NewInt(int64(r.Partition)).String()),
@@ -122,68 +63,11 @@ func smtRecordJSON(t *testing.T, c *jsonconv.Converter, r *connect.SinkRecord) a
 // (testdata/iceberg/transforms-fixtures, iceberg-kafka-connect-transforms 1.12.0) and compares structurally:
 // schemas (names, optionality, field order) and values as JsonConverter envelopes, error classes and messages.
 func TestIcebergSMTGoldenJVM(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join(icebergtest.RepoRoot(), "testdata", "iceberg", "transforms-fixtures", "fixtures.json"))
-	require.NoError(t, err)
-	var root struct {
-		Cases []smtGoldenCase `json:"cases"`
-	}
-	require.NoError(t, json.Unmarshal(b, &root))
-	require.NotEmpty(t, root.Cases)
+	cases := smtgolden.Load(t, filepath.Join(icebergtest.RepoRoot(), "testdata", "iceberg", "transforms-fixtures", "fixtures.json"))
 	conv := smtConverter(t)
-	counts := map[string]int{}
-	for _, c := range root.Cases {
-		t.Run(c.Name, func(t *testing.T) {
-			g := c.Input
-			k, v := smtDecode(t, conv, g.Key), smtDecode(t, conv, g.Value)
-			in := &connect.SinkRecord{Topic: g.Topic, Partition: g.Partition, Offset: g.Offset, KeySchema: k.Schema, Key: k.Value,
-				ValueSchema: v.Schema, Value: v.Value, Timestamp: connect.NoTimestamp, TimestampType: connect.CreateTime,
-				OriginalTopic: g.Topic, OriginalPartition: g.Partition, OriginalOffset: g.Offset}
-			if g.Timestamp != nil {
-				in.Timestamp = *g.Timestamp
-			}
-			for _, h := range g.Headers {
-				hv := smtDecode(t, conv, h.Value)
-				in.Headers = append(in.Headers, connect.Header{Key: h.Key, Schema: hv.Schema, Value: hv.Value})
-			}
-			tr, err := connect.DefaultRegistry.NewTransformation(c.Class)
-			require.NoError(t, err)
-			if err := tr.Configure(c.Config); err != nil {
-				require.NotNil(t, c.Error, "configure failed: %v", err)
-				assert.Equal(t, c.Error.Message, err.Error())
-				assert.Equal(t, c.Error.Class, connect.ErrorClassName(err))
-				counts["error"]++
-				return
-			}
-			before := smtRecordJSON(t, conv, in)
-			out, err := tr.Apply(in)
-			assert.Equal(t, before, smtRecordJSON(t, conv, in), "Apply modified its input")
-			switch {
-			case c.Error != nil:
-				require.Error(t, err)
-				assert.Equal(t, c.Error.Message, err.Error())
-				assert.Equal(t, c.Error.Class, connect.ErrorClassName(err))
-				counts["error"]++
-			case c.OutputUnserializable != "":
-				require.NoError(t, err)
-				require.NotNil(t, out)
-				counts["unserializable"]++
-			case string(c.Output) == "null":
-				require.NoError(t, err)
-				assert.Nil(t, out, "expected the record to be dropped")
-				counts["dropped"]++
-			default:
-				require.NoError(t, err)
-				require.NotNil(t, out, "record dropped")
-				want := smtJSON(t, c.Output)
-				got := smtRecordJSON(t, conv, out)
-				if !assert.Equal(t, want, got) {
-					w, _ := json.MarshalIndent(want, "", " ")
-					gg, _ := json.MarshalIndent(got, "", " ")
-					t.Logf("want %s\ngot %s", w, gg)
-				}
-				counts["output"]++
-			}
-		})
-	}
-	t.Logf("golden cases: %d %v", len(root.Cases), counts)
+	smtgolden.Run(t, cases, smtgolden.Codec{
+		Decode: func(t *testing.T, raw json.RawMessage) connect.SchemaAndValue { return smtDecode(t, conv, raw) },
+		Record: func(t *testing.T, r *connect.SinkRecord) any { return smtRecordJSON(t, conv, r) },
+		Output: func(t *testing.T, raw json.RawMessage) any { return smtJSON(t, raw) },
+	})
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	"github.com/connectd/connectd/internal/testutil/repo"
 )
 
 var (
@@ -30,19 +31,7 @@ var (
 )
 
 // RepoRoot finds the module root (the directory holding go.mod).
-func RepoRoot() string {
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
-}
+func RepoRoot() string { return repo.Root() }
 
 // Python returns the venv python with duckdb, its extensions and moto, installing on first use.
 func Python(t testing.TB) string {

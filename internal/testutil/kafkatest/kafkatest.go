@@ -304,6 +304,15 @@ func Produce(t testing.TB, addr, topic string, recs ...*kgo.Record) {
 	produce(t, addr, topic, keyOrRoundRobin(), recs)
 }
 
+// ProduceN produces records from..from+n-1 to topic: value v<i>, key k<i mod 17>.
+func ProduceN(t testing.TB, addr, topic string, from, n int) {
+	msgs := make([]*kgo.Record, 0, n)
+	for i := from; i < from+n; i++ {
+		msgs = append(msgs, &kgo.Record{Topic: topic, Key: []byte(fmt.Sprintf("k%d", i%17)), Value: []byte(fmt.Sprintf("v%d", i))})
+	}
+	Produce(t, addr, topic, msgs...)
+}
+
 // ProducePartitioned is Produce with each record sent to its own Partition.
 func ProducePartitioned(t testing.TB, addr, topic string, recs ...*kgo.Record) {
 	t.Helper()

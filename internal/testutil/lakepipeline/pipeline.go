@@ -4,16 +4,12 @@
 package lakepipeline
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"math/rand"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -29,8 +25,9 @@ import (
 	"github.com/connectd/connectd/internal/testutil/chdb"
 	"github.com/connectd/connectd/internal/testutil/chdb/chdbtest"
 	"github.com/connectd/connectd/internal/testutil/chdb/chshim"
-	"github.com/connectd/connectd/internal/testutil/icebergtest"
+	"github.com/connectd/connectd/internal/testutil/chdb/chshimtest"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
+	"github.com/connectd/connectd/internal/testutil/workerproc"
 )
 
 // Names of the pipeline's tables.
@@ -40,42 +37,10 @@ const (
 	CHTable = "customers"
 )
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-
-	shimOnce sync.Once
-	shim     *chshim.Server
-	shimErr  error
-)
-
-// Binary builds cmd/connectd once per test binary.
-func Binary(t testing.TB) string {
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "connectd-lake")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "connectd")
-		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/connectd")
-		cmd.Dir = icebergtest.RepoRoot()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			binErr = fmt.Errorf("go build ./cmd/connectd: %v\n%s", err, out)
-		}
-	})
-	require.NoError(t, binErr)
-	return binPath
-}
-
 // Close stops what the package started (call from TestMain).
 func Close() {
-	if shim != nil {
-		_ = shim.Close()
-	}
 	kafkatest.Stop()
-	chdbtest.Close()
+	chshimtest.Close()
 }
 
 // Pipeline is one running pipeline.
@@ -91,8 +56,7 @@ type Pipeline struct {
 	Srv       *chshim.Server
 	next      map[int32]int64
 	Streams   []cdcstream.Stream
-	worker    *exec.Cmd
-	log       *bytes.Buffer
+	worker    *workerproc.Proc
 }
 
 const (
@@ -102,12 +66,7 @@ const (
 
 // New prepares the topic, the ClickHouse table and the connector files.
 func New(t testing.TB) *Pipeline {
-	s := chdbtest.Session(t)
-	shimOnce.Do(func() {
-		shim = chshim.New(s)
-		shimErr = shim.Start()
-	})
-	require.NoError(t, shimErr)
+	s, shim := chshimtest.Engine(t)
 	p := &Pipeline{T: t, Addr: kafkatest.Bootstrap(t), Topic: kafkatest.UniqueName(t, "lake"), Parts: 3, Dir: t.TempDir(),
 		S: s, Srv: shim, DB: chdbtest.Database(t), next: map[int32]int64{}}
 	p.CatDB, p.WH = filepath.Join(p.Dir, "catalog.db"), filepath.Join(p.Dir, "warehouse")
@@ -190,26 +149,14 @@ func (p *Pipeline) Table(name string) *table.Table {
 // Start runs a worker with both connectors.
 func (p *Pipeline) Start() {
 	p.Stop()
-	cmd := exec.Command(Binary(p.T), "standalone", filepath.Join(p.Dir, "worker.properties"),
+	p.worker = workerproc.Start(p.T, "standalone", filepath.Join(p.Dir, "worker.properties"),
 		filepath.Join(p.Dir, "iceberg.properties"), filepath.Join(p.Dir, "clickhouse.properties"))
-	p.log = &bytes.Buffer{}
-	cmd.Stdout, cmd.Stderr = p.log, p.log
-	require.NoError(p.T, cmd.Start())
-	p.worker = cmd
 }
 
 // Stop kills the worker.
 func (p *Pipeline) Stop() {
-	if p.worker != nil && p.worker.ProcessState == nil {
-		_ = p.worker.Process.Signal(syscall.SIGKILL)
-		_ = p.worker.Wait()
-		if p.T.Failed() {
-			out := p.log.String()
-			if len(out) > 6000 {
-				out = out[len(out)-6000:]
-			}
-			p.T.Logf("worker log (tail):\n%s", out)
-		}
+	if p.worker != nil {
+		p.worker.Kill()
 	}
 	p.worker = nil
 }

@@ -1,0 +1,5 @@
+package main
+
+import "github.com/connectd/connectd/internal/testutil/workerproc"
+
+var freePort = workerproc.FreePort
