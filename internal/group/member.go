@@ -171,7 +171,9 @@ func (m *Member) Run(ctx context.Context) error {
 			continue
 		}
 		retry.Reset()
-		m.heartbeatUntilRejoin(ctx, delay, revoked)
+		if reason := m.heartbeatUntilRejoin(ctx, delay, revoked); reason != "" {
+			m.log.Debug("rejoining the group", "reason", reason, "generation", m.generationOr())
+		}
 	}
 	return nil
 }
@@ -278,6 +280,8 @@ func (m *Member) joinAndSync(ctx context.Context) (time.Duration, <-chan struct{
 	if err != nil {
 		return 0, nil, err
 	}
+	m.log.Debug("joined the group", "generation", resp.Generation, "member", resp.MemberID, "leader", resp.LeaderID,
+		"members", len(resp.Members), "protocol", protocol)
 	m.mu.Lock()
 	m.memberID = resp.MemberID
 	m.generation = resp.Generation
@@ -318,6 +322,8 @@ func (m *Member) joinAndSync(ctx context.Context) (time.Duration, <-chan struct{
 	if err != nil {
 		return 0, nil, err
 	}
+	m.log.Debug("synced with the group", "generation", gen, "connectors", len(a.Connectors), "tasks", len(a.Tasks),
+		"revoked_connectors", len(a.RevokedConnectors), "revoked_tasks", len(a.RevokedTasks), "delay_ms", a.Delay)
 	m.mu.Lock()
 	m.leaderID, m.leaderURL = a.Leader, a.LeaderURL
 	close(m.leaderChanged)
@@ -362,6 +368,7 @@ func (m *Member) joinAndSync(ctx context.Context) (time.Duration, <-chan struct{
 }
 
 func (m *Member) leaderIDOr() string  { id, _, _ := m.Leader(); return id }
+func (m *Member) generationOr() int32 { m.mu.Lock(); defer m.mu.Unlock(); return m.generation }
 func (m *Member) leaderURLOr() string { _, u, _ := m.Leader(); return u }
 
 func (m *Member) performAssignment(resp *kmsg.JoinGroupResponse, version int16) (map[string][]byte, error) {
@@ -412,8 +419,9 @@ func (m *Member) performAssignment(resp *kmsg.JoinGroupResponse, version int16) 
 
 // heartbeatUntilRejoin heartbeats until a rebalance is needed: the coordinator says so, a rejoin is requested,
 // the scheduled delay passes, or ctx ends. While revoked work is still being stopped (revoked not closed) it
-// keeps heartbeating and rejoins only once it is stopped.
-func (m *Member) heartbeatUntilRejoin(ctx context.Context, delay time.Duration, revoked <-chan struct{}) {
+// keeps heartbeating and rejoins only once it is stopped. It returns why it rejoins ("" when ctx ended or the
+// membership was lost).
+func (m *Member) heartbeatUntilRejoin(ctx context.Context, delay time.Duration, revoked <-chan struct{}) string {
 	tick := time.NewTicker(m.cfg.HeartbeatInterval)
 	defer tick.Stop()
 	var delayC <-chan time.Time
@@ -430,17 +438,18 @@ func (m *Member) heartbeatUntilRejoin(ctx context.Context, delay time.Duration, 
 		probeC = probe.C
 		m.prober.timeout = min(m.cfg.PeerProbeInterval/2, time.Second)
 	}
-	rejoin := false
+	rejoin := "" // why, once a rebalance is needed
 	for {
-		if rejoin && revoked == nil {
-			return
+		if rejoin != "" && revoked == nil {
+			return rejoin
 		}
 		select {
 		case <-probeC:
 			dead := m.prober.probe(m.peers)
 			// a member refused once is probed again soon rather than a whole interval later
 			next := m.cfg.PeerProbeInterval
-			if m.prober.suspects() {
+			if ids := m.prober.suspects(); len(ids) > 0 {
+				m.log.Debug("REST listener refused a probe", "members", ids)
 				next = max(next/4, 50*time.Millisecond)
 			}
 			probe.Reset(next)
@@ -452,16 +461,16 @@ func (m *Member) heartbeatUntilRejoin(ctx context.Context, delay time.Duration, 
 				for _, id := range dead {
 					delete(m.peers, id)
 				}
-				rejoin = true
+				rejoin = "members removed"
 			}
 		case <-ctx.Done():
-			return
+			return ""
 		case <-revoked:
 			revoked = nil
 		case <-m.rejoin:
-			rejoin = true
+			rejoin = "rejoin requested"
 		case <-delayC:
-			rejoin = true
+			rejoin = "scheduled rebalance delay passed"
 		case <-tick.C:
 			err := m.heartbeat(ctx)
 			switch {
@@ -469,12 +478,12 @@ func (m *Member) heartbeatUntilRejoin(ctx context.Context, delay time.Duration, 
 			case lostMembership(err):
 				m.log.Info("heartbeat refused", "err", err)
 				m.resetGeneration(ctx)
-				return
+				return ""
 			case errors.Is(err, kerr.RebalanceInProgress):
-				rejoin = true
+				rejoin = "the coordinator started a rebalance"
 			default:
 				m.log.Info("heartbeat failed", "err", err)
-				rejoin = true
+				rejoin = "heartbeat failed"
 			}
 		}
 	}

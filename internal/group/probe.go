@@ -114,14 +114,15 @@ func (p *peerProber) probe(targets map[string]string) []string {
 	return dead
 }
 
-// suspects says whether a member was refused but not often enough yet to be removed.
-func (p *peerProber) suspects() bool {
-	for _, n := range p.refusals {
+// suspects returns the members refused but not often enough yet to be removed.
+func (p *peerProber) suspects() []string {
+	var ids []string
+	for id, n := range p.refusals {
 		if n > 0 {
-			return true
+			ids = append(ids, id)
 		}
 	}
-	return false
+	return ids
 }
 
 // probeDuringRebalance keeps probing the members this one probed (the leader, or every other member when this
@@ -159,7 +160,8 @@ func (m *Member) probeDuringRebalance(ctx context.Context) (stop func()) {
 				}
 			}
 			next := m.cfg.PeerProbeInterval
-			if prober.suspects() {
+			if ids := prober.suspects(); len(ids) > 0 {
+				m.log.Debug("REST listener refused a probe", "members", ids)
 				next = max(next/4, 50*time.Millisecond)
 			}
 			t.Reset(next)
