@@ -48,8 +48,8 @@ type Config struct {
 	MaxDelay          time.Duration // scheduled.rebalance.max.delay.ms
 	UnsyncBackoff     time.Duration // worker.unsync.backoff.ms
 	Protocol          string        // connect.protocol: eager, compatible, sessioned
-	// PeerProbeInterval is how often the leader probes the other members' REST listeners, and the other
-	// members the leader's, to remove dead members before their session times out (probe.go); 0 turns it off.
+	// PeerProbeInterval is how often every member probes the other members' REST listeners, to remove dead
+	// members before their session times out (probe.go); 0 turns it off.
 	PeerProbeInterval time.Duration
 	Logger            *slog.Logger
 }
@@ -334,9 +334,6 @@ func (m *Member) joinAndSync(ctx context.Context) (time.Duration, <-chan struct{
 		m.h.CatchUp(a.Offset)
 		return 0, nil, fmt.Errorf("group: config mismatch at offset %d", a.Offset)
 	}
-	if !isLeader {
-		m.peers = leaderTarget(a.Leader, a.LeaderURL, resp.MemberID)
-	}
 	m.lastCompletedGen = gen // every member tracks it (the JVM's lastCompletedGenerationId), leader or not
 	if !m.h.CatchUp(a.Offset) {
 		m.log.Warn("could not read the config topic to the assignment's offset; leaving the group", "offset", a.Offset)
@@ -361,6 +358,9 @@ func (m *Member) joinAndSync(ctx context.Context) (time.Duration, <-chan struct{
 	}
 	m.current = full
 	m.h.Assigned(a, full, gen, isLeader)
+	if !isLeader { // after the handover: the work starts meanwhile
+		m.peers = m.followerTargets(ctx, gen, a.Leader, a.LeaderURL, resp.MemberID)
+	}
 	if revokedDone != nil {
 		m.RequestRejoin() // the JVM rejoins once revoked work is stopped, so that it can be reassigned
 	}
@@ -433,7 +433,7 @@ func (m *Member) heartbeatUntilRejoin(ctx context.Context, delay time.Duration, 
 	var probeC <-chan time.Time
 	var probe *time.Timer
 	if m.cfg.PeerProbeInterval > 0 && len(m.peers) > 0 {
-		probe = time.NewTimer(m.cfg.PeerProbeInterval)
+		probe = time.NewTimer(untilProbe(time.Now(), m.cfg.PeerProbeInterval))
 		defer probe.Stop()
 		probeC = probe.C
 		m.prober.timeout = min(m.cfg.PeerProbeInterval/2, time.Second)
@@ -452,7 +452,7 @@ func (m *Member) heartbeatUntilRejoin(ctx context.Context, delay time.Duration, 
 				m.log.Debug("REST listener refused a probe", "members", ids)
 				next = max(next/4, 50*time.Millisecond)
 			}
-			probe.Reset(next)
+			probe.Reset(untilProbe(time.Now(), next))
 			if len(dead) > 0 {
 				m.log.Warn("removing members whose REST listener refuses connections (their process is gone)", "members", dead)
 				if err := m.removeMembers(ctx, dead); err != nil {

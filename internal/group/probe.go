@@ -17,17 +17,20 @@ import (
 
 // Dead-peer detection (connectd only): the coordinator notices a SIGKILLed worker only after its session
 // timeout (10 s by default, and never under the broker's group.min.session.timeout.ms, 6 s by default). The
-// members learn of it sooner by probing each other's advertised REST addresses each probe interval: the
-// leader probes every other member, and every other member probes the leader (so a dead leader is found as
-// fast as a dead member, by whichever survivor sees it first). A probed worker whose address actively
-// refuses connections twice in a row (the host answers, nothing listens: the process is gone) is removed
-// from the group on its behalf (LeaveGroup with its member id, as the admin client's
-// removeMembersFromConsumerGroup does), which starts the rebalance at once; when several survivors remove
-// the same leader, the later removals fail with UNKNOWN_MEMBER_ID and change nothing. Anything short of a
-// refusal (timeouts, unreachable hosts, a listener that accepts) changes nothing, so a live but slow or
-// partitioned worker is never removed this way: its session timeout decides as before. A worker's REST
-// listener accepts before it joins the group and until after it left (cmd/connectd), so a live member is
-// never refused.
+// members learn of it sooner by probing each other's advertised REST addresses each probe interval: every
+// member probes every other member (the leader knows their URLs from the JoinGroup, the others ask the
+// coordinator with DescribeGroups once the group is stable, else probe the leader alone). A probed worker whose
+// address actively refuses connections twice in a row (the host answers, nothing listens: the process is gone)
+// is removed from the group on its behalf (LeaveGroup with its member id, as the admin client's
+// removeMembersFromConsumerGroup does), which starts the rebalance at once; when several survivors remove the
+// same member, the later removals find it gone and change nothing. Every survivor that sees the refusal also
+// rejoins at once: the coordinator tells the others of a rebalance only in their next heartbeat's answer, and
+// the rebalance completes only once every member joined. The probes run at the same wall-clock instants on
+// every member (multiples of the interval), so the survivors see a death in the same probe and rejoin together.
+// Anything short of a refusal (timeouts, unreachable hosts, a listener that accepts) changes nothing, so a
+// live but slow or partitioned worker is never removed this way: its session timeout decides as before. A
+// worker's REST listener accepts before it joins the group and until after it left (cmd/connectd), so a live
+// member is never refused.
 
 // probeRefusals is how many refused probes in a row remove a member.
 const probeRefusals = 2
@@ -60,6 +63,54 @@ func probeTargets(states map[string]*WorkerState, self string) map[string]string
 		out[id] = host
 	}
 	return out
+}
+
+// untilProbe is the time from now to the next multiple of every since the Unix epoch: members whose clocks
+// agree probe at the same instants.
+func untilProbe(now time.Time, every time.Duration) time.Duration {
+	return every - time.Duration(now.UnixNano()%int64(every))
+}
+
+// memberTargets returns member id -> host:port of the REST listeners of the group's members other than self,
+// from a DescribeGroups answer for a stable group (whose members' metadata is the chosen protocol's, as in the
+// JoinGroup); nil when the answer carries no usable metadata (the group is rebalancing again).
+func memberTargets(d *kmsg.DescribeGroupsResponseGroup, self string) map[string]string {
+	states := map[string]*WorkerState{}
+	for _, mem := range d.Members {
+		if len(mem.ProtocolMetadata) == 0 {
+			return nil
+		}
+		ws, err := DecodeMetadata(mem.ProtocolMetadata)
+		if err != nil {
+			return nil
+		}
+		states[mem.MemberID] = ws
+	}
+	if _, in := states[self]; !in {
+		return nil
+	}
+	return probeTargets(states, self)
+}
+
+// followerTargets is what a member other than the leader probes: every other member of the generation it
+// just synced, as the coordinator describes the group, or the leader alone when the coordinator does not
+// answer within a heartbeat interval or the group moved on.
+func (m *Member) followerTargets(ctx context.Context, gen int32, leaderID, leaderURL, self string) map[string]string {
+	if m.cfg.PeerProbeInterval <= 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, m.cfg.HeartbeatInterval)
+	defer cancel()
+	req := kmsg.NewPtrDescribeGroupsRequest()
+	req.Groups = []string{m.cfg.GroupID}
+	resp, err := req.RequestWith(ctx, m.client)
+	if err == nil && len(resp.Groups) == 1 && kerr.ErrorForCode(resp.Groups[0].ErrorCode) == nil && m.IsCurrent(gen) {
+		if t := memberTargets(&resp.Groups[0], self); t != nil {
+			return t
+		}
+	}
+	m.log.Debug("probing the leader alone: the group's members could not be described", "err", err)
+	return leaderTarget(leaderID, leaderURL, self)
 }
 
 // leaderTarget is what a member other than the leader probes: the leader's member id -> host:port of its
@@ -141,7 +192,7 @@ func (m *Member) probeDuringRebalance(ctx context.Context) (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		t := time.NewTimer(m.cfg.PeerProbeInterval)
+		t := time.NewTimer(untilProbe(time.Now(), m.cfg.PeerProbeInterval))
 		defer t.Stop()
 		for len(peers) > 0 {
 			select {
@@ -164,7 +215,7 @@ func (m *Member) probeDuringRebalance(ctx context.Context) (stop func()) {
 				m.log.Debug("REST listener refused a probe", "members", ids)
 				next = max(next/4, 50*time.Millisecond)
 			}
-			t.Reset(next)
+			t.Reset(untilProbe(time.Now(), next))
 		}
 	}()
 	return func() {
@@ -210,7 +261,8 @@ func (m *Member) leaveOnBehalf(ctx context.Context, cl *kgo.Client, ids []string
 		return err
 	}
 	for _, mr := range resp.Members {
-		if err := kerr.ErrorForCode(mr.ErrorCode); err != nil {
+		// UNKNOWN_MEMBER_ID: another survivor removed it first
+		if err := kerr.ErrorForCode(mr.ErrorCode); err != nil && !errors.Is(err, kerr.UnknownMemberID) {
 			return err
 		}
 	}

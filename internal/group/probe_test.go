@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // TestProbeRemovesOnlyRefusingPeers: a member whose address refuses connections twice in a row is reported
@@ -50,4 +51,41 @@ func TestLeaderTarget(t *testing.T) {
 	require.Empty(t, leaderTarget("me", "http://10.0.0.1:8083/", "me"))
 	require.Empty(t, leaderTarget("", "", "me"))
 	require.Empty(t, leaderTarget("lead", "::bad", "me"))
+}
+
+// TestUntilProbe: probes fall on multiples of the interval since the epoch, so members whose clocks agree probe
+// at the same instants whenever each of them started.
+func TestUntilProbe(t *testing.T) {
+	every := time.Second
+	base := time.Unix(1_700_000_000, 0)
+	require.Equal(t, time.Second, untilProbe(base, every))
+	require.Equal(t, 700*time.Millisecond, untilProbe(base.Add(300*time.Millisecond), every))
+	require.Equal(t, time.Millisecond, untilProbe(base.Add(999*time.Millisecond), every))
+	for _, off := range []time.Duration{0, 1, 250 * time.Millisecond, 999 * time.Millisecond} {
+		at := base.Add(off).Add(untilProbe(base.Add(off), 250*time.Millisecond))
+		require.Zero(t, at.UnixNano()%int64(250*time.Millisecond), "offset %v", off)
+	}
+}
+
+// TestMemberTargets: a member other than the leader probes every other member of a stable group, as the
+// coordinator describes it; a description without the members' metadata (the group rebalances again) or
+// without this member gives nothing.
+func TestMemberTargets(t *testing.T) {
+	mem := func(id, url string) kmsg.DescribeGroupsResponseGroupMember {
+		m := kmsg.NewDescribeGroupsResponseGroupMember()
+		m.MemberID = id
+		if url != "" {
+			m.ProtocolMetadata = EncodeMetadata(WorkerState{Version: V2, URL: url, Offset: 3})
+		}
+		return m
+	}
+	g := kmsg.NewDescribeGroupsResponseGroup()
+	g.State = "Stable"
+	g.Members = []kmsg.DescribeGroupsResponseGroupMember{mem("me", "http://10.0.0.1:8083/"),
+		mem("lead", "http://10.0.0.2:8083/"), mem("other", "http://10.0.0.3:8083/")}
+	require.Equal(t, map[string]string{"lead": "10.0.0.2:8083", "other": "10.0.0.3:8083"}, memberTargets(&g, "me"))
+	require.Nil(t, memberTargets(&g, "gone"))
+	g.State = "PreparingRebalance"
+	g.Members = append(g.Members, mem("new", ""))
+	require.Nil(t, memberTargets(&g, "me"))
 }
