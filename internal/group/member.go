@@ -164,6 +164,11 @@ func (m *Member) Run(ctx context.Context) error {
 			if ctx.Err() != nil {
 				break
 			}
+			if errors.Is(err, kerr.RebalanceInProgress) {
+				// another rebalance started while this one synced: join it at once, as the JVM's coordinator does
+				m.log.Debug("rejoining the group", "reason", "the coordinator started another rebalance")
+				continue
+			}
 			m.log.Info("rebalance failed, retrying", "err", err)
 			if retry.Wait(ctx) != nil {
 				break
@@ -438,7 +443,8 @@ func (m *Member) heartbeatUntilRejoin(ctx context.Context, delay time.Duration, 
 		probeC = probe.C
 		m.prober.timeout = min(m.cfg.PeerProbeInterval/2, time.Second)
 	}
-	rejoin := "" // why, once a rebalance is needed
+	rejoin := ""              // why, once a rebalance is needed
+	var awaitLeader time.Time // while set, the scheduled delay passed and the leader's rebalance is awaited
 	for {
 		if rejoin != "" && revoked == nil {
 			return rejoin
@@ -470,11 +476,23 @@ func (m *Member) heartbeatUntilRejoin(ctx context.Context, delay time.Duration, 
 		case <-m.rejoin:
 			rejoin = "rejoin requested"
 		case <-delayC:
-			rejoin = "scheduled rebalance delay passed"
+			if _, _, self := m.Leader(); self || m.cfg.HeartbeatInterval <= leaderPoll {
+				rejoin = "scheduled rebalance delay passed"
+				break
+			}
+			// The leader's JoinGroup starts the rebalance once its own delay passes. A member joining before
+			// it finds the group stable, gets its assignment back, and hears of the leader's rebalance only
+			// in a later heartbeat's answer; so ask the coordinator often until it reports the rebalance,
+			// and join then (or a heartbeat interval on, as when the leader is not connectd).
+			awaitLeader = time.Now().Add(m.cfg.HeartbeatInterval)
+			tick.Reset(leaderPoll)
 		case <-tick.C:
 			err := m.heartbeat(ctx)
 			switch {
 			case err == nil:
+				if !awaitLeader.IsZero() && !time.Now().Before(awaitLeader) {
+					rejoin = "scheduled rebalance delay passed"
+				}
 			case lostMembership(err):
 				m.log.Info("heartbeat refused", "err", err)
 				m.resetGeneration(ctx)
@@ -488,6 +506,9 @@ func (m *Member) heartbeatUntilRejoin(ctx context.Context, delay time.Duration, 
 		}
 	}
 }
+
+// leaderPoll is how often a member heartbeats while it waits for the leader to start a scheduled rebalance.
+const leaderPoll = 100 * time.Millisecond
 
 // heartbeat sends one heartbeat, waiting for it at most a session timeout (after that the membership is
 // gone anyway).

@@ -267,3 +267,70 @@ func TestSurvivorsRejoinOnDeathWithoutHeartbeat(t *testing.T) {
 	t.Logf("the group without the dead member was formed %v after its death (heartbeat interval %v)", took, heartbeat)
 	require.Less(t, took, heartbeat/4, "the survivors rejoined without waiting for a heartbeat")
 }
+
+// leadWithDelay syncs as the leader of members, none of whom gets work, scheduling the next rebalance delay
+// from now (the incremental protocol's delay, as when lost work is held for its owner).
+func (r *rawMember) leadWithDelay(t *testing.T, url string, members []string, delay time.Duration) {
+	t.Helper()
+	req := kmsg.NewPtrSyncGroupRequest()
+	req.Group, req.Generation, req.MemberID = r.group, r.gen, r.id
+	protocolType, protocol := ProtocolType, ProtocolName(V2)
+	req.ProtocolType, req.Protocol = &protocolType, &protocol
+	for _, id := range members {
+		a := kmsg.NewSyncGroupRequestGroupAssignment()
+		a.MemberID = id
+		a.MemberAssignment = EncodeAssignment(&Assignment{Version: V2, Error: NoError, Leader: r.id, LeaderURL: url,
+			Offset: 3, Delay: int32(delay / time.Millisecond)})
+		req.GroupAssignment = append(req.GroupAssignment, a)
+	}
+	resp, err := req.RequestWith(context.Background(), r.b)
+	require.NoError(t, err)
+	require.NoError(t, kerr.ErrorForCode(resp.ErrorCode))
+}
+
+// The scheduled delay passes on a member before it passes on the leader, whose JoinGroup starts the rebalance:
+// the member joins that rebalance as soon as it starts, not one heartbeat interval or one more delay later.
+func TestFollowerJoinsTheLeadersScheduledRebalance(t *testing.T) {
+	addr := bootstrap(t)
+	group := fmt.Sprintf("connect-delay-follower-%d", time.Now().UnixNano())
+	const delay, heartbeat = 3 * time.Second, 10 * time.Second
+	leaderURL := listeningURL(t)
+	leader := newRawMember(t, addr, group)
+	_, err := leader.join(leaderURL, time.Minute)
+	require.NoError(t, err)
+	leader.lead(t, leaderURL, []string{leader.id})
+
+	h := &fakeHandler{url: listeningURL(t), snap: ConfigSnapshot{Offset: 3}}
+	m, err := NewMember(newClient(t, addr), Config{GroupID: group, SessionTimeout: time.Minute,
+		HeartbeatInterval: heartbeat, RebalanceTimeout: 30 * time.Second, Protocol: "sessioned"}, h)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = m.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	cl := newClient(t, addr)
+	require.Eventually(t, func() bool { st, _ := describeGroup(t, cl, group); return st == "PreparingRebalance" },
+		30*time.Second, 20*time.Millisecond, "the member's join starts a rebalance")
+	resp, err := leader.join(leaderURL, time.Minute)
+	require.NoError(t, err)
+	var ids []string
+	for _, mem := range resp.Members {
+		ids = append(ids, mem.MemberID)
+	}
+	require.Len(t, ids, 2)
+	leader.leadWithDelay(t, leaderURL, ids, delay)
+	require.Eventually(t, func() bool { h.mu.Lock(); defer h.mu.Unlock(); return h.gens > 0 },
+		30*time.Second, 10*time.Millisecond, "the member got its assignment")
+	synced := time.Now()
+
+	// the leader's own delay passes half a second after the member's
+	time.Sleep(time.Until(synced.Add(delay + 500*time.Millisecond)))
+	start := time.Now()
+	resp, err = leader.join(leaderURL, time.Minute)
+	require.NoError(t, err)
+	took := time.Since(start)
+	require.Len(t, resp.Members, 2, "the member joined the leader's rebalance")
+	t.Logf("the member joined the leader's rebalance %v after it started (delay %v, heartbeat interval %v)", took, delay, heartbeat)
+	require.Less(t, took, time.Second, "the member joined the rebalance as it started")
+}
