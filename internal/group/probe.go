@@ -190,6 +190,7 @@ func (m *Member) probeDuringRebalance(ctx context.Context) (stop func()) {
 	prober := peerProber{timeout: min(m.cfg.PeerProbeInterval/2, time.Second), refusals: maps.Clone(m.prober.refusals)}
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
+	var removed []string
 	go func() {
 		defer close(done)
 		t := time.NewTimer(untilProbe(time.Now(), m.cfg.PeerProbeInterval))
@@ -203,12 +204,13 @@ func (m *Member) probeDuringRebalance(ctx context.Context) (stop func()) {
 			dead := prober.probe(peers)
 			if len(dead) > 0 {
 				m.log.Warn("removing members whose REST listener refuses connections while the group rebalances (their process is gone)", "members", dead)
-				if err := m.removeMembersAside(ctx, dead); err != nil {
+				if err := m.removeMembersAside(ctx, dead); err != nil && ctx.Err() == nil {
 					m.log.Info("removing members failed", "err", err)
 				}
 				for _, id := range dead {
 					delete(peers, id)
 				}
+				removed = append(removed, dead...)
 			}
 			next := m.cfg.PeerProbeInterval
 			if ids := prober.suspects(); len(ids) > 0 {
@@ -221,6 +223,11 @@ func (m *Member) probeDuringRebalance(ctx context.Context) (stop func()) {
 	return func() {
 		cancel()
 		<-done
+		// a rebalance that fails (another one started) must not probe and remove them again
+		for _, id := range removed {
+			delete(m.peers, id)
+			delete(m.prober.refusals, id)
+		}
 	}
 }
 

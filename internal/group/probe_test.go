@@ -1,11 +1,13 @@
 package group
 
 import (
+	"context"
 	"net"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -88,4 +90,30 @@ func TestMemberTargets(t *testing.T) {
 	g.State = "PreparingRebalance"
 	g.Members = append(g.Members, mem("new", ""))
 	require.Nil(t, memberTargets(&g, "me"))
+}
+
+// TestRebalanceProbeForgetsRemovedMembers: a member removed while the group rebalanced is not probed (and
+// removed) again when that rebalance fails and the next one starts; the others still are.
+func TestRebalanceProbeForgetsRemovedMembers(t *testing.T) {
+	live, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer live.Close()
+	gone, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	goneAddr := gone.Addr().String()
+	require.NoError(t, gone.Close())
+
+	// no coordinator answers: the removal fails after the session timeout, as one that another member made first
+	cl, err := kgo.NewClient(kgo.SeedBrokers(goneAddr))
+	require.NoError(t, err)
+	defer cl.Close()
+	m, err := NewMember(cl, Config{GroupID: "g", SessionTimeout: 200 * time.Millisecond,
+		PeerProbeInterval: 40 * time.Millisecond, Protocol: "sessioned"}, &fakeHandler{})
+	require.NoError(t, err)
+	m.peers = map[string]string{"gone": goneAddr, "live": live.Addr().String()}
+	stop := m.probeDuringRebalance(context.Background())
+	time.Sleep(time.Second)
+	stop()
+	require.Equal(t, map[string]string{"live": live.Addr().String()}, m.peers)
+	require.NotContains(t, m.prober.refusals, "gone")
 }
