@@ -29,8 +29,11 @@ import (
 // every member (multiples of the interval), so the survivors see a death in the same probe and rejoin together.
 // Anything short of a refusal (timeouts, unreachable hosts, a listener that accepts) changes nothing, so a
 // live but slow or partitioned worker is never removed this way: its session timeout decides as before. A
-// worker's REST listener accepts before it joins the group and until after it left (cmd/connectd), so a live
-// member is never refused.
+// connectd worker's REST listener accepts before it joins the group and until after it left (cmd/connectd), so
+// a live connectd member is never refused. A JVM worker closes its REST listener first when it stops, so a
+// stopping JVM worker can be removed up to a probe interval before its own LeaveGroup: the leader then sees its
+// work lost, as it would after that LeaveGroup, and its sink tasks' partitions still move through their
+// consumer groups, one owner at a time.
 
 // probeRefusals is how many refused probes in a row remove a member.
 const probeRefusals = 2
