@@ -93,7 +93,7 @@ func serveDistributed(ctx context.Context, wp map[string]string) error {
 		sched.Stop()
 	}
 	// the herder stops (tasks commit, the group is left) while the REST listener still accepts: a listener
-	// that refuses connections tells the group's leader that this worker is gone (peer.probe.interval.ms)
+	// that refuses connections tells the other workers that this worker is gone (peer.probe.interval.ms)
 	h.Stop()
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

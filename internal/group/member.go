@@ -48,8 +48,8 @@ type Config struct {
 	MaxDelay          time.Duration // scheduled.rebalance.max.delay.ms
 	UnsyncBackoff     time.Duration // worker.unsync.backoff.ms
 	Protocol          string        // connect.protocol: eager, compatible, sessioned
-	// PeerProbeInterval is how often the leader probes the other members' REST listeners, and the other
-	// members the leader's, to remove dead members before their session times out (probe.go); 0 turns it off.
+	// PeerProbeInterval is how often every member probes the other members' REST listeners, to remove dead
+	// members before their session times out (probe.go); 0 turns it off.
 	PeerProbeInterval time.Duration
 	Logger            *slog.Logger
 }
@@ -164,6 +164,11 @@ func (m *Member) Run(ctx context.Context) error {
 			if ctx.Err() != nil {
 				break
 			}
+			if errors.Is(err, kerr.RebalanceInProgress) {
+				// another rebalance started while this one synced: join it at once, as the JVM's coordinator does
+				m.log.Debug("rejoining the group", "reason", "the coordinator started another rebalance")
+				continue
+			}
 			m.log.Info("rebalance failed, retrying", "err", err)
 			if retry.Wait(ctx) != nil {
 				break
@@ -171,7 +176,9 @@ func (m *Member) Run(ctx context.Context) error {
 			continue
 		}
 		retry.Reset()
-		m.heartbeatUntilRejoin(ctx, delay, revoked)
+		if reason := m.heartbeatUntilRejoin(ctx, delay, revoked); reason != "" {
+			m.log.Debug("rejoining the group", "reason", reason, "generation", m.generationOr())
+		}
 	}
 	return nil
 }
@@ -278,6 +285,8 @@ func (m *Member) joinAndSync(ctx context.Context) (time.Duration, <-chan struct{
 	if err != nil {
 		return 0, nil, err
 	}
+	m.log.Debug("joined the group", "generation", resp.Generation, "member", resp.MemberID, "leader", resp.LeaderID,
+		"members", len(resp.Members), "protocol", protocol)
 	m.mu.Lock()
 	m.memberID = resp.MemberID
 	m.generation = resp.Generation
@@ -318,6 +327,8 @@ func (m *Member) joinAndSync(ctx context.Context) (time.Duration, <-chan struct{
 	if err != nil {
 		return 0, nil, err
 	}
+	m.log.Debug("synced with the group", "generation", gen, "connectors", len(a.Connectors), "tasks", len(a.Tasks),
+		"revoked_connectors", len(a.RevokedConnectors), "revoked_tasks", len(a.RevokedTasks), "delay_ms", a.Delay)
 	m.mu.Lock()
 	m.leaderID, m.leaderURL = a.Leader, a.LeaderURL
 	close(m.leaderChanged)
@@ -327,9 +338,6 @@ func (m *Member) joinAndSync(ctx context.Context) (time.Duration, <-chan struct{
 		// the leader could not reach the newest config: catch up ourselves and rejoin
 		m.h.CatchUp(a.Offset)
 		return 0, nil, fmt.Errorf("group: config mismatch at offset %d", a.Offset)
-	}
-	if !isLeader {
-		m.peers = leaderTarget(a.Leader, a.LeaderURL, resp.MemberID)
 	}
 	m.lastCompletedGen = gen // every member tracks it (the JVM's lastCompletedGenerationId), leader or not
 	if !m.h.CatchUp(a.Offset) {
@@ -355,6 +363,9 @@ func (m *Member) joinAndSync(ctx context.Context) (time.Duration, <-chan struct{
 	}
 	m.current = full
 	m.h.Assigned(a, full, gen, isLeader)
+	if !isLeader { // after the handover: the work starts meanwhile
+		m.peers = m.followerTargets(ctx, gen, a.Leader, a.LeaderURL, resp.MemberID)
+	}
 	if revokedDone != nil {
 		m.RequestRejoin() // the JVM rejoins once revoked work is stopped, so that it can be reassigned
 	}
@@ -362,6 +373,7 @@ func (m *Member) joinAndSync(ctx context.Context) (time.Duration, <-chan struct{
 }
 
 func (m *Member) leaderIDOr() string  { id, _, _ := m.Leader(); return id }
+func (m *Member) generationOr() int32 { m.mu.Lock(); defer m.mu.Unlock(); return m.generation }
 func (m *Member) leaderURLOr() string { _, u, _ := m.Leader(); return u }
 
 func (m *Member) performAssignment(resp *kmsg.JoinGroupResponse, version int16) (map[string][]byte, error) {
@@ -412,8 +424,9 @@ func (m *Member) performAssignment(resp *kmsg.JoinGroupResponse, version int16) 
 
 // heartbeatUntilRejoin heartbeats until a rebalance is needed: the coordinator says so, a rejoin is requested,
 // the scheduled delay passes, or ctx ends. While revoked work is still being stopped (revoked not closed) it
-// keeps heartbeating and rejoins only once it is stopped.
-func (m *Member) heartbeatUntilRejoin(ctx context.Context, delay time.Duration, revoked <-chan struct{}) {
+// keeps heartbeating and rejoins only once it is stopped. It returns why it rejoins ("" when ctx ended or the
+// membership was lost).
+func (m *Member) heartbeatUntilRejoin(ctx context.Context, delay time.Duration, revoked <-chan struct{}) string {
 	tick := time.NewTicker(m.cfg.HeartbeatInterval)
 	defer tick.Stop()
 	var delayC <-chan time.Time
@@ -425,25 +438,27 @@ func (m *Member) heartbeatUntilRejoin(ctx context.Context, delay time.Duration, 
 	var probeC <-chan time.Time
 	var probe *time.Timer
 	if m.cfg.PeerProbeInterval > 0 && len(m.peers) > 0 {
-		probe = time.NewTimer(m.cfg.PeerProbeInterval)
+		probe = time.NewTimer(untilProbe(time.Now(), m.cfg.PeerProbeInterval))
 		defer probe.Stop()
 		probeC = probe.C
 		m.prober.timeout = min(m.cfg.PeerProbeInterval/2, time.Second)
 	}
-	rejoin := false
+	rejoin := ""              // why, once a rebalance is needed
+	var awaitLeader time.Time // while set, the scheduled delay passed and the leader's rebalance is awaited
 	for {
-		if rejoin && revoked == nil {
-			return
+		if rejoin != "" && revoked == nil {
+			return rejoin
 		}
 		select {
 		case <-probeC:
 			dead := m.prober.probe(m.peers)
 			// a member refused once is probed again soon rather than a whole interval later
 			next := m.cfg.PeerProbeInterval
-			if m.prober.suspects() {
+			if ids := m.prober.suspects(); len(ids) > 0 {
+				m.log.Debug("REST listener refused a probe", "members", ids)
 				next = max(next/4, 50*time.Millisecond)
 			}
-			probe.Reset(next)
+			probe.Reset(untilProbe(time.Now(), next))
 			if len(dead) > 0 {
 				m.log.Warn("removing members whose REST listener refuses connections (their process is gone)", "members", dead)
 				if err := m.removeMembers(ctx, dead); err != nil {
@@ -452,33 +467,48 @@ func (m *Member) heartbeatUntilRejoin(ctx context.Context, delay time.Duration, 
 				for _, id := range dead {
 					delete(m.peers, id)
 				}
-				rejoin = true
+				rejoin = "members removed"
 			}
 		case <-ctx.Done():
-			return
+			return ""
 		case <-revoked:
 			revoked = nil
 		case <-m.rejoin:
-			rejoin = true
+			rejoin = "rejoin requested"
 		case <-delayC:
-			rejoin = true
+			if _, _, self := m.Leader(); self || m.cfg.HeartbeatInterval <= leaderPoll {
+				rejoin = "scheduled rebalance delay passed"
+				break
+			}
+			// The leader's JoinGroup starts the rebalance once its own delay passes. A member joining before
+			// it finds the group stable, gets its assignment back, and hears of the leader's rebalance only
+			// in a later heartbeat's answer; so ask the coordinator often until it reports the rebalance,
+			// and join then (or a heartbeat interval on, as when the leader is not connectd).
+			awaitLeader = time.Now().Add(m.cfg.HeartbeatInterval)
+			tick.Reset(leaderPoll)
 		case <-tick.C:
 			err := m.heartbeat(ctx)
 			switch {
 			case err == nil:
+				if !awaitLeader.IsZero() && !time.Now().Before(awaitLeader) {
+					rejoin = "scheduled rebalance delay passed"
+				}
 			case lostMembership(err):
 				m.log.Info("heartbeat refused", "err", err)
 				m.resetGeneration(ctx)
-				return
+				return ""
 			case errors.Is(err, kerr.RebalanceInProgress):
-				rejoin = true
+				rejoin = "the coordinator started a rebalance"
 			default:
 				m.log.Info("heartbeat failed", "err", err)
-				rejoin = true
+				rejoin = "heartbeat failed"
 			}
 		}
 	}
 }
+
+// leaderPoll is how often a member heartbeats while it waits for the leader to start a scheduled rebalance.
+const leaderPoll = 100 * time.Millisecond
 
 // heartbeat sends one heartbeat, waiting for it at most a session timeout (after that the membership is
 // gone anyway).

@@ -17,17 +17,23 @@ import (
 
 // Dead-peer detection (connectd only): the coordinator notices a SIGKILLed worker only after its session
 // timeout (10 s by default, and never under the broker's group.min.session.timeout.ms, 6 s by default). The
-// members learn of it sooner by probing each other's advertised REST addresses each probe interval: the
-// leader probes every other member, and every other member probes the leader (so a dead leader is found as
-// fast as a dead member, by whichever survivor sees it first). A probed worker whose address actively
-// refuses connections twice in a row (the host answers, nothing listens: the process is gone) is removed
-// from the group on its behalf (LeaveGroup with its member id, as the admin client's
-// removeMembersFromConsumerGroup does), which starts the rebalance at once; when several survivors remove
-// the same leader, the later removals fail with UNKNOWN_MEMBER_ID and change nothing. Anything short of a
-// refusal (timeouts, unreachable hosts, a listener that accepts) changes nothing, so a live but slow or
-// partitioned worker is never removed this way: its session timeout decides as before. A worker's REST
-// listener accepts before it joins the group and until after it left (cmd/connectd), so a live member is
-// never refused.
+// members learn of it sooner by probing each other's advertised REST addresses each probe interval: every
+// member probes every other member (the leader knows their URLs from the JoinGroup, the others ask the
+// coordinator with DescribeGroups once the group is stable, else probe the leader alone). A probed worker whose
+// address actively refuses connections twice in a row (the host answers, nothing listens: the process is gone)
+// is removed from the group on its behalf (LeaveGroup with its member id, as the admin client's
+// removeMembersFromConsumerGroup does), which starts the rebalance at once; when several survivors remove the
+// same member, the later removals find it gone and change nothing. Every survivor that sees the refusal also
+// rejoins at once: the coordinator tells the others of a rebalance only in their next heartbeat's answer, and
+// the rebalance completes only once every member joined. The probes run at the same wall-clock instants on
+// every member (multiples of the interval), so the survivors see a death in the same probe and rejoin together.
+// Anything short of a refusal (timeouts, unreachable hosts, a listener that accepts) changes nothing, so a
+// live but slow or partitioned worker is never removed this way: its session timeout decides as before. A
+// connectd worker's REST listener accepts before it joins the group and until after it left (cmd/connectd), so
+// a live connectd member is never refused. A JVM worker closes its REST listener first when it stops, so a
+// stopping JVM worker can be removed up to a probe interval before its own LeaveGroup: the leader then sees its
+// work lost, as it would after that LeaveGroup, and its sink tasks' partitions still move through their
+// consumer groups, one owner at a time.
 
 // probeRefusals is how many refused probes in a row remove a member.
 const probeRefusals = 2
@@ -60,6 +66,54 @@ func probeTargets(states map[string]*WorkerState, self string) map[string]string
 		out[id] = host
 	}
 	return out
+}
+
+// untilProbe is the time from now to the next multiple of every since the Unix epoch: members whose clocks
+// agree probe at the same instants.
+func untilProbe(now time.Time, every time.Duration) time.Duration {
+	return every - time.Duration(now.UnixNano()%int64(every))
+}
+
+// memberTargets returns member id -> host:port of the REST listeners of the group's members other than self,
+// from a DescribeGroups answer for a stable group (whose members' metadata is the chosen protocol's, as in the
+// JoinGroup); nil when the answer carries no usable metadata (the group is rebalancing again).
+func memberTargets(d *kmsg.DescribeGroupsResponseGroup, self string) map[string]string {
+	states := map[string]*WorkerState{}
+	for _, mem := range d.Members {
+		if len(mem.ProtocolMetadata) == 0 {
+			return nil
+		}
+		ws, err := DecodeMetadata(mem.ProtocolMetadata)
+		if err != nil {
+			return nil
+		}
+		states[mem.MemberID] = ws
+	}
+	if _, in := states[self]; !in {
+		return nil
+	}
+	return probeTargets(states, self)
+}
+
+// followerTargets is what a member other than the leader probes: every other member of the generation it
+// just synced, as the coordinator describes the group, or the leader alone when the coordinator does not
+// answer within a heartbeat interval or the group moved on.
+func (m *Member) followerTargets(ctx context.Context, gen int32, leaderID, leaderURL, self string) map[string]string {
+	if m.cfg.PeerProbeInterval <= 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, m.cfg.HeartbeatInterval)
+	defer cancel()
+	req := kmsg.NewPtrDescribeGroupsRequest()
+	req.Groups = []string{m.cfg.GroupID}
+	resp, err := req.RequestWith(ctx, m.client)
+	if err == nil && len(resp.Groups) == 1 && kerr.ErrorForCode(resp.Groups[0].ErrorCode) == nil && m.IsCurrent(gen) {
+		if t := memberTargets(&resp.Groups[0], self); t != nil {
+			return t
+		}
+	}
+	m.log.Debug("probing the leader alone: the group's members could not be described", "err", err)
+	return leaderTarget(leaderID, leaderURL, self)
 }
 
 // leaderTarget is what a member other than the leader probes: the leader's member id -> host:port of its
@@ -114,14 +168,15 @@ func (p *peerProber) probe(targets map[string]string) []string {
 	return dead
 }
 
-// suspects says whether a member was refused but not often enough yet to be removed.
-func (p *peerProber) suspects() bool {
-	for _, n := range p.refusals {
+// suspects returns the members refused but not often enough yet to be removed.
+func (p *peerProber) suspects() []string {
+	var ids []string
+	for id, n := range p.refusals {
 		if n > 0 {
-			return true
+			ids = append(ids, id)
 		}
 	}
-	return false
+	return ids
 }
 
 // probeDuringRebalance keeps probing the members this one probed (the leader, or every other member when this
@@ -138,9 +193,10 @@ func (m *Member) probeDuringRebalance(ctx context.Context) (stop func()) {
 	prober := peerProber{timeout: min(m.cfg.PeerProbeInterval/2, time.Second), refusals: maps.Clone(m.prober.refusals)}
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
+	var removed []string
 	go func() {
 		defer close(done)
-		t := time.NewTimer(m.cfg.PeerProbeInterval)
+		t := time.NewTimer(untilProbe(time.Now(), m.cfg.PeerProbeInterval))
 		defer t.Stop()
 		for len(peers) > 0 {
 			select {
@@ -151,23 +207,30 @@ func (m *Member) probeDuringRebalance(ctx context.Context) (stop func()) {
 			dead := prober.probe(peers)
 			if len(dead) > 0 {
 				m.log.Warn("removing members whose REST listener refuses connections while the group rebalances (their process is gone)", "members", dead)
-				if err := m.removeMembersAside(ctx, dead); err != nil {
+				if err := m.removeMembersAside(ctx, dead); err != nil && ctx.Err() == nil {
 					m.log.Info("removing members failed", "err", err)
 				}
 				for _, id := range dead {
 					delete(peers, id)
 				}
+				removed = append(removed, dead...)
 			}
 			next := m.cfg.PeerProbeInterval
-			if prober.suspects() {
+			if ids := prober.suspects(); len(ids) > 0 {
+				m.log.Debug("REST listener refused a probe", "members", ids)
 				next = max(next/4, 50*time.Millisecond)
 			}
-			t.Reset(next)
+			t.Reset(untilProbe(time.Now(), next))
 		}
 	}()
 	return func() {
 		cancel()
 		<-done
+		// a rebalance that fails (another one started) must not probe and remove them again
+		for _, id := range removed {
+			delete(m.peers, id)
+			delete(m.prober.refusals, id)
+		}
 	}
 }
 
@@ -208,7 +271,8 @@ func (m *Member) leaveOnBehalf(ctx context.Context, cl *kgo.Client, ids []string
 		return err
 	}
 	for _, mr := range resp.Members {
-		if err := kerr.ErrorForCode(mr.ErrorCode); err != nil {
+		// UNKNOWN_MEMBER_ID: another survivor removed it first
+		if err := kerr.ErrorForCode(mr.ErrorCode); err != nil && !errors.Is(err, kerr.UnknownMemberID) {
 			return err
 		}
 	}

@@ -162,3 +162,175 @@ func TestDeadLeaderRemovedDuringRebalance(t *testing.T) {
 	t.Logf("the rebalance after the leader's death completed in %v (its session: %v)", took, leaderSession)
 	require.Less(t, took, leaderSession/3, "the dead leader was removed while the group rebalanced")
 }
+
+// follow syncs as a member other than the leader.
+func (r *rawMember) follow(t *testing.T) {
+	t.Helper()
+	req := kmsg.NewPtrSyncGroupRequest()
+	req.Group, req.Generation, req.MemberID = r.group, r.gen, r.id
+	protocolType, protocol := ProtocolType, ProtocolName(V2)
+	req.ProtocolType, req.Protocol = &protocolType, &protocol
+	resp, err := req.RequestWith(context.Background(), r.b)
+	require.NoError(t, err)
+	require.NoError(t, kerr.ErrorForCode(resp.ErrorCode))
+}
+
+// describeGroup returns the group's state and its number of members.
+func describeGroup(t *testing.T, cl *kgo.Client, group string) (string, int) {
+	t.Helper()
+	req := kmsg.NewPtrDescribeGroupsRequest()
+	req.Groups = []string{group}
+	d, err := req.RequestWith(context.Background(), cl)
+	if err != nil || len(d.Groups) != 1 {
+		return "", 0
+	}
+	return d.Groups[0].State, len(d.Groups[0].Members)
+}
+
+// A member other than the leader dies: every survivor finds its REST address refusing and rejoins at once, so
+// the rebalance without it completes within a few probe intervals. The coordinator would tell the survivors
+// other than the one that removed it only in their next heartbeat's answer (here 20 s away), and it waits for
+// every member's JoinGroup.
+func TestSurvivorsRejoinOnDeathWithoutHeartbeat(t *testing.T) {
+	addr := bootstrap(t)
+	group := fmt.Sprintf("connect-probe-survivors-%d", time.Now().UnixNano())
+	const heartbeat = 20 * time.Second
+	type live struct {
+		m *Member
+		h *fakeHandler
+	}
+	start := func() live {
+		h := &fakeHandler{url: listeningURL(t), snap: ConfigSnapshot{Offset: 3}}
+		m, err := NewMember(newClient(t, addr), Config{GroupID: group, SessionTimeout: time.Minute,
+			HeartbeatInterval: heartbeat, RebalanceTimeout: 30 * time.Second, MaxDelay: time.Second,
+			Protocol: "sessioned", PeerProbeInterval: 200 * time.Millisecond}, h)
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { _ = m.Run(ctx); close(done) }()
+		t.Cleanup(func() { cancel(); <-done })
+		return live{m, h}
+	}
+	gens := func(l live) int {
+		l.h.mu.Lock()
+		defer l.h.mu.Unlock()
+		return l.h.gens
+	}
+	cl := newClient(t, addr)
+	rebalancing := func() bool { st, _ := describeGroup(t, cl, group); return st == "PreparingRebalance" }
+
+	a := start()
+	require.Eventually(t, func() bool { return gens(a) > 0 }, 30*time.Second, 20*time.Millisecond, "the first member leads")
+	// each newcomer's join starts a rebalance; the members already in are asked to rejoin rather than left to
+	// hear of it in a heartbeat
+	b := start()
+	require.Eventually(t, rebalancing, 30*time.Second, 20*time.Millisecond)
+	a.m.RequestRejoin()
+	require.Eventually(t, func() bool { return gens(b) > 0 }, 30*time.Second, 20*time.Millisecond, "the second member joins")
+
+	// the member that dies: joined by hand, so that it falls silent when the test says so
+	deadL, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go func() {
+		for {
+			c, err := deadL.Accept()
+			if err != nil {
+				return
+			}
+			_ = c.Close()
+		}
+	}()
+	x := newRawMember(t, addr, group)
+	joined := make(chan error, 1)
+	go func() { _, err := x.join("http://"+deadL.Addr().String()+"/", time.Minute); joined <- err }()
+	require.Eventually(t, rebalancing, 30*time.Second, 20*time.Millisecond)
+	ga, gb := gens(a), gens(b)
+	a.m.RequestRejoin()
+	b.m.RequestRejoin()
+	require.NoError(t, <-joined)
+	x.follow(t)
+	require.Eventually(t, func() bool {
+		st, n := describeGroup(t, cl, group)
+		return gens(a) > ga && gens(b) > gb && st == "Stable" && n == 3
+	}, 30*time.Second, 20*time.Millisecond, "three members in a stable group")
+	time.Sleep(time.Second) // the survivors have described the group they synced
+
+	// the process is gone: its address refuses connections, and it sends nothing more
+	ga, gb = gens(a), gens(b)
+	start0 := time.Now()
+	require.NoError(t, deadL.Close())
+	require.Eventually(t, func() bool {
+		st, n := describeGroup(t, cl, group)
+		return gens(a) > ga && gens(b) > gb && st == "Stable" && n == 2
+	}, 2*heartbeat, 20*time.Millisecond, "the survivors form a group without the dead member")
+	took := time.Since(start0)
+	t.Logf("the group without the dead member was formed %v after its death (heartbeat interval %v)", took, heartbeat)
+	require.Less(t, took, heartbeat/4, "the survivors rejoined without waiting for a heartbeat")
+}
+
+// leadWithDelay syncs as the leader of members, none of whom gets work, scheduling the next rebalance delay
+// from now (the incremental protocol's delay, as when lost work is held for its owner).
+func (r *rawMember) leadWithDelay(t *testing.T, url string, members []string, delay time.Duration) {
+	t.Helper()
+	req := kmsg.NewPtrSyncGroupRequest()
+	req.Group, req.Generation, req.MemberID = r.group, r.gen, r.id
+	protocolType, protocol := ProtocolType, ProtocolName(V2)
+	req.ProtocolType, req.Protocol = &protocolType, &protocol
+	for _, id := range members {
+		a := kmsg.NewSyncGroupRequestGroupAssignment()
+		a.MemberID = id
+		a.MemberAssignment = EncodeAssignment(&Assignment{Version: V2, Error: NoError, Leader: r.id, LeaderURL: url,
+			Offset: 3, Delay: int32(delay / time.Millisecond)})
+		req.GroupAssignment = append(req.GroupAssignment, a)
+	}
+	resp, err := req.RequestWith(context.Background(), r.b)
+	require.NoError(t, err)
+	require.NoError(t, kerr.ErrorForCode(resp.ErrorCode))
+}
+
+// The scheduled delay passes on a member before it passes on the leader, whose JoinGroup starts the rebalance:
+// the member joins that rebalance as soon as it starts, not one heartbeat interval or one more delay later.
+func TestFollowerJoinsTheLeadersScheduledRebalance(t *testing.T) {
+	addr := bootstrap(t)
+	group := fmt.Sprintf("connect-delay-follower-%d", time.Now().UnixNano())
+	const delay, heartbeat = 3 * time.Second, 10 * time.Second
+	leaderURL := listeningURL(t)
+	leader := newRawMember(t, addr, group)
+	_, err := leader.join(leaderURL, time.Minute)
+	require.NoError(t, err)
+	leader.lead(t, leaderURL, []string{leader.id})
+
+	h := &fakeHandler{url: listeningURL(t), snap: ConfigSnapshot{Offset: 3}}
+	m, err := NewMember(newClient(t, addr), Config{GroupID: group, SessionTimeout: time.Minute,
+		HeartbeatInterval: heartbeat, RebalanceTimeout: 30 * time.Second, Protocol: "sessioned"}, h)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = m.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	cl := newClient(t, addr)
+	require.Eventually(t, func() bool { st, _ := describeGroup(t, cl, group); return st == "PreparingRebalance" },
+		30*time.Second, 20*time.Millisecond, "the member's join starts a rebalance")
+	resp, err := leader.join(leaderURL, time.Minute)
+	require.NoError(t, err)
+	var ids []string
+	for _, mem := range resp.Members {
+		ids = append(ids, mem.MemberID)
+	}
+	require.Len(t, ids, 2)
+	leader.leadWithDelay(t, leaderURL, ids, delay)
+	require.Eventually(t, func() bool { h.mu.Lock(); defer h.mu.Unlock(); return h.gens > 0 },
+		30*time.Second, 10*time.Millisecond, "the member got its assignment")
+	synced := time.Now()
+
+	// the leader's own delay passes half a second after the member's
+	time.Sleep(time.Until(synced.Add(delay + 500*time.Millisecond)))
+	start := time.Now()
+	resp, err = leader.join(leaderURL, time.Minute)
+	require.NoError(t, err)
+	took := time.Since(start)
+	require.Len(t, resp.Members, 2, "the member joined the leader's rebalance")
+	t.Logf("the member joined the leader's rebalance %v after it started (delay %v, heartbeat interval %v)", took, delay, heartbeat)
+	require.Less(t, took, time.Second, "the member joined the rebalance as it started")
+}

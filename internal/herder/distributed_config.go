@@ -31,7 +31,7 @@ type DistributedConfig struct {
 	KeyTTL            time.Duration // inter.worker.key.ttl.ms
 	RestartBackoffMin time.Duration // task.restart.backoff.initial.ms (connectd): first automatic restart delay
 	RestartBackoffMax time.Duration // task.restart.backoff.max.ms (connectd): cap of the exponential backoff
-	// PeerProbeInterval is peer.probe.interval.ms (connectd): how often the leader checks the other members'
+	// PeerProbeInterval is peer.probe.interval.ms (connectd): how often every member checks the other members'
 	// REST listeners and removes a member whose listener refuses connections twice in a row (a SIGKILLed
 	// worker) without waiting for its session timeout; 0 turns it off (internal/group/probe.go).
 	PeerProbeInterval time.Duration

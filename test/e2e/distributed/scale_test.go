@@ -459,6 +459,7 @@ func runScale(t testing.TB, p scaleParams) scaleResult {
 		}
 		t0 = time.Now()
 		victim.kill()
+		t.Logf("SIGKILL of %s at %s", victim.name, t0.UTC().Format("15:04:05.000")) // for a timeline from SCALE_LOGS
 		require.Eventually(t, func() bool {
 			_, ok := runningOn(first, names, p.tasks, c.live())
 			return ok
