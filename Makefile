@@ -10,7 +10,9 @@ SHELL := /bin/bash
 
 GO         ?= go
 PKGS       ?= ./...
-TESTFLAGS  ?= -count=1 -timeout 30m
+# -p 4: the end-to-end packages under test/ spend most of their time waiting on workers, brokers and commit
+# intervals, so four packages at a time on two cores finish sooner than the default of one per core
+TESTFLAGS  ?= -count=1 -timeout 30m -p 4
 WITH_KAFKA := scripts/with-kafka.sh
 
 .PHONY: build image connectd docs run demo vet lint test test-jvm-baseline test-handover test-trino test-s3 test-short test-race bench fuzz soak kafka-fetch kafka-up kafka-down kafka-status
