@@ -69,27 +69,48 @@ func build() (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	// A raw descriptor, never closed: its lock, shared once the binary is there, lasts as long as the process, so
-	// that prune leaves a binary in use alone.
-	lock, err := syscall.Open(filepath.Join(dir, "lock"), syscall.O_CREAT|syscall.O_RDWR|syscall.O_CLOEXEC, 0o644)
+	return lockAndBuild(dir, func(out string) error {
+		prune(filepath.Dir(dir), key)
+		cmd := exec.Command("go", "build", "-o", out, "./cmd/connectd")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("go build ./cmd/connectd: %v\n%s", err, out)
+		}
+		return nil
+	})
+}
+
+// lockAndBuild returns dir's binary, made by build (into the path it is given) unless it is there. A raw
+// descriptor, never closed, holds a shared lock on dir as long as the process lives, so that prune leaves a binary
+// in use alone; building takes a lock of its own, so that a test process started while others run the binary waits
+// for a build at most, never for those processes to end.
+func lockAndBuild(dir string, build func(out string) error) (string, error) {
+	use, err := syscall.Open(filepath.Join(dir, "lock"), syscall.O_CREAT|syscall.O_RDWR|syscall.O_CLOEXEC, 0o644)
 	if err != nil {
 		return "", err
 	}
-	if err := syscall.Flock(lock, syscall.LOCK_EX); err != nil {
-		_ = syscall.Close(lock)
+	if err := syscall.Flock(use, syscall.LOCK_SH); err != nil {
+		_ = syscall.Close(use)
 		return "", err
 	}
-	defer func() { _ = syscall.Flock(lock, syscall.LOCK_SH) }()
-	prune(filepath.Dir(dir), key)
 	bin := filepath.Join(dir, "connectd")
 	if _, err := os.Stat(bin); err == nil {
 		return bin, nil
 	}
+	building, err := os.OpenFile(filepath.Join(dir, "build.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return "", err
+	}
+	defer building.Close() // releases the build lock
+	if err := syscall.Flock(int(building.Fd()), syscall.LOCK_EX); err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
 	tmp := bin + ".building"
-	cmd := exec.Command("go", "build", "-o", tmp, "./cmd/connectd")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/connectd: %v\n%s", err, out)
+	if err := build(tmp); err != nil {
+		return "", err
 	}
 	return bin, os.Rename(tmp, bin)
 }
