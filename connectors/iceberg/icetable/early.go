@@ -131,6 +131,8 @@ func (e *EarlyFiles) failed() error {
 
 // fail records the writer's first error and reports it to the task: its rows are lost here.
 func (e *EarlyFiles) fail(err error) {
+	// one error for every reader: Put may see it through add before the task sees it through lost
+	err = fmt.Errorf("%w; the task restarts from its committed offsets", err)
 	e.mu.Lock()
 	first := e.err == nil
 	if first {
@@ -138,7 +140,7 @@ func (e *EarlyFiles) fail(err error) {
 	}
 	e.mu.Unlock()
 	if first && e.lost != nil {
-		e.lost(fmt.Errorf("%w; the task restarts from its committed offsets", err))
+		e.lost(err)
 	}
 }
 
