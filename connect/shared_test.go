@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -175,4 +176,137 @@ func TestSharedValuesConcurrent(t *testing.T) {
 		require.EqualValues(t, 1, v.closed.Load(), "seed %d", seed)
 	}
 	require.Empty(t, s.entries, "seed %d", seed)
+}
+
+// sharedOp is one step of TestSharedValuesModel: an Acquire of key (whose create fails when fail is set), or
+// the release of the hold-th hold taken so far (again, when it was released before).
+type sharedOp struct {
+	acquire bool
+	key     string
+	fail    bool
+	hold    int
+}
+
+func (o sharedOp) String() string {
+	if o.acquire {
+		return fmt.Sprintf("acquire(%s, fail=%v)", o.key, o.fail)
+	}
+	return fmt.Sprintf("release(#%d)", o.hold)
+}
+
+// runSharedModel runs ops against a SharedValues and against the model (per key: the live value and its
+// holds) and returns the first step where they differ.
+func runSharedModel(ops []sharedOp) error {
+	var s SharedValues
+	type hold struct {
+		key      string
+		value    *countedValue
+		release  func() error
+		released bool
+	}
+	var holds []*hold
+	current := map[string]*countedValue{} // the model: each key's live value
+	holders := map[string]int{}
+	var live atomic.Int32
+	for i, op := range ops {
+		if op.acquire {
+			created := false
+			v, release, err := s.Acquire(op.key, func() (io.Closer, error) {
+				created = true
+				if op.fail {
+					return nil, errors.New("create failed")
+				}
+				live.Add(1)
+				return &countedValue{live: &live}, nil
+			})
+			want := current[op.key]
+			switch {
+			case want == nil && !created:
+				return fmt.Errorf("step %d %v: no value, and create was not called", i, op)
+			case want != nil && created:
+				return fmt.Errorf("step %d %v: create called while a value lives", i, op)
+			case want == nil && op.fail:
+				if err == nil {
+					return fmt.Errorf("step %d %v: create's error was not returned", i, op)
+				}
+				continue
+			case err != nil:
+				return fmt.Errorf("step %d %v: %w", i, op, err)
+			case want != nil && v != want:
+				return fmt.Errorf("step %d %v: another value than the live one", i, op)
+			}
+			cv := v.(*countedValue)
+			if cv.closed.Load() != 0 {
+				return fmt.Errorf("step %d %v: a closed value", i, op)
+			}
+			current[op.key] = cv
+			holders[op.key]++
+			holds = append(holds, &hold{key: op.key, value: cv, release: release})
+			continue
+		}
+		if len(holds) == 0 {
+			continue
+		}
+		h := holds[op.hold%len(holds)]
+		before := h.value.closed.Load()
+		if err := h.release(); err != nil {
+			return fmt.Errorf("step %d %v: %w", i, op, err)
+		}
+		wantClosed := before
+		if !h.released {
+			h.released = true
+			holders[h.key]--
+			if holders[h.key] == 0 {
+				delete(current, h.key)
+				wantClosed++
+			}
+		}
+		if got := h.value.closed.Load(); got != wantClosed {
+			return fmt.Errorf("step %d %v: value of %s closed %d times, want %d", i, op, h.key, got, wantClosed)
+		}
+	}
+	if n := int(live.Load()); n != len(current) {
+		return fmt.Errorf("after %d steps: %d values alive, the model has %d", len(ops), n, len(current))
+	}
+	return nil
+}
+
+// TestSharedValuesModel: random sequences of acquires (some whose create fails) and releases (some called
+// again) of two keys behave as the model says: a key's value is created by the Acquire that finds none,
+// handed to the next ones, closed exactly when its last hold is released, and never handed out again. A
+// failing sequence is shrunk to the shortest that still fails. SHARED_VALUES_SEED=<seed> repeats a run.
+func TestSharedValuesModel(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("SHARED_VALUES_SEED"); s != "" {
+		var err error
+		seed, err = strconv.ParseUint(s, 10, 64)
+		require.NoError(t, err)
+	}
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 0))
+	for round := range 200 {
+		ops := make([]sharedOp, 1+rng.IntN(40))
+		for i := range ops {
+			if rng.IntN(2) == 0 {
+				ops[i] = sharedOp{acquire: true, key: []string{"a", "b"}[rng.IntN(2)], fail: rng.IntN(6) == 0}
+			} else {
+				ops[i] = sharedOp{hold: rng.IntN(64)}
+			}
+		}
+		err := runSharedModel(ops)
+		if err == nil {
+			continue
+		}
+		for shrunk := true; shrunk; { // drop steps while it still fails
+			shrunk = false
+			for i := range ops {
+				shorter := append(slices.Clone(ops[:i]), ops[i+1:]...)
+				if e := runSharedModel(shorter); e != nil {
+					ops, err, shrunk = shorter, e, true
+					break
+				}
+			}
+		}
+		t.Fatalf("seed %d round %d: %v\nshortest failing sequence: %v", seed, round, err, ops)
+	}
 }
