@@ -1,6 +1,7 @@
 // Package connect is the public SPI and data model of the runtime: schemas, structs, sink records, the
-// connector, task, converter, transformation and predicate interfaces, config definitions and the plugin
-// registry. It mirrors Kafka's connect-api in Go idiom so that a Connect engineer finds the same concepts.
+// connector, task, converter, transformation and predicate interfaces, config definitions, the plugin
+// registry, and what the runtime lends plugins (metrics, Kafka clients, the values a worker's plugin
+// instances share). It mirrors Kafka's connect-api in Go idiom so that a Connect engineer finds the same concepts.
 //
 // Value representation (what a Schema of each Type holds):
 //

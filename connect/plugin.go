@@ -183,10 +183,14 @@ func (e *ProduceError) Error() string {
 func (e *ProduceError) Unwrap() error { return e.Err }
 
 // PluginMetrics publishes a plugin's metrics beside the worker's own (GET /metrics). A collector
-// stays registered for the life of the process unless the plugin unregisters it, so a plugin
-// registers once per process and labels its series with the connector (and task) itself.
+// stays registered until the plugin unregisters it, so a plugin registers one per worker (kept in the
+// worker's SharedValues, withdrawn when it closes) and labels its series with the connector (and task)
+// itself.
 type PluginMetrics interface {
-	// Register publishes c; it fails when c describes a metric that is already published.
+	// Register publishes c. A collector that describes exactly the families of one already published
+	// (the same plugin on another worker of the process) is published with it: a series both report is
+	// published once, as the first registered reports it. Register fails when c describes a family that is
+	// published with another description or in another set of families.
 	Register(c MetricCollector) error
 	// Unregister withdraws c; it reports whether c was registered.
 	Unregister(c MetricCollector) bool

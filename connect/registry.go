@@ -72,7 +72,7 @@ func (r *Registry) Register(p Plugin) {
 }
 
 // DefaultPluginVersion is reported for built-in plugins.
-var DefaultPluginVersion = "4.3.1"
+const DefaultPluginVersion = "4.3.1"
 
 func autoAliases(p Plugin) []string {
 	simple := p.Class[strings.LastIndexByte(p.Class, '.')+1:]

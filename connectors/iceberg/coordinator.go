@@ -3,6 +3,7 @@ package iceberg
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"regexp"
 	"sync"
@@ -15,20 +16,30 @@ import (
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
-// The sink's side of the commit rounds: one coordinator per connector in this process holds the connector's
-// tasks here and the orchestrator of package commit that runs their rounds (how they are exactly-once: the top
-// of commit/local.go).
+// The sink's side of the commit rounds: one coordinator per connector on a worker holds the connector's tasks
+// there and the orchestrator of package commit that runs their rounds (how they are exactly-once: the top of
+// commit/local.go). The worker's shared values keep its coordinators (coordinatorSet).
 
-var coordinators = struct {
+// coordinatorSetKey is where a worker's shared values keep its coordinatorSet.
+const coordinatorSetKey = "github.com/connectd/connectd/connectors/iceberg.coordinators"
+
+// coordinatorSet holds the coordinators of one worker, one per connector, and publishes their metrics while it
+// lives: each coordinator holds it in the worker's shared values, so it closes with the last one.
+type coordinatorSet struct {
 	mu sync.Mutex
-	m  map[string]*coordinator
-}{m: map[string]*coordinator{}}
+	m  map[string]*coordinator // by consumer group
 
-// coordinator holds the tasks of one connector in this process, and the orchestrator that commits for them.
+	metrics connect.PluginMetrics // where its collector is published; nil: nowhere
+}
+
+// coordinator holds the tasks of one connector on a worker, and the orchestrator that commits for them.
 type coordinator struct {
 	key string
 	cfg *SinkConfig
 	log *slog.Logger
+
+	set        *coordinatorSet // the worker's set that knows it; nil: none (tests model processes)
+	releaseSet func() error    // ends its hold on set
 
 	mu         sync.Mutex
 	tasks      map[*Task]struct{}
@@ -46,22 +57,84 @@ type coordinator struct {
 	scd          *scdScheduler       // SCD materialization after rounds (scd_schedule.go); nil: off
 }
 
-func joinCoordinator(cfg *SinkConfig, wi connect.WorkerInfo) (*coordinator, error) {
-	key := cfg.GroupID
-	coordinators.mu.Lock()
-	defer coordinators.mu.Unlock()
-	if c, ok := coordinators.m[key]; ok && !c.isClosed() {
+// joinCoordinator returns the coordinator of cfg's connector on the worker of the task context ctx, started
+// for its first task there. A runtime without shared values (connect.WorkerValues) gives each task a
+// coordinator of its own.
+func joinCoordinator(ctx any, cfg *SinkConfig, wi connect.WorkerInfo) (*coordinator, error) {
+	shared := &connect.SharedValues{}
+	if wv, ok := ctx.(connect.WorkerValues); ok {
+		shared = wv.SharedValues()
+	}
+	var pm connect.PluginMetrics
+	if pr, ok := ctx.(connect.PluginRuntime); ok {
+		pm = pr.PluginMetrics()
+	}
+	v, release, err := shared.Acquire(coordinatorSetKey, func() (io.Closer, error) { return newCoordinatorSet(pm), nil })
+	if err != nil {
+		return nil, err
+	}
+	set, ok := v.(*coordinatorSet)
+	if !ok {
+		_ = release()
+		return nil, fmt.Errorf("the worker's shared value %s is a %T", coordinatorSetKey, v)
+	}
+	return set.join(cfg, wi, release)
+}
+
+func newCoordinatorSet(m connect.PluginMetrics) *coordinatorSet {
+	s := &coordinatorSet{m: map[string]*coordinator{}}
+	s.publishMetrics(m)
+	return s
+}
+
+// join returns the set's running coordinator of cfg's connector, or starts one that keeps the hold release
+// ends.
+func (s *coordinatorSet) join(cfg *SinkConfig, wi connect.WorkerInfo, release func() error) (*coordinator, error) {
+	s.mu.Lock()
+	if c, ok := s.m[cfg.GroupID]; ok && !c.isClosed() {
+		s.mu.Unlock()
+		_ = release() // c holds the set
 		return c, nil
 	}
 	c, err := newCoordinator(cfg, wi)
 	if err != nil {
+		s.mu.Unlock()
+		_ = release()
 		return nil, err
 	}
-	coordinators.m[key] = c
+	c.set, c.releaseSet = s, release
+	s.m[cfg.GroupID] = c
+	s.mu.Unlock()
 	return c, nil
 }
 
-// newCoordinator starts a coordinator that no registry knows (joinCoordinator registers it).
+// remove forgets c (it has shut down).
+func (s *coordinatorSet) remove(c *coordinator) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m[c.key] == c {
+		delete(s.m, c.key)
+	}
+}
+
+// list is a snapshot of the set's coordinators.
+func (s *coordinatorSet) list() []*coordinator {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cs := make([]*coordinator, 0, len(s.m))
+	for _, c := range s.m {
+		cs = append(cs, c)
+	}
+	return cs
+}
+
+// Close withdraws the set's metrics: the worker's last coordinator has shut down.
+func (s *coordinatorSet) Close() error {
+	s.withdrawMetrics()
+	return nil
+}
+
+// newCoordinator starts a coordinator that no set knows (joinCoordinator adds it to the worker's).
 func newCoordinator(cfg *SinkConfig, wi connect.WorkerInfo) (*coordinator, error) {
 	c := &coordinator{
 		key: cfg.GroupID, cfg: cfg, tasks: map[*Task]struct{}{}, stop: make(chan struct{}),
@@ -245,9 +318,6 @@ func (c *coordinator) isClosed() bool {
 }
 
 func (c *coordinator) register(t *Task) {
-	if pr, ok := t.Ctx.(connect.PluginRuntime); ok {
-		registerMetrics(pr.PluginMetrics())
-	}
 	c.mu.Lock()
 	c.tasks[t] = struct{}{}
 	c.mu.Unlock()
@@ -285,12 +355,13 @@ func (c *coordinator) doShutdown() {
 	close(c.stop)
 	c.orch.Close()
 	c.scd.wait()
-	coordinators.mu.Lock()
-	if coordinators.m[c.key] == c {
-		delete(coordinators.m, c.key)
+	if c.set != nil {
+		c.set.remove(c)
 	}
-	coordinators.mu.Unlock()
 	c.tables.Close()
+	if c.releaseSet != nil {
+		_ = c.releaseSet() // the worker's last coordinator closes the set
+	}
 }
 
 // fail makes err the coordinator's fatal error: every task's next Put fails with it.

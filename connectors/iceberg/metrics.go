@@ -2,7 +2,6 @@ package iceberg
 
 import (
 	"log/slog"
-	"sync"
 
 	"github.com/connectd/connectd/connect"
 )
@@ -49,22 +48,27 @@ var (
 		Help: "When the table's last successful maintenance ended; 0 before the first.", Kind: connect.GaugeMetric, Labels: tableLabels}
 )
 
-// coordCollector reports every coordinator of the process, each under its connector's name.
-type coordCollector struct{}
+// coordCollector reports every coordinator of a worker's set, each under its connector's name.
+type coordCollector struct{ set *coordinatorSet }
 
-var metricsOnce sync.Once
-
-// registerMetrics publishes the coordinators' metrics through the first task's metrics handle:
-// one collector serves every connector of the process.
-func registerMetrics(m connect.PluginMetrics) {
+// publishMetrics publishes the set's metrics through m (the handle of the task that started the set), if
+// any: one collector per worker serves every connector of the worker.
+func (s *coordinatorSet) publishMetrics(m connect.PluginMetrics) {
 	if m == nil {
 		return
 	}
-	metricsOnce.Do(func() {
-		if err := m.Register(coordCollector{}); err != nil {
-			slog.Warn("iceberg: coordinator metrics not registered", "err", err)
-		}
-	})
+	if err := m.Register(coordCollector{s}); err != nil {
+		slog.Warn("iceberg: coordinator metrics not registered", "err", err)
+		return
+	}
+	s.metrics = m
+}
+
+// withdrawMetrics withdraws what publishMetrics published.
+func (s *coordinatorSet) withdrawMetrics() {
+	if s.metrics != nil {
+		s.metrics.Unregister(coordCollector{s})
+	}
 }
 
 func (coordCollector) Describe() []*connect.MetricDesc {
@@ -76,14 +80,8 @@ func (coordCollector) Describe() []*connect.MetricDesc {
 // report sends one series; the descriptions say counter or gauge.
 type report = func(desc *connect.MetricDesc, value float64, labelValues ...string)
 
-func (coordCollector) Collect(ch report) {
-	coordinators.mu.Lock()
-	cs := make([]*coordinator, 0, len(coordinators.m))
-	for _, c := range coordinators.m {
-		cs = append(cs, c)
-	}
-	coordinators.mu.Unlock()
-	for _, c := range cs {
+func (cc coordCollector) Collect(ch report) {
+	for _, c := range cc.set.list() {
 		name := c.cfg.Name
 		st := c.stats()
 		counter := func(d *connect.MetricDesc, v int64, lv ...string) {

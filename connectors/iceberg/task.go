@@ -86,7 +86,7 @@ func (t *Task) Start(props map[string]string) error {
 	}
 	if t.coord == nil { // tests preset one to model several processes
 		wi, _ := t.Ctx.(connect.WorkerInfo)
-		coord, err := joinCoordinator(cfg, wi)
+		coord, err := joinCoordinator(t.Ctx, cfg, wi)
 		if err != nil {
 			return err
 		}

@@ -42,6 +42,10 @@ func (f *fakeCtx) RequestCommit()                                     { f.mu.Loc
 func (f *fakeCtx) ErrantRecordReporter() connect.ErrantRecordReporter { return nil }
 func (f *fakeCtx) PluginMetrics() connect.PluginMetrics               { return metrics.Plugins }
 func (f *fakeCtx) KafkaClients() connect.KafkaClients                 { return kafka.PluginClients{} }
+func (f *fakeCtx) SharedValues() *connect.SharedValues                { return &testWorker }
+
+// testWorker is the worker the package's tests run their tasks on: the tasks of a connector share a coordinator.
+var testWorker connect.SharedValues
 
 var testSeq int
 

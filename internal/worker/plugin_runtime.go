@@ -9,11 +9,16 @@ import (
 )
 
 // pluginRuntime is what connectors and tasks get of the worker beyond their configuration: the
-// worker's metrics registry and its Kafka client factory (connect.PluginRuntime).
+// worker's metrics registry and its Kafka client factory (connect.PluginRuntime). The contexts add the
+// worker's scratch directory and shared values.
 type pluginRuntime struct{}
 
 func (pluginRuntime) PluginMetrics() connect.PluginMetrics { return metrics.Plugins }
 func (pluginRuntime) KafkaClients() connect.KafkaClients   { return kafka.PluginClients{} }
+
+// SharedValues are the worker's: every connector and task on it shares them, and no other worker does.
+func (c *connectorCtx) SharedValues() *connect.SharedValues { return &c.w.shared }
+func (c *taskContext) SharedValues() *connect.SharedValues  { return &c.st.w.shared }
 
 func (c *connectorCtx) ScratchDir() string { return c.w.cfg.scratchDir() }
 func (c *taskContext) ScratchDir() string  { return c.st.w.cfg.scratchDir() }
@@ -31,4 +36,6 @@ var (
 	_ connect.PluginRuntime = (*taskContext)(nil)
 	_ connect.ScratchSpace  = (*connectorCtx)(nil)
 	_ connect.ScratchSpace  = (*taskContext)(nil)
+	_ connect.WorkerValues  = (*connectorCtx)(nil)
+	_ connect.WorkerValues  = (*taskContext)(nil)
 )

@@ -31,6 +31,8 @@ type Worker struct {
 	mu         sync.Mutex
 	connectors map[string]*connectorRunner
 	tasks      map[state.TaskID]*sinkTask
+
+	shared connect.SharedValues // what its connectors and tasks share (connect.WorkerValues)
 }
 
 // New creates a worker. The listener receives every connector and task state change.
