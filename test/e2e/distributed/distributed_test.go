@@ -36,7 +36,13 @@ func statusHistory(t testing.TB, addr, topic, connector string) map[string][]str
 }
 
 func TestDistributedAcceptance(t *testing.T) {
-	c := newCluster(t, "")
+	// The sink's consumers on the worker SIGKILLed below stay members of its consumer group (connect-<name>) until
+	// their session times out, and the group's rebalances that the failover and the join start (eager: every member
+	// gives up its partitions) wait for them; one that was still joining when it died is a member of the generation
+	// that ends the wait and times out once more. The test measures the worker group's failover, not the broker's
+	// session timeout: 6 s (heartbeats every second) instead of the consumer default of 45 s, two of which outlast
+	// the 60 s the records get after the join.
+	c := newCluster(t, "consumer.session.timeout.ms=6000\nconsumer.heartbeat.interval.ms=1000")
 	w1, w2, w3 := c.Start("w1", 0), c.Start("w2", 0), c.Start("w3", 0)
 	topic := c.Group + "-in"
 	createTopic(t, c.Kafka, topic, 6)
