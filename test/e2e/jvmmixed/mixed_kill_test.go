@@ -247,8 +247,13 @@ func (m *mixedGroup) waitFor(what string, timeout time.Duration, cond func() (bo
 	}
 }
 
+// create creates the file sink connector through w. Its consumer group (connect-<name>) keeps a SIGKILLed
+// worker's consumers until their session times out and its eager rebalances wait for them (a consumer that was
+// still joining times out once more): the test is about the workers under kills, not the broker's session
+// timeout, so the consumers get 6 s (heartbeats every second) instead of the default of 45 s.
 func (m *mixedGroup) create(w *dworker) {
-	cfg := fmt.Sprintf(`{"connector.class":"org.apache.kafka.connect.file.FileStreamSinkConnector","tasks.max":"%d","topics":%q,"file":%q}`, m.tasks, m.topic, m.out)
+	cfg := fmt.Sprintf(`{"connector.class":"org.apache.kafka.connect.file.FileStreamSinkConnector","tasks.max":"%d","topics":%q,"file":%q,`+
+		`"consumer.override.session.timeout.ms":"6000","consumer.override.heartbeat.interval.ms":"1000"}`, m.tasks, m.topic, m.out)
 	code, body := httpDo("PUT", w.URL+"/connectors/"+m.name+"/config", cfg)
 	require.Contains(m.t, []int{200, 201}, code, body)
 }
