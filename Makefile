@@ -118,13 +118,13 @@ soak:
 ## under SIGKILL, no connectd): the reference for TestIcebergConnectorAcrossJVMAndGo, outside make test because
 ## that sink does not keep its own guarantee there in every run
 test-jvm-baseline:
-	ICEBERG_JVM_BASELINE=1 $(WITH_KAFKA) $(GO) test -count=1 -timeout 30m -v -run '^TestIcebergApacheSinkAloneBaseline$$' ./test/e2e/distributed/
+	ICEBERG_JVM_BASELINE=1 $(WITH_KAFKA) $(GO) test -count=1 -timeout 30m -v -run '^TestIcebergApacheSinkAloneBaseline$$' ./test/e2e/jvmmixed/
 
 ## test-handover: the Iceberg committer handover between a JVM worker (the Apache Iceberg sink 1.10.1) and a
 ## connectd worker, each side's committer SIGKILLed at least 3 times, the median held to one commit interval + 15 s;
 ## outside make test because it runs 5-8 minutes (TestIcebergConnectorAcrossJVMAndGo covers the handover in make test)
 test-handover:
-	ICEBERG_HANDOVER=1 $(WITH_KAFKA) $(GO) test -count=1 -timeout 30m -v -run '^TestIcebergCommitterHandover$$' ./test/e2e/distributed/
+	ICEBERG_HANDOVER=1 $(WITH_KAFKA) $(GO) test -count=1 -timeout 30m -v -run '^TestIcebergCommitterHandover$$' ./test/e2e/jvmmixed/
 
 ## test-trino: the CDC model test's Iceberg tables (catalog on a private PostgreSQL) read by Trino's server
 ## (io.trino:trino-server from Maven Central, cached in ~/.cache/connectd; needs a JDK 24+, see scripts/trino.sh):

@@ -15,8 +15,8 @@ import (
 var rebalanceDoneRe = regexp.MustCompile(`msg="rebalance done" .*generation=(\d+) leader=(true|false)`)
 
 // lastRebalance is the generation and leadership of a worker's last completed rebalance, from its log.
-func (w *dworker) lastRebalance() (gen string, leader bool, ok bool) {
-	m := rebalanceDoneRe.FindAllStringSubmatch(w.log.String(), -1)
+func lastRebalance(w *dworker) (gen string, leader bool, ok bool) {
+	m := rebalanceDoneRe.FindAllStringSubmatch(w.Log.String(), -1)
 	if len(m) == 0 {
 		return "", false, false
 	}
@@ -30,16 +30,16 @@ func (w *dworker) lastRebalance() (gen string, leader bool, ok bool) {
 // roll-out of many connectors. Metrics: leader_ms and forwarded_ms, the mean latency of a POST answered by
 // the leader itself and of one received by the other worker and forwarded, with the p50 and p90 of each.
 //
-//	scripts/with-kafka.sh go test -run '^$' -bench DistributedCreateConnector -benchtime 40x ./internal/herder/
+//	scripts/with-kafka.sh go test -run '^$' -bench DistributedCreateConnector -benchtime 40x ./test/e2e/distributed/
 func BenchmarkDistributedCreateConnector(b *testing.B) {
 	c := newCluster(b, "")
-	w1 := c.start("w1", 0)
-	w2 := c.start("w2", 0)
+	w1 := c.Start("w1", 0)
+	w2 := c.Start("w2", 0)
 	var leader, other *dworker
 	deadline := time.Now().Add(60 * time.Second)
 	for leader == nil {
-		g1, l1, ok1 := w1.lastRebalance()
-		g2, l2, ok2 := w2.lastRebalance()
+		g1, l1, ok1 := lastRebalance(w1)
+		g2, l2, ok2 := lastRebalance(w2)
 		if ok1 && ok2 && g1 == g2 && l1 != l2 {
 			leader, other = w1, w2
 			if l2 {
@@ -52,14 +52,14 @@ func BenchmarkDistributedCreateConnector(b *testing.B) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	topic := c.group + "-in"
-	createTopic(b, c.kafka, topic, 6)
+	topic := c.Group + "-in"
+	createTopic(b, c.Kafka, topic, 6)
 	cl := &http.Client{Timeout: 60 * time.Second} // keep-alive, as a deployment tool's client
 	post := func(w *dworker, name string) time.Duration {
 		body := fmt.Sprintf(`{"name":%q,"config":{"connector.class":"FileStreamSink","tasks.max":"6","topics":%q,"file":%q}}`,
-			name, topic, filepath.Join(c.dir, name+".txt"))
+			name, topic, filepath.Join(c.Dir, name+".txt"))
 		start := time.Now()
-		resp, err := cl.Post(w.url+"/connectors", "application/json", strings.NewReader(body))
+		resp, err := cl.Post(w.URL+"/connectors", "application/json", strings.NewReader(body))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -67,7 +67,7 @@ func BenchmarkDistributedCreateConnector(b *testing.B) {
 		resp.Body.Close()
 		took := time.Since(start)
 		if resp.StatusCode != 201 {
-			b.Fatalf("POST to %s: %d %s", w.name, resp.StatusCode, data)
+			b.Fatalf("POST to %s: %d %s", w.Name, resp.StatusCode, data)
 		}
 		return took
 	}

@@ -16,8 +16,8 @@ func leaderOf(t testing.TB, c *cluster) *dworker {
 	require.Eventually(t, func() bool {
 		leader = nil
 		gen := ""
-		for _, w := range c.liveWorkers() {
-			g, lead, ok := w.lastRebalance()
+		for _, w := range c.LiveWorkers() {
+			g, lead, ok := lastRebalance(w)
 			if !ok || (gen != "" && g != gen) {
 				return false
 			}
@@ -39,26 +39,26 @@ func TestDistributedLeaderKill(t *testing.T) {
 	const workers, connectors, tasks = 3, 6, 2
 	c := newCluster(t, "")
 	for i := range workers {
-		c.start(fmt.Sprintf("w%d", i+1), 0)
+		c.Start(fmt.Sprintf("w%d", i+1), 0)
 	}
 	var names, topics []string
 	for i := range connectors {
-		tp := fmt.Sprintf("%s-t%d", c.group, i)
-		createTopic(t, c.kafka, tp, tasks)
+		tp := fmt.Sprintf("%s-t%d", c.Group, i)
+		createTopic(t, c.Kafka, tp, tasks)
 		topics = append(topics, tp)
-		names = append(names, fmt.Sprintf("%s-c%d", c.group, i))
+		names = append(names, fmt.Sprintf("%s-c%d", c.Group, i))
 	}
-	awaitTopics(t, c.kafka, topics, tasks)
+	awaitTopics(t, c.Kafka, topics, tasks)
 	sinkConfig := func(name, topic string) string {
 		return fmt.Sprintf(`{"name":%q,"config":{"connector.class":"FileStreamSink","tasks.max":"%d","topics":%q,"file":%q}}`,
-			name, tasks, topic, filepath.Join(c.dir, name+".txt"))
+			name, tasks, topic, filepath.Join(c.Dir, name+".txt"))
 	}
 	for i, n := range names {
-		code, body := httpDo("POST", c.workers[i%workers].url+"/connectors", sinkConfig(n, topics[i]))
+		code, body := httpDo("POST", c.Workers[i%workers].URL+"/connectors", sinkConfig(n, topics[i]))
 		require.Equal(t, 201, code, "POST %s: %s", n, body)
 	}
 	require.Eventually(t, func() bool {
-		own, ok := runningOn(c.workers[0], names, tasks, c.live())
+		own, ok := runningOn(c.Workers[0], names, tasks, c.Live())
 		if !ok {
 			return false
 		}
@@ -71,13 +71,13 @@ func TestDistributedLeaderKill(t *testing.T) {
 
 	leader := leaderOf(t, c)
 	var survivor *dworker
-	for _, w := range c.workers {
+	for _, w := range c.Workers {
 		if w != leader {
 			survivor = w
 			break
 		}
 	}
-	leader.kill()
+	leader.Kill()
 	killed := time.Now()
 
 	// POSTs to the survivor, one after another, until its tasks run again
@@ -93,9 +93,9 @@ func TestDistributedLeaderKill(t *testing.T) {
 				return
 			default:
 			}
-			n := fmt.Sprintf("%s-during-%d", c.group, i)
+			n := fmt.Sprintf("%s-during-%d", c.Group, i)
 			sent := time.Now()
-			code, body := httpDo("POST", survivor.url+"/connectors", sinkConfig(n, topics[0]))
+			code, body := httpDo("POST", survivor.URL+"/connectors", sinkConfig(n, topics[0]))
 			codes = append(codes, fmt.Sprintf("%d after %v (%v)", code, sent.Sub(killed).Round(time.Millisecond), time.Since(sent).Round(time.Millisecond)))
 			if code != 201 && code != 409 {
 				t.Errorf("POST %s during the leader's death: %d %s", n, code, body)
@@ -103,14 +103,14 @@ func TestDistributedLeaderKill(t *testing.T) {
 		}
 	}()
 	require.Eventually(t, func() bool {
-		_, ok := runningOn(survivor, names, tasks, c.live())
+		_, ok := runningOn(survivor, names, tasks, c.Live())
 		return ok
 	}, 3*time.Minute, 50*time.Millisecond, "tasks of the SIGKILLed leader not running on the survivors")
 	took := time.Since(killed)
 	close(stop)
 	wg.Wait()
 	t.Logf("SIGKILL of the leader %s -> every task RUNNING on the survivors in %v; POSTs to %s: %v",
-		leader.name, took.Round(time.Millisecond), survivor.name, codes)
+		leader.Name, took.Round(time.Millisecond), survivor.Name, codes)
 	require.NotEmpty(t, codes)
 	// the session timeout (10 s) alone takes longer than that from the kill to the next rebalance
 	require.Less(t, took, 8*time.Second, "the dead leader was not found by the probe")

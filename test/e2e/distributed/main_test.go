@@ -1,6 +1,6 @@
-// Package distributed holds the end-to-end tests of distributed mode: `connectd distributed` processes
-// (through internal/testutil/workerproc), alone and beside JVM Connect workers in one group, on a real broker,
-// killed, restarted and scaled.
+// Package distributed holds the end-to-end tests of a group of `connectd distributed` processes (through
+// internal/testutil/distcluster) on a real broker: rebalances, SIGKILLs of members and of the leader, a restart of
+// every worker, and scale (many connectors, workers joining and leaving); and the benchmarks of those.
 package distributed
 
 import (

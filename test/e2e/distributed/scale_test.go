@@ -94,7 +94,7 @@ type taskKey struct {
 
 // clusterStatus reads GET /connectors?expand=status from one worker: task -> "STATE@worker".
 func clusterStatus(w *dworker) (map[taskKey]string, bool) {
-	code, body := httpDo("GET", w.url+"/connectors?expand=status", "")
+	code, body := httpDo("GET", w.URL+"/connectors?expand=status", "")
 	if code != 200 {
 		return nil, false
 	}
@@ -154,7 +154,7 @@ func balanced(own map[taskKey]string, live map[string]bool) bool {
 // localTasks is what a worker actually runs: the tasks whose metrics series exist on it (created when a task
 // instance starts there, removed when it stopped).
 func localTasks(w *dworker) (map[taskKey]bool, bool) {
-	code, body := httpDo("GET", w.url+"/metrics", "")
+	code, body := httpDo("GET", w.URL+"/metrics", "")
 	if code != 200 {
 		return nil, false
 	}
@@ -183,21 +183,21 @@ func localTasks(w *dworker) (map[taskKey]bool, bool) {
 // exactly one worker, and every worker reports it RUNNING there. It returns the differences.
 func statusesTrue(c *cluster, names []string, tasks int) []string {
 	runs := map[taskKey][]string{}
-	live := c.liveWorkers()
+	live := c.LiveWorkers()
 	for _, w := range live {
 		lt, ok := localTasks(w)
 		if !ok {
-			return []string{w.name + ": /metrics unavailable"}
+			return []string{w.Name + ": /metrics unavailable"}
 		}
 		for k := range lt {
-			runs[k] = append(runs[k], fmt.Sprintf("127.0.0.1:%d", w.port))
+			runs[k] = append(runs[k], fmt.Sprintf("127.0.0.1:%d", w.Port))
 		}
 	}
 	var diffs []string
 	for _, w := range live {
 		st, ok := clusterStatus(w)
 		if !ok {
-			return []string{w.name + ": status unavailable"}
+			return []string{w.Name + ": status unavailable"}
 		}
 		for _, n := range names {
 			for i := range tasks {
@@ -207,7 +207,7 @@ func statusesTrue(c *cluster, names []string, tasks int) []string {
 					continue
 				}
 				if want := "RUNNING@" + runs[k][0]; st[k] != want {
-					diffs = append(diffs, fmt.Sprintf("%s says %s-%d is %s, it is %s", w.name, n, i, st[k], want))
+					diffs = append(diffs, fmt.Sprintf("%s says %s-%d is %s, it is %s", w.Name, n, i, st[k], want))
 				}
 			}
 		}
@@ -217,29 +217,29 @@ func statusesTrue(c *cluster, names []string, tasks int) []string {
 
 func evictions(c *cluster) int {
 	n := 0
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, w := range c.workers {
-		n += strings.Count(w.log.String(), "membership lost")
+	c.Mu.Lock()
+	defer c.Mu.Unlock()
+	for _, w := range c.Workers {
+		n += strings.Count(w.Log.String(), "membership lost")
 	}
 	return n
 }
 
 // term sends SIGTERM (unless the process already exited) and waits for the worker to exit.
-func (w *dworker) term(t testing.TB) {
-	if err := w.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
+func term(t testing.TB, w *dworker) {
+	if err := w.Cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		require.NoError(t, err)
 	}
 	select {
-	case <-w.done:
+	case <-w.Done:
 	case <-time.After(60 * time.Second):
-		t.Fatalf("%s did not exit within 60 s of SIGTERM", w.name)
+		t.Fatalf("%s did not exit within 60 s of SIGTERM", w.Name)
 	}
 }
 
 // procUsage is a live worker's resident memory (MB) and its CPU use since it started (% of one core).
 func procUsage(w *dworker, started time.Time) (float64, float64) {
-	pid := w.cmd.Process.Pid
+	pid := w.Cmd.Process.Pid
 	var rss float64
 	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid)); err == nil {
 		for _, l := range strings.Split(string(b), "\n") {
@@ -330,13 +330,13 @@ func startRESTLoad(c *cluster, clients int) *restLoad {
 					return
 				case <-time.After(100 * time.Millisecond):
 				}
-				live := c.liveWorkers()
+				live := c.LiveWorkers()
 				if len(live) == 0 {
 					continue
 				}
 				w := live[rand.IntN(len(live))]
 				start := time.Now()
-				resp, err := cl.Get(w.url + "/connectors?expand=status")
+				resp, err := cl.Get(w.URL + "/connectors?expand=status")
 				if err != nil {
 					continue // a worker that was just killed
 				}
@@ -362,18 +362,6 @@ func (rl *restLoad) finish() (p50, p99 time.Duration, n int) {
 	return rl.lat[len(rl.lat)/2], rl.lat[len(rl.lat)*99/100], len(rl.lat)
 }
 
-func (c *cluster) liveWorkers() []*dworker {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var out []*dworker
-	for _, w := range c.workers {
-		if w.alive() {
-			out = append(out, w)
-		}
-	}
-	return out
-}
-
 // awaitTopics waits until the broker serves every partition of the just-created topics with a leader: a
 // sink task started before gets "unknown topic or partition" from its consumer group session, restarts it
 // from the last commit and redelivers what it had put (duplicates that are no part of what is measured).
@@ -391,36 +379,36 @@ func runScale(t testing.TB, p scaleParams) scaleResult {
 	c := newCluster(t, "")
 	workerproc.Binary(t) // built before anything is timed
 	for i := range p.workers {
-		c.start(fmt.Sprintf("w%d", i+1), 0)
+		c.Start(fmt.Sprintf("w%d", i+1), 0)
 	}
 	started := time.Now()
 	var names, topics []string
 	for i := range p.connectors {
-		tp := fmt.Sprintf("%s-t%d", c.group, i)
-		createTopic(t, c.kafka, tp, int32(p.partitions))
+		tp := fmt.Sprintf("%s-t%d", c.Group, i)
+		createTopic(t, c.Kafka, tp, int32(p.partitions))
 		topics = append(topics, tp)
-		names = append(names, fmt.Sprintf("%s-c%d", c.group, i))
+		names = append(names, fmt.Sprintf("%s-c%d", c.Group, i))
 	}
-	awaitTopics(t, c.kafka, topics, p.partitions)
-	prod := startScaleProducer(t, c.kafka, topics)
+	awaitTopics(t, c.Kafka, topics, p.partitions)
+	prod := startScaleProducer(t, c.Kafka, topics)
 	rest := startRESTLoad(c, 4)
-	first := c.workers[0]
+	first := c.Workers[0]
 	evBefore := evictions(c)
 
 	// creation: sequential POSTs spread over the workers, as an operator's script would send them
 	t0 := time.Now()
 	for i, n := range names {
 		cfg := fmt.Sprintf(`{"name":%q,"config":{"connector.class":"FileStreamSink","tasks.max":"%d","topics":%q,"file":%q}}`,
-			n, p.tasks, topics[i], filepath.Join(c.dir, n+".txt"))
-		w := c.workers[i%len(c.workers)]
-		code, body := httpDo("POST", w.url+"/connectors", cfg)
-		require.Equal(t, 201, code, "POST %s to %s: %s", n, w.name, body)
+			n, p.tasks, topics[i], filepath.Join(c.Dir, n+".txt"))
+		w := c.Workers[i%len(c.Workers)]
+		code, body := httpDo("POST", w.URL+"/connectors", cfg)
+		require.Equal(t, 201, code, "POST %s to %s: %s", n, w.Name, body)
 	}
 	res.posts = time.Since(t0)
 	var own map[taskKey]string
 	require.Eventually(t, func() bool {
 		var ok bool
-		own, ok = runningOn(first, names, p.tasks, c.live())
+		own, ok = runningOn(first, names, p.tasks, c.Live())
 		return ok
 	}, 5*time.Minute, 100*time.Millisecond, "tasks not all RUNNING after creation")
 	res.create = time.Since(t0)
@@ -431,15 +419,15 @@ func runScale(t testing.TB, p scaleParams) scaleResult {
 		t0 = time.Now()
 		var added []*dworker // started at once, as when a deployment is scaled out
 		for i := range p.add {
-			added = append(added, c.launch(fmt.Sprintf("w%d", p.workers+i+1), 0))
+			added = append(added, c.Launch(fmt.Sprintf("w%d", p.workers+i+1), 0))
 		}
 		for _, w := range added {
-			w.awaitHealthy(t)
+			w.AwaitHealthy(t)
 		}
 		require.Eventually(t, func() bool {
 			var ok bool
-			own, ok = runningOn(first, names, p.tasks, c.live())
-			return ok && balanced(own, c.live())
+			own, ok = runningOn(first, names, p.tasks, c.Live())
+			return ok && balanced(own, c.Live())
 		}, 5*time.Minute, 100*time.Millisecond, "not balanced after the scale-out")
 		res.scaleOut = time.Since(t0)
 		for k, w := range own {
@@ -449,49 +437,49 @@ func runScale(t testing.TB, p scaleParams) scaleResult {
 		}
 	}
 
-	if p.failover && len(c.workers) >= 3 {
-		victim := c.workers[1]
+	if p.failover && len(c.Workers) >= 3 {
+		victim := c.Workers[1]
 		if p.killLeader {
 			victim = leaderOf(t, c)
 		}
 		if victim == first { // statuses are read from a survivor
-			first = c.workers[1]
+			first = c.Workers[1]
 		}
 		t0 = time.Now()
-		victim.kill()
-		t.Logf("SIGKILL of %s at %s", victim.name, t0.UTC().Format("15:04:05.000")) // for a timeline from SCALE_LOGS
+		victim.Kill()
+		t.Logf("SIGKILL of %s at %s", victim.Name, t0.UTC().Format("15:04:05.000")) // for a timeline from SCALE_LOGS
 		require.Eventually(t, func() bool {
-			_, ok := runningOn(first, names, p.tasks, c.live())
+			_, ok := runningOn(first, names, p.tasks, c.Live())
 			return ok
 		}, 5*time.Minute, 100*time.Millisecond, "tasks of the SIGKILLed worker not running elsewhere")
 		res.sigkill = time.Since(t0)
 		// the stopping worker counts as gone from the signal on: its tasks must run elsewhere
 		killed := victim
-		for _, w := range c.workers[2:] {
-			if w.alive() && w != first {
+		for _, w := range c.Workers[2:] {
+			if w.Alive() && w != first {
 				victim = w
 				break
 			}
 		}
 		require.NotSame(t, killed, victim, "no worker left to SIGTERM")
 		survivors := func() map[string]bool {
-			l := c.live()
-			delete(l, fmt.Sprintf("127.0.0.1:%d", victim.port))
+			l := c.Live()
+			delete(l, fmt.Sprintf("127.0.0.1:%d", victim.Port))
 			return l
 		}
 		t0 = time.Now()
-		require.NoError(t, victim.cmd.Process.Signal(syscall.SIGTERM))
+		require.NoError(t, victim.Cmd.Process.Signal(syscall.SIGTERM))
 		require.Eventually(t, func() bool {
 			_, ok := runningOn(first, names, p.tasks, survivors())
 			return ok
 		}, 5*time.Minute, 100*time.Millisecond, "tasks of the SIGTERMed worker not running elsewhere")
 		res.sigterm = time.Since(t0)
-		victim.term(t) // waits for the exit
+		term(t, victim) // waits for the exit
 		res.sigtermExit = time.Since(t0)
 	}
 
 	res.restP50, res.restP99, res.restCalls = rest.finish()
-	for _, w := range c.liveWorkers() {
+	for _, w := range c.LiveWorkers() {
 		rss, cpu := procUsage(w, started)
 		res.rssMB = append(res.rssMB, rss)
 		res.cpuPercent = append(res.cpuPercent, cpu)
@@ -505,7 +493,7 @@ func runScale(t testing.TB, p scaleParams) scaleResult {
 	for {
 		res.lost, res.duplicated = 0, 0
 		for i, tp := range topics {
-			vals := fileValues(t, filepath.Join(c.dir, names[i]+".txt"))
+			vals := fileValues(t, filepath.Join(c.Dir, names[i]+".txt"))
 			for j := range produced[tp] {
 				switch n := vals[fmt.Sprintf("%s:%d", tp, j)]; {
 				case n == 0:
@@ -523,22 +511,16 @@ func runScale(t testing.TB, p scaleParams) scaleResult {
 	res.evictions = evictions(c)
 	res.statusDiffs = scaleStatusesTrue(c, names, p.tasks)
 	if dir := os.Getenv("SCALE_LOGS"); dir != "" { // the workers' logs, for a closer look at a run
-		for _, w := range c.liveWorkersAndGone() {
-			_ = os.WriteFile(filepath.Join(dir, c.group+"-"+w.name+".log"), []byte(w.log.String()), 0o644)
+		for _, w := range c.AllWorkers() {
+			_ = os.WriteFile(filepath.Join(dir, c.Group+"-"+w.Name+".log"), []byte(w.Log.String()), 0o644)
 		}
 	}
 	// a benchmark's cleanups run after its last iteration: stop this run's workers now, or every later run
 	// shares the machine with them
-	for _, w := range c.liveWorkersAndGone() {
-		w.kill()
+	for _, w := range c.AllWorkers() {
+		w.Kill()
 	}
 	return res
-}
-
-func (c *cluster) liveWorkersAndGone() []*dworker {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return slices.Clone(c.workers)
 }
 
 // scaleStatusesTrue waits (bounded) until every worker's statuses match what runs where, and returns the
@@ -561,29 +543,29 @@ func TestDistributedScale(t *testing.T) {
 	c := newCluster(t, "")
 	tStart := time.Now()
 	for i := range p.workers {
-		c.start(fmt.Sprintf("w%d", i+1), 0)
+		c.Start(fmt.Sprintf("w%d", i+1), 0)
 	}
 	t.Logf("%d workers healthy after %v", p.workers, time.Since(tStart).Round(time.Millisecond))
 	var names, topics []string
 	for i := range p.connectors {
-		tp := fmt.Sprintf("%s-t%d", c.group, i)
-		createTopic(t, c.kafka, tp, int32(p.partitions))
+		tp := fmt.Sprintf("%s-t%d", c.Group, i)
+		createTopic(t, c.Kafka, tp, int32(p.partitions))
 		topics = append(topics, tp)
-		names = append(names, fmt.Sprintf("%s-c%d", c.group, i))
+		names = append(names, fmt.Sprintf("%s-c%d", c.Group, i))
 	}
-	awaitTopics(t, c.kafka, topics, p.partitions)
+	awaitTopics(t, c.Kafka, topics, p.partitions)
 	t0 := time.Now()
 	for i, n := range names {
 		tp := topics[i]
 		cfg := fmt.Sprintf(`{"name":%q,"config":{"connector.class":"FileStreamSink","tasks.max":"%d","topics":%q,"file":%q}}`,
-			n, p.tasks, tp, filepath.Join(c.dir, n+".txt"))
-		w := c.workers[i%len(c.workers)]
-		code, body := httpDo("POST", w.url+"/connectors", cfg)
-		require.Equal(t, 201, code, "POST %s to %s: %s", n, w.name, body)
+			n, p.tasks, tp, filepath.Join(c.Dir, n+".txt"))
+		w := c.Workers[i%len(c.Workers)]
+		code, body := httpDo("POST", w.URL+"/connectors", cfg)
+		require.Equal(t, 201, code, "POST %s to %s: %s", n, w.Name, body)
 	}
 	posts := time.Since(t0)
 	require.Eventually(t, func() bool {
-		_, ok := runningOn(c.workers[0], names, p.tasks, c.live())
+		_, ok := runningOn(c.Workers[0], names, p.tasks, c.Live())
 		return ok
 	}, 5*time.Minute, 200*time.Millisecond, "tasks not all RUNNING")
 	t.Logf("%s: POSTs %v, all RUNNING %v after the first", p, posts.Round(time.Millisecond), time.Since(t0).Round(time.Millisecond))
@@ -598,7 +580,7 @@ func TestDistributedScale(t *testing.T) {
 // iteration and reports its times; SCALE_* variables resize it (scaleParamsFromEnv). Each run's numbers are
 // logged as a BENCHMARKS.md table row.
 //
-//	scripts/with-kafka.sh go test -run '^$' -bench DistributedScale -benchtime 3x -timeout 60m ./internal/herder/
+//	scripts/with-kafka.sh go test -run '^$' -bench DistributedScale -benchtime 3x -timeout 60m ./test/e2e/distributed/
 func BenchmarkDistributedScale(b *testing.B) {
 	p := scaleParamsFromEnv(b, scaleParams{workers: 4, add: 2, connectors: 20, partitions: 6, tasks: 6, failover: true})
 	b.Logf("scenario: %s", p)

@@ -1,4 +1,4 @@
-package distributed
+package jvmmixed
 
 import (
 	"encoding/json"
@@ -27,23 +27,23 @@ func TestDistributedMixedKills(t *testing.T) {
 		j1 := m.jvm() // first member: the JVM leads
 		g1, g2 := m.goWorker("go1"), m.goWorker("go2")
 		m.create(g1) // forwarded to the JVM leader
-		own := m.awaitRunning("tasks on the JVM and both Go workers", 180*time.Second, covers(j1.id, gid(g1), gid(g2)))
+		own := m.awaitRunning("tasks on the JVM and both Go workers", 180*time.Second, covers(j1.ID, gid(g1), gid(g2)))
 		t.Logf("JVM-led group: %v", own)
 		stop := m.produce()
 
-		m.restart(g1, "restart sent to a Go worker while the JVM leads")
-		m.pauseResume(j1, g2)
+		m.restart(g1.URL, "restart sent to a Go worker while the JVM leads")
+		m.pauseResume(j1.URL, g2.URL)
 
-		j1.kill()
+		j1.Kill()
 		killed := time.Now()
 		own = m.awaitRunning("every task on the Go workers after the JVM leader's SIGKILL", 180*time.Second, within(gid(g1), gid(g2)))
 		t.Logf("after SIGKILL of the JVM leader: %v in %v; leader: %s", own, time.Since(killed).Round(10*time.Millisecond), m.leader())
 
 		j2 := m.jvm()
 		joined := time.Now()
-		own = m.awaitRunning("a share for the JVM worker joining the Go-led group", 180*time.Second, covers(j2.id))
+		own = m.awaitRunning("a share for the JVM worker joining the Go-led group", 180*time.Second, covers(j2.ID))
 		t.Logf("JVM worker joined: %v in %v", own, time.Since(joined).Round(10*time.Millisecond))
-		m.restart(j2, "restart sent to the JVM while a Go worker leads")
+		m.restart(j2.URL, "restart sent to the JVM while a Go worker leads")
 
 		m.finish(stop)
 	})
@@ -56,18 +56,18 @@ func TestDistributedMixedKills(t *testing.T) {
 
 		j1 := m.jvm()
 		joined := time.Now()
-		own := m.awaitRunning("tasks of the JVM worker joining the Go-led group running", 180*time.Second, covers(j1.id))
+		own := m.awaitRunning("tasks of the JVM worker joining the Go-led group running", 180*time.Second, covers(j1.ID))
 		t.Logf("JVM worker joined: %v in %v", own, time.Since(joined).Round(10*time.Millisecond))
-		m.restart(j1, "restart sent to the JVM while a Go worker leads")
-		m.pauseResume(g2, j1)
+		m.restart(j1.URL, "restart sent to the JVM while a Go worker leads")
+		m.pauseResume(g2.URL, j1.URL)
 
-		g1.kill()
+		g1.Kill()
 		killed := time.Now()
-		own = m.awaitRunning("every task on the JVM and the other Go worker after the Go leader's SIGKILL", 180*time.Second, within(j1.id, gid(g2)))
+		own = m.awaitRunning("every task on the JVM and the other Go worker after the Go leader's SIGKILL", 180*time.Second, within(j1.ID, gid(g2)))
 		t.Logf("after SIGKILL of the Go leader: %v in %v; leader: %s", own, time.Since(killed).Round(10*time.Millisecond), m.leader())
-		m.restart(g2, "restart sent to the surviving Go worker")
+		m.restart(g2.URL, "restart sent to the surviving Go worker")
 
-		j1.kill()
+		j1.Kill()
 		killed = time.Now()
 		own = m.awaitRunning("every task on the last Go worker after the JVM's SIGKILL", 180*time.Second, within(gid(g2)))
 		t.Logf("after SIGKILL of the JVM: %v in %v", own, time.Since(killed).Round(10*time.Millisecond))
@@ -95,43 +95,43 @@ type mixedGroup struct {
 
 func newMixedGroup(t *testing.T, cp string, partitions int32, tasks int) *mixedGroup {
 	c := newCluster(t, "")
-	m := &mixedGroup{cluster: c, t: t, cp: cp, name: c.group + "-mixed", topic: c.group + "-in",
-		out: filepath.Join(c.dir, "sink.txt"), tasks: tasks, seen: map[string]bool{}}
-	createTopic(t, c.kafka, m.topic, partitions)
+	m := &mixedGroup{cluster: c, t: t, cp: cp, name: c.Group + "-mixed", topic: c.Group + "-in",
+		out: filepath.Join(c.Dir, "sink.txt"), tasks: tasks, seen: map[string]bool{}}
+	createTopic(t, c.Kafka, m.topic, partitions)
 	quit, done := make(chan struct{}), make(chan struct{})
 	go m.watch(quit, done)
 	t.Cleanup(func() { close(quit); <-done })
 	return m
 }
 
-func gid(w *dworker) string { return fmt.Sprintf("127.0.0.1:%d", w.port) }
+func gid(w *dworker) string { return fmt.Sprintf("127.0.0.1:%d", w.Port) }
 
-func (m *mixedGroup) goWorker(name string) *dworker { return m.start(name, 0) }
+func (m *mixedGroup) goWorker(name string) *dworker { return m.Start(name, 0) }
 
 func (m *mixedGroup) jvm() *jworker {
-	j := m.launchJVM(m.cp)
+	j := launchJVM(m.cluster, m.cp)
 	m.mu.Lock()
 	m.jvms = append(m.jvms, j)
 	m.mu.Unlock()
 	return j
 }
 
-type view struct{ id, url string }
+type view struct{ ID, URL string }
 
 // views lists the live workers of both kinds.
 func (m *mixedGroup) views() []view {
 	var out []view
-	m.cluster.mu.Lock()
-	for _, w := range m.workers {
-		if w.alive() {
-			out = append(out, view{"go " + gid(w), w.url})
+	m.cluster.Mu.Lock()
+	for _, w := range m.Workers {
+		if w.Alive() {
+			out = append(out, view{"go " + gid(w), w.URL})
 		}
 	}
-	m.cluster.mu.Unlock()
+	m.cluster.Mu.Unlock()
 	m.mu.Lock()
 	for _, j := range m.jvms {
-		if j.alive() {
-			out = append(out, view{"jvm " + j.id, j.url})
+		if j.Alive() {
+			out = append(out, view{"jvm " + j.ID, j.URL})
 		}
 	}
 	m.mu.Unlock()
@@ -140,13 +140,13 @@ func (m *mixedGroup) views() []view {
 
 // leader names the leader as far as the Go workers' last rebalances tell (for the log only).
 func (m *mixedGroup) leader() string {
-	m.cluster.mu.Lock()
-	defer m.cluster.mu.Unlock()
-	for _, w := range m.workers {
-		if !w.alive() {
+	m.cluster.Mu.Lock()
+	defer m.cluster.Mu.Unlock()
+	for _, w := range m.Workers {
+		if !w.Alive() {
 			continue
 		}
-		lines := strings.Split(w.log.String(), "\n")
+		lines := strings.Split(w.Log.String(), "\n")
 		for i := len(lines) - 1; i >= 0; i-- {
 			if strings.Contains(lines[i], "rebalance done") {
 				if strings.Contains(lines[i], "leader=true") || strings.Contains(lines[i], `"leader":true`) {
@@ -162,7 +162,7 @@ func (m *mixedGroup) leader() string {
 func (m *mixedGroup) liveIDs() map[string]bool {
 	out := map[string]bool{}
 	for _, v := range m.views() {
-		out[strings.Fields(v.id)[1]] = true
+		out[strings.Fields(v.ID)[1]] = true
 	}
 	return out
 }
@@ -177,7 +177,7 @@ type mixedStatus struct {
 }
 
 func (m *mixedGroup) statusOf(v view) (mixedStatus, bool) {
-	code, body := httpDo("GET", v.url+"/connectors/"+m.name+"/status", "")
+	code, body := httpDo("GET", v.URL+"/connectors/"+m.name+"/status", "")
 	var s mixedStatus
 	if code != 200 || json.Unmarshal([]byte(body), &s) != nil {
 		return s, false
@@ -199,11 +199,11 @@ func (m *mixedGroup) watch(quit, done chan struct{}) {
 				continue
 			}
 			if s.Connector.State == "FAILED" {
-				m.noteFailed(fmt.Sprintf("connector on %s (seen by %s):\n%s", s.Connector.WorkerID, v.id, s.Connector.Trace))
+				m.noteFailed(fmt.Sprintf("connector on %s (seen by %s):\n%s", s.Connector.WorkerID, v.ID, s.Connector.Trace))
 			}
 			for _, ts := range s.Tasks {
 				if ts.State == "FAILED" {
-					m.noteFailed(fmt.Sprintf("task %d on %s (seen by %s):\n%s", ts.ID, ts.WorkerID, v.id, ts.Trace))
+					m.noteFailed(fmt.Sprintf("task %d on %s (seen by %s):\n%s", ts.ID, ts.WorkerID, v.ID, ts.Trace))
 				}
 			}
 		}
@@ -247,9 +247,14 @@ func (m *mixedGroup) waitFor(what string, timeout time.Duration, cond func() (bo
 	}
 }
 
+// create creates the file sink connector through w. Its consumer group (connect-<name>) keeps a SIGKILLed
+// worker's consumers until their session times out and its eager rebalances wait for them (a consumer that was
+// still joining times out once more): the test is about the workers under kills, not the broker's session
+// timeout, so the consumers get 6 s (heartbeats every second) instead of the default of 45 s.
 func (m *mixedGroup) create(w *dworker) {
-	cfg := fmt.Sprintf(`{"connector.class":"org.apache.kafka.connect.file.FileStreamSinkConnector","tasks.max":"%d","topics":%q,"file":%q}`, m.tasks, m.topic, m.out)
-	code, body := httpDo("PUT", w.url+"/connectors/"+m.name+"/config", cfg)
+	cfg := fmt.Sprintf(`{"connector.class":"org.apache.kafka.connect.file.FileStreamSinkConnector","tasks.max":"%d","topics":%q,"file":%q,`+
+		`"consumer.override.session.timeout.ms":"6000","consumer.override.heartbeat.interval.ms":"1000"}`, m.tasks, m.topic, m.out)
+	code, body := httpDo("PUT", w.URL+"/connectors/"+m.name+"/config", cfg)
 	require.Contains(m.t, []int{200, 201}, code, body)
 }
 
@@ -300,25 +305,25 @@ func (m *mixedGroup) settled(state string, want func(ownership) bool) (ownership
 	for _, v := range m.views() {
 		s, ok := m.statusOf(v)
 		if !ok {
-			return nil, false, v.id + ": no status"
+			return nil, false, v.ID + ": no status"
 		}
 		if s.Connector.State != state || !live[s.Connector.WorkerID] {
-			return nil, false, fmt.Sprintf("%s: connector %s on %s", v.id, s.Connector.State, s.Connector.WorkerID)
+			return nil, false, fmt.Sprintf("%s: connector %s on %s", v.ID, s.Connector.State, s.Connector.WorkerID)
 		}
 		if len(s.Tasks) != m.tasks {
-			return nil, false, fmt.Sprintf("%s: %d tasks", v.id, len(s.Tasks))
+			return nil, false, fmt.Sprintf("%s: %d tasks", v.ID, len(s.Tasks))
 		}
 		own := ownership{}
 		for _, ts := range s.Tasks {
 			if ts.State != state || !live[ts.WorkerID] {
-				return nil, false, fmt.Sprintf("%s: task %d %s on %s", v.id, ts.ID, ts.State, ts.WorkerID)
+				return nil, false, fmt.Sprintf("%s: task %d %s on %s", v.ID, ts.ID, ts.State, ts.WorkerID)
 			}
 			own[ts.ID] = ts.WorkerID
 		}
 		if first == nil {
 			first = own
 		} else if fmt.Sprint(first) != fmt.Sprint(own) {
-			return nil, false, fmt.Sprintf("views differ: %v, %s: %v", first, v.id, own)
+			return nil, false, fmt.Sprintf("views differ: %v, %s: %v", first, v.ID, own)
 		}
 	}
 	if first == nil {
@@ -361,7 +366,7 @@ func (m *mixedGroup) send(method, url string) (int, string) {
 // restart restarts the connector and its tasks through the given worker's REST API and waits until the status
 // topic has a RUNNING record written after the request for the connector and every task, and every view shows
 // them all RUNNING.
-func (m *mixedGroup) restart(through interface{ restURL() string }, what string) {
+func (m *mixedGroup) restart(through, what string) {
 	m.t.Helper()
 	before := map[string]int{}
 	for _, r := range m.statusRecords() {
@@ -371,7 +376,7 @@ func (m *mixedGroup) restart(through interface{ restURL() string }, what string)
 	for i := 0; i < m.tasks; i++ {
 		keys = append(keys, fmt.Sprintf("status-task-%s-%d", m.name, i))
 	}
-	code, body := m.send("POST", through.restURL()+"/connectors/"+m.name+"/restart?includeTasks=true")
+	code, body := m.send("POST", through+"/connectors/"+m.name+"/restart?includeTasks=true")
 	require.Equal(m.t, 202, code, "%s: %s", what, body)
 	m.waitFor(what, 180*time.Second, func() (bool, string) {
 		idx := map[string]int{}
@@ -393,20 +398,17 @@ func (m *mixedGroup) restart(through interface{ restURL() string }, what string)
 }
 
 // pauseResume pauses the connector through one worker and resumes it through the other.
-func (m *mixedGroup) pauseResume(pause, resume interface{ restURL() string }) {
+func (m *mixedGroup) pauseResume(pause, resume string) {
 	m.t.Helper()
-	code, body := m.send("PUT", pause.restURL()+"/connectors/"+m.name+"/pause")
+	code, body := m.send("PUT", pause+"/connectors/"+m.name+"/pause")
 	require.Equal(m.t, 202, code, body)
 	m.awaitState("paused everywhere", "PAUSED", 120*time.Second, nil)
-	code, body = m.send("PUT", resume.restURL()+"/connectors/"+m.name+"/resume")
+	code, body = m.send("PUT", resume+"/connectors/"+m.name+"/resume")
 	require.Equal(m.t, 202, code, body)
 	m.awaitRunning("resumed everywhere", 120*time.Second, nil)
 }
 
-func (w *dworker) restURL() string { return w.url }
-func (j *jworker) restURL() string { return j.url }
-
-func (m *mixedGroup) produce() (stop func() int) { return producer(m.t, m.kafka, m.topic, "v-") }
+func (m *mixedGroup) produce() (stop func() int) { return producer(m.t, m.Kafka, m.topic, "v-") }
 
 // finish stops the producer, waits for every record in the sink file and checks the status topic for FAILED
 // records the polling may have missed (a task restarted automatically between two polls).
@@ -454,9 +456,9 @@ type statusRecord struct{ key, state, worker, trace string }
 func (m *mixedGroup) statusRecords() []statusRecord {
 	t := m.t
 	t.Helper()
-	topic := m.group + "-status"
+	topic := m.Group + "-status"
 	var out []statusRecord
-	for _, msg := range kafkatest.ReadToEnd(t, m.kafka, topic, time.Minute) {
+	for _, msg := range kafkatest.ReadToEnd(t, m.Kafka, topic, time.Minute) {
 		k := string(msg.Key)
 		if k == "status-connector-"+m.name || strings.HasPrefix(k, "status-task-"+m.name+"-") {
 			var v struct {

@@ -1,4 +1,4 @@
-package distributed
+package jvmmixed
 
 import (
 	"fmt"
@@ -46,8 +46,8 @@ func TestIcebergCommitterHandover(t *testing.T) {
 	g := newIcebergGroup(t, cp, plugin, cat, "handover")
 	j := g.icebergJVM()
 	gw := g.goWorker("go-0")
-	g.createSink(j)
-	g.awaitRunning("tasks on both kinds", icebergPhaseTimeout, covers(j.id, gid(gw)))
+	g.createSink(j.URL)
+	g.awaitRunning("tasks on both kinds", icebergPhaseTimeout, covers(j.ID, gid(gw)))
 	stop := g.produce()
 	g.awaitCommit("", "a first commit", g.started)
 
@@ -63,10 +63,10 @@ func TestIcebergCommitterHandover(t *testing.T) {
 		g.atRoundStart()
 		var killed time.Time
 		if kind == "jvm" {
-			j.kill()
-			killed = g.mark(fmt.Sprintf("kill %d: SIGKILL of the JVM worker %s running the committer (%s), as a commit round starts", kill, j.id, at))
+			j.Kill()
+			killed = g.mark(fmt.Sprintf("kill %d: SIGKILL of the JVM worker %s running the committer (%s), as a commit round starts", kill, j.ID, at))
 		} else {
-			gw.kill()
+			gw.Kill()
 			killed = g.mark(fmt.Sprintf("kill %d: SIGKILL of the Go worker %s running the committer (%s), as a commit round starts", kill, gid(gw), at))
 		}
 		zombies := len(g.zombies)
@@ -83,9 +83,9 @@ func TestIcebergCommitterHandover(t *testing.T) {
 		if kind == "jvm" {
 			g.restartJVM(j)
 		} else {
-			gw = g.start(fmt.Sprintf("go-%d", kill), gw.port) // the same worker id
+			gw = g.Start(fmt.Sprintf("go-%d", kill), gw.Port) // the same worker id
 		}
-		own := g.awaitRunning("tasks on both kinds again", icebergPhaseTimeout, covers(j.id, gid(gw)))
+		own := g.awaitRunning("tasks on both kinds again", icebergPhaseTimeout, covers(j.ID, gid(gw)))
 		back := g.mark(fmt.Sprintf("the killed worker runs tasks again: %v", own))
 		g.awaitCommit("", "a commit with tasks on both kinds", back)
 	}

@@ -1,4 +1,4 @@
-package distributed
+package jvmmixed
 
 import (
 	"bytes"
@@ -65,7 +65,7 @@ const (
 // connectd speaks the Apache sink's control-topic events for this connector (connectors/iceberg/README.md,
 // "Control protocols"). Run alone:
 //
-//	go test ./internal/herder -run TestIcebergConnectorAcrossJVMAndGo -v -count=1 -timeout 30m
+//	go test ./test/e2e/jvmmixed -run TestIcebergConnectorAcrossJVMAndGo -v -count=1 -timeout 30m
 //
 // (ICEBERG_MIXED_LOGS=DIR keeps every worker's whole log there, a directory per phase.)
 func TestIcebergConnectorAcrossJVMAndGo(t *testing.T) {
@@ -79,37 +79,37 @@ func TestIcebergConnectorAcrossJVMAndGo(t *testing.T) {
 	t.Run("jvm-led", func(t *testing.T) {
 		g := newIcebergGroup(t, cp, plugin, cat, "jvm_led")
 		j1 := g.icebergJVM() // first member: the JVM leads
-		g.createSink(j1)
-		g.awaitRunning("every task on the JVM leader", icebergPhaseTimeout, within(j1.id))
+		g.createSink(j1.URL)
+		g.awaitRunning("every task on the JVM leader", icebergPhaseTimeout, within(j1.ID))
 		g.mark("running on the JVM leader")
 		stop := g.produce()
 		g.awaitCommit("jvm", "a commit of the JVM coordinator while only JVM tasks run", g.started)
 
 		g1, g2 := g.goWorker("go1"), g.goWorker("go2")
 		joined := g.mark("two Go workers joined the JVM-led group")
-		own := g.awaitRunning("tasks on the JVM and both Go workers", icebergPhaseTimeout, covers(j1.id, gid(g1), gid(g2)))
+		own := g.awaitRunning("tasks on the JVM and both Go workers", icebergPhaseTimeout, covers(j1.ID, gid(g1), gid(g2)))
 		mixed := g.mark(fmt.Sprintf("tasks on both kinds after %v: %v; %s", time.Since(joined).Round(10*time.Millisecond), own, g.coordinatorAt()))
 		g.awaitCommit("", "a commit with tasks on both kinds", mixed)
 
 		g.atRoundStart()
-		g1.kill()
+		g1.Kill()
 		killed := g.mark("SIGKILL of Go worker " + gid(g1) + ", as a commit round starts")
-		own = g.awaitRunning("every task on the JVM and the other Go worker", icebergPhaseTimeout, within(j1.id, gid(g2)))
+		own = g.awaitRunning("every task on the JVM and the other Go worker", icebergPhaseTimeout, within(j1.ID, gid(g2)))
 		back := g.mark(fmt.Sprintf("tasks on the survivors after %v: %v; %s", time.Since(killed).Round(10*time.Millisecond), own, g.coordinatorAt()))
 		g.awaitCommit("", "a commit after the Go worker's SIGKILL", back)
 		g.handover(killed)
 
 		g.atRoundStart()
-		j1.kill()
-		killed = g.mark("SIGKILL of the JVM leader " + j1.id + ", as a commit round starts")
+		j1.Kill()
+		killed = g.mark("SIGKILL of the JVM leader " + j1.ID + ", as a commit round starts")
 		g.awaitRunning("every task on the last Go worker", icebergPhaseTimeout, within(gid(g2)))
 		back = g.mark(fmt.Sprintf("every task on the Go worker after %v", time.Since(killed).Round(10*time.Millisecond)))
 		g.awaitCommit("go", "a commit of the Go coordinator while only Go tasks run", back)
 		g.handover(killed)
 
 		j2 := g.icebergJVM()
-		joined = g.mark("a JVM worker " + j2.id + " started in the Go-led group")
-		own = g.awaitRunning("a share for the JVM worker joining the Go-led group", icebergPhaseTimeout, covers(j2.id))
+		joined = g.mark("a JVM worker " + j2.ID + " started in the Go-led group")
+		own = g.awaitRunning("a share for the JVM worker joining the Go-led group", icebergPhaseTimeout, covers(j2.ID))
 		mixed = g.mark(fmt.Sprintf("the joining JVM worker runs tasks after %v: %v; %s", time.Since(joined).Round(10*time.Millisecond), own, g.coordinatorAt()))
 		g.awaitCommit("", "a commit after the JVM worker joined", mixed)
 		g.finish(stop)
@@ -118,29 +118,29 @@ func TestIcebergConnectorAcrossJVMAndGo(t *testing.T) {
 	t.Run("go-led", func(t *testing.T) {
 		g := newIcebergGroup(t, cp, plugin, cat, "go_led")
 		g1, g2 := g.goWorker("go1"), g.goWorker("go2") // go1 leads
-		g.createSink(g2)
+		g.createSink(g2.URL)
 		g.awaitRunning("tasks on both Go workers", icebergPhaseTimeout, covers(gid(g1), gid(g2)))
 		g.mark("running on both Go workers")
 		stop := g.produce()
 		g.awaitCommit("go", "a commit of the Go coordinator while only Go tasks run", g.started)
 
 		j1 := g.icebergJVM()
-		joined := g.mark("a JVM worker " + j1.id + " started in the Go-led group")
-		own := g.awaitRunning("a share for the JVM worker", icebergPhaseTimeout, covers(j1.id))
+		joined := g.mark("a JVM worker " + j1.ID + " started in the Go-led group")
+		own := g.awaitRunning("a share for the JVM worker", icebergPhaseTimeout, covers(j1.ID))
 		mixed := g.mark(fmt.Sprintf("tasks on both kinds after %v: %v; %s", time.Since(joined).Round(10*time.Millisecond), own, g.coordinatorAt()))
 		g.awaitCommit("", "a commit with tasks on both kinds", mixed)
 
 		g.atRoundStart()
-		j1.kill()
-		killed := g.mark("SIGKILL of the JVM worker " + j1.id + ", as a commit round starts")
+		j1.Kill()
+		killed := g.mark("SIGKILL of the JVM worker " + j1.ID + ", as a commit round starts")
 		g.awaitRunning("every task on the Go workers", icebergPhaseTimeout, within(gid(g1), gid(g2)))
 		back := g.mark(fmt.Sprintf("every task on the Go workers after %v", time.Since(killed).Round(10*time.Millisecond)))
 		g.awaitCommit("go", "a commit of the Go coordinator after the JVM's SIGKILL", back)
 		g.handover(killed)
 
 		j2 := g.icebergJVM()
-		joined = g.mark("a second JVM worker " + j2.id + " started")
-		own = g.awaitRunning("a share for the second JVM worker", icebergPhaseTimeout, covers(j2.id))
+		joined = g.mark("a second JVM worker " + j2.ID + " started")
+		own = g.awaitRunning("a share for the second JVM worker", icebergPhaseTimeout, covers(j2.ID))
 		at := g.coordinatorAt()
 		g.mark(fmt.Sprintf("the second JVM worker runs tasks after %v: %v; %s", time.Since(joined).Round(10*time.Millisecond), own, at))
 
@@ -150,9 +150,9 @@ func TestIcebergConnectorAcrossJVMAndGo(t *testing.T) {
 			victim, survivor = g2, g1
 		}
 		g.atRoundStart()
-		victim.kill()
+		victim.Kill()
 		killed = g.mark("SIGKILL of Go worker " + gid(victim) + ", as a commit round starts")
-		own = g.awaitRunning("every task on the JVM and the other Go worker", icebergPhaseTimeout, within(j2.id, gid(survivor)))
+		own = g.awaitRunning("every task on the JVM and the other Go worker", icebergPhaseTimeout, within(j2.ID, gid(survivor)))
 		back = g.mark(fmt.Sprintf("tasks on the survivors after %v: %v; %s", time.Since(killed).Round(10*time.Millisecond), own, g.coordinatorAt()))
 		g.awaitCommit("", "a commit after the SIGKILL", back)
 		g.handover(killed)
@@ -174,8 +174,8 @@ func TestIcebergApacheSinkAloneBaseline(t *testing.T) {
 	cp, plugin, cat := icebergMixedSetup(t)
 	g := newIcebergGroup(t, cp, plugin, cat, "jvm_only")
 	j1, j2 := g.icebergJVM(), g.icebergJVM()
-	g.createSink(j2)
-	g.awaitRunning("tasks on both JVM workers", icebergPhaseTimeout, covers(j1.id, j2.id))
+	g.createSink(j2.URL)
+	g.awaitRunning("tasks on both JVM workers", icebergPhaseTimeout, covers(j1.ID, j2.ID))
 	g.mark("running on both JVM workers; " + g.coordinatorAt())
 	stop := g.produce()
 	g.awaitCommit("jvm", "a commit of the JVM coordinator", g.started)
@@ -183,12 +183,12 @@ func TestIcebergApacheSinkAloneBaseline(t *testing.T) {
 	for kill := 1; kill <= 2; kill++ {
 		victim := g.coordinatorJVM()
 		g.atRoundStart()
-		victim.kill()
-		killed := g.mark(fmt.Sprintf("SIGKILL %d: the JVM worker %s of the coordinator's task, as a commit round starts", kill, victim.id))
+		victim.Kill()
+		killed := g.mark(fmt.Sprintf("SIGKILL %d: the JVM worker %s of the coordinator's task, as a commit round starts", kill, victim.ID))
 		var live []string
 		for _, j := range g.jvms {
-			if j.alive() {
-				live = append(live, j.id)
+			if j.Alive() {
+				live = append(live, j.ID)
 			}
 		}
 		g.awaitRunning("every task on the surviving JVM workers", icebergPhaseTimeout, within(live...))
@@ -196,8 +196,8 @@ func TestIcebergApacheSinkAloneBaseline(t *testing.T) {
 		g.awaitCommit("jvm", "a commit of the JVM coordinator after the SIGKILL", back)
 		if kill == 1 {
 			j3 := g.icebergJVM()
-			joined := g.mark("a third JVM worker " + j3.id + " started")
-			g.awaitRunning("a share for the joining JVM worker", icebergPhaseTimeout, covers(j3.id))
+			joined := g.mark("a third JVM worker " + j3.ID + " started")
+			g.awaitRunning("a share for the joining JVM worker", icebergPhaseTimeout, covers(j3.ID))
 			back := g.mark(fmt.Sprintf("the joining JVM worker runs tasks after %v; %s", time.Since(joined).Round(10*time.Millisecond), g.coordinatorAt()))
 			g.awaitCommit("jvm", "a commit after the join", back)
 		}
@@ -250,10 +250,10 @@ type icebergGroup struct {
 
 func newIcebergGroup(t *testing.T, cp, plugin string, cat icebergCatalog, tbl string) *icebergGroup {
 	m := newMixedGroup(t, cp, icebergPartitions, icebergTasks)
-	g := &icebergGroup{mixedGroup: m, plugin: plugin, cat: cat, tbl: tbl, control: m.group + "-control", started: time.Now()}
+	g := &icebergGroup{mixedGroup: m, plugin: plugin, cat: cat, tbl: tbl, control: m.Group + "-control", started: time.Now()}
 	// the control topic exists before either side starts (1 partition, as the Apache sink's docs ask for; the sink
 	// itself creates no topic and relies on the broker's auto-creation otherwise)
-	createTopic(t, m.kafka, g.control, 1)
+	createTopic(t, m.Kafka, g.control, 1)
 	// pre-created: with iceberg.tables.auto-create-enabled the JVM tasks race each other creating it
 	cat.createTable(t, icebergNamespace, tbl)
 	t.Cleanup(func() { g.keepLogs() })
@@ -310,19 +310,20 @@ func (g *icebergGroup) sinkConfig() string {
 	return string(b)
 }
 
-// createSink creates the connector through w's REST API (forwarded to the leader when w does not lead).
-func (g *icebergGroup) createSink(w interface{ restURL() string }) {
+// createSink creates the connector through the REST API at url (forwarded to the leader when that worker does
+// not lead).
+func (g *icebergGroup) createSink(url string) {
 	g.t.Helper()
 	cfg := g.sinkConfig()
 	g.waitFor("creating the connector", 90*time.Second, func() (bool, string) {
-		code, body := httpDo("PUT", w.restURL()+"/connectors/"+g.name+"/config", cfg)
+		code, body := httpDo("PUT", url+"/connectors/"+g.name+"/config", cfg)
 		if code == 409 || code == 0 { // no leader yet (the JVM answers 409 until its first rebalance)
 			return false, fmt.Sprintf("%d %s", code, body)
 		}
 		require.Contains(g.t, []int{200, 201}, code, body)
 		return true, ""
 	})
-	g.mark("connector created through " + w.restURL())
+	g.mark("connector created through " + url)
 }
 
 // produce writes {"id": n, "payload": ...} records with unique, increasing ids round-robin over the partitions
@@ -331,7 +332,7 @@ func (g *icebergGroup) createSink(w interface{ restURL() string }) {
 // from the topic at the end.
 func (g *icebergGroup) produce() (stop func() int) {
 	t := g.t
-	p := kafkatest.NewClient(t, g.kafka, kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
+	p := kafkatest.NewClient(t, g.Kafka, kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
 	var acked, failed, next int
 	quit, done := make(chan struct{}), make(chan struct{})
 	go func() {
@@ -468,10 +469,10 @@ const zombieSignature = "Commit failed, will try again next cycle (org.apache.ic
 // records stay in the control topic and the next coordinator commits them, which the end check verifies.
 func (g *icebergGroup) unstall() bool {
 	for _, j := range g.jvms {
-		if !j.alive() {
+		if !j.Alive() {
 			continue
 		}
-		log := j.log.String()
+		log := j.Log.String()
 		n := strings.Count(log, zombieSignature)
 		if n < 2 {
 			continue
@@ -479,8 +480,8 @@ func (g *icebergGroup) unstall() bool {
 		first := strings.Index(log, zombieSignature)
 		start := strings.LastIndex(log[:first], "\n[")
 		evidence := log[start+1 : first+len(zombieSignature)]
-		g.zombies = append(g.zombies, j.id)
-		g.mark(fmt.Sprintf("the Apache sink's coordinator on JVM worker %s is stalled (%d failed commits with its catalog closed, first:\n%s\n); restarting that worker", j.id, n, evidence))
+		g.zombies = append(g.zombies, j.ID)
+		g.mark(fmt.Sprintf("the Apache sink's coordinator on JVM worker %s is stalled (%d failed commits with its catalog closed, first:\n%s\n); restarting that worker", j.ID, n, evidence))
 		g.restartJVM(j)
 		return true
 	}
@@ -490,16 +491,16 @@ func (g *icebergGroup) unstall() bool {
 // restartJVM SIGKILLs a JVM worker and starts it again with the same worker id (port), in place: the phase's
 // variable and the group's status views follow the new process.
 func (g *icebergGroup) restartJVM(j *jworker) {
-	j.kill()
-	g.pastLogs = append(g.pastLogs, [2]string{j.id, j.log.String()})
-	port, err := strconv.Atoi(j.id[strings.LastIndexByte(j.id, ':')+1:])
+	j.Kill()
+	g.pastLogs = append(g.pastLogs, [2]string{j.ID, j.Log.String()})
+	port, err := strconv.Atoi(j.ID[strings.LastIndexByte(j.ID, ':')+1:])
 	require.NoError(g.t, err)
 	n := launchIcebergJVM(g.cluster, g.cp, g.plugin, port)
 	g.mu.Lock()
 	*j = *n
 	g.mu.Unlock()
-	g.awaitRunning("the restarted JVM worker back with tasks", icebergPhaseTimeout, covers(j.id))
-	g.mark("JVM worker " + j.id + " restarted and running tasks")
+	g.awaitRunning("the restarted JVM worker back with tasks", icebergPhaseTimeout, covers(j.ID))
+	g.mark("JVM worker " + j.ID + " restarted and running tasks")
 }
 
 // coordinatorJVM returns the live JVM worker running the task that holds partition 0 of the topic: the Apache
@@ -513,7 +514,7 @@ func (g *icebergGroup) coordinatorJVM() *jworker {
 			return false, detail
 		}
 		for _, j := range g.jvms {
-			if j.alive() && j.id == w {
+			if j.Alive() && j.ID == w {
 				out = j
 				return true, ""
 			}
@@ -536,8 +537,8 @@ func (g *icebergGroup) coordinatorAt() string {
 		return "partition 0: " + detail
 	}
 	for _, v := range g.views() {
-		if strings.HasSuffix(v.id, " "+w) {
-			return "partition 0 on " + v.id
+		if strings.HasSuffix(v.ID, " "+w) {
+			return "partition 0 on " + v.ID
 		}
 	}
 	return "partition 0 on " + w
@@ -546,7 +547,7 @@ func (g *icebergGroup) coordinatorAt() string {
 // atRoundStart waits (up to two commit intervals) until the control topic's end offset moves: a commit round
 // starts, or its answers arrive. A SIGKILL then hits the round in flight.
 func (g *icebergGroup) atRoundStart() {
-	admin := kafkatest.NewAdmin(g.t, g.kafka)
+	admin := kafkatest.NewAdmin(g.t, g.Kafka)
 	defer admin.Close()
 	start, err := controlEnd(admin, g.control)
 	require.NoError(g.t, err)
@@ -577,7 +578,7 @@ func controlEnd(admin *kadm.Client, control string) (int64, error) {
 func (g *icebergGroup) partitionZeroWorker() (string, string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	admin := kafkatest.NewAdmin(g.t, g.kafka)
+	admin := kafkatest.NewAdmin(g.t, g.Kafka)
 	defer admin.Close()
 	described, err := admin.DescribeGroups(ctx, "connect-"+g.name)
 	if err == nil {
@@ -625,10 +626,10 @@ func (g *icebergGroup) topicIDs() map[int64]int {
 	t := g.t
 	t.Helper()
 	total := 0
-	for _, end := range kafkatest.EndOffsets(t, g.kafka, g.topic) {
+	for _, end := range kafkatest.EndOffsets(t, g.Kafka, g.topic) {
 		total += int(end)
 	}
-	msgs := kafkatest.ConsumeAll(t, g.kafka, g.topic, total, 120*time.Second)
+	msgs := kafkatest.ConsumeAll(t, g.Kafka, g.topic, total, 120*time.Second)
 	require.Len(t, msgs, total, "records read back from the topic")
 	out := make(map[int64]int, total)
 	for _, m := range msgs {
@@ -768,7 +769,7 @@ var txnIDRe = regexp.MustCompile(`transactionalId=([^,\]\s]+)`)
 func (g *icebergGroup) logGroups() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	a := kafkatest.NewAdmin(g.t, g.kafka)
+	a := kafkatest.NewAdmin(g.t, g.Kafka)
 	defer a.Close()
 	all, err := a.ListGroups(ctx)
 	if err != nil {
@@ -825,7 +826,7 @@ func (g *icebergGroup) logGroups() {
 	txn := map[string]bool{}
 	logs := make([]string, 0, len(g.jvms)+len(g.pastLogs))
 	for _, j := range g.jvms {
-		logs = append(logs, j.log.String())
+		logs = append(logs, j.Log.String())
 	}
 	for _, l := range g.pastLogs {
 		logs = append(logs, l[1])
@@ -854,13 +855,13 @@ func (g *icebergGroup) keepLogs() {
 		g.t.Logf("keeping logs: %v", err)
 		return
 	}
-	g.cluster.mu.Lock()
-	for _, w := range g.workers {
-		_ = os.WriteFile(filepath.Join(dir, "go-"+w.name+"-"+strconv.Itoa(w.port)+".log"), []byte(w.log.String()), 0o644)
+	g.cluster.Mu.Lock()
+	for _, w := range g.Workers {
+		_ = os.WriteFile(filepath.Join(dir, "go-"+w.Name+"-"+strconv.Itoa(w.Port)+".log"), []byte(w.Log.String()), 0o644)
 	}
-	g.cluster.mu.Unlock()
+	g.cluster.Mu.Unlock()
 	for _, j := range g.jvms {
-		_ = os.WriteFile(filepath.Join(dir, "jvm-"+strings.ReplaceAll(j.id, ":", "_")+".log"), []byte(j.log.String()), 0o644)
+		_ = os.WriteFile(filepath.Join(dir, "jvm-"+strings.ReplaceAll(j.ID, ":", "_")+".log"), []byte(j.Log.String()), 0o644)
 	}
 	for i, l := range g.pastLogs {
 		_ = os.WriteFile(filepath.Join(dir, fmt.Sprintf("jvm-%s-before-restart-%d.log", strings.ReplaceAll(l[0], ":", "_"), i)), []byte(l[1]), 0o644)
@@ -1024,7 +1025,7 @@ fi`
 // transactional producers' INFO lines in its log. The Apache sink reads the worker's properties file back from
 // the command line (IcebergSinkConfig's loadWorkerProps) for the Kafka clients of its control topic.
 func launchIcebergJVM(c *cluster, cp, pluginPath string, port int) *jworker {
-	return c.launchJVMWith(cp, jvmLaunch{port: port, heap: "768m", name: "jvm-iceberg",
+	return launchJVMWith(c, cp, jvmLaunch{port: port, heap: "768m", name: "jvm-iceberg",
 		props: "plugin.path=" + pluginPath + "\nplugin.discovery=service_load\n",
 		loggers: []string{"logger.iceberg.name=org.apache.iceberg.connect", "logger.iceberg.level=INFO",
 			"logger.txn.name=org.apache.kafka.clients.producer.internals.TransactionManager", "logger.txn.level=INFO"}})

@@ -1,4 +1,4 @@
-package distributed
+package distributedapi
 
 import (
 	"fmt"
@@ -25,24 +25,24 @@ func TestDistributedConfigProvidersStoreReferences(t *testing.T) {
 	require.NoError(t, os.WriteFile(propsFile, []byte("path="+out+"\npassword=ClusterSecret-7\n"), 0o600))
 	c := newCluster(t, "config.providers=file\nconfig.providers.file.class=FileConfigProvider\n"+
 		"config.providers.file.param.allowed.paths="+secrets)
-	w := c.start("a", 0)
-	topic := c.group + "-in"
-	createTopic(t, c.kafka, topic, 1)
-	name := c.group + "-refs"
+	w := c.Start("a", 0)
+	topic := c.Group + "-in"
+	createTopic(t, c.Kafka, topic, 1)
+	name := c.Group + "-refs"
 	fileRef, pwRef := "${file:"+propsFile+":path}", "${file:"+propsFile+":password}"
 	cfg := fmt.Sprintf(`{"connector.class":"FileStreamSink","tasks.max":"1","topics":%q,"file":%q,"password":%q}`, topic, fileRef, pwRef)
-	code, body := httpDo("PUT", w.url+"/connectors/"+name+"/config", cfg)
+	code, body := httpDo("PUT", w.URL+"/connectors/"+name+"/config", cfg)
 	require.Equal(t, 201, code, body)
-	kafkatest.ProduceN(t, c.kafka, topic, 0, 10)
+	kafkatest.ProduceN(t, c.Kafka, topic, 0, 10)
 	require.Eventually(t, func() bool { return len(fileValues(t, out)) == 10 }, 60*time.Second, 100*time.Millisecond)
 
-	code, body = httpDo("GET", w.url+"/connectors/"+name+"/tasks", "")
+	code, body = httpDo("GET", w.URL+"/connectors/"+name+"/tasks", "")
 	require.Equal(t, 200, code)
 	assert.Contains(t, body, fileRef)
 	assert.NotContains(t, body, out)
 
 	var taskRecord string
-	for _, m := range kafkatest.ConsumeAll(t, c.kafka, c.group+"-configs", 1000, 10*time.Second) {
+	for _, m := range kafkatest.ConsumeAll(t, c.Kafka, c.Group+"-configs", 1000, 10*time.Second) {
 		if string(m.Key) == "task-"+name+"-0" {
 			taskRecord = string(m.Value)
 		}
@@ -51,7 +51,7 @@ func TestDistributedConfigProvidersStoreReferences(t *testing.T) {
 	assert.Contains(t, taskRecord, fileRef)
 	assert.NotContains(t, taskRecord, "ClusterSecret-7")
 	assert.NotContains(t, taskRecord, `"`+out+`"`)
-	assert.NotContains(t, w.log.String(), "ClusterSecret-7")
+	assert.NotContains(t, w.Log.String(), "ClusterSecret-7")
 }
 
 // A worker whose config names a config provider class it does not implement refuses to start, naming it.

@@ -1,4 +1,4 @@
-package distributed
+package distributedapi
 
 import (
 	"context"
@@ -27,11 +27,11 @@ func TestDistributedStoredVersionPinFailsAtStart(t *testing.T) {
 	}
 	t.Parallel()
 	c := newCluster(t, "")
-	w := c.start("a", 0)
-	topic := c.group + "-in"
-	createTopic(t, c.kafka, topic, 1)
+	w := c.Start("a", 0)
+	topic := c.Group + "-in"
+	createTopic(t, c.Kafka, topic, 1)
 
-	code, body := httpDo("GET", w.url+"/connector-plugins", "")
+	code, body := httpDo("GET", w.URL+"/connector-plugins", "")
 	require.Equal(t, 200, code, body)
 	var plugins []struct{ Class, Version string }
 	require.NoError(t, json.Unmarshal([]byte(body), &plugins))
@@ -44,17 +44,17 @@ func TestDistributedStoredVersionPinFailsAtStart(t *testing.T) {
 	}
 	require.NotEmpty(t, version, "%s not installed: %s", class, body)
 
-	cl := kafkatest.NewClient(t, c.kafka)
+	cl := kafkatest.NewClient(t, c.Kafka)
 	store := func(name, pin string) {
 		v, err := json.Marshal(map[string]any{"properties": map[string]string{
 			"name": name, "connector.class": class, "tasks.max": "1", "topics": topic,
-			"file": filepath.Join(c.dir, name+".txt"), "connector.plugin.version": pin,
+			"file": filepath.Join(c.Dir, name+".txt"), "connector.plugin.version": pin,
 		}})
 		require.NoError(t, err)
 		require.NoError(t, cl.ProduceSync(context.Background(),
-			&kgo.Record{Topic: c.group + "-configs", Key: []byte("connector-" + name), Value: v}).FirstErr())
+			&kgo.Record{Topic: c.Group + "-configs", Key: []byte("connector-" + name), Value: v}).FirstErr())
 	}
-	unmatched, matched := c.group+"-unmatched", c.group+"-matched"
+	unmatched, matched := c.Group+"-unmatched", c.Group+"-matched"
 	store(unmatched, "(,0.0.1)")
 	store(matched, version)
 
@@ -63,7 +63,7 @@ func TestDistributedStoredVersionPinFailsAtStart(t *testing.T) {
 		Tasks     []json.RawMessage             `json:"tasks"`
 	}
 	require.Eventually(t, func() bool {
-		code, body := httpDo("GET", w.url+"/connectors/"+unmatched+"/status", "")
+		code, body := httpDo("GET", w.URL+"/connectors/"+unmatched+"/status", "")
 		return code == 200 && json.Unmarshal([]byte(body), &st) == nil && st.Connector.State == "FAILED"
 	}, 30*time.Second, 100*time.Millisecond)
 	// the JVM's Worker.startConnector wraps the plugin loader's exception (connectorClassLoader)
@@ -77,23 +77,23 @@ func TestDistributedStoredVersionPinFailsAtStart(t *testing.T) {
 		cs, ok := status(t, w, matched)
 		return ok && cs.Connector.State == "RUNNING" && len(cs.Tasks) == 1 && cs.Tasks[0].State == "RUNNING"
 	}, 30*time.Second, 100*time.Millisecond, "a pin the installed version satisfies runs")
-	code, body = httpDo("GET", w.url+"/connectors/"+unmatched+"/status", "")
+	code, body = httpDo("GET", w.URL+"/connectors/"+unmatched+"/status", "")
 	require.Equal(t, 200, code, body)
 	assert.Contains(t, body, `"state":"FAILED"`, "still failed, not started by a later rebalance")
 
 	// the same unmatched pin with task configs stored too (a JVM worker hosting the pinned version ran the
 	// connector and wrote them): Worker.startTask resolves the task's loader through the connector config's pin,
 	// so each task fails with the loader's exception wrapped, instead of running the installed version
-	withTasks := c.group + "-pinned-tasks"
+	withTasks := c.Group + "-pinned-tasks"
 	store(withTasks, "(,0.0.1)")
 	taskProps, err := json.Marshal(map[string]any{"properties": map[string]string{
 		"task.class": "org.apache.kafka.connect.file.FileStreamSinkTask", "topics": topic,
-		"file": filepath.Join(c.dir, withTasks+".txt"),
+		"file": filepath.Join(c.Dir, withTasks+".txt"),
 	}})
 	require.NoError(t, err)
 	require.NoError(t, cl.ProduceSync(context.Background(),
-		&kgo.Record{Topic: c.group + "-configs", Key: []byte("task-" + withTasks + "-0"), Value: taskProps},
-		&kgo.Record{Topic: c.group + "-configs", Key: []byte("commit-" + withTasks), Value: []byte(`{"tasks":1}`)}).FirstErr())
+		&kgo.Record{Topic: c.Group + "-configs", Key: []byte("task-" + withTasks + "-0"), Value: taskProps},
+		&kgo.Record{Topic: c.Group + "-configs", Key: []byte("commit-" + withTasks), Value: []byte(`{"tasks":1}`)}).FirstErr())
 	var ts struct {
 		Connector struct{ State string } `json:"connector"`
 		Tasks     []struct {
@@ -103,7 +103,7 @@ func TestDistributedStoredVersionPinFailsAtStart(t *testing.T) {
 		} `json:"tasks"`
 	}
 	require.Eventually(t, func() bool {
-		code, body := httpDo("GET", w.url+"/connectors/"+withTasks+"/status", "")
+		code, body := httpDo("GET", w.URL+"/connectors/"+withTasks+"/status", "")
 		return code == 200 && json.Unmarshal([]byte(body), &ts) == nil && len(ts.Tasks) == 1 && ts.Tasks[0].State == "FAILED"
 	}, 30*time.Second, 100*time.Millisecond, "the stored task of a connector pinned to a version not installed fails")
 	assert.Equal(t, "FAILED", ts.Connector.State)
@@ -112,6 +112,6 @@ func TestDistributedStoredVersionPinFailsAtStart(t *testing.T) {
 	assert.Contains(t, lines, fmt.Sprintf("Caused by: org.apache.kafka.connect.runtime.isolation.VersionedPluginLoadingException: "+
 		"Plugin %s not found that matches the version range (,0.0.1), available versions: [%s]", class, version))
 	assert.NotContains(t, ts.Tasks[0].Trace, "automatic restart", "only a new config changes the verdict")
-	_, err = os.Stat(filepath.Join(c.dir, withTasks+".txt"))
+	_, err = os.Stat(filepath.Join(c.Dir, withTasks+".txt"))
 	assert.True(t, os.IsNotExist(err), "the task never ran: %v", err)
 }

@@ -1,4 +1,4 @@
-package distributed
+package distributedapi
 
 import (
 	"encoding/json"
@@ -14,7 +14,7 @@ import (
 func TestDistributedClusterLoggerLevel(t *testing.T) {
 	t.Parallel()
 	c := newCluster(t, "")
-	a, b := c.start("a", 0), c.start("b", 0)
+	a, b := c.Start("a", 0), c.Start("b", 0)
 	const ns = "org.apache.kafka.connect.runtime.WorkerSinkTask"
 	level := func(url string) string {
 		code, body := httpDo("GET", url+"/admin/loggers/"+ns, "")
@@ -25,14 +25,14 @@ func TestDistributedClusterLoggerLevel(t *testing.T) {
 		_ = json.Unmarshal([]byte(body), &v)
 		return v.Level
 	}
-	require.NotEqual(t, "DEBUG", level(b.url))
-	code, body := httpDo("PUT", a.url+"/admin/loggers/"+ns+"?scope=cluster", `{"level":"DEBUG"}`)
+	require.NotEqual(t, "DEBUG", level(b.URL))
+	code, body := httpDo("PUT", a.URL+"/admin/loggers/"+ns+"?scope=cluster", `{"level":"DEBUG"}`)
 	require.Equal(t, 204, code, body)
 	for _, w := range []*dworker{a, b} {
-		require.Eventually(t, func() bool { return level(w.url) == "DEBUG" }, 30*time.Second, 100*time.Millisecond, w.name)
+		require.Eventually(t, func() bool { return level(w.URL) == "DEBUG" }, 30*time.Second, 100*time.Millisecond, w.Name)
 	}
-	late := c.start("c", 0)
-	require.Eventually(t, func() bool { code, _ := httpDo("GET", late.url+"/connectors", ""); return code == 200 }, 30*time.Second, 100*time.Millisecond)
+	late := c.Start("c", 0)
+	require.Eventually(t, func() bool { code, _ := httpDo("GET", late.URL+"/connectors", ""); return code == 200 }, 30*time.Second, 100*time.Millisecond)
 	time.Sleep(2 * time.Second) // it has read the config topic by now
-	require.NotEqual(t, "DEBUG", level(late.url), "a record written before the worker started does not apply")
+	require.NotEqual(t, "DEBUG", level(late.URL), "a record written before the worker started does not apply")
 }

@@ -1,4 +1,4 @@
-package distributed
+package jvmmixed
 
 import (
 	"context"
@@ -38,7 +38,7 @@ const icebergStallShown = 60 * time.Second
 // icebergStallShown while records flow, the status trace of the tasks connectd runs says why: a shared
 // SQLite catalog never stalls silently.
 //
-//	go test ./internal/herder -run TestIcebergConnectorAcrossJVMAndGoSQLite -v -count=1 -timeout 20m
+//	go test ./test/e2e/jvmmixed -run TestIcebergConnectorAcrossJVMAndGoSQLite -v -count=1 -timeout 20m
 func TestIcebergConnectorAcrossJVMAndGoSQLite(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs a Kafka broker and a JVM Connect worker with the Apache Iceberg sink: skipped under -short")
@@ -55,8 +55,8 @@ func TestIcebergConnectorAcrossJVMAndGoSQLite(t *testing.T) {
 	g := newIcebergGroup(t, cp, plugin, cat, "sqlite_shared")
 	j1 := g.icebergJVM()
 	g1 := g.goWorker("go1")
-	g.createSink(j1)
-	own := g.awaitRunning("tasks on the JVM and the connectd worker", icebergPhaseTimeout, covers(j1.id, gid(g1)))
+	g.createSink(j1.URL)
+	own := g.awaitRunning("tasks on the JVM and the connectd worker", icebergPhaseTimeout, covers(j1.ID, gid(g1)))
 	g.mark(fmt.Sprintf("tasks on both kinds: %v", own))
 	stop := g.produce()
 	started := time.Now()
@@ -102,7 +102,7 @@ func TestIcebergConnectorAcrossJVMAndGoSQLite(t *testing.T) {
 
 // goTaskTraces returns the status traces of the connector's tasks that run on the connectd worker w.
 func goTaskTraces(t testing.TB, w *dworker, name string) []string {
-	code, body := httpDo("GET", w.url+"/connectors/"+name+"/status", "")
+	code, body := httpDo("GET", w.URL+"/connectors/"+name+"/status", "")
 	if code != 200 {
 		return nil
 	}
