@@ -11,6 +11,7 @@ import (
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connectors/iceberg/commit"
+	"github.com/connectd/connectd/connectors/iceberg/icerow"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 	"github.com/connectd/connectd/connectors/iceberg/maintenance"
 	"github.com/connectd/connectd/connectors/iceberg/scd"
@@ -440,7 +441,7 @@ func (c *SinkConfig) TableOptions(name string) icetable.TableOptions {
 	if o.VersionColumn == "" {
 		o.VersionColumn = c.VersionColumn
 	}
-	if icetable.IsEnvelopePath(o.VersionColumn) {
+	if icerow.IsEnvelopePath(o.VersionColumn) {
 		o.CDCVersionColumn = pt.CDCVersionColumn
 		if o.CDCVersionColumn == "" {
 			o.CDCVersionColumn = c.CDCVersionColumn

@@ -86,7 +86,7 @@ func textKind(s string) versionKind {
 	if _, ok := new(big.Int).SetString(strings.TrimSpace(s), 10); ok {
 		return decimalVersion
 	}
-	if _, ok := icetable.HexLSNParts(s); ok {
+	if _, ok := icerow.HexLSNParts(s); ok {
 		return hexLSNVersion
 	}
 	if _, err := strconv.ParseFloat(s, 64); err == nil {

@@ -315,7 +315,7 @@ func (t *Task) cdcRecord(table string, o icetable.TableOptions, rr icerow.Record
 	}
 	switch vc := o.VersionColumn; {
 	case o.CDCVersionColumn != "":
-		v, err := icetable.EnvelopeVersion(vc, value)
+		v, err := icerow.EnvelopeVersion(vc, value)
 		if err != nil {
 			return icetable.Rec{}, false, connect.DataErrorf("version %s: %v", vc, err)
 		}
@@ -355,7 +355,7 @@ func (t *Task) warnVersionConfig() {
 		case o.DeltaMode && o.VersionColumn == "":
 			t.warnOnce(table, "upsert table without a version: a stale or redelivered event in a later commit can bring a deleted key or an older row back; "+set)
 		case o.CDCVersionColumn != "" && strings.HasPrefix(o.VersionColumn, "source."):
-			if f := strings.TrimPrefix(o.VersionColumn, "source."); !icetable.KnownSourceFields[f] {
+			if f := strings.TrimPrefix(o.VersionColumn, "source."); !icerow.KnownSourceFields[f] {
 				t.warnOnce(table, "the version path is not a known source position (lsn, file/pos/row, scn, commit_scn, change_lsn, commit_lsn, ts_ms): ordered by its value as a number or a string", "version_column", o.VersionColumn)
 			}
 		}

@@ -6,6 +6,7 @@
 // decides a row's shape: the struct type a record's row takes (SchemaCache), the change it makes
 // (Record.Change: op, an envelope's after or before), the columns a table needs for it (TableShape,
 // KeepColumnType, TypeForFormat). It also holds the value coercions rows share, a row's key (KeyOf),
-// the raw CDC history row (RawRow) and Arrow read back into rows (RecordToRows). It knows nothing of
-// tables, commits, tasks or connector configs.
+// the order of a key's versions (CompareVersion; EnvelopeVersion: a change event's source position as
+// a string that orders as the positions do), the raw CDC history row (RawRow) and Arrow read back into
+// rows (RecordToRows). It knows nothing of tables, commits, tasks or connector configs.
 package icerow
