@@ -465,6 +465,18 @@ func (c *SinkConfig) TableOptions(name string) icetable.TableOptions {
 	return o
 }
 
+// routing is the configuration's table routing, as the task's router takes it.
+func (c *SinkConfig) routing() icerow.Routing {
+	r := icerow.Routing{Tables: c.Tables, RouteField: c.RouteField, Dynamic: c.DynamicEnabled, CDCField: c.CDCField,
+		RouteRegex: map[string]*regexp.Regexp{}}
+	for name, pt := range c.PerTable {
+		if pt.RouteRegex != nil {
+			r.RouteRegex[name] = pt.RouteRegex
+		}
+	}
+	return r
+}
+
 func (c *SinkConfig) String() string {
 	return fmt.Sprintf("iceberg sink %q tables=%v", c.Name, c.Tables)
 }

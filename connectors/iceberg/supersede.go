@@ -106,37 +106,14 @@ func (a versionKind) join(b versionKind) versionKind {
 	return mixedVersion
 }
 
-// add appends rec to buf or puts it in place of the record it supersedes; grew reports whether
-// buf has one more record.
-func (x *keyIndex) add(buf []icetable.Rec, rec icetable.Rec) (out []icetable.Rec, grew bool) {
-	if rec.Seg != nil || rec.Row == nil {
-		return append(buf, rec), true
-	}
-	var ver any
-	if vc := x.opts.KeyVersionColumn(); vc != "" {
-		ver = rec.Row[vc]
-	}
-	return x.addKeyed(buf, rec, icerow.KeyOf(rec.Row, x.opts.IDColumns), ver)
-}
-
-// addKeyed is add for a record whose key and version are known (its Row may not be built yet).
-func (x *keyIndex) addKeyed(buf []icetable.Rec, rec icetable.Rec, k string, ver any) (out []icetable.Rec, grew bool) {
-	out, _, _, grew = x.place(buf, rec, x.slot(k), ver)
+// addKeyed appends rec (of key k, version ver) to buf or puts it in place of the record it
+// supersedes; grew reports whether buf has one more record.
+func (x *keyIndex) addKeyed(buf []icetable.Rec, rec icetable.Rec, k []byte, ver any) (out []icetable.Rec, grew bool) {
+	out, _, _, grew = x.place(buf, rec, x.slotBytes(k), ver)
 	return out, grew
 }
 
-// slot is the slot of key k, a new one when k has none.
-func (x *keyIndex) slot(k string) *keySlot {
-	i, ok := x.last[k]
-	if !ok {
-		i = x.newSlot()
-		x.last[k] = i
-		x.slots[i].key = k
-	}
-	return &x.slots[i]
-}
-
-// slotBytes is slot of a key read from a record's bytes: copied only for a new key, into the slot too.
+// slotBytes is the slot of key k, a new one when k has none: k is copied only for a new key.
 func (x *keyIndex) slotBytes(k []byte) *keySlot {
 	i, ok := x.last[string(k)]
 	if !ok {

@@ -329,3 +329,16 @@ func TestKeyIndexModel(t *testing.T) {
 		})
 	}
 }
+
+// add is addKeyed of a record whose key and version its row holds (a record without a row is
+// appended).
+func (x *keyIndex) add(buf []icetable.Rec, rec icetable.Rec) (out []icetable.Rec, grew bool) {
+	if rec.Seg != nil || rec.Row == nil {
+		return append(buf, rec), true
+	}
+	var ver any
+	if vc := x.opts.KeyVersionColumn(); vc != "" {
+		ver = rec.Row[vc]
+	}
+	return x.addKeyed(buf, rec, []byte(icerow.KeyOf(rec.Row, x.opts.IDColumns)), ver)
+}
