@@ -22,8 +22,8 @@ func (t *Task) bufferJSON(jv *jsonvalue.Value, tg *icerow.Target, tp icetable.TP
 	x := t.keyIndex(name, t.tableOpts(name))
 	// a slot only points at a record buffered since the index was last reset (drain, a round given
 	// back, a rebalance): the bytes of the record this one takes the place of are no round's
-	slot := x.slotBytes(tg.Key)
-	buf, at, old, grew := x.place(t.buf[name], icetable.Rec{Op: icerow.OpUpdate, Schema: tg.Struct, TP: tp, Offset: off}, slot, ver)
+	slot := x.Slot(tg.Key)
+	buf, at, old, grew := x.Place(t.buf[name], icetable.Rec{Op: icerow.OpUpdate, Schema: tg.Struct, TP: tp, Offset: off}, slot, ver)
 	t.buf[name] = buf
 	if grew {
 		t.nbuf++
@@ -32,7 +32,7 @@ func (t *Task) bufferJSON(jv *jsonvalue.Value, tg *icerow.Target, tp icetable.TP
 	if bk != nil {
 		bk.Version = ver // the same key
 	} else {
-		bk = &icetable.BufferedKey{Key: slot.key, Version: ver}
+		bk = &icetable.BufferedKey{Key: slot.Key(), Version: ver}
 	}
 	buf[at].Key = bk
 	jb := t.spillJSON(jv.Bytes, bk)

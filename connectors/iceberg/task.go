@@ -27,18 +27,18 @@ type Task struct {
 	coord *coordinator
 	rows  *icerow.Router // reads each record once for the tables it goes to
 	opts  map[string]icetable.TableOptions
-	specs map[string]*icerow.TableSpec // what each table needs of a record's row: taskTables
+	specs map[string]*tableSpec // what each table needs of a record's row: taskTables
 
 	mu        sync.Mutex
 	buf       map[string][]icetable.Rec
 	nbuf      int
-	keys      map[string]*keyIndex        // per keyed delta table: supersede.go
-	spill     *icetable.JSONSpill         // the file bufferJSON writes to (nil: none yet since the last drain)
-	spills    []*icetable.JSONSpill       // every file records of buf may be in, spill included
-	spilled   map[string]*jsonvalue.Value // per topic, the value of records whose bytes are in a spill file (spilledValue)
-	inflight  int                         // rows drained into rounds not yet resolved
-	pos       map[icetable.TP]int64       // next offset per partition, through what Put has seen and PreCommit's consumed offsets
-	committed map[icetable.TP]int64       // next offset per partition that every table holds
+	keys      map[string]*icetable.KeyIndex // per keyed delta table
+	spill     *icetable.JSONSpill           // the file bufferJSON writes to (nil: none yet since the last drain)
+	spills    []*icetable.JSONSpill         // every file records of buf may be in, spill included
+	spilled   map[string]*jsonvalue.Value   // per topic, the value of records whose bytes are in a spill file (spilledValue)
+	inflight  int                           // rows drained into rounds not yet resolved
+	pos       map[icetable.TP]int64         // next offset per partition, through what Put has seen and PreCommit's consumed offsets
+	committed map[icetable.TP]int64         // next offset per partition that every table holds
 	assigned  map[icetable.TP]bool
 	gen       map[icetable.TP]int // bumped by Open and Close: records drained before are stale after
 	now       func() time.Time
@@ -68,9 +68,9 @@ func (t *Task) Start(props map[string]string) error {
 	t.cfg = cfg
 	t.rows = icerow.NewRouter(cfg.routing(), taskTables{t})
 	t.opts = map[string]icetable.TableOptions{}
-	t.specs = map[string]*icerow.TableSpec{}
+	t.specs = map[string]*tableSpec{}
 	t.buf = map[string][]icetable.Rec{}
-	t.keys = map[string]*keyIndex{}
+	t.keys = map[string]*icetable.KeyIndex{}
 	t.pos = map[icetable.TP]int64{}
 	t.committed = map[icetable.TP]int64{}
 	t.assigned = map[icetable.TP]bool{}
@@ -183,7 +183,7 @@ func (t *Task) route(ctx context.Context, r *connect.SinkRecord, now time.Time) 
 }
 
 // take buffers one table's part of a record: into the table's spool segment when it is an append
-// table that can take it (appendtable.go), through the key index of a keyed table (supersede.go,
+// table that can take it (appendtable.go), through the key index of a keyed table (icetable.KeyIndex;
 // as bytes: jsonput.go), else as a Rec. Caller holds mu.
 func (t *Task) take(ctx context.Context, r *connect.SinkRecord, tg *icerow.Target, tp icetable.TP, off int64) error {
 	name := tg.Table
@@ -211,7 +211,7 @@ func (t *Task) take(ctx context.Context, r *connect.SinkRecord, tg *icerow.Targe
 	if !tg.Raw {
 		if x := t.keyIndex(name, o); x != nil {
 			var grew bool
-			if t.buf[name], grew = x.addKeyed(t.buf[name], rec, tg.Key, tg.Version); grew {
+			if t.buf[name], grew = x.Add(t.buf[name], rec, tg.Key, tg.Version); grew {
 				t.nbuf++
 			}
 			return nil
@@ -224,27 +224,33 @@ func (t *Task) take(ctx context.Context, r *connect.SinkRecord, tg *icerow.Targe
 // taskTables tells the task's router how each table takes a record.
 type taskTables struct{ t *Task }
 
+// tableSpec is what the router reads of a table, and whether the table can spool rows.
+type tableSpec struct {
+	icerow.TableSpec
+	appends bool // appendEligible
+}
+
 // Table is the table's spec, with the columns of its open segment of r's partition when the table
 // spools rows (appendtable.go). Caller holds mu.
 func (tt taskTables) Table(name string, r *connect.SinkRecord) *icerow.TableSpec {
 	t := tt.t
-	o := t.tableOpts(name)
 	s := t.specs[name]
 	if s == nil {
+		o := t.tableOpts(name)
 		pt := t.cfg.PerTable[name]
-		s = &icerow.TableSpec{RawCDC: pt != nil && pt.RawCDC, IDColumns: o.IDColumns, Upsert: o.UpsertMode, Delta: o.DeltaMode,
-			VersionColumn: o.VersionColumn, CDCVersionColumn: o.CDCVersionColumn}
+		s = &tableSpec{TableSpec: icerow.TableSpec{RawCDC: pt != nil && pt.RawCDC, IDColumns: o.IDColumns, Upsert: o.UpsertMode,
+			Delta: o.DeltaMode, VersionColumn: o.VersionColumn, CDCVersionColumn: o.CDCVersionColumn}, appends: appendEligible(o)}
 		t.specs[name] = s
 	}
 	s.Spool = nil
-	if a := t.appendTables[name]; a != nil && a.usable && appendEligible(o) {
+	if a := t.appendTables[name]; s.appends && a != nil && a.usable {
 		tp, _ := origin(r)
 		if seg := a.open[tp]; seg != nil && seg.SchemaID == a.schemaID {
 			a.spool = icerow.SpoolColumns{SchemaID: a.schemaID, Fields: seg.Fields, Fits: a.covered}
 			s.Spool = &a.spool
 		}
 	}
-	return s
+	return &s.TableSpec
 }
 
 func (t *Task) add(table string, rec icetable.Rec) {
@@ -253,13 +259,13 @@ func (t *Task) add(table string, rec icetable.Rec) {
 }
 
 // keyIndex returns the key index of a keyed delta table (nil for other tables).
-func (t *Task) keyIndex(table string, o icetable.TableOptions) *keyIndex {
+func (t *Task) keyIndex(table string, o icetable.TableOptions) *icetable.KeyIndex {
 	if x, ok := t.keys[table]; ok {
 		return x
 	}
-	var x *keyIndex
+	var x *icetable.KeyIndex
 	if o.DeltaMode && len(o.IDColumns) > 0 {
-		x = newKeyIndex(o)
+		x = icetable.NewKeyIndex(o)
 	}
 	t.keys[table] = x
 	return x
@@ -269,7 +275,7 @@ func (t *Task) keyIndex(table string, o icetable.TableOptions) *keyIndex {
 func (t *Task) resetKeys() {
 	for _, x := range t.keys {
 		if x != nil {
-			x.reset()
+			x.Reset()
 		}
 	}
 }
