@@ -230,9 +230,12 @@ type tableSpec struct {
 	appends bool // appendEligible
 }
 
-// Table is the table's spec, with the columns of its open segment of r's partition when the table
-// spools rows (appendtable.go). Caller holds mu.
-func (tt taskTables) Table(name string, r *connect.SinkRecord) *icerow.TableSpec {
+// Table is the table's spec, made once per table. Caller holds mu.
+func (tt taskTables) Table(name string) *icerow.TableSpec {
+	return &tt.spec(name).TableSpec
+}
+
+func (tt taskTables) spec(name string) *tableSpec {
 	t := tt.t
 	s := t.specs[name]
 	if s == nil {
@@ -242,15 +245,24 @@ func (tt taskTables) Table(name string, r *connect.SinkRecord) *icerow.TableSpec
 			Delta: o.DeltaMode, VersionColumn: o.VersionColumn, CDCVersionColumn: o.CDCVersionColumn}, appends: appendEligible(o)}
 		t.specs[name] = s
 	}
-	s.Spool = nil
-	if a := t.appendTables[name]; s.appends && a != nil && a.usable {
-		tp, _ := origin(r)
-		if seg := a.open[tp]; seg != nil && seg.SchemaID == a.schemaID {
-			a.spool = icerow.SpoolColumns{SchemaID: a.schemaID, Fields: seg.Fields, Fits: a.covered}
-			s.Spool = &a.spool
-		}
+	return s
+}
+
+// Spool is the schema of the table's open segment of r's partition when the table spools rows
+// (appendtable.go) and the segment is of the table's current schema. Caller holds mu.
+func (tt taskTables) Spool(name string, r *connect.SinkRecord) *icerow.SpoolColumns {
+	t := tt.t
+	a := t.appendTables[name]
+	if a == nil || !a.usable || !tt.spec(name).appends {
+		return nil
 	}
-	return &s.TableSpec
+	tp, _ := origin(r)
+	seg := a.open[tp]
+	if seg == nil || seg.SchemaID != a.schemaID {
+		return nil
+	}
+	a.spool = icerow.SpoolColumns{SchemaID: a.schemaID, Fields: seg.Fields, Fits: a.covered}
+	return &a.spool
 }
 
 func (t *Task) add(table string, rec icetable.Rec) {

@@ -39,8 +39,12 @@ type Routing struct {
 
 // Tables answers, for a table a record goes to, how that table takes it.
 type Tables interface {
-	// Table is how table name takes record r; the router reads it before its next call.
-	Table(name string, r *connect.SinkRecord) *TableSpec
+	// Table is how table name takes records.
+	Table(name string) *TableSpec
+	// Spool is the schema of the table's open segment of record r's partition when the table spools
+	// rows (nil: none): a JSON object of a shape known to fit it can go there straight from its bytes.
+	// The router reads it before its next call.
+	Spool(name string, r *connect.SinkRecord) *SpoolColumns
 }
 
 // TableSpec is what a table needs of a record's row.
@@ -51,9 +55,6 @@ type TableSpec struct {
 	Delta            bool     // rows are written as changes of keys (equality deletes)
 	VersionColumn    string   // the configured version ("": none): a column, or a path into the envelope
 	CDCVersionColumn string   // the metadata column the envelope version goes to ("": not from the envelope)
-	// Spool is set when the record's partition has an open segment of the table's current schema:
-	// a JSON object of a shape known to fit it can go there straight from its bytes
-	Spool *SpoolColumns
 }
 
 // SpoolColumns is the schema of an append table's open segments.
@@ -143,7 +144,7 @@ func (rt *Router) Route(r *connect.SinkRecord, now time.Time) ([]Target, error) 
 	}
 	tables := rt.routes(rec.Value)
 	for _, name := range tables {
-		spec := rt.tables.Table(name, r)
+		spec := rt.tables.Table(name)
 		if spec.RawCDC {
 			rt.out = append(rt.out, Target{Table: name, Op: OpInsert, Row: RawRow(r, rec.Value, rec.Key, now), Struct: RawCDCSchema, Raw: true})
 			continue
@@ -178,12 +179,11 @@ func (rt *Router) fromBytes(r *connect.SinkRecord, jv *jsonvalue.Value) bool {
 	if m == nil {
 		return false
 	}
-	spec := rt.tables.Table(rt.single, r)
-	if spec.RawCDC {
+	if rt.tables.Table(rt.single).RawCDC {
 		return false
 	}
-	if spec.Spool != nil {
-		if js := m.spoolShape(spec.Spool); js != nil && js.Scan(jv.Bytes, jv.Members) {
+	if sp := rt.tables.Spool(rt.single, r); sp != nil {
+		if js := m.spoolShape(sp); js != nil && js.Scan(jv.Bytes, jv.Members) {
 			rt.out = append(rt.out, Target{Table: rt.single, Op: OpInsert, Struct: js.Struct, Shape: js})
 			return true
 		}

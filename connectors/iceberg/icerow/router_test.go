@@ -15,35 +15,41 @@ import (
 	"github.com/connectd/connectd/internal/testutil/icebergtest"
 )
 
-// oneTable is the Tables of a router whose records all go to one table of spec.
-type oneTable struct{ spec icerow.TableSpec }
+// oneTable is the Tables of a router whose records all go to one table of spec, spooled into
+// columns spool (nil: not spooled).
+type oneTable struct {
+	spec  icerow.TableSpec
+	spool *icerow.SpoolColumns
+}
 
-func (o *oneTable) Table(string, *connect.SinkRecord) *icerow.TableSpec { return &o.spec }
+func (o *oneTable) Table(string) *icerow.TableSpec { return &o.spec }
+
+func (o *oneTable) Spool(string, *connect.SinkRecord) *icerow.SpoolColumns { return o.spool }
 
 // routerCase is a router of one static table of spec and a record of BenchShapeRecord's shape.
-func routerCase(t testing.TB, spec icerow.TableSpec) (*icerow.Router, *oneTable, *connect.SinkRecord) {
+func routerCase(t testing.TB, spec icerow.TableSpec, spool *icerow.SpoolColumns) (*icerow.Router, *oneTable, *connect.SinkRecord) {
 	rec, _ := icebergtest.BenchShapeRecord(t)
 	conv := icebergtest.SchemalessConverter(t)
 	members, ok := conv.SchemalessJSONObject(rec, nil)
 	require.True(t, ok)
-	tables := &oneTable{spec: spec}
+	tables := &oneTable{spec: spec, spool: spool}
 	rt := icerow.NewRouter(icerow.Routing{Tables: []string{"db.t"}}, tables)
 	r := &connect.SinkRecord{Topic: "t", Value: &jsonvalue.Value{Bytes: rec, Topic: "t", Conv: conv, Members: members}}
 	return rt, tables, r
 }
 
-// spoolSpec is the spec of an append table whose open segment has the columns of BenchShapeRecord.
-func spoolSpec(t testing.TB) icerow.TableSpec {
+// spoolColumns are the columns of an append table's open segment for records of BenchShapeRecord.
+func spoolColumns(t testing.TB) *icerow.SpoolColumns {
 	rec, _ := icebergtest.BenchShapeRecord(t)
 	sc := icebergtest.ArrowSchemaOf(t, string(rec))
-	return icerow.TableSpec{Spool: &icerow.SpoolColumns{SchemaID: 1, Fields: sc.Fields(), Fits: map[*ice.StructType]error{}}}
+	return &icerow.SpoolColumns{SchemaID: 1, Fields: sc.Fields(), Fits: map[*ice.StructType]error{}}
 }
 
 // TestRouterJSONSpooled: a JSON object is converted until its struct type is known to fit the spooled
 // columns; then the objects of that shape are read from their bytes, into the row the converted one
 // makes, without an allocation.
 func TestRouterJSONSpooled(t *testing.T) {
-	rt, tables, r := routerCase(t, spoolSpec(t))
+	rt, tables, r := routerCase(t, icerow.TableSpec{}, spoolColumns(t))
 	now := time.Unix(0, 0)
 	tgs, err := rt.Route(r, now)
 	require.NoError(t, err)
@@ -57,7 +63,7 @@ func TestRouterJSONSpooled(t *testing.T) {
 	require.NoError(t, err)
 	require.Nil(t, tgs[0].Shape, "not known to fit: converted")
 
-	tables.spec.Spool.Fits[converted.Struct] = nil
+	tables.spool.Fits[converted.Struct] = nil
 	tgs, err = rt.Route(r, now)
 	require.NoError(t, err)
 	require.Len(t, tgs, 1)
@@ -66,7 +72,7 @@ func TestRouterJSONSpooled(t *testing.T) {
 	require.Same(t, converted.Struct, tgs[0].Struct)
 
 	// the bytes into the columns make the converted row
-	fields := tables.spec.Spool.Fields
+	fields := tables.spool.Fields
 	sc := icebergtest.ArrowSchemaOf(t, string(r.Value.(*jsonvalue.Value).Bytes))
 	fromBytes, fromRow := array.NewRecordBuilder(memory.DefaultAllocator, sc), array.NewRecordBuilder(memory.DefaultAllocator, sc)
 	defer fromBytes.Release()
@@ -89,7 +95,7 @@ func TestRouterJSONSpooled(t *testing.T) {
 // TestRouterJSONKeyed: a keyed upsert table's JSON objects of the shape last converted are read for
 // their key and version only, which are those of the converted row, without an allocation.
 func TestRouterJSONKeyed(t *testing.T) {
-	rt, _, r := routerCase(t, icerow.TableSpec{IDColumns: []string{"id", "name"}, Upsert: true, Delta: true, VersionColumn: "version"})
+	rt, _, r := routerCase(t, icerow.TableSpec{IDColumns: []string{"id", "name"}, Upsert: true, Delta: true, VersionColumn: "version"}, nil)
 	now := time.Unix(0, 0)
 	tgs, err := rt.Route(r, now)
 	require.NoError(t, err)
@@ -126,20 +132,19 @@ func TestRouterJSONKeyed(t *testing.T) {
 // segment's, BenchmarkJSONShapeAppend), and read for a keyed table's key and version (keyed).
 func BenchmarkRouterJSON(b *testing.B) {
 	for _, bc := range []struct {
-		name string
-		spec func(testing.TB) icerow.TableSpec
+		name  string
+		spec  icerow.TableSpec
+		spool func(testing.TB) *icerow.SpoolColumns
 	}{
-		{"spooled", spoolSpec},
-		{"keyed", func(testing.TB) icerow.TableSpec {
-			return icerow.TableSpec{IDColumns: []string{"id"}, Upsert: true, Delta: true}
-		}},
+		{"spooled", icerow.TableSpec{}, spoolColumns},
+		{"keyed", icerow.TableSpec{IDColumns: []string{"id"}, Upsert: true, Delta: true}, func(testing.TB) *icerow.SpoolColumns { return nil }},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			rt, tables, r := routerCase(b, bc.spec(b))
+			rt, tables, r := routerCase(b, bc.spec, bc.spool(b))
 			now := time.Unix(0, 0)
 			tgs, err := rt.Route(r, now)
 			require.NoError(b, err)
-			if sp := tables.spec.Spool; sp != nil {
+			if sp := tables.spool; sp != nil {
 				sp.Fits[tgs[0].Struct] = nil
 			}
 			b.SetBytes(int64(len(r.Value.(*jsonvalue.Value).Bytes)))
