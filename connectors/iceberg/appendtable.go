@@ -35,7 +35,7 @@ type appendTable struct {
 	asc      *arrow.Schema
 	covered  map[*ice.StructType]error // record schemas checked: nil = fits, else why not
 	open     map[icetable.TP]*icetable.Segment
-	shape    *icerow.JSONShape // the shape of the last JSON object spooled whole, for the next ones (icerow/jsonvalue.go)
+	spool    icerow.SpoolColumns // what the task's router reads of the open segments (taskTables)
 	// early says that the table's segments write their rows to data files as they fill (icetable/early.go),
 	// to the writer cur until the next round or schema change
 	early bool

@@ -11,6 +11,7 @@ import (
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connectors/iceberg/commit"
+	"github.com/connectd/connectd/connectors/iceberg/icerow"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 	"github.com/connectd/connectd/connectors/iceberg/maintenance"
 	"github.com/connectd/connectd/connectors/iceberg/scd"
@@ -440,7 +441,7 @@ func (c *SinkConfig) TableOptions(name string) icetable.TableOptions {
 	if o.VersionColumn == "" {
 		o.VersionColumn = c.VersionColumn
 	}
-	if icetable.IsEnvelopePath(o.VersionColumn) {
+	if icerow.IsEnvelopePath(o.VersionColumn) {
 		o.CDCVersionColumn = pt.CDCVersionColumn
 		if o.CDCVersionColumn == "" {
 			o.CDCVersionColumn = c.CDCVersionColumn
@@ -462,6 +463,18 @@ func (c *SinkConfig) TableOptions(name string) icetable.TableOptions {
 	}
 	o.DeltaMode = len(o.IDColumns) > 0 && (c.Upsert || c.CDCField != "")
 	return o
+}
+
+// routing is the configuration's table routing, as the task's router takes it.
+func (c *SinkConfig) routing() icerow.Routing {
+	r := icerow.Routing{Tables: c.Tables, RouteField: c.RouteField, Dynamic: c.DynamicEnabled, CDCField: c.CDCField,
+		RouteRegex: map[string]*regexp.Regexp{}}
+	for name, pt := range c.PerTable {
+		if pt.RouteRegex != nil {
+			r.RouteRegex[name] = pt.RouteRegex
+		}
+	}
+	return r
 }
 
 func (c *SinkConfig) String() string {

@@ -25,20 +25,20 @@ type Task struct {
 	connect.SinkTaskBase
 	cfg   *SinkConfig
 	coord *coordinator
-	cache *icerow.SchemaCache
+	rows  *icerow.Router // reads each record once for the tables it goes to
 	opts  map[string]icetable.TableOptions
+	specs map[string]*tableSpec // what each table needs of a record's row: taskTables
 
 	mu        sync.Mutex
 	buf       map[string][]icetable.Rec
 	nbuf      int
-	keys      map[string]*keyIndex        // per keyed delta table: supersede.go
-	keyShapes map[string]*icerow.KeyShape // per keyed table, the JSON shape last buffered converted: icerow/jsonkeyed.go
-	spill     *icetable.JSONSpill         // the file bufferJSON writes to (nil: none yet since the last drain)
-	spills    []*icetable.JSONSpill       // every file records of buf may be in, spill included
-	spilled   map[string]*jsonvalue.Value // per topic, the value of records whose bytes are in a spill file (spilledValue)
-	inflight  int                         // rows drained into rounds not yet resolved
-	pos       map[icetable.TP]int64       // next offset per partition, through what Put has seen and PreCommit's consumed offsets
-	committed map[icetable.TP]int64       // next offset per partition that every table holds
+	keys      map[string]*icetable.KeyIndex // per keyed delta table
+	spill     *icetable.JSONSpill           // the file bufferJSON writes to (nil: none yet since the last drain)
+	spills    []*icetable.JSONSpill         // every file records of buf may be in, spill included
+	spilled   map[string]*jsonvalue.Value   // per topic, the value of records whose bytes are in a spill file (spilledValue)
+	inflight  int                           // rows drained into rounds not yet resolved
+	pos       map[icetable.TP]int64         // next offset per partition, through what Put has seen and PreCommit's consumed offsets
+	committed map[icetable.TP]int64         // next offset per partition that every table holds
 	assigned  map[icetable.TP]bool
 	gen       map[icetable.TP]int // bumped by Open and Close: records drained before are stale after
 	now       func() time.Time
@@ -66,11 +66,11 @@ func (t *Task) Start(props map[string]string) error {
 		return err
 	}
 	t.cfg = cfg
-	t.cache = icerow.NewSchemaCache()
+	t.rows = icerow.NewRouter(cfg.routing(), taskTables{t})
 	t.opts = map[string]icetable.TableOptions{}
+	t.specs = map[string]*tableSpec{}
 	t.buf = map[string][]icetable.Rec{}
-	t.keys = map[string]*keyIndex{}
-	t.keyShapes = map[string]*icerow.KeyShape{}
+	t.keys = map[string]*icetable.KeyIndex{}
 	t.pos = map[icetable.TP]int64{}
 	t.committed = map[icetable.TP]int64{}
 	t.assigned = map[icetable.TP]bool{}
@@ -169,82 +169,100 @@ func (t *Task) Put(ctx context.Context, records []*connect.SinkRecord) error {
 	return t.coord.fatalErr()
 }
 
-// route converts one record and appends it to each target table's buffer: into the table's
-// spool segment when it is an append table that can take it (appendtable.go), else as a Rec.
+// route hands what each table the record goes to takes of it (icerow.Router) to the table's buffer.
 // Caller holds mu.
 func (t *Task) route(ctx context.Context, r *connect.SinkRecord, now time.Time) error {
-	jv, fromJSON := r.Value.(*jsonvalue.Value)
-	if fromJSON {
-		if done, err := t.routeJSON(r, jv); done || err != nil {
+	targets, rerr := t.rows.Route(r, now)
+	tp, off := origin(r)
+	for i := range targets {
+		if err := t.take(ctx, r, &targets[i], tp, off); err != nil {
 			return err
 		}
-		if t.bufferJSON(r, jv) {
-			return nil
-		}
 	}
-	rr, err := t.cache.Read(r)
-	if err != nil {
-		return err
+	return rerr
+}
+
+// take buffers one table's part of a record: into the table's spool segment when it is an append
+// table that can take it (appendtable.go), through the key index of a keyed table (icetable.KeyIndex;
+// as bytes: jsonput.go), else as a Rec. Caller holds mu.
+func (t *Task) take(ctx context.Context, r *connect.SinkRecord, tg *icerow.Target, tp icetable.TP, off int64) error {
+	name := tg.Table
+	o := t.tableOpts(name)
+	t.warnGap(name, o, tg.Gap)
+	switch {
+	case tg.Shape != nil:
+		t.nbuf++
+		t.spoolRows++
+		return t.appendTables[name].open[tp].AppendScanned(tg.Shape, r.Value.(*jsonvalue.Value).Bytes, off)
+	case tg.AsBytes:
+		t.bufferJSON(r.Value.(*jsonvalue.Value), tg, tp, off)
+		return nil
 	}
-	value, vst, key := rr.Value, rr.Struct, rr.Key
-	tables, err := t.routes(value)
-	if err != nil {
-		return err
-	}
-	tp, off := origin(r)
-	for _, name := range tables {
-		o := t.tableOpts(name)
-		if pt := t.cfg.PerTable[name]; pt != nil && pt.RawCDC {
-			row := icerow.RawRow(r, value, key, now)
-			a, err := t.appendTarget(ctx, name, o, icerow.RawCDCSchema)
-			if err != nil {
-				return err
-			}
-			if a != nil {
-				if err := t.spoolRow(name, a, tp, off, row); err != nil {
-					return err
-				}
-				continue
-			}
-			t.add(name, icetable.Rec{Op: icerow.OpInsert, Row: row, Schema: icerow.RawCDCSchema, TP: tp, Offset: off})
-			continue
-		}
-		rec, ok, err := t.cdcRecord(name, o, rr)
+	if tg.Op != icerow.OpDelete {
+		a, err := t.appendTarget(ctx, name, o, tg.Struct)
 		if err != nil {
 			return err
 		}
-		if !ok {
-			continue
+		if a != nil {
+			return t.spoolRow(name, a, tp, off, tg.Row)
 		}
-		if rec.Op != icerow.OpDelete {
-			a, err := t.appendTarget(ctx, name, o, rec.Schema)
-			if err != nil {
-				return err
-			}
-			if a != nil {
-				if err := t.spoolRow(name, a, tp, off, rec.Row); err != nil {
-					return err
-				}
-				if fromJSON && rec.Schema == vst {
-					t.noteShape(a, tp, vst)
-				}
-				continue
-			}
-		}
-		rec.TP, rec.Offset = tp, off
+	}
+	rec := icetable.Rec{Op: tg.Op, Row: tg.Row, Schema: tg.Struct, TP: tp, Offset: off}
+	if !tg.Raw {
 		if x := t.keyIndex(name, o); x != nil {
 			var grew bool
-			if t.buf[name], grew = x.add(t.buf[name], rec); grew {
+			if t.buf[name], grew = x.Add(t.buf[name], rec, tg.Key, tg.Version); grew {
 				t.nbuf++
 			}
-			if fromJSON {
-				t.noteKeyShape(name, o, rec, vst)
-			}
-			continue
+			return nil
 		}
-		t.add(name, rec)
 	}
+	t.add(name, rec)
 	return nil
+}
+
+// taskTables tells the task's router how each table takes a record.
+type taskTables struct{ t *Task }
+
+// tableSpec is what the router reads of a table, and whether the table can spool rows.
+type tableSpec struct {
+	icerow.TableSpec
+	appends bool // appendEligible
+}
+
+// Table is the table's spec, made once per table. Caller holds mu.
+func (tt taskTables) Table(name string) *icerow.TableSpec {
+	return &tt.spec(name).TableSpec
+}
+
+func (tt taskTables) spec(name string) *tableSpec {
+	t := tt.t
+	s := t.specs[name]
+	if s == nil {
+		o := t.tableOpts(name)
+		pt := t.cfg.PerTable[name]
+		s = &tableSpec{TableSpec: icerow.TableSpec{RawCDC: pt != nil && pt.RawCDC, IDColumns: o.IDColumns, Upsert: o.UpsertMode,
+			Delta: o.DeltaMode, VersionColumn: o.VersionColumn, CDCVersionColumn: o.CDCVersionColumn}, appends: appendEligible(o)}
+		t.specs[name] = s
+	}
+	return s
+}
+
+// Spool is the schema of the table's open segment of r's partition when the table spools rows
+// (appendtable.go) and the segment is of the table's current schema. Caller holds mu.
+func (tt taskTables) Spool(name string, r *connect.SinkRecord) *icerow.SpoolColumns {
+	t := tt.t
+	a := t.appendTables[name]
+	if a == nil || !a.usable || !tt.spec(name).appends {
+		return nil
+	}
+	tp, _ := origin(r)
+	seg := a.open[tp]
+	if seg == nil || seg.SchemaID != a.schemaID {
+		return nil
+	}
+	a.spool = icerow.SpoolColumns{SchemaID: a.schemaID, Fields: seg.Fields, Fits: a.covered}
+	return &a.spool
 }
 
 func (t *Task) add(table string, rec icetable.Rec) {
@@ -253,13 +271,13 @@ func (t *Task) add(table string, rec icetable.Rec) {
 }
 
 // keyIndex returns the key index of a keyed delta table (nil for other tables).
-func (t *Task) keyIndex(table string, o icetable.TableOptions) *keyIndex {
+func (t *Task) keyIndex(table string, o icetable.TableOptions) *icetable.KeyIndex {
 	if x, ok := t.keys[table]; ok {
 		return x
 	}
-	var x *keyIndex
+	var x *icetable.KeyIndex
 	if o.DeltaMode && len(o.IDColumns) > 0 {
-		x = newKeyIndex(o)
+		x = icetable.NewKeyIndex(o)
 	}
 	t.keys[table] = x
 	return x
@@ -269,72 +287,21 @@ func (t *Task) keyIndex(table string, o icetable.TableOptions) *keyIndex {
 func (t *Task) resetKeys() {
 	for _, x := range t.keys {
 		if x != nil {
-			x.reset()
+			x.Reset()
 		}
 	}
 }
 
-// cdcRecord derives the op and row of one record for a (non-raw) table: the record's change
-// (icerow.Record.Change) as the table's keys, mode and version take it. With a version from the
-// envelope, the row gets its normalized version in the metadata column.
-func (t *Task) cdcRecord(table string, o icetable.TableOptions, rr icerow.Record) (icetable.Rec, bool, error) {
-	value, key := rr.Value, rr.Key
-	if value == nil {
-		// tombstone: a key delete when the table is keyed, otherwise nothing to write
-		km, ok := key.(map[string]any)
-		if !ok || len(o.IDColumns) == 0 {
-			return icetable.Rec{}, false, nil
-		}
-		return icetable.Rec{Op: icerow.OpDelete, Row: km}, true, nil
-	}
-	op, row, st, ok := rr.Change(t.cfg.CDCField)
-	if !ok {
-		return icetable.Rec{}, false, nil
-	}
-	if o.UpsertMode && op == icerow.OpInsert {
-		op = icerow.OpUpdate
-	}
-	if op == icerow.OpDelete {
-		km, _ := key.(map[string]any)
-		if row == nil {
-			row = map[string]any{}
-		} else {
-			row = icerow.CloneRow(row)
-		}
-		for _, c := range o.IDColumns {
-			if row[c] == nil && km != nil {
-				row[c] = km[c]
-			}
-		}
-		if len(o.IDColumns) == 0 {
-			return icetable.Rec{}, false, nil // nothing to delete by in an unkeyed table
-		}
-	}
-	if row == nil {
-		return icetable.Rec{}, false, nil
-	}
-	switch vc := o.VersionColumn; {
-	case o.CDCVersionColumn != "":
-		v, err := icetable.EnvelopeVersion(vc, value)
-		if err != nil {
-			return icetable.Rec{}, false, connect.DataErrorf("version %s: %v", vc, err)
-		}
-		if v == "" {
-			t.warnOnce(table, "the version path resolves to nothing in this table's records: they are ordered by Kafka offset within a commit and not protected across commits; set "+KeyVersionColumn+" (or iceberg.table."+table+".version-column) to a position the records carry (source.lsn, source.pos, source.scn, source.commit_lsn, source.ts_ms, or source to detect it; unwrapped records need ExtractNewRecordState add.fields, e.g. lsn)", "version_column", vc)
-			break
-		}
-		if op != icerow.OpDelete { // a delete's row is already a copy
-			row = icerow.CloneRow(row)
-		}
-		row[o.CDCVersionColumn] = v
-	case vc != "":
-		if row[vc] == nil && op != icerow.OpDelete {
-			t.warnOnce(table, "records lack the version column: they are ordered by Kafka offset and not protected across commits", "version_column", vc)
-		}
-	case op == icerow.OpDelete && !o.DeltaMode:
+// warnGap logs, once per table, that its records lack the version its configuration asks for.
+func (t *Task) warnGap(table string, o icetable.TableOptions, gap icerow.VersionGap) {
+	switch vc := o.VersionColumn; gap {
+	case icerow.EnvelopeVersionMissing:
+		t.warnOnce(table, "the version path resolves to nothing in this table's records: they are ordered by Kafka offset within a commit and not protected across commits; set "+KeyVersionColumn+" (or iceberg.table."+table+".version-column) to a position the records carry (source.lsn, source.pos, source.scn, source.commit_lsn, source.ts_ms, or source to detect it; unwrapped records need ExtractNewRecordState add.fields, e.g. lsn)", "version_column", vc)
+	case icerow.VersionColumnMissing:
+		t.warnOnce(table, "records lack the version column: they are ordered by Kafka offset and not protected across commits", "version_column", vc)
+	case icerow.UnversionedDelete:
 		t.warnOnce(table, "deletes reach a table without a version: a stale or redelivered event in a later commit can bring a deleted key back; set "+KeyVersionColumn+" (e.g. source.lsn, source.pos, source, or a column such as updated_at)")
 	}
-	return icetable.Rec{Op: op, Row: row, Schema: st}, true, nil
 }
 
 // warnOnce logs a configuration warning about a table once per task.
@@ -355,7 +322,7 @@ func (t *Task) warnVersionConfig() {
 		case o.DeltaMode && o.VersionColumn == "":
 			t.warnOnce(table, "upsert table without a version: a stale or redelivered event in a later commit can bring a deleted key or an older row back; "+set)
 		case o.CDCVersionColumn != "" && strings.HasPrefix(o.VersionColumn, "source."):
-			if f := strings.TrimPrefix(o.VersionColumn, "source."); !icetable.KnownSourceFields[f] {
+			if f := strings.TrimPrefix(o.VersionColumn, "source."); !icerow.KnownSourceFields[f] {
 				t.warnOnce(table, "the version path is not a known source position (lsn, file/pos/row, scn, commit_scn, change_lsn, commit_lsn, ts_ms): ordered by its value as a number or a string", "version_column", o.VersionColumn)
 			}
 		}
@@ -372,44 +339,8 @@ func (t *Task) warnVersionConfig() {
 	}
 }
 
-// routes returns the tables a record goes to (Apache semantics): static tables all get every
-// record unless a route field is set, then each table whose route-regex matches its value;
-// dynamic routing uses the lower-cased route field value as the table name.
-func (t *Task) routes(value icerow.Row) ([]string, error) {
-	c := t.cfg
-	if c.DynamicEnabled {
-		v, ok := icerow.FieldPath(value, c.RouteField)
-		if !ok || v == nil {
-			return nil, nil
-		}
-		return []string{strings.ToLower(icerow.ToString(v))}, nil
-	}
-	if c.RouteField == "" {
-		return c.Tables, nil
-	}
-	v, ok := icerow.FieldPath(value, c.RouteField)
-	if !ok || v == nil {
-		return nil, nil
-	}
-	s := icerow.ToString(v)
-	var out []string
-	for _, name := range c.Tables {
-		if pt := c.PerTable[name]; pt != nil && pt.RouteRegex != nil && matchFull(pt.RouteRegex, s) {
-			out = append(out, name)
-		}
-	}
-	return out, nil
-}
-
 // matchFull is Java's Pattern.matcher(s).matches().
-func matchFull(re *regexp.Regexp, s string) bool {
-	loc := re.FindStringIndex(s)
-	if loc != nil && loc[0] == 0 && loc[1] == len(s) {
-		return true
-	}
-	full, err := regexp.Compile("^(?:" + re.String() + ")$")
-	return err == nil && full.MatchString(s)
-}
+func matchFull(re *regexp.Regexp, s string) bool { return icerow.MatchFull(re, s) }
 
 // drained is what a round took from a task: given back on failure (roundFailed), its
 // positions made durable on success (roundCommitted).

@@ -260,7 +260,13 @@ func (js *JSONShape) AppendRow(blds []array.Builder, b []byte, members []jsonval
 	if !js.Scan(b, members) {
 		return false
 	}
-	// second pass: append, every value already known to fit and where it ends
+	js.AppendScanned(blds, b)
+	return true
+}
+
+// AppendScanned appends the JSON object b, which the shape's last Scan found of the shape, to the
+// builders of the shape's columns: every value already known to fit and where it ends.
+func (js *JSONShape) AppendScanned(blds []array.Builder, b []byte) {
 	for c, m := range js.from {
 		bld := blds[c]
 		if m < 0 || js.Pos[m] < 0 {
@@ -279,7 +285,6 @@ func (js *JSONShape) AppendRow(blds []array.Builder, b []byte, members []jsonval
 			x.Append(b[p] == 't')
 		}
 	}
-	return true
 }
 
 func jsonWS(b []byte, i int) int {

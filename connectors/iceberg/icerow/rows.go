@@ -31,28 +31,30 @@ func FieldPath(row map[string]any, path string) (any, bool) {
 
 // KeyOf is the key of row r in a table keyed by the columns ids: their values joined by NUL, integers
 // of any width as one (KeyShape.Read makes the same key from a JSON object's bytes).
-func KeyOf(r Row, ids []string) string {
-	var sb strings.Builder
+func KeyOf(r Row, ids []string) string { return string(AppendKey(nil, r, ids)) }
+
+// AppendKey appends KeyOf(r, ids) to dst.
+func AppendKey(dst []byte, r Row, ids []string) []byte {
 	for i, c := range ids {
 		if i > 0 {
-			sb.WriteByte(0)
+			dst = append(dst, 0)
 		}
 		v := r[c]
 		switch x := v.(type) {
 		case string:
-			sb.WriteString(x)
+			dst = append(dst, x...)
 		case nil:
-			sb.WriteString("\x01null")
+			dst = append(dst, "\x01null"...)
 		default:
 			// normalise integer widths so 1 (int32) and 1 (int64) are one key
 			if n, err := ToInt64(x); err == nil {
 				if _, isF := x.(float64); !isF {
-					sb.WriteString(strconv.FormatInt(n, 10))
+					dst = strconv.AppendInt(dst, n, 10)
 					continue
 				}
 			}
-			sb.WriteString(ToString(x))
+			dst = append(dst, ToString(x)...)
 		}
 	}
-	return sb.String()
+	return dst
 }

@@ -146,15 +146,22 @@ func (s *Segment) Add(row icerow.Row, offset int64) error {
 // AppendJSON appends the (valid) JSON object b, of the listed members (nil: not listed), as one row
 // when it is of shape js, else appends nothing and reports false.
 func (s *Segment) AppendJSON(js *icerow.JSONShape, b []byte, members []jsonvalue.Member, offset int64) (bool, error) {
-	if !js.AppendRow(s.cols, b, members) {
+	if !js.Scan(b, members) {
 		return false, nil
 	}
+	return true, s.AppendScanned(js, b, offset)
+}
+
+// AppendScanned appends the JSON object b, which shape js just scanned (icerow.Router gives such), as
+// one row; the error is a failed write of the spool file.
+func (s *Segment) AppendScanned(js *icerow.JSONShape, b []byte, offset int64) error {
+	js.AppendScanned(s.cols, b)
 	s.Rows++
 	s.off.Append(offset)
 	if s.off.Len() >= s.batchRows {
-		return true, s.flush(true)
+		return s.flush(true)
 	}
-	return true, nil
+	return nil
 }
 
 // Flush writes the built rows as one batch; more says whether rows follow.

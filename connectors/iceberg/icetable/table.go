@@ -607,7 +607,7 @@ func (o TableOptions) CmpVersion(a, b any) int {
 	if o.CDCVersionColumn != "" && a != nil && b != nil {
 		return strings.Compare(icerow.ToString(a), icerow.ToString(b))
 	}
-	return CompareVersion(a, b)
+	return icerow.CompareVersion(a, b)
 }
 
 // ensureVersionColumn adds the metadata column of envelope versions to the table when it lacks

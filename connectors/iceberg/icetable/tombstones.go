@@ -7,7 +7,7 @@ package icetable
 // replay of the topic from the start, a second source catching up) would bring the key back.
 //
 // Fix: for every table that holds versions (the version column is a table column, or the
-// metadata column of envelope versions, version.go), a companion table
+// metadata column of envelope versions, icerow/version.go), a companion table
 // `<table>__deletes` (same namespace, the id columns + the version column, the id columns as
 // identifier fields, unpartitioned, format v2) holds per deleted key the highest version at
 // which it was deleted. It is maintained and consulted by the table's own Writer.Commit:

@@ -1,4 +1,4 @@
-package iceberg
+package icetable
 
 import (
 	"math/big"
@@ -7,11 +7,10 @@ import (
 	"time"
 
 	"github.com/connectd/connectd/connectors/iceberg/icerow"
-	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
-// keyIndex keeps a keyed delta table's buffer at about one record per key instead of one per
-// event: a record replaces its key's last buffered record when planDelta (icetable/delta.go) would let it
+// KeyIndex keeps a keyed delta table's buffer at about one record per key instead of one per
+// event: a record replaces its key's last buffered record when planDelta (delta.go) would let it
 // supersede that record without a trace. Memory between commit rounds then grows with the keys
 // changed in the interval, not with the events. Only the record last buffered for the key is a
 // candidate, so the records planDelta sees per key keep their Kafka order.
@@ -24,8 +23,8 @@ import (
 //   - both have a version or neither has (a version-less record orders by Kafka offset and does
 //     not count toward the highest version a later tombstone deletes at),
 //   - every version buffered for the key is of one totally ordered kind (integers, times,
-//     normalized envelope positions, or strings that compareVersion compares one way: all decimal,
-//     all hex LSNs, or all other text): compareVersion is not transitive across kinds, and the
+//     normalized envelope positions, or strings that icerow.CompareVersion compares one way: all decimal,
+//     all hex LSNs, or all other text): icerow.CompareVersion is not transitive across kinds, and the
 //     rule below relies on transitivity, and
 //   - r's version is at least p's (a delete wins at its version, so a delete and an upsert at one
 //     version never replace each other; the op rule above keeps them apart anyway).
@@ -33,20 +32,23 @@ import (
 // Then every per-key quantity planDelta derives is unchanged: the highest version (r's is at
 // least p's), whether the key's last versioned event is a delete (r is after p), and the key's
 // final record (r beats p and, by the rule above, whatever p beat).
-type keyIndex struct {
-	opts  icetable.TableOptions
+type KeyIndex struct {
+	opts  TableOptions
 	last  map[string]int32 // key → its slot
-	slots []keySlot
+	slots []KeySlot
 }
 
-// keySlot is where a key's last buffered record is, its version, and the kind of every version
+// KeySlot is where a key's last buffered record is, its version, and the kind of every version
 // buffered for the key.
-type keySlot struct {
+type KeySlot struct {
 	key  string
 	at   int
 	ver  any
 	kind versionKind
 }
+
+// Key is the slot's key.
+func (s *KeySlot) Key() string { return s.key }
 
 type versionKind uint8
 
@@ -54,17 +56,18 @@ const (
 	noVersion      versionKind = iota
 	intVersion                 // integers of up to 32 bits or int64
 	timeVersion                // time.Time
-	stringVersion              // normalized envelope positions, or text compareVersion compares as strings
+	stringVersion              // normalized envelope positions, or text icerow.CompareVersion compares as strings
 	decimalVersion             // decimal digit strings (compared as numbers)
 	hexLSNVersion              // SQL Server style hex LSNs (compared part by part)
 	mixedVersion               // anything else, or versions of several kinds: never superseded
 )
 
-func newKeyIndex(o icetable.TableOptions) *keyIndex {
-	return &keyIndex{opts: o, last: map[string]int32{}}
+// NewKeyIndex is the key index of a keyed delta table of options o.
+func NewKeyIndex(o TableOptions) *KeyIndex {
+	return &KeyIndex{opts: o, last: map[string]int32{}}
 }
 
-func (x *keyIndex) kindOf(v any) versionKind {
+func (x *KeyIndex) kindOf(v any) versionKind {
 	switch v := v.(type) {
 	case nil:
 		return noVersion
@@ -81,12 +84,12 @@ func (x *keyIndex) kindOf(v any) versionKind {
 	return mixedVersion
 }
 
-// textKind says which of compareVersion's string comparisons two strings of its kind get.
+// textKind says which of icerow.CompareVersion's string comparisons two strings of its kind get.
 func textKind(s string) versionKind {
 	if _, ok := new(big.Int).SetString(strings.TrimSpace(s), 10); ok {
 		return decimalVersion
 	}
-	if _, ok := icetable.HexLSNParts(s); ok {
+	if _, ok := icerow.HexLSNParts(s); ok {
 		return hexLSNVersion
 	}
 	if _, err := strconv.ParseFloat(s, 64); err == nil {
@@ -106,38 +109,15 @@ func (a versionKind) join(b versionKind) versionKind {
 	return mixedVersion
 }
 
-// add appends rec to buf or puts it in place of the record it supersedes; grew reports whether
-// buf has one more record.
-func (x *keyIndex) add(buf []icetable.Rec, rec icetable.Rec) (out []icetable.Rec, grew bool) {
-	if rec.Seg != nil || rec.Row == nil {
-		return append(buf, rec), true
-	}
-	var ver any
-	if vc := x.opts.KeyVersionColumn(); vc != "" {
-		ver = rec.Row[vc]
-	}
-	return x.addKeyed(buf, rec, icerow.KeyOf(rec.Row, x.opts.IDColumns), ver)
-}
-
-// addKeyed is add for a record whose key and version are known (its Row may not be built yet).
-func (x *keyIndex) addKeyed(buf []icetable.Rec, rec icetable.Rec, k string, ver any) (out []icetable.Rec, grew bool) {
-	out, _, _, grew = x.place(buf, rec, x.slot(k), ver)
+// Add appends rec (of key k, version ver) to buf or puts it in place of the record it
+// supersedes; grew reports whether buf has one more record.
+func (x *KeyIndex) Add(buf []Rec, rec Rec, k []byte, ver any) (out []Rec, grew bool) {
+	out, _, _, grew = x.Place(buf, rec, x.Slot(k), ver)
 	return out, grew
 }
 
-// slot is the slot of key k, a new one when k has none.
-func (x *keyIndex) slot(k string) *keySlot {
-	i, ok := x.last[k]
-	if !ok {
-		i = x.newSlot()
-		x.last[k] = i
-		x.slots[i].key = k
-	}
-	return &x.slots[i]
-}
-
-// slotBytes is slot of a key read from a record's bytes: copied only for a new key, into the slot too.
-func (x *keyIndex) slotBytes(k []byte) *keySlot {
+// Slot is the slot of key k, a new one when k has none: k is copied only for a new key.
+func (x *KeyIndex) Slot(k []byte) *KeySlot {
 	i, ok := x.last[string(k)]
 	if !ok {
 		i = x.newSlot()
@@ -148,14 +128,14 @@ func (x *keyIndex) slotBytes(k []byte) *keySlot {
 	return &x.slots[i]
 }
 
-func (x *keyIndex) newSlot() int32 {
-	x.slots = append(x.slots, keySlot{at: -1})
+func (x *KeyIndex) newSlot() int32 {
+	x.slots = append(x.slots, KeySlot{at: -1})
 	return int32(len(x.slots) - 1)
 }
 
-// place puts rec in buf for the key of slot: in place of the key's last record when it supersedes
+// Place puts rec in buf for the key of slot: in place of the key's last record when it supersedes
 // it (at is that place, old the record it took it from), else appended (grew, at its end).
-func (x *keyIndex) place(buf []icetable.Rec, rec icetable.Rec, slot *keySlot, ver any) (out []icetable.Rec, at int, old icetable.Rec, grew bool) {
+func (x *KeyIndex) Place(buf []Rec, rec Rec, slot *KeySlot, ver any) (out []Rec, at int, old Rec, grew bool) {
 	var kind versionKind
 	if x.opts.KeyVersionColumn() != "" {
 		kind = x.kindOf(ver)
@@ -170,11 +150,11 @@ func (x *keyIndex) place(buf []icetable.Rec, rec icetable.Rec, slot *keySlot, ve
 		}
 	}
 	slot.at, slot.ver, slot.kind = len(buf), ver, kind
-	return append(buf, rec), len(buf), icetable.Rec{}, true
+	return append(buf, rec), len(buf), Rec{}, true
 }
 
 // supersedes reports whether r (version rv) may take the place of p (version pv).
-func (x *keyIndex) supersedes(r icetable.Rec, rv any, p icetable.Rec, pv any) bool {
+func (x *KeyIndex) supersedes(r Rec, rv any, p Rec, pv any) bool {
 	if p.Seg != nil || r.TP != p.TP || r.Schema != p.Schema || (r.Op == icerow.OpDelete) != (p.Op == icerow.OpDelete) {
 		return false
 	}
@@ -193,8 +173,8 @@ func (x *keyIndex) supersedes(r icetable.Rec, rv any, p icetable.Rec, pv any) bo
 	return x.opts.CmpVersion(rv, pv) >= 0 // same op kind: at one version the later wins
 }
 
-// reset forgets every position: the buffer was handed over, reordered or filtered.
-func (x *keyIndex) reset() {
+// Reset forgets every position: the buffer was handed over, reordered or filtered.
+func (x *KeyIndex) Reset() {
 	clear(x.last)
 	x.slots = x.slots[:0]
 }

@@ -1,4 +1,4 @@
-package icetable
+package icerow
 
 // Versions taken from the change event's envelope (the position of the change in the source
 // log), normalized to strings that order as the positions do, so that a plain string
@@ -13,7 +13,6 @@ package icetable
 
 import (
 	"fmt"
-	"github.com/connectd/connectd/connectors/iceberg/icerow"
 	"math"
 	"math/big"
 	"strconv"
@@ -36,7 +35,7 @@ var KnownSourceFields = map[string]bool{
 // envelopeField reads parent.field of a change event: from the envelope, or from a row that
 // ExtractNewRecordState unwrapped with add.fields (default prefix "__": `source.lsn` becomes
 // `__lsn` when added as `lsn`, `__source_lsn` when added as `source.lsn`).
-func envelopeField(value icerow.Row, parent, field string) any {
+func envelopeField(value Row, parent, field string) any {
 	if p, ok := value[parent].(map[string]any); ok {
 		return p[field]
 	}
@@ -51,7 +50,7 @@ func envelopeField(value icerow.Row, parent, field string) any {
 
 // EnvelopeVersion returns the normalized version of a change event for path ("source",
 // "source.lsn", ...), "" when the event does not carry it.
-func EnvelopeVersion(path string, value icerow.Row) (string, error) {
+func EnvelopeVersion(path string, value Row) (string, error) {
 	parent, field := "source", ""
 	if path != "source" {
 		i := strings.IndexByte(path, '.')
@@ -91,7 +90,7 @@ func EnvelopeVersion(path string, value icerow.Row) (string, error) {
 			if f == nil {
 				return "", nil
 			}
-			seq, err := binlogSequence(icerow.ToString(f))
+			seq, err := binlogSequence(ToString(f))
 			if err != nil {
 				return "", err
 			}
@@ -100,7 +99,7 @@ func EnvelopeVersion(path string, value icerow.Row) (string, error) {
 	}
 	v := get(field)
 	if v == nil {
-		v, _ = icerow.FieldPath(value, path)
+		v, _ = FieldPath(value, path)
 	}
 	if v == nil {
 		return "", nil
@@ -159,25 +158,25 @@ func appendVersionPart(sb *strings.Builder, v any) error {
 		sb.WriteString(s) // an opaque string orders as a string
 		return nil
 	case float32, float64:
-		f, _ := icerow.ToFloat64(x)
+		f, _ := ToFloat64(x)
 		if f != math.Trunc(f) || math.IsInf(f, 0) {
 			return fmt.Errorf("version %v is not an integer", f)
 		}
 		n, _ := new(big.Float).SetFloat64(f).Int(nil)
 		return appendVersionNumber(sb, n)
-	case icerow.Decimal:
+	case Decimal:
 		if x.Scale != 0 {
 			return fmt.Errorf("version %s is not an integer", x)
 		}
 		return appendVersionNumber(sb, x.Unscaled)
 	}
-	if n, err := icerow.ToInt64(v); err == nil {
+	if n, err := ToInt64(v); err == nil {
 		return appendVersionNumber(sb, big.NewInt(n))
 	}
 	if u, ok := v.(uint64); ok {
 		return appendVersionNumber(sb, new(big.Int).SetUint64(u))
 	}
-	return appendVersionPart(sb, icerow.ToString(v))
+	return appendVersionPart(sb, ToString(v))
 }
 
 func appendVersionNumber(sb *strings.Builder, n *big.Int) error {
@@ -216,7 +215,7 @@ func HexLSNParts(s string) ([]*big.Int, bool) {
 
 // CompareVersion orders two versions of a key: numbers by value (digit strings of any length
 // too), SQL Server LSNs by value, timestamps by time, anything else as strings. Envelope
-// versions are normalized strings (envelopeVersion) and compare as strings.
+// versions are normalized strings (EnvelopeVersion) and compare as strings.
 func CompareVersion(a, b any) int {
 	if a == nil || b == nil {
 		switch {
@@ -227,8 +226,8 @@ func CompareVersion(a, b any) int {
 		}
 		return 1
 	}
-	if ia, err := icerow.ToInt64(a); err == nil {
-		if ib, err := icerow.ToInt64(b); err == nil {
+	if ia, err := ToInt64(a); err == nil {
+		if ib, err := ToInt64(b); err == nil {
 			return cmpOrdered(ia, ib)
 		}
 	}
@@ -262,12 +261,12 @@ func CompareVersion(a, b any) int {
 		}
 		return strings.Compare(sa, sb)
 	}
-	if fa, err := icerow.ToFloat64(a); err == nil {
-		if fb, err := icerow.ToFloat64(b); err == nil {
+	if fa, err := ToFloat64(a); err == nil {
+		if fb, err := ToFloat64(b); err == nil {
 			return cmpOrdered(fa, fb)
 		}
 	}
-	return strings.Compare(icerow.ToString(a), icerow.ToString(b))
+	return strings.Compare(ToString(a), ToString(b))
 }
 
 func cmpOrdered[T int64 | float64](a, b T) int {
