@@ -74,6 +74,7 @@ FUZZ_TARGETS := \
 	./converters/avro:FuzzAvroSchemaWithReferences \
 	./connectors/iceberg/icetable:FuzzJSONValueRow \
 	./connectors/iceberg/icerow:FuzzJSONKeyShape \
+	./connectors/iceberg/icerow:FuzzVersionEncoding \
 	./connectors/iceberg/icetable:FuzzJSONRoundRows \
 	./connectors/iceberg/commit/apacheevents:FuzzDecode \
 	./connectors/iceberg/scd:FuzzHistoryRow \

@@ -13,6 +13,7 @@ import (
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connectors/iceberg/catalogx"
 	"github.com/connectd/connectd/connectors/iceberg/commit"
+	"github.com/connectd/connectd/connectors/iceberg/icerow"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
@@ -180,7 +181,7 @@ func (c *coordinator) commitOptions(wi connect.WorkerInfo) (commit.Options, erro
 		if err != nil {
 			return opts, err
 		}
-		opts.TopicsMatch = func(topic string) bool { return matchFull(re, topic) }
+		opts.TopicsMatch = func(topic string) bool { return icerow.MatchFull(re, topic) }
 	}
 	return opts, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -338,9 +337,6 @@ func (t *Task) warnVersionConfig() {
 		check(name, t.cfg.TableOptions(name))
 	}
 }
-
-// matchFull is Java's Pattern.matcher(s).matches().
-func matchFull(re *regexp.Regexp, s string) bool { return icerow.MatchFull(re, s) }
 
 // drained is what a round took from a task: given back on failure (roundFailed), its
 // positions made durable on success (roundCommitted).

@@ -52,6 +52,9 @@ func TestRowValueCoercions(t *testing.T) {
 		// beyond Values.convertToLong, as the builder has always read them
 		{float32(2.75), int64(2)}, {float32(-2.75), int64(-2)},
 		{uint64(math.MaxUint64), int64(-1)},
+		// a float outside int64's range is refused, not converted to whatever Go's conversion gives
+		{float64(-0x1p63), int64(math.MinInt64)}, {1e20, nil}, {-1e19, nil}, {math.Inf(1), nil},
+		{float32(1e20), nil}, {float32(math.NaN()), nil},
 	})
 	checkCoercions(t, "ToFloat64", ToFloat64, []coerced{
 		{1.25, 1.25}, {float32(1.5), 1.5}, {json.Number("2.5e3"), 2500.0}, {"3.25", 3.25}, {"NaN-ish", nil},

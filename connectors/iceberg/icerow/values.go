@@ -237,15 +237,18 @@ func AppendValue(bld array.Builder, dt arrow.DataType, v any) error {
 }
 
 // ToInt64 is values.ToLong as the row builder reads integers (for long and int columns, keys and versions).
-// Beyond ToLong it keeps taking what it has always taken: a float32 truncated toward zero, and an integral
-// float or an unsigned integer beyond int64's range converted as Go converts it, where ToLong reports an
-// error; a record the sink took stays taken.
+// Beyond ToLong it keeps taking what it has always taken: a float32 truncated toward zero, an integral
+// float64, and an unsigned integer beyond int64's range wrapped as the JVM's BigInteger.longValue wraps it;
+// a record the sink took stays taken. A float outside int64's range is ToLong's error: Go's conversion of
+// it is undefined, and no value would be the record's.
 func ToInt64(v any) (int64, error) {
 	switch x := v.(type) {
 	case float32:
-		return int64(x), nil
+		if inInt64Range(float64(x)) {
+			return int64(x), nil
+		}
 	case float64:
-		if x == math.Trunc(x) {
+		if x == math.Trunc(x) && inInt64Range(x) {
 			return int64(x), nil
 		}
 	case uint64:
@@ -253,6 +256,9 @@ func ToInt64(v any) (int64, error) {
 	}
 	return values.ToLong(v)
 }
+
+// inInt64Range reports whether x truncates to an int64: -2^63 <= x < 2^63 (false for NaN).
+func inInt64Range(x float64) bool { return x >= -0x1p63 && x < 0x1p63 }
 
 // ToFloat64 is values.ToDouble; beyond it a time.Time is its epoch milliseconds, as ToInt64 reads it.
 func ToFloat64(v any) (float64, error) {
