@@ -12,6 +12,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 	"github.com/connectd/connectd/connectors/iceberg/maintenance"
 )
 
@@ -74,7 +75,7 @@ func (te *TableErasure) run(ctx context.Context, cat catalog.Catalog, filter ice
 		return err
 	}
 	if tbl.CurrentSnapshot() != nil {
-		if te.RowsDeleted, err = countRows(ctx, tbl, filter); err != nil {
+		if te.RowsDeleted, err = icetable.CountRows(ctx, tbl, filter); err != nil {
 			return err
 		}
 	}
@@ -123,22 +124,6 @@ func (te *TableErasure) run(ctx context.Context, cat catalog.Catalog, filter ice
 	}
 	te.Remaining, te.FilesRead, err = scanLocation(ctx, tbl, nd)
 	return err
-}
-
-func countRows(ctx context.Context, tbl *table.Table, filter ice.BooleanExpression) (int64, error) {
-	_, it, err := tbl.Scan(table.WithRowFilter(filter)).ToArrowRecords(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("scanning %s: %w", strings.Join(tbl.Identifier(), "."), err)
-	}
-	var n int64
-	for rec, err := range it {
-		if err != nil {
-			return n, fmt.Errorf("reading %s: %w", strings.Join(tbl.Identifier(), "."), err)
-		}
-		n += rec.NumRows()
-		rec.Release()
-	}
-	return n, nil
 }
 
 // offsetsSummary copies the consumer groups' offsets of the head (or its nearest ancestor carrying them)
