@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"strings"
 	"time"
 
 	ice "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
-	"github.com/apache/iceberg-go/table"
 
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 	"github.com/connectd/connectd/connectors/iceberg/maintenance"
@@ -80,7 +78,9 @@ func (te *TableErasure) run(ctx context.Context, cat catalog.Catalog, filter ice
 		}
 	}
 	if te.RowsDeleted > 0 {
-		props := offsetsSummary(tbl)
+		// the delete carries the head's offsets: the sink resumes from them, and without them snapshot
+		// expiry would keep every ancestor up to the one carrying them, with the files of the erased rows
+		props := icetable.OffsetsSummary(tbl, tbl.CurrentSnapshot())
 		props[SummaryErase] = fmt.Sprint(nkeys)
 		nt, err := tbl.Delete(ctx, filter, props)
 		if err != nil {
@@ -124,25 +124,4 @@ func (te *TableErasure) run(ctx context.Context, cat catalog.Catalog, filter ice
 	}
 	te.Remaining, te.FilesRead, err = scanLocation(ctx, tbl, nd)
 	return err
-}
-
-// offsetsSummary copies the consumer groups' offsets of the head (or its nearest ancestor carrying them)
-// into the delete's summary: the sink resumes from the head's offsets, and snapshot expiry keeps every
-// ancestor up to the one carrying them, which would keep the files of the erased rows.
-func offsetsSummary(tbl *table.Table) ice.Properties {
-	out := ice.Properties{}
-	for cur := tbl.CurrentSnapshot(); cur != nil; {
-		if cur.Summary != nil {
-			for k, v := range cur.Summary.Properties {
-				if _, seen := out[k]; !seen && strings.HasPrefix(k, "kafka.connect.offsets.") {
-					out[k] = v
-				}
-			}
-		}
-		if cur.ParentSnapshotID == nil {
-			break
-		}
-		cur = tbl.SnapshotByID(*cur.ParentSnapshotID)
-	}
-	return out
 }

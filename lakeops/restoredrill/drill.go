@@ -290,7 +290,8 @@ func (d *drill) restore(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("scanning %s at snapshot %d: %w", d.cfg.Source.IcebergTable, d.snap.SnapshotID, err)
 	}
-	props := offsetsSummary(d.src, d.snap)
+	// the restored copy says which Kafka offsets it holds
+	props := icetable.OffsetsSummary(d.src, d.snap)
 	props[SummarySourceTable] = d.cfg.Source.IcebergTable
 	props[SummarySourceSnapshot] = fmt.Sprint(d.snap.SnapshotID)
 	props[SummarySourceMetadata] = d.src.MetadataLocation()
@@ -545,26 +546,6 @@ func files(tbl *table.Table, s *table.Snapshot) (data, deletes int, paths []stri
 		}
 	}
 	return data, deletes, paths, nil
-}
-
-// offsetsSummary copies the consumer groups' offsets recorded as of snap (its own or its nearest
-// ancestor's), so that the restored copy says which Kafka offsets it holds.
-func offsetsSummary(tbl *table.Table, snap *table.Snapshot) ice.Properties {
-	out := ice.Properties{}
-	for cur := snap; cur != nil; {
-		if cur.Summary != nil {
-			for k, v := range cur.Summary.Properties {
-				if _, seen := out[k]; !seen && strings.HasPrefix(k, "kafka.connect.offsets.") {
-					out[k] = v
-				}
-			}
-		}
-		if cur.ParentSnapshotID == nil {
-			break
-		}
-		cur = tbl.SnapshotByID(*cur.ParentSnapshotID)
-	}
-	return out
 }
 
 // removeLocation deletes the files under a dropped table's location.
