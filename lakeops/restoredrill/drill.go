@@ -378,12 +378,17 @@ func (d *drill) restoredConfig() *reconcile.Config {
 	return &rc
 }
 
+// dialClickHouse connects to the source's ClickHouse server, which holds the spare database too.
+func (d *drill) dialClickHouse(ctx context.Context) (*reconcile.ClickHouse, error) {
+	return reconcile.DialClickHouse(ctx, d.cfg.Source.CH, "connectd-restore-drill")
+}
+
 // rebuild creates the spare ClickHouse table like the source one (and an empty exactly-once state table,
 // when the source has one, for the rebuild to record the restored snapshot's offsets in) and loads it
 // from the restored copy with connectd rebuild's library.
 func (d *drill) rebuild(ctx context.Context) error {
 	src := d.cfg.Source
-	ch, err := reconcile.DialClickHouse(ctx, src.CH, "connectd-restore-drill")
+	ch, err := d.dialClickHouse(ctx)
 	if err != nil {
 		return err
 	}
@@ -446,7 +451,7 @@ func (d *drill) reconcile(ctx context.Context, rc *reconcile.Config) error {
 // queries runs each key query on the source and on the restored ClickHouse table and compares the rows.
 func (d *drill) queries(ctx context.Context) error {
 	src := d.cfg.Source
-	ch, err := reconcile.DialClickHouse(ctx, src.CH, "connectd-restore-drill")
+	ch, err := d.dialClickHouse(ctx)
 	if err != nil {
 		return err
 	}
