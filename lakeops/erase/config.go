@@ -46,7 +46,7 @@ func ParseConfig(props map[string]string) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Config{Config: rc, HistoryTables: list(p[KeyHistoryTables]), SCDTables: list(p[KeySCDTables]),
+	c := &Config{Config: rc, HistoryTables: reconcile.SplitList(p[KeyHistoryTables]), SCDTables: reconcile.SplitList(p[KeySCDTables]),
 		SCDKeyColumn: strings.TrimSpace(p[KeySCDKeyColumn]), DeletesTable: strings.TrimSpace(p[KeyDeletesTable]), SkipCH: skip}
 	if c.SCDKeyColumn == "" {
 		c.SCDKeyColumn = "business_key"
@@ -57,14 +57,4 @@ func ParseConfig(props map[string]string) (*Config, error) {
 		}
 	}
 	return c, nil
-}
-
-func list(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }

@@ -5,13 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"strings"
 	"time"
 
 	ice "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
-	"github.com/apache/iceberg-go/table"
 
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 	"github.com/connectd/connectd/connectors/iceberg/maintenance"
 )
 
@@ -74,12 +73,14 @@ func (te *TableErasure) run(ctx context.Context, cat catalog.Catalog, filter ice
 		return err
 	}
 	if tbl.CurrentSnapshot() != nil {
-		if te.RowsDeleted, err = countRows(ctx, tbl, filter); err != nil {
+		if te.RowsDeleted, err = icetable.CountRows(ctx, tbl, filter); err != nil {
 			return err
 		}
 	}
 	if te.RowsDeleted > 0 {
-		props := offsetsSummary(tbl)
+		// the delete carries the head's offsets: the sink resumes from them, and without them snapshot
+		// expiry would keep every ancestor up to the one carrying them, with the files of the erased rows
+		props := icetable.OffsetsSummary(tbl, tbl.CurrentSnapshot())
 		props[SummaryErase] = fmt.Sprint(nkeys)
 		nt, err := tbl.Delete(ctx, filter, props)
 		if err != nil {
@@ -123,41 +124,4 @@ func (te *TableErasure) run(ctx context.Context, cat catalog.Catalog, filter ice
 	}
 	te.Remaining, te.FilesRead, err = scanLocation(ctx, tbl, nd)
 	return err
-}
-
-func countRows(ctx context.Context, tbl *table.Table, filter ice.BooleanExpression) (int64, error) {
-	_, it, err := tbl.Scan(table.WithRowFilter(filter)).ToArrowRecords(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("scanning %s: %w", strings.Join(tbl.Identifier(), "."), err)
-	}
-	var n int64
-	for rec, err := range it {
-		if err != nil {
-			return n, fmt.Errorf("reading %s: %w", strings.Join(tbl.Identifier(), "."), err)
-		}
-		n += rec.NumRows()
-		rec.Release()
-	}
-	return n, nil
-}
-
-// offsetsSummary copies the consumer groups' offsets of the head (or its nearest ancestor carrying them)
-// into the delete's summary: the sink resumes from the head's offsets, and snapshot expiry keeps every
-// ancestor up to the one carrying them, which would keep the files of the erased rows.
-func offsetsSummary(tbl *table.Table) ice.Properties {
-	out := ice.Properties{}
-	for cur := tbl.CurrentSnapshot(); cur != nil; {
-		if cur.Summary != nil {
-			for k, v := range cur.Summary.Properties {
-				if _, seen := out[k]; !seen && strings.HasPrefix(k, "kafka.connect.offsets.") {
-					out[k] = v
-				}
-			}
-		}
-		if cur.ParentSnapshotID == nil {
-			break
-		}
-		cur = tbl.SnapshotByID(*cur.ParentSnapshotID)
-	}
-	return out
 }

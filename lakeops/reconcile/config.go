@@ -84,13 +84,13 @@ func ParseConfig(props map[string]string) (*Config, error) {
 	c.CHTable = strings.TrimSpace(props[KeyCHTable])
 	c.CHVersion = strings.TrimSpace(props[KeyCHVersion])
 	c.CHDeleted = strings.TrimSpace(props[KeyCHDeleted])
-	c.KeyColumns = list(props[KeyKeyColumns])
-	c.Columns = list(props[KeyColumns])
-	c.Exclude = list(props[KeyExcludeColumns])
+	c.KeyColumns = SplitList(props[KeyKeyColumns])
+	c.Columns = SplitList(props[KeyColumns])
+	c.Exclude = SplitList(props[KeyExcludeColumns])
 	c.BucketColumn = strings.TrimSpace(props[KeyBucketColumn])
 	c.KafkaBootstrap = strings.TrimSpace(props[KeyKafkaBootstrap])
 	c.CHGroup = strings.TrimSpace(props[KeyCHGroup])
-	c.Topics = list(props[KeyTopics])
+	c.Topics = SplitList(props[KeyTopics])
 	if c.CHGroup != "" && c.KafkaBootstrap == "" {
 		return nil, fmt.Errorf("%s needs %s", KeyCHGroup, KeyKafkaBootstrap)
 	}
@@ -130,7 +130,9 @@ func ParseConfig(props map[string]string) (*Config, error) {
 	return c, nil
 }
 
-func list(s string) []string {
+// SplitList is the items of a comma-separated property value (key.columns, topics, and the table lists of
+// the commands built on this configuration), trimmed, empty ones left out.
+func SplitList(s string) []string {
 	var out []string
 	for _, p := range strings.Split(s, ",") {
 		if p = strings.TrimSpace(p); p != "" {

@@ -6,15 +6,16 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/connectd/connectd/lakeops/runmetrics"
 )
 
 // Metrics are the Prometheus series of scheduled reconcile runs, labelled by the ClickHouse and Iceberg
 // tables compared.
 type Metrics struct {
-	mismatched  *prometheus.GaugeVec
-	lag         *prometheus.GaugeVec
-	lastSuccess *prometheus.GaugeVec
-	runs        *prometheus.CounterVec
+	mismatched *prometheus.GaugeVec
+	lag        *prometheus.GaugeVec
+	runs       runmetrics.Runs
 }
 
 // NewMetrics registers the reconcile series on reg.
@@ -25,12 +26,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Keys that differ between the ClickHouse table and the Iceberg table at the last completed run."}, labels),
 		lag: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "connectd_reconcile_lag_records",
 			Help: "Records one layer holds and the other does not yet, at the last completed run."}, labels),
-		lastSuccess: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "connectd_reconcile_last_success_timestamp_seconds",
-			Help: "Unix time of the last run that completed (clean, drift or lag)."}, labels),
-		runs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "connectd_reconcile_runs_total",
-			Help: "Reconcile runs by result: clean, drift, lag or error."}, append(labels, "result")),
+		runs: runmetrics.New("reconcile", labels, "Reconcile runs by result: clean, drift, lag or error.",
+			"Unix time of the last run that completed (clean, drift or lag)."),
 	}
-	reg.MustRegister(m.mismatched, m.lag, m.lastSuccess, m.runs)
+	reg.MustRegister(append(m.runs.Collectors(), m.mismatched, m.lag)...)
 	return m
 }
 
@@ -38,13 +37,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 func (m *Metrics) Observe(cfg *Config, r *Report) {
 	l := prometheus.Labels{"iceberg_table": cfg.IcebergTable, "clickhouse_table": cfg.CH.Database + "." + cfg.CHTable}
 	if r == nil {
-		m.runs.With(prometheus.Labels{"iceberg_table": l["iceberg_table"], "clickhouse_table": l["clickhouse_table"], "result": "error"}).Inc()
+		m.runs.Observe(l, "error", false, time.Time{})
 		return
 	}
 	m.mismatched.With(l).Set(float64(r.MismatchedRows))
 	m.lag.With(l).Set(float64(r.Cut.LagRecords))
-	m.lastSuccess.With(l).Set(float64(r.StartedAt.Add(time.Duration(r.Seconds * float64(time.Second))).Unix()))
-	m.runs.With(prometheus.Labels{"iceberg_table": l["iceberg_table"], "clickhouse_table": l["clickhouse_table"], "result": r.Status}).Inc()
+	m.runs.Observe(l, r.Status, true, runmetrics.Ended(r.StartedAt, r.Seconds))
 }
 
 // Schedule runs Run every interval until ctx ends, recording each outcome in m and handing it to report.

@@ -92,7 +92,7 @@ func TestSchedulerFailedRunsAreCounted(t *testing.T) {
 	s.Start(context.Background())
 	defer s.Stop()
 	runs := func() float64 {
-		return testutil.ToFloat64(s.metrics.runs.WithLabelValues("cdc.customers", "default.customers", "error"))
+		return testutil.ToFloat64(s.metrics.runs.Total.WithLabelValues("cdc.customers", "default.customers", "error"))
 	}
 	require.Eventually(t, func() bool { return runs() >= 2 }, time.Minute, 10*time.Millisecond, "scheduled runs go on after a failure")
 	st := s.Status().Pairs[0]

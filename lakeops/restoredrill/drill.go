@@ -189,7 +189,7 @@ func (d *drill) run(ctx context.Context) {
 	}
 	d.step("check restored files", func() error { return d.checkFiles(ctx) })
 	d.step("compare contents", func() error { return d.compareContents(ctx) })
-	if !d.step("rebuild clickhouse", func() error { return d.rebuild(ctx) }) {
+	if !d.step("rebuild clickhouse", func() error { return d.withClickHouse(ctx, d.rebuild) }) {
 		return
 	}
 	restored := d.restoredConfig()
@@ -198,7 +198,7 @@ func (d *drill) run(ctx context.Context) {
 	vsSource.IcebergTable = cfg.Source.IcebergTable
 	d.step("reconcile source iceberg with restored clickhouse", func() error { return d.reconcile(ctx, &vsSource) })
 	if len(cfg.Queries) > 0 {
-		d.step("key queries", func() error { return d.queries(ctx) })
+		d.step("key queries", func() error { return d.withClickHouse(ctx, d.queries) })
 	}
 }
 
@@ -290,7 +290,8 @@ func (d *drill) restore(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("scanning %s at snapshot %d: %w", d.cfg.Source.IcebergTable, d.snap.SnapshotID, err)
 	}
-	props := offsetsSummary(d.src, d.snap)
+	// the restored copy says which Kafka offsets it holds
+	props := icetable.OffsetsSummary(d.src, d.snap)
 	props[SummarySourceTable] = d.cfg.Source.IcebergTable
 	props[SummarySourceSnapshot] = fmt.Sprint(d.snap.SnapshotID)
 	props[SummarySourceMetadata] = d.src.MetadataLocation()
@@ -377,16 +378,22 @@ func (d *drill) restoredConfig() *reconcile.Config {
 	return &rc
 }
 
-// rebuild creates the spare ClickHouse table like the source one (and an empty exactly-once state table,
-// when the source has one, for the rebuild to record the restored snapshot's offsets in) and loads it
-// from the restored copy with connectd rebuild's library.
-func (d *drill) rebuild(ctx context.Context) error {
-	src := d.cfg.Source
-	ch, err := reconcile.DialClickHouse(ctx, src.CH, "connectd-restore-drill")
+// withClickHouse runs a step on a connection of its own to the source's ClickHouse server, which holds
+// the spare database too.
+func (d *drill) withClickHouse(ctx context.Context, step func(context.Context, *reconcile.ClickHouse) error) error {
+	ch, err := reconcile.DialClickHouse(ctx, d.cfg.Source.CH, "connectd-restore-drill")
 	if err != nil {
 		return err
 	}
 	defer ch.Close()
+	return step(ctx, ch)
+}
+
+// rebuild creates the spare ClickHouse table like the source one (and an empty exactly-once state table,
+// when the source has one, for the rebuild to record the restored snapshot's offsets in) and loads it
+// from the restored copy with connectd rebuild's library.
+func (d *drill) rebuild(ctx context.Context, ch *reconcile.ClickHouse) error {
+	src := d.cfg.Source
 	q := reconcile.QuoteIdent
 	spare := q(d.cfg.CHDatabase)
 	stmts := []string{
@@ -443,13 +450,8 @@ func (d *drill) reconcile(ctx context.Context, rc *reconcile.Config) error {
 }
 
 // queries runs each key query on the source and on the restored ClickHouse table and compares the rows.
-func (d *drill) queries(ctx context.Context) error {
+func (d *drill) queries(ctx context.Context, ch *reconcile.ClickHouse) error {
 	src := d.cfg.Source
-	ch, err := reconcile.DialClickHouse(ctx, src.CH, "connectd-restore-drill")
-	if err != nil {
-		return err
-	}
-	defer ch.Close()
 	q := reconcile.QuoteIdent
 	run := func(sql, tbl string) ([]string, error) {
 		body := "SELECT CAST(formatRowNoNewline('JSONEachRow', *) AS Nullable(String)) FROM (" + strings.ReplaceAll(sql, "{table}", tbl) + ")"
@@ -545,26 +547,6 @@ func files(tbl *table.Table, s *table.Snapshot) (data, deletes int, paths []stri
 		}
 	}
 	return data, deletes, paths, nil
-}
-
-// offsetsSummary copies the consumer groups' offsets recorded as of snap (its own or its nearest
-// ancestor's), so that the restored copy says which Kafka offsets it holds.
-func offsetsSummary(tbl *table.Table, snap *table.Snapshot) ice.Properties {
-	out := ice.Properties{}
-	for cur := snap; cur != nil; {
-		if cur.Summary != nil {
-			for k, v := range cur.Summary.Properties {
-				if _, seen := out[k]; !seen && strings.HasPrefix(k, "kafka.connect.offsets.") {
-					out[k] = v
-				}
-			}
-		}
-		if cur.ParentSnapshotID == nil {
-			break
-		}
-		cur = tbl.SnapshotByID(*cur.ParentSnapshotID)
-	}
-	return out
 }
 
 // removeLocation deletes the files under a dropped table's location.

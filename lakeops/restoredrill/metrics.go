@@ -7,15 +7,16 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/connectd/connectd/lakeops/runmetrics"
 )
 
 // Metrics are the Prometheus series of scheduled drills, labelled by the source Iceberg table: alert on a
 // drill that failed or did not run (time() - last_success > the schedule's interval plus its duration).
 type Metrics struct {
-	lastRun     *prometheus.GaugeVec
-	lastSuccess *prometheus.GaugeVec
-	duration    *prometheus.GaugeVec
-	runs        *prometheus.CounterVec
+	lastRun  *prometheus.GaugeVec
+	duration *prometheus.GaugeVec
+	runs     runmetrics.Runs
 }
 
 // NewMetrics registers the drill series on reg.
@@ -24,21 +25,19 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		lastRun: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "connectd_restore_drill_last_run_timestamp_seconds",
 			Help: "Unix time the last restore drill ended, whatever its verdict."}, labels),
-		lastSuccess: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "connectd_restore_drill_last_success_timestamp_seconds",
-			Help: "Unix time the last PASSED restore drill ended."}, labels),
 		duration: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "connectd_restore_drill_duration_seconds",
 			Help: "Duration of the last restore drill."}, labels),
-		runs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "connectd_restore_drill_runs_total",
-			Help: "Restore drills by result: passed, failed or error (the record could not be written)."}, append(labels, "result")),
+		runs: runmetrics.New("restore_drill", labels, "Restore drills by result: passed, failed or error (the record could not be written).",
+			"Unix time the last PASSED restore drill ended."),
 	}
-	reg.MustRegister(m.lastRun, m.lastSuccess, m.duration, m.runs)
+	reg.MustRegister(append(m.runs.Collectors(), m.lastRun, m.duration)...)
 	return m
 }
 
 // Observe records a drill (err: its record could not be written).
 func (m *Metrics) Observe(cfg *Config, r *Record, err error) {
 	l := prometheus.Labels{"iceberg_table": cfg.Source.IcebergTable}
-	end := r.StartedAt.Add(time.Duration(r.Seconds * float64(time.Second)))
+	end := runmetrics.Ended(r.StartedAt, r.Seconds)
 	m.lastRun.With(l).Set(float64(end.Unix()))
 	m.duration.With(l).Set(r.Seconds)
 	result := "failed"
@@ -47,9 +46,8 @@ func (m *Metrics) Observe(cfg *Config, r *Record, err error) {
 		result = "error"
 	case r.Verdict == Passed:
 		result = "passed"
-		m.lastSuccess.With(l).Set(float64(end.Unix()))
 	}
-	m.runs.With(prometheus.Labels{"iceberg_table": cfg.Source.IcebergTable, "result": result}).Inc()
+	m.runs.Observe(l, result, result == "passed", end)
 }
 
 // Schedule drills each configuration, one after another, every interval (from the end of one round to the

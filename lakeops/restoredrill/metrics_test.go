@@ -19,16 +19,16 @@ func TestMetrics(t *testing.T) {
 	start := time.Unix(1000, 0)
 	m.Observe(cfg, &Record{Verdict: Passed, StartedAt: start, Seconds: 10}, nil)
 	l := "cdc.customers"
-	require.Equal(t, 1010.0, testutil.ToFloat64(m.lastSuccess.WithLabelValues(l)))
+	require.Equal(t, 1010.0, testutil.ToFloat64(m.runs.LastSuccess.WithLabelValues(l)))
 	require.Equal(t, 1010.0, testutil.ToFloat64(m.lastRun.WithLabelValues(l)))
 	m.Observe(cfg, &Record{Verdict: Failed, StartedAt: start.Add(time.Hour), Seconds: 5}, nil)
-	require.Equal(t, 1010.0, testutil.ToFloat64(m.lastSuccess.WithLabelValues(l)), "a failed drill is no success")
+	require.Equal(t, 1010.0, testutil.ToFloat64(m.runs.LastSuccess.WithLabelValues(l)), "a failed drill is no success")
 	require.Equal(t, 4605.0, testutil.ToFloat64(m.lastRun.WithLabelValues(l)))
 	require.Equal(t, 5.0, testutil.ToFloat64(m.duration.WithLabelValues(l)))
 	m.Observe(cfg, &Record{Verdict: Passed, StartedAt: start.Add(2 * time.Hour), Seconds: 1}, errors.New("disk full"))
-	require.Equal(t, 1010.0, testutil.ToFloat64(m.lastSuccess.WithLabelValues(l)), "a drill without its record is no success")
+	require.Equal(t, 1010.0, testutil.ToFloat64(m.runs.LastSuccess.WithLabelValues(l)), "a drill without its record is no success")
 	for result, n := range map[string]float64{"passed": 1, "failed": 1, "error": 1} {
-		require.Equal(t, n, testutil.ToFloat64(m.runs.WithLabelValues(l, result)), result)
+		require.Equal(t, n, testutil.ToFloat64(m.runs.Total.WithLabelValues(l, result)), result)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	ice "github.com/apache/iceberg-go"
@@ -12,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/connectd/connectd/connectors/iceberg/conflict"
+	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
 
 // RetentionOptions ages rows out of a history table: rows whose Column is older than MaxAge.
@@ -237,7 +237,7 @@ func deleteOldRows(ctx context.Context, cat catalog.Catalog, ident table.Identif
 	if err != nil {
 		return err
 	}
-	n, err := countMatching(ctx, tbl, filter)
+	n, err := icetable.CountRows(ctx, tbl, filter)
 	if err != nil || n == 0 {
 		return err
 	}
@@ -265,21 +265,4 @@ func deleteOldRows(ctx context.Context, cat catalog.Catalog, ident table.Identif
 		res.DeleteSnapshotID = s.SnapshotID
 	}
 	return nil
-}
-
-// countMatching counts the live rows matching filter.
-func countMatching(ctx context.Context, tbl *table.Table, filter ice.BooleanExpression) (int64, error) {
-	_, it, err := tbl.Scan(table.WithRowFilter(filter)).ToArrowRecords(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("scanning %s: %w", strings.Join(tbl.Identifier(), "."), err)
-	}
-	var n int64
-	for rec, err := range it {
-		if err != nil {
-			return n, fmt.Errorf("reading %s: %w", strings.Join(tbl.Identifier(), "."), err)
-		}
-		n += rec.NumRows()
-		rec.Release()
-	}
-	return n, nil
 }

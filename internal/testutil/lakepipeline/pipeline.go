@@ -1,6 +1,7 @@
-// Package lakepipeline runs, for end-to-end tests of the lake commands (erase, restore drills), one topic
-// of Debezium CDC records feeding the Iceberg sink (a current-state table and its raw history) and the
-// ClickHouse sink (a ReplacingMergeTree on chDB), each its own connector on a `connectd standalone` worker.
+// Package lakepipeline runs, for end-to-end tests of the lake commands (reconcile, rebuild, erase, restore
+// drills), one topic of Debezium CDC records feeding the Iceberg sink (a current-state table and its raw
+// history) and the ClickHouse sink (a ReplacingMergeTree on chDB), each its own connector on a `connectd
+// standalone` worker that runs both or either.
 package lakepipeline
 
 import (
@@ -16,11 +17,9 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/connectors/iceberg/catalogx"
-	"github.com/connectd/connectd/internal/kafka"
 	"github.com/connectd/connectd/internal/testutil/cdcstream"
 	"github.com/connectd/connectd/internal/testutil/chdb"
 	"github.com/connectd/connectd/internal/testutil/chdb/chdbtest"
@@ -59,10 +58,27 @@ type Pipeline struct {
 	worker    *workerproc.Proc
 }
 
+// The pipeline's connectors, for Start and Wait.
 const (
-	iceConnector = "lake-iceberg-"
-	chConnector  = "lake-clickhouse-"
+	Iceberg    = "iceberg"
+	ClickHouse = "clickhouse"
 )
+
+// connectorPrefix starts each connector's name (the rest is the topic).
+var connectorPrefix = map[string]string{Iceberg: "lake-iceberg-", ClickHouse: "lake-clickhouse-"}
+
+// named is the connectors named, or both when none is.
+func (p *Pipeline) named(connectors []string) []string {
+	if len(connectors) == 0 {
+		return []string{Iceberg, ClickHouse}
+	}
+	for _, c := range connectors {
+		if _, ok := connectorPrefix[c]; !ok {
+			p.T.Fatalf("lakepipeline: no connector %q", c)
+		}
+	}
+	return connectors
+}
 
 // New prepares the topic, the ClickHouse table and the connector files.
 func New(t testing.TB) *Pipeline {
@@ -101,7 +117,7 @@ iceberg.catalog.type=sql
 iceberg.catalog.uri=jdbc:sqlite:%s
 iceberg.catalog.warehouse=%s
 iceberg.control.commit.interval-ms=200
-`, iceConnector+p.Topic, p.Topic, Current, History, History, Current, Current, p.CatDB, p.WH))
+`, connectorPrefix[Iceberg]+p.Topic, p.Topic, Current, History, History, Current, Current, p.CatDB, p.WH))
 	write("clickhouse.properties", fmt.Sprintf(`name=%s
 connector.class=com.clickhouse.kafka.connect.ClickHouseSinkConnector
 tasks.max=1
@@ -112,12 +128,12 @@ port=%d
 database=%s
 debeziumCDCEnabled=true
 exactlyOnce=true
-`, chConnector+p.Topic, p.Topic, p.Topic, shim.Port(), p.DB))
+`, connectorPrefix[ClickHouse]+p.Topic, p.Topic, p.Topic, shim.Port(), p.DB))
 	t.Cleanup(p.Stop)
 	return p
 }
 
-// Props are the reconcile properties of the pipeline (the base of erase and restore-drill properties).
+// Props are the reconcile properties of the pipeline (the base of rebuild, erase and restore-drill properties).
 func (p *Pipeline) Props() map[string]string {
 	return map[string]string{
 		"iceberg.catalog.type":      "sql",
@@ -146,11 +162,15 @@ func (p *Pipeline) Table(name string) *table.Table {
 	return tbl
 }
 
-// Start runs a worker with both connectors.
-func (p *Pipeline) Start() {
+// Start runs a worker with the named connectors (Iceberg, ClickHouse), both when none is named: a layer
+// whose connector is left out falls behind the other.
+func (p *Pipeline) Start(connectors ...string) {
 	p.Stop()
-	p.worker = workerproc.Start(p.T, "standalone", filepath.Join(p.Dir, "worker.properties"),
-		filepath.Join(p.Dir, "iceberg.properties"), filepath.Join(p.Dir, "clickhouse.properties"))
+	args := []string{"standalone", filepath.Join(p.Dir, "worker.properties")}
+	for _, c := range p.named(connectors) {
+		args = append(args, filepath.Join(p.Dir, c+".properties"))
+	}
+	p.worker = workerproc.Start(p.T, args...)
 }
 
 // Stop kills the worker.
@@ -161,8 +181,9 @@ func (p *Pipeline) Stop() {
 	p.worker = nil
 }
 
-// Produce generates n random CDC streams (keys disjoint from earlier ones) and produces them interleaved.
-func (p *Pipeline) Produce(rng *rand.Rand, n int) {
+// Produce generates n random CDC streams (keys disjoint from earlier ones), produces them interleaved and
+// returns how many records it produced.
+func (p *Pipeline) Produce(rng *rand.Rand, n int) int {
 	var streams []cdcstream.Stream
 	for i := 0; i < n; i++ {
 		streams = append(streams, cdcstream.Generate(rng, fmt.Sprintf("s%d", len(p.Streams)+i), cdcstream.DefaultConfig()))
@@ -183,6 +204,7 @@ func (p *Pipeline) Produce(rng *rand.Rand, n int) {
 		msgs = append(msgs, p.message(x.s, x.e))
 	}
 	p.send(msgs)
+	return len(msgs)
 }
 
 func (p *Pipeline) message(s cdcstream.Stream, e cdcstream.Event) *kgo.Record {
@@ -229,21 +251,25 @@ func cutPrefix(s, pfx string) (string, bool) {
 	return s, false
 }
 
-// Wait waits until both connectors' groups committed every produced record.
-func (p *Pipeline) Wait() {
-	for _, c := range []string{iceConnector, chConnector} {
-		p.waitGroup("connect-" + c + p.Topic)
+// Wait waits until the named connectors' groups (both when none is named) committed every produced record.
+func (p *Pipeline) Wait(connectors ...string) {
+	for _, c := range p.named(connectors) {
+		p.waitGroup(p.group(c))
 	}
 }
 
 // CHGroup is the ClickHouse connector's consumer group.
-func (p *Pipeline) CHGroup() string { return "connect-" + chConnector + p.Topic }
+func (p *Pipeline) CHGroup() string { return p.group(ClickHouse) }
+
+func (p *Pipeline) group(connector string) string {
+	return "connect-" + connectorPrefix[connector] + p.Topic
+}
 
 func (p *Pipeline) waitGroup(group string) {
 	deadline := time.Now().Add(4 * time.Minute)
 	for {
-		got, err := groupOffsets(p.Addr, group)
-		done := err == nil
+		got := kafkatest.CommittedOffsets(p.T, p.Addr, group, p.Topic) // retries while the coordinator loads
+		done := true
 		for part, n := range p.next {
 			if got[part] < n {
 				done = false
@@ -253,32 +279,10 @@ func (p *Pipeline) waitGroup(group string) {
 			return
 		}
 		if time.Now().After(deadline) {
-			p.T.Fatalf("%s did not commit everything: committed %v (%v), produced %v", group, got, err, p.next)
+			p.T.Fatalf("%s did not commit everything: committed %v, produced %v", group, got, p.next)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-}
-
-func groupOffsets(bootstrap, group string) (map[int32]int64, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cl, err := kafka.Open(ctx, map[string]string{"bootstrap.servers": bootstrap})
-	if err != nil {
-		return nil, err
-	}
-	defer cl.Close()
-	resp, err := kadm.NewClient(cl).FetchOffsets(ctx, group)
-	if err != nil {
-		return nil, err
-	}
-	out := map[int32]int64{}
-	for _, o := range resp.Sorted() {
-		if o.Err != nil {
-			return nil, o.Err
-		}
-		out[o.Partition] = o.At
-	}
-	return out, nil
 }
 
 // Model is the current state of every key produced so far.

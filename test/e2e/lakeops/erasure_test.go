@@ -13,48 +13,32 @@ import (
 
 	ice "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
-	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
-	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/connectd/connectd/connectors/iceberg/catalogx"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 	"github.com/connectd/connectd/connectors/iceberg/maintenance"
-	"github.com/connectd/connectd/internal/testutil/cdcstream"
 	"github.com/connectd/connectd/internal/testutil/chdb/chdbtest"
 	"github.com/connectd/connectd/internal/testutil/icebergtest"
-	"github.com/connectd/connectd/internal/testutil/kafkatest"
+	"github.com/connectd/connectd/internal/testutil/lakepipeline"
 	"github.com/connectd/connectd/lakeops/reconcile"
 )
-
-func (p *pipeline) catalog() catalog.Catalog {
-	cat, err := catalogx.Open(context.Background(), "", map[string]string{"type": "sql", "uri": "jdbc:sqlite:" + p.catDB, "warehouse": p.wh})
-	require.NoError(p.t, err)
-	return cat
-}
-
-func (p *pipeline) lakeTable(name string) *table.Table {
-	tbl, err := p.catalog().LoadTable(context.Background(), catalog.ToIdentifier(name))
-	require.NoError(p.t, err)
-	return tbl
-}
 
 // liveFiles lists the data and delete files of the table's current snapshot, as maintenance's
 // inventory does: what a reader of the table can reach.
 func (p *pipeline) liveFiles(name string) []string {
-	tbl := p.lakeTable(name)
+	tbl := p.Table(name)
 	snap := tbl.CurrentSnapshot()
 	if snap == nil {
 		return nil
 	}
 	fs, err := tbl.FS(context.Background())
-	require.NoError(p.t, err)
+	require.NoError(p.T, err)
 	manifests, err := snap.Manifests(fs)
-	require.NoError(p.t, err)
+	require.NoError(p.T, err)
 	var out []string
 	for _, m := range manifests {
 		for e, err := range m.Entries(fs, true) {
-			require.NoError(p.t, err)
+			require.NoError(p.T, err)
 			out = append(out, e.DataFile().FilePath())
 		}
 	}
@@ -65,7 +49,7 @@ func (p *pipeline) liveFiles(name string) []string {
 func (p *pipeline) filesHolding(value string, tables ...string) map[string][]string {
 	out := map[string][]string{}
 	for _, name := range tables {
-		for f, n := range icebergtest.FilesHolding(p.t, value, p.liveFiles(name)) {
+		for f, n := range icebergtest.FilesHolding(p.T, value, p.liveFiles(name)) {
 			if n > 0 {
 				out[name] = append(out[name], f)
 			}
@@ -84,7 +68,7 @@ func localPath(loc string) string {
 }
 
 func (p *pipeline) duckCount(name, where string) string {
-	res := icebergtest.Read(p.t, p.lakeTable(name).MetadataLocation(), "SELECT count(*) AS n FROM t WHERE "+where, nil)
+	res := icebergtest.Read(p.T, p.Table(name).MetadataLocation(), "SELECT count(*) AS n FROM t WHERE "+where, nil)
 	return fmt.Sprint(res.Maps()[0]["n"])
 }
 
@@ -100,68 +84,38 @@ func TestErasureEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end to end")
 	}
-	seed := testSeed(t)
+	seed := lakepipeline.Seed(t)
 	rng := rand.New(rand.NewSource(seed))
 	p := newPipeline(t)
-	p.start("iceberg", "clickhouse")
-	p.produce(rng, 40)
-	p.waitGroup(iceConnector)
-	p.waitGroup(chConnector)
+	p.Start()
+	p.Produce(rng, 40)
+	p.Wait()
 
-	model := p.model()
+	model := p.Model()
 	var keys []string
 	for k := range model {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	victim := keys[len(keys)/2]
-	row := model[victim]
-	si := -1
-	for i, s := range p.streams {
-		if strings.HasPrefix(victim, s.Prefix+"-") {
-			si = i
-		}
-	}
-	require.GreaterOrEqual(t, si, 0)
-	s := &p.streams[si]
-	var lsn int64
-	for _, e := range s.Events {
-		lsn = max(lsn, e.LSN)
-	}
-	local := strings.TrimPrefix(victim, s.Prefix+"-")
-	del := []cdcstream.Event{{Key: local, Op: cdcstream.Delete, LSN: lsn + 1, Row: &row, How: "erasure"}, {Key: local, Op: cdcstream.Tombstone}}
-	s.Events = append(s.Events, del...)
-	var msgs []*kgo.Record
-	for _, e := range del {
-		k, v := cdcstream.Debezium(*s, e)
-		m := &kgo.Record{Topic: p.topic, Partition: cdcstream.Partition(victim, p.parts), Key: k}
-		if v != nil {
-			m.Value = v
-		}
-		msgs = append(msgs, m)
-	}
-	kafkatest.ProducePartitioned(t, p.addr, p.topic, msgs...)
-	for _, m := range msgs {
-		p.next[m.Partition] = max(p.next[m.Partition], m.Offset+1)
-	}
-	p.waitGroup(iceConnector)
-	p.waitGroup(chConnector)
-	p.stop()
-	_, stillThere := p.model()[victim]
+	p.Delete(victim) // a Debezium delete and its tombstone
+	p.Wait()
+	p.Stop()
+	_, stillThere := p.Model()[victim]
 	require.False(t, stillThere)
 
-	tbl := p.db + ".customers"
-	require.Equal(t, "0", chdbtest.MustQuery(t, p.s, "SELECT count() FROM "+tbl+" FINAL WHERE id = "+quoteString(victim)), "ClickHouse FINAL")
+	tbl := p.DB + ".customers"
+	require.Equal(t, "0", chdbtest.MustQuery(t, p.S, "SELECT count() FROM "+tbl+" FINAL WHERE id = "+quoteString(victim)), "ClickHouse FINAL")
 	require.Equal(t, "0", p.duckCount("cdc.customers", "id = "+quoteString(victim)), "Iceberg current table (DuckDB)")
 	r := p.reconcile()
 	require.Equal(t, reconcile.StatusClean, r.Status)
-	live := len(p.model())
+	live := len(p.Model())
 	p.crossCheck(r, live, live)
 
 	// ClickHouse still stores the key's rows (the delete row and older versions) until a mutation removes them.
-	require.NotEqual(t, "0", chdbtest.MustQuery(t, p.s, "SELECT count() FROM "+tbl+" WHERE id = "+quoteString(victim)))
-	chdbtest.MustExec(t, p.s, "ALTER TABLE "+tbl+" DELETE WHERE id = "+quoteString(victim)+" SETTINGS mutations_sync = 2")
-	require.Equal(t, "0", chdbtest.MustQuery(t, p.s, "SELECT count() FROM "+tbl+" WHERE id = "+quoteString(victim)), "stored ClickHouse rows")
+	require.NotEqual(t, "0", chdbtest.MustQuery(t, p.S, "SELECT count() FROM "+tbl+" WHERE id = "+quoteString(victim)))
+	chdbtest.MustExec(t, p.S, "ALTER TABLE "+tbl+" DELETE WHERE id = "+quoteString(victim)+" SETTINGS mutations_sync = 2")
+	require.Equal(t, "0", chdbtest.MustQuery(t, p.S, "SELECT count() FROM "+tbl+" WHERE id = "+quoteString(victim)), "stored ClickHouse rows")
 
 	// The raw history holds every event of the key until its rows are deleted.
 	pk, _ := json.Marshal(map[string]string{"id": victim})
@@ -169,7 +123,7 @@ func TestErasureEndToEnd(t *testing.T) {
 	before := p.duckCount("cdc.history", "true")
 	n := p.duckCount("cdc.history", where)
 	require.NotEqual(t, "0", n, "history rows of the key")
-	hist := p.lakeTable("cdc.history")
+	hist := p.Table("cdc.history")
 	_, err := hist.Delete(context.Background(), ice.EqualTo(ice.Reference("primary_key"), string(pk)), nil)
 	require.NoError(t, err)
 	require.Equal(t, "0", p.duckCount("cdc.history", where), "history rows of the key after the delete (DuckDB)")
@@ -192,7 +146,7 @@ func TestErasureEndToEnd(t *testing.T) {
 	// Snapshots before the rewrites reference the old files, so only their expiry removes them.
 	pol := maintenance.Policy{Expire: maintenance.ExpireOptions{RetainLast: 1, MaxAge: time.Millisecond}, DeletesHorizon: time.Millisecond}
 	do := maintenance.Actions{RewriteManifests: true, Compact: true, ExpireSnapshots: true}
-	cat := p.catalog()
+	cat := p.Catalog()
 	// a table's __deletes companion is maintained with it, in the same run (reconcile.Report.Companion)
 	for _, name := range iceTables {
 		if strings.HasSuffix(name, icetable.TombstoneSuffix) {

@@ -14,35 +14,36 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/internal/testutil/chdb/chdbtest"
+	"github.com/connectd/connectd/internal/testutil/lakepipeline"
 	"github.com/connectd/connectd/internal/testutil/workerproc"
 	"github.com/connectd/connectd/lakeops/reconcile"
 )
 
 // dump is the whole stored content of the ClickHouse table (every row version, not only FINAL).
 func (p *pipeline) dump() string {
-	return chdbtest.MustQuery(p.t, p.s, "SELECT * FROM "+p.db+".customers ORDER BY id, _version, is_deleted, name FORMAT TSV")
+	return chdbtest.MustQuery(p.T, p.S, "SELECT * FROM "+p.DB+".customers ORDER BY id, _version, is_deleted, name FORMAT TSV")
 }
 
 func (p *pipeline) rebuild(extra map[string]string) *reconcile.RebuildResult {
-	p.t.Helper()
+	p.T.Helper()
 	props := p.props()
 	for k, v := range extra {
 		props[k] = v
 	}
 	cfg, err := reconcile.ParseConfig(props)
-	require.NoError(p.t, err)
+	require.NoError(p.T, err)
 	opt, err := reconcile.ParseRebuildOptions(props)
-	require.NoError(p.t, err)
+	require.NoError(p.T, err)
 	res, err := reconcile.Rebuild(context.Background(), cfg, opt, nil)
-	require.NoError(p.t, err)
+	require.NoError(p.T, err)
 	return res
 }
 
 func (p *pipeline) tamper(changed, deleted, added string) {
-	tbl := p.db + ".customers"
-	chdbtest.MustExec(p.t, p.s, "INSERT INTO "+tbl+" SELECT id, 'tampered', qty, updated_at, email, _version + 1, 0 FROM "+tbl+" FINAL WHERE id = "+quoteString(changed))
-	chdbtest.MustExec(p.t, p.s, "INSERT INTO "+tbl+" SELECT id, name, qty, updated_at, email, _version + 1, 1 FROM "+tbl+" FINAL WHERE id = "+quoteString(deleted))
-	chdbtest.MustExec(p.t, p.s, "INSERT INTO "+tbl+" VALUES ("+quoteString(added)+", 'new', 1, 1, NULL, 1, 0)")
+	tbl := p.DB + ".customers"
+	chdbtest.MustExec(p.T, p.S, "INSERT INTO "+tbl+" SELECT id, 'tampered', qty, updated_at, email, _version + 1, 0 FROM "+tbl+" FINAL WHERE id = "+quoteString(changed))
+	chdbtest.MustExec(p.T, p.S, "INSERT INTO "+tbl+" SELECT id, name, qty, updated_at, email, _version + 1, 1 FROM "+tbl+" FINAL WHERE id = "+quoteString(deleted))
+	chdbtest.MustExec(p.T, p.S, "INSERT INTO "+tbl+" VALUES ("+quoteString(added)+", 'new', 1, 1, NULL, 1, 0)")
 }
 
 // TestRebuildEndToEnd: the ClickHouse table dropped, then corrupted, is rebuilt from the Iceberg table
@@ -53,21 +54,20 @@ func TestRebuildEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end to end")
 	}
-	seed := testSeed(t)
+	seed := lakepipeline.Seed(t)
 	rng := rand.New(rand.NewSource(seed))
 	p := newPipeline(t)
-	p.start("iceberg", "clickhouse")
-	p.produce(rng, 150)
-	p.waitGroup(iceConnector)
-	p.waitGroup(chConnector)
-	p.stop() // a rebuild runs with the ClickHouse connector stopped
-	live := len(p.model())
+	p.Start()
+	p.Produce(rng, 150)
+	p.Wait()
+	p.Stop() // a rebuild runs with the ClickHouse connector stopped
+	live := len(p.Model())
 	require.Equal(t, reconcile.StatusClean, p.reconcile().Status)
 
 	// Dropped: rebuilt from its CREATE statement.
-	create := chdbtest.MustQuery(t, p.s, "SELECT create_table_query FROM system.tables WHERE database = '"+p.db+"' AND name = 'customers' FORMAT TSVRaw")
-	create = strings.Replace(create, p.db+".customers", "{table}", 1)
-	chdbtest.MustExec(t, p.s, "DROP TABLE "+p.db+".customers SYNC")
+	create := chdbtest.MustQuery(t, p.S, "SELECT create_table_query FROM system.tables WHERE database = '"+p.DB+"' AND name = 'customers' FORMAT TSVRaw")
+	create = strings.Replace(create, p.DB+".customers", "{table}", 1)
+	chdbtest.MustExec(t, p.S, "DROP TABLE "+p.DB+".customers SYNC")
 	res := p.rebuild(map[string]string{reconcile.KeyRebuildCreateSQL: create})
 	require.Equal(t, int64(live), res.Rows)
 	r := p.reconcile()
@@ -78,7 +78,7 @@ func TestRebuildEndToEnd(t *testing.T) {
 
 	// Corrupted, then a rebuild SIGKILLed halfway: the table is untouched; run again: the same table.
 	var keys []string
-	for k := range p.model() {
+	for k := range p.Model() {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
@@ -126,12 +126,12 @@ func TestRebuildEndToEnd(t *testing.T) {
 	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
 	_ = cmd.Wait()
 	require.Equal(t, corrupted, p.dump(), "a killed rebuild leaves the table as it was")
-	staged := chdbtest.MustQuery(t, p.s, "SELECT count() FROM "+p.db+"."+reconcile.StageTable("customers"))
+	staged := chdbtest.MustQuery(t, p.S, "SELECT count() FROM "+p.DB+"."+reconcile.StageTable("customers"))
 	t.Logf("the killed rebuild had staged %s of %d rows", staged, live)
 	out, err := exec.Command(workerproc.Binary(t), append([]string{"rebuild", "-progress=off"}, args...)...).CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	require.Equal(t, clean, p.dump(), "the rebuild run again gives the same table as an uninterrupted one")
-	require.Equal(t, "0", chdbtest.MustQuery(t, p.s, "SELECT count() FROM system.tables WHERE database = '"+p.db+"' AND name = '"+reconcile.StageTable("customers")+"'"))
+	require.Equal(t, "0", chdbtest.MustQuery(t, p.S, "SELECT count() FROM system.tables WHERE database = '"+p.DB+"' AND name = '"+reconcile.StageTable("customers")+"'"))
 	r = p.reconcile()
 	require.Equal(t, reconcile.StatusClean, r.Status)
 	p.crossCheck(r, live, live)
@@ -139,8 +139,8 @@ func TestRebuildEndToEnd(t *testing.T) {
 	// A window: the first half of the keys. The tampered key outside it stays as it is.
 	from, to := keys[0], keys[len(keys)/2]
 	inWin, outWin := keys[1], keys[len(keys)-1]
-	tbl := p.db + ".customers"
-	chdbtest.MustExec(t, p.s, "INSERT INTO "+tbl+" SELECT id, 'tampered', qty, updated_at, email, _version + 1, 0 FROM "+tbl+" FINAL WHERE id IN ("+quoteString(inWin)+", "+quoteString(outWin)+")")
+	tbl := p.DB + ".customers"
+	chdbtest.MustExec(t, p.S, "INSERT INTO "+tbl+" SELECT id, 'tampered', qty, updated_at, email, _version + 1, 0 FROM "+tbl+" FINAL WHERE id IN ("+quoteString(inWin)+", "+quoteString(outWin)+")")
 	res = p.rebuild(map[string]string{reconcile.KeyWindowColumn: "id", reconcile.KeyWindowFrom: from, reconcile.KeyWindowTo: to})
 	require.Positive(t, res.KeptRows)
 	r = p.reconcile()

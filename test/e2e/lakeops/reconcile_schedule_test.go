@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/internal/testutil/chdb/chdbtest"
+	"github.com/connectd/connectd/internal/testutil/lakepipeline"
 	"github.com/connectd/connectd/lakeops/reconcile"
 )
 
@@ -29,7 +30,7 @@ func TestWorkerReconcileSchedule(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end to end")
 	}
-	seed := testSeed(t)
+	seed := lakepipeline.Seed(t)
 	rng := rand.New(rand.NewSource(seed))
 	p := newPipeline(t)
 
@@ -38,17 +39,17 @@ func TestWorkerReconcileSchedule(t *testing.T) {
 		lines = append(lines, k+"="+v)
 	}
 	sort.Strings(lines)
-	reconcileFile := filepath.Join(p.dir, "customers-reconcile.properties")
+	reconcileFile := filepath.Join(p.Dir, "customers-reconcile.properties")
 	require.NoError(t, os.WriteFile(reconcileFile, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
-	creds := filepath.Join(p.dir, "credentials.properties")
+	creds := filepath.Join(p.Dir, "credentials.properties")
 	require.NoError(t, os.WriteFile(creds, []byte("ops=ops-secret\n"), 0o600))
-	jaas := filepath.Join(p.dir, "connect_jaas.conf")
+	jaas := filepath.Join(p.Dir, "connect_jaas.conf")
 	require.NoError(t, os.WriteFile(jaas, []byte("KafkaConnect {\n  org.apache.kafka.connect.rest.basic.auth.extension.PropertyFileLoginModule required\n  file=\""+creds+"\";\n};\n"), 0o600))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	url := "http://" + ln.Addr().String()
 	require.NoError(t, ln.Close())
-	wp := filepath.Join(p.dir, "worker.properties")
+	wp := filepath.Join(p.Dir, "worker.properties")
 	b, err := os.ReadFile(wp)
 	require.NoError(t, err)
 	worker := strings.Replace(string(b), "listeners=http://127.0.0.1:0", "listeners="+url, 1) + fmt.Sprintf(`rest.extension.classes=org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension
@@ -104,7 +105,7 @@ connectd.reconcile.interval.ms=3600000
 		return js
 	}
 
-	p.start("iceberg", "clickhouse")
+	p.Start()
 	require.Eventually(t, func() bool { code, _ := call("GET", "/connectd/reconcile", auth); return code == 200 }, time.Minute, 50*time.Millisecond)
 	for _, path := range []string{"/connectd/reconcile", "/metrics"} {
 		code, body := call("GET", path, "")
@@ -119,27 +120,26 @@ connectd.reconcile.interval.ms=3600000
 	require.Equal(t, int64(3600000), st.IntervalMS)
 	require.Equal(t, reconcileFile, st.Pairs[0].Config)
 	require.Equal(t, "cdc.customers", st.Pairs[0].IcebergTable)
-	require.Equal(t, p.db+".customers", st.Pairs[0].ClickHouseTable)
+	require.Equal(t, p.DB+".customers", st.Pairs[0].ClickHouseTable)
 
-	p.produce(rng, 30)
-	p.waitGroup(iceConnector)
-	p.waitGroup(chConnector)
+	p.Produce(rng, 30)
+	p.Wait()
 	js := runNow()
 	require.Equal(t, reconcile.StatusClean, js.Result, js.Error)
 	require.Empty(t, js.Error)
 	require.NotNil(t, js.Report)
 	require.Equal(t, reconcile.StatusClean, js.Report.Status)
 	require.Zero(t, js.Report.MismatchedRows)
-	require.Equal(t, int64(len(p.model())), js.Report.Iceberg.Rows)
+	require.Equal(t, int64(len(p.Model())), js.Report.Iceberg.Rows)
 
 	var keys []string
-	for k := range p.model() {
+	for k := range p.Model() {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	changed := keys[0]
-	tbl := p.db + ".customers"
-	chdbtest.MustExec(t, p.s, "INSERT INTO "+tbl+" SELECT id, 'tampered', qty, updated_at, email, _version + 1, 0 FROM "+tbl+" FINAL WHERE id = "+quoteString(changed))
+	tbl := p.DB + ".customers"
+	chdbtest.MustExec(t, p.S, "INSERT INTO "+tbl+" SELECT id, 'tampered', qty, updated_at, email, _version + 1, 0 FROM "+tbl+" FINAL WHERE id = "+quoteString(changed))
 	js = runNow()
 	require.Equal(t, reconcile.StatusDrift, js.Result, js.Error)
 	require.Equal(t, 1, js.Report.MismatchedRows)
