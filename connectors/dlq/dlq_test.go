@@ -242,7 +242,7 @@ func TestConfigValidation(t *testing.T) {
 
 	assert.Empty(t, c.Validate(map[string]string{ConfigTopic: "t", ConfigBootstrap: "b", "header.converter": HeaderConverterClass,
 		"key.converter": "org.apache.kafka.connect.converters.ByteArrayConverter", "value.converter": "org.apache.kafka.connect.storage.StringConverter"}))
-	hc, err := connect.DefaultRegistry.NewHeaderConverter(HeaderConverterClass)
+	hc, err := connect.NewRegistry(Plugins()).NewHeaderConverter(HeaderConverterClass)
 	require.NoError(t, err)
 	sv, err := hc.ToConnectHeader("t", "h", []byte{0, 1})
 	require.NoError(t, err)
@@ -251,9 +251,9 @@ func TestConfigValidation(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []byte{0, 1}, b)
 
-	p, ok := connect.DefaultRegistry.Lookup("DeadLetterSink")
+	p, ok := connect.NewRegistry(Plugins()).Lookup("DeadLetterSink")
 	require.True(t, ok)
 	assert.Equal(t, Class, p.Class)
-	_, ok = connect.DefaultRegistry.Lookup("DeadLetterSinkConnector")
+	_, ok = connect.NewRegistry(Plugins()).Lookup("DeadLetterSinkConnector")
 	assert.True(t, ok)
 }

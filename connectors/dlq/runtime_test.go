@@ -39,7 +39,7 @@ func TestRuntimeRejectThenReplay(t *testing.T) {
 	})
 	require.NoError(t, err)
 	st := herder.NewStatusTracker(cfg.WorkerID())
-	w := worker.New(cfg, connect.DefaultRegistry, st)
+	w := worker.New(cfg, connect.NewRegistry(Plugins(), sinktest.Plugins()), st)
 	h := herder.NewStandalone(w, st)
 	require.NoError(t, h.Start(context.Background()))
 	t.Cleanup(h.Stop)

@@ -393,10 +393,10 @@ func TestTopLevelDecimalIsRawBytes(t *testing.T) {
 }
 
 func TestRegistered(t *testing.T) {
-	p, ok := connect.DefaultRegistry.Lookup("io.confluent.connect.avro.AvroConverter")
+	p, ok := connect.NewRegistry(Plugins()).Lookup("io.confluent.connect.avro.AvroConverter")
 	require.True(t, ok)
 	assert.Equal(t, connect.PluginConverter, p.Type)
-	_, ok = connect.DefaultRegistry.Lookup("AvroConverter")
+	_, ok = connect.NewRegistry(Plugins()).Lookup("AvroConverter")
 	assert.True(t, ok)
 }
 
