@@ -179,7 +179,7 @@ func WithExtraHandler(path string, h http.Handler) Option {
 	}
 }
 
-// WithRegistry replaces connect.DefaultRegistry for /connector-plugins.
+// WithRegistry gives the plugins /connector-plugins lists and validates against (none without it).
 func WithRegistry(r *connect.Registry) Option { return func(s *Server) { s.registry = r } }
 
 // WithLoggers replaces logging.Default for /admin/loggers.
@@ -202,7 +202,7 @@ func WithSinkConnectorConfigDef(def *connect.ConfigDef) Option {
 func NewServer(h herder.Herder, opts ...Option) *Server {
 	s := &Server{
 		h:              h,
-		registry:       connect.DefaultRegistry,
+		registry:       connect.NewRegistry(),
 		loggers:        logging.Default,
 		listeners:      []string{DefaultListener},
 		requestTimeout: DefaultRequestTimeout,

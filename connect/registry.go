@@ -38,16 +38,16 @@ type Registry struct {
 	byAlias map[string][]*Plugin
 }
 
-// NewRegistry returns an empty registry.
-func NewRegistry() *Registry {
-	return &Registry{byClass: map[string]*Plugin{}, byAlias: map[string][]*Plugin{}}
+// NewRegistry returns a registry holding the given lists of plugins (each plugin package's Plugins()).
+func NewRegistry(lists ...[]Plugin) *Registry {
+	r := &Registry{byClass: map[string]*Plugin{}, byAlias: map[string][]*Plugin{}}
+	for _, ps := range lists {
+		for _, p := range ps {
+			r.Register(p)
+		}
+	}
+	return r
 }
-
-// DefaultRegistry is where plugins register themselves from init functions.
-var DefaultRegistry = NewRegistry()
-
-// Register adds p to the default registry.
-func Register(p Plugin) { DefaultRegistry.Register(p) }
 
 // Register adds a plugin; registering a class twice panics (a programming error).
 func (r *Registry) Register(p Plugin) {

@@ -23,12 +23,12 @@ var referencePages = []struct {
 
 // configReferenceMain prints the Markdown configuration reference of one plugin (by class or alias), or with
 // -dir DIR writes every page of docs/reference into DIR.
-func configReferenceMain(args []string) error {
+func configReferenceMain(reg *connect.Registry, args []string) error {
 	switch {
 	case len(args) == 2 && args[0] == "-dir":
 		for _, page := range referencePages {
 			var b bytes.Buffer
-			if err := writeConfigReference(&b, page.Class, page.Title, page.Guide); err != nil {
+			if err := writeConfigReference(&b, reg, page.Class, page.Title, page.Guide); err != nil {
 				return err
 			}
 			if err := os.WriteFile(filepath.Join(args[1], page.File), b.Bytes(), 0o644); err != nil {
@@ -37,13 +37,13 @@ func configReferenceMain(args []string) error {
 		}
 		return nil
 	case len(args) == 1:
-		return writeConfigReference(os.Stdout, args[0], "", "")
+		return writeConfigReference(os.Stdout, reg, args[0], "", "")
 	}
 	return fmt.Errorf("usage: connectd config-reference CLASS | -dir DIR")
 }
 
-func writeConfigReference(w io.Writer, class, title, guide string) error {
-	p, ok := connect.DefaultRegistry.Lookup(class)
+func writeConfigReference(w io.Writer, reg *connect.Registry, class, title, guide string) error {
+	p, ok := reg.Lookup(class)
 	if !ok {
 		return fmt.Errorf("no plugin %q", class)
 	}

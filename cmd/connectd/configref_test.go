@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/connectd/connectd/internal/plugins"
 )
 
 // TestConfigReferenceCurrent: docs/reference holds what `connectd config-reference` renders from the plugins'
@@ -15,7 +17,7 @@ import (
 func TestConfigReferenceCurrent(t *testing.T) {
 	for _, page := range referencePages {
 		var b bytes.Buffer
-		require.NoError(t, writeConfigReference(&b, page.Class, page.Title, page.Guide))
+		require.NoError(t, writeConfigReference(&b, plugins.Builtin(), page.Class, page.Title, page.Guide))
 		have, err := os.ReadFile(filepath.Join("../../docs/reference", page.File))
 		require.NoError(t, err, "run make docs")
 		assert.Equal(t, b.String(), string(have), "docs/reference/%s is stale: run make docs", page.File)

@@ -19,7 +19,7 @@ import (
 // one whose plugin this build lacks is left out.
 var devSinks = []func(dataDir string) (map[string]string, []string){devIcebergConnector}
 
-func runDev(ctx context.Context, args []string) error {
+func runDev(ctx context.Context, reg *connect.Registry, args []string) error {
 	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
 	dataDir := fs.String("data", "dev-data", "directory for the file sink output and the local warehouse")
 	rest := fs.String("rest", "http://127.0.0.1:8083", "REST listener")
@@ -65,7 +65,7 @@ func runDev(ctx context.Context, args []string) error {
 	notes := []string{fmt.Sprintf("file sink output:     tail -f %s", fileOut)}
 	for _, sink := range devSinks {
 		if c, n := sink(abs); c != nil {
-			if _, ok := connect.DefaultRegistry.Lookup(c["connector.class"]); ok {
+			if _, ok := reg.Lookup(c["connector.class"]); ok {
 				connectors = append(connectors, c)
 				notes = append(notes, n...)
 			}
@@ -102,7 +102,7 @@ func runDev(ctx context.Context, args []string) error {
 			slog.Error("demo CDC producer stopped", "error", err)
 		}
 	}()
-	return serveStandalone(ctx, wp, connectors, func(h *herder.Standalone, url string) {
+	return serveStandalone(ctx, reg, wp, connectors, func(h *herder.Standalone, url string) {
 		url = strings.TrimSuffix(url, "/")
 		fmt.Printf(`
 connectd dev mode is running.

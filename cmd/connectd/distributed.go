@@ -16,7 +16,7 @@ import (
 	"github.com/connectd/connectd/internal/worker"
 )
 
-func runDistributed(ctx context.Context, args []string) error {
+func runDistributed(ctx context.Context, reg *connect.Registry, args []string) error {
 	if len(args) != 1 {
 		return fmt.Errorf("usage: connectd distributed worker.properties")
 	}
@@ -24,10 +24,10 @@ func runDistributed(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return serveDistributed(ctx, wp)
+	return serveDistributed(ctx, reg, wp)
 }
 
-func serveDistributed(ctx context.Context, wp map[string]string) error {
+func serveDistributed(ctx context.Context, reg *connect.Registry, wp map[string]string) error {
 	start := time.Now()
 	if err := resolveListeners(wp); err != nil {
 		return err
@@ -65,9 +65,9 @@ func serveDistributed(ctx context.Context, wp map[string]string) error {
 	if sched != nil {
 		ropts = append(ropts, api.WithReconciler(reconcileEndpoint{sched}))
 	}
-	ropts = append(ropts, api.WithSCDMaterializer(scdEndpoint{cfg}))
+	ropts = append(ropts, api.WithSCDMaterializer(scdEndpoint{cfg}), api.WithRegistry(reg))
 	h := herder.NewDistributed(dcfg, "", clientProps)
-	w := worker.New(cfg, connect.DefaultRegistry, h)
+	w := worker.New(cfg, reg, h)
 	h.SetWorker(w)
 	srv := api.NewServer(h, ropts...)
 	h.SetRESTClient(&http.Client{Timeout: 10 * time.Second, Transport: srv.Transport()})

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/internal/herder"
+	"github.com/connectd/connectd/internal/plugins"
 )
 
 // TestUpstreamExampleConfigsValidate walks the upstream example configurations of the Iceberg (Apache and
@@ -28,7 +28,8 @@ func TestUpstreamExampleConfigsValidate(t *testing.T) {
 		files = append(files, m...)
 	}
 	require.GreaterOrEqual(t, len(files), 12)
-	v := &herder.Validator{Registry: connect.DefaultRegistry}
+	reg := plugins.Builtin()
+	v := &herder.Validator{Registry: reg}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			props := readExampleConfig(t, f)
@@ -38,7 +39,7 @@ func TestUpstreamExampleConfigsValidate(t *testing.T) {
 				assert.Empty(t, c.Value.Errors, c.Definition.Name)
 			}
 			assert.Zero(t, infos.ErrorCount)
-			conn, _, err := connect.DefaultRegistry.NewSinkConnector(props["connector.class"])
+			conn, _, err := reg.NewSinkConnector(props["connector.class"])
 			require.NoError(t, err)
 			conn.Initialize(nopConnectorContext{})
 			require.NoError(t, conn.Start(props))

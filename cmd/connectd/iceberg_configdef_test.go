@@ -16,6 +16,7 @@ import (
 
 	"github.com/connectd/connectd/api"
 	"github.com/connectd/connectd/internal/herder"
+	"github.com/connectd/connectd/internal/plugins"
 )
 
 // TestIcebergConfigDefMatchesApacheSink: GET /connector-plugins/org.apache.iceberg.connect.IcebergSinkConnector/config
@@ -30,7 +31,7 @@ func TestIcebergConfigDefMatchesApacheSink(t *testing.T) {
 	var golden []map[string]any
 	require.NoError(t, json.Unmarshal(raw, &golden))
 
-	srv := httptest.NewServer(api.NewServer(nil, api.WithSinkConnectorConfigDef(herder.ConnectorConfigDef())).Handler())
+	srv := httptest.NewServer(api.NewServer(nil, api.WithRegistry(plugins.Builtin()), api.WithSinkConnectorConfigDef(herder.ConnectorConfigDef())).Handler())
 	defer srv.Close()
 	resp, err := http.Get(srv.URL + "/connector-plugins/org.apache.iceberg.connect.IcebergSinkConnector/config")
 	require.NoError(t, err)

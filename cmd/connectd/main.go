@@ -30,6 +30,7 @@ import (
 	"github.com/connectd/connectd/internal/herder"
 	"github.com/connectd/connectd/internal/logging"
 	"github.com/connectd/connectd/internal/metrics"
+	"github.com/connectd/connectd/internal/plugins"
 	"github.com/connectd/connectd/internal/props"
 	"github.com/connectd/connectd/internal/worker"
 )
@@ -69,11 +70,11 @@ func main() {
 	var err error
 	switch os.Args[1] {
 	case "standalone":
-		err = runStandalone(ctx, os.Args[2:])
+		err = runStandalone(ctx, plugins.Builtin(), os.Args[2:])
 	case "distributed":
-		err = runDistributed(ctx, os.Args[2:])
+		err = runDistributed(ctx, plugins.Builtin(), os.Args[2:])
 	case "dev":
-		err = runDev(ctx, os.Args[2:])
+		err = runDev(ctx, plugins.Builtin(), os.Args[2:])
 	case "reconcile":
 		reconcileMain(ctx)
 	case "rebuild":
@@ -85,7 +86,7 @@ func main() {
 	case "iceberg":
 		icebergMain(ctx)
 	case "config-reference":
-		err = configReferenceMain(os.Args[2:])
+		err = configReferenceMain(plugins.Builtin(), os.Args[2:])
 	case "version", "--version", "-v":
 		fmt.Print(versionText())
 	default:
@@ -165,7 +166,6 @@ func restOptions(cfg *worker.Config) ([]api.Option, error) {
 		api.WithAdvertised(cfg.AdvertisedHost, cfg.AdvertisedPort, cfg.AdvertisedListenerType),
 		api.WithVersion(api.ConnectVersion, api.BuildCommit()),
 		api.WithTopicTracking(cfg.TopicTracking, cfg.TopicTrackingReset),
-		api.WithRegistry(connect.DefaultRegistry),
 		api.WithCORS(cfg.Props["access.control.allow.origin"], cfg.Props["access.control.allow.methods"]),
 		api.WithResponseHeaders(cfg.Props["response.http.headers.config"]),
 		api.WithSinkConnectorConfigDef(herder.ConnectorConfigDef()),
@@ -191,7 +191,7 @@ func prepareScratch(cfg *worker.Config) error {
 	return nil
 }
 
-func runStandalone(ctx context.Context, args []string) error {
+func runStandalone(ctx context.Context, reg *connect.Registry, args []string) error {
 	if len(args) < 1 {
 		return fmt.Errorf("usage: connectd standalone worker.properties [connector.properties ...]")
 	}
@@ -207,12 +207,12 @@ func runStandalone(ctx context.Context, args []string) error {
 		}
 		connectorFiles = append(connectorFiles, cp)
 	}
-	return serveStandalone(ctx, wp, connectorFiles, nil)
+	return serveStandalone(ctx, reg, wp, connectorFiles, nil)
 }
 
-// serveStandalone runs a standalone herder and REST server until ctx ends. ready, if set, is called once the
-// REST server answers.
-func serveStandalone(ctx context.Context, wp map[string]string, connectors []map[string]string, ready func(h *herder.Standalone, restURL string)) error {
+// serveStandalone runs a standalone herder and REST server with the plugins of reg until ctx ends. ready, if
+// set, is called once the REST server answers.
+func serveStandalone(ctx context.Context, reg *connect.Registry, wp map[string]string, connectors []map[string]string, ready func(h *herder.Standalone, restURL string)) error {
 	start := time.Now()
 	if err := resolveListeners(wp); err != nil {
 		return err
@@ -239,9 +239,9 @@ func serveStandalone(ctx context.Context, wp map[string]string, connectors []map
 	if sched != nil {
 		ropts = append(ropts, api.WithReconciler(reconcileEndpoint{sched}))
 	}
-	ropts = append(ropts, api.WithSCDMaterializer(scdEndpoint{cfg}))
+	ropts = append(ropts, api.WithSCDMaterializer(scdEndpoint{cfg}), api.WithRegistry(reg))
 	status := herder.NewStatusTracker(cfg.WorkerID())
-	w := worker.New(cfg, connect.DefaultRegistry, status)
+	w := worker.New(cfg, reg, status)
 	h := herder.NewStandalone(w, status)
 	srv := api.NewServer(h, ropts...)
 	if err := srv.Start(); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/connectd/connectd/internal/plugins"
 	"github.com/connectd/connectd/internal/worker"
 )
 
@@ -50,9 +51,9 @@ func TestWorkerReconcileConfigRefusesStart(t *testing.T) {
 			}
 			var err error
 			if distributed {
-				err = serveDistributed(context.Background(), p)
+				err = serveDistributed(context.Background(), plugins.Builtin(), p)
 			} else {
-				err = serveStandalone(context.Background(), p, nil, nil)
+				err = serveStandalone(context.Background(), plugins.Builtin(), p, nil, nil)
 			}
 			require.ErrorContains(t, err, tc.want, "%v distributed=%v", tc.props, distributed)
 			require.ErrorContains(t, err, "invalid worker config")

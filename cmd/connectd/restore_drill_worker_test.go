@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/connectd/connectd/internal/plugins"
 	"github.com/connectd/connectd/internal/worker"
 )
 
@@ -44,9 +45,9 @@ func TestWorkerRestoreDrillConfigRefusesStart(t *testing.T) {
 			}
 			var err error
 			if distributed {
-				err = serveDistributed(context.Background(), p)
+				err = serveDistributed(context.Background(), plugins.Builtin(), p)
 			} else {
-				err = serveStandalone(context.Background(), p, nil, nil)
+				err = serveStandalone(context.Background(), plugins.Builtin(), p, nil, nil)
 			}
 			require.ErrorContains(t, err, tc.want, "%v distributed=%v", tc.props, distributed)
 			require.ErrorContains(t, err, "invalid worker config")

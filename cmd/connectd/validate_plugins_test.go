@@ -9,14 +9,16 @@ import (
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/internal/herder"
+	"github.com/connectd/connectd/internal/plugins"
 )
 
 // Every built-in SMT and predicate validates with only its required keys reported: a key with a default,
 // left unset, is never an error (validators run on the default, null included, as the JVM's do).
 func TestValidateEveryTransformationDefaults(t *testing.T) {
-	v := &herder.Validator{Registry: connect.DefaultRegistry}
+	reg := plugins.Builtin()
+	v := &herder.Validator{Registry: reg}
 	n := 0
-	for _, p := range connect.DefaultRegistry.Plugins() {
+	for _, p := range reg.Plugins() {
 		if p.Type != connect.PluginTransformation && p.Type != connect.PluginPredicate {
 			continue
 		}

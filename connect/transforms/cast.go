@@ -10,8 +10,6 @@ import (
 	"github.com/connectd/connectd/connect"
 )
 
-func init() { registerKV("Cast", func(s side) connect.Transformation { return &Cast{side: s} }) }
-
 const castPurpose = "cast types"
 
 var castInputTypes = []connect.Type{connect.TypeInt8, connect.TypeInt16, connect.TypeInt32, connect.TypeInt64,

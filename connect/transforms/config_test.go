@@ -30,7 +30,7 @@ func TestBadConfigs(t *testing.T) {
 		{kt + "ExtractField$Value", map[string]string{"field": "`a.b", "field.syntax.version": "V2"}, "Incomplete backtick pair in path: [`a.b], consider adding a backslash before backtick at position 0 to escape it"},
 	}
 	for _, c := range cases {
-		tr, err := connect.DefaultRegistry.NewTransformation(c.class)
+		tr, err := connect.NewRegistry(Plugins()).NewTransformation(c.class)
 		require.NoError(t, err)
 		err = tr.Configure(c.props)
 		require.Error(t, err, c.class)

@@ -6,10 +6,6 @@ import (
 	"github.com/connectd/connectd/connect"
 )
 
-func init() {
-	registerT("io.debezium.transforms.ExtractNewRecordState", func() connect.Transformation { return &ExtractNewRecordState{} })
-}
-
 // ExtractNewRecordState is Debezium's io.debezium.transforms.ExtractNewRecordState ("unwrap").
 type ExtractNewRecordState struct {
 	mode        string // drop, tombstone, rewrite, rewrite-with-tombstone, none (legacy)

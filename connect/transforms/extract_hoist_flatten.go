@@ -6,12 +6,6 @@ import (
 	"github.com/connectd/connectd/connect"
 )
 
-func init() {
-	registerKV("ExtractField", func(s side) connect.Transformation { return &ExtractField{side: s} })
-	registerKV("HoistField", func(s side) connect.Transformation { return &HoistField{side: s} })
-	registerKV("Flatten", func(s side) connect.Transformation { return &Flatten{side: s} })
-}
-
 // ExtractField is org.apache.kafka.connect.transforms.ExtractField$Key / $Value.
 type ExtractField struct {
 	side

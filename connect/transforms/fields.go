@@ -4,17 +4,6 @@ import (
 	"github.com/connectd/connectd/connect"
 )
 
-func init() {
-	registerKV("HeaderFrom", func(s side) connect.Transformation { return &HeaderFrom{side: s} })
-	registerKV("InsertField", func(s side) connect.Transformation { return &InsertField{side: s} })
-	registerKV("MaskField", func(s side) connect.Transformation { return &MaskField{side: s} })
-	registerKV("ReplaceField", func(s side) connect.Transformation { return &ReplaceField{side: s} })
-	registerKV("SetSchemaMetadata", func(s side) connect.Transformation { return &SetSchemaMetadata{side: s} })
-	registerT(kt+"ValueToKey", func() connect.Transformation { return &ValueToKey{} })
-	registerT(kt+"InsertHeader", func() connect.Transformation { return &InsertHeader{} })
-	registerT(kt+"DropHeaders", func() connect.Transformation { return &DropHeaders{} })
-}
-
 // SetSchemaMetadata is org.apache.kafka.connect.transforms.SetSchemaMetadata$Key / $Value.
 type SetSchemaMetadata struct {
 	side

@@ -9,21 +9,6 @@ import (
 	"github.com/connectd/connectd/connect"
 )
 
-func init() {
-	registerT(kt+"RegexRouter", func() connect.Transformation { return &RegexRouter{} })
-	registerT(kt+"TimestampRouter", func() connect.Transformation { return &TimestampRouter{} })
-	registerT(kt+"Filter", func() connect.Transformation { return &Filter{} })
-	const kp = kt + "predicates."
-	for class, mk := range map[string]func() connect.Predicate{
-		kp + "HasHeaderKey":      func() connect.Predicate { return &HasHeaderKey{} },
-		kp + "RecordIsTombstone": func() connect.Predicate { return &RecordIsTombstone{} },
-		kp + "TopicNameMatches":  func() connect.Predicate { return &TopicNameMatches{} },
-	} {
-		mk := mk
-		connect.Register(connect.Plugin{Class: class, Type: connect.PluginPredicate, New: func() any { return mk() }})
-	}
-}
-
 // javaRegexValidator is the JVM's RegexValidator (patterns are compiled as RE2 here).
 var javaRegexValidator = connect.ValidatorFunc{Desc: "valid regex", Fn: func(name string, v any) error {
 	s, _ := v.(string)

@@ -6,10 +6,6 @@ import (
 	"github.com/connectd/connectd/connect"
 )
 
-func init() {
-	registerKV("TimestampConverter", func(s side) connect.Transformation { return &TimestampConverter{side: s} })
-}
-
 // TimestampConverter is org.apache.kafka.connect.transforms.TimestampConverter$Key / $Value.
 type TimestampConverter struct {
 	side

@@ -1,6 +1,6 @@
 // Package transforms implements Kafka Connect's built-in single message transforms (SMTs) and predicates
 // (org.apache.kafka.connect.transforms.*), Debezium's ExtractNewRecordState, and Chain, which builds a
-// transformation chain from a connector configuration. Every class registers itself under its JVM name.
+// transformation chain from a connector configuration. Plugins lists every class under its JVM name.
 package transforms
 
 import (
@@ -58,19 +58,6 @@ func (s side) suffix() string {
 		return "$Key"
 	}
 	return "$Value"
-}
-
-// register registers a $Key/$Value pair.
-func registerKV(simple string, mk func(side) connect.Transformation) {
-	for _, sd := range []side{keySide, valueSide} {
-		sd := sd
-		connect.Register(connect.Plugin{Class: kt + simple + sd.suffix(), Type: connect.PluginTransformation,
-			New: func() any { return mk(sd) }})
-	}
-}
-
-func registerT(class string, mk func() connect.Transformation) {
-	connect.Register(connect.Plugin{Class: class, Type: connect.PluginTransformation, New: func() any { return mk() }})
 }
 
 // javaClassName is what the JVM's value.getClass().getName() gives for a Connect value.

@@ -28,7 +28,7 @@ func TestOfficialSinkConfigWorksWithPortMapping(t *testing.T) {
 	cfg := fixture.Config
 
 	// The runtime finds the connector by the official class name.
-	conn, plugin, err := connect.DefaultRegistry.NewSinkConnector(cfg["connector.class"])
+	conn, plugin, err := connect.NewRegistry(Plugins()).NewSinkConnector(cfg["connector.class"])
 	require.NoError(t, err)
 	require.Equal(t, Class, plugin.Class)
 	for _, v := range conn.ConfigDef().Validate(cfg) {

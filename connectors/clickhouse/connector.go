@@ -15,9 +15,10 @@ const Class = "com.clickhouse.kafka.connect.ClickHouseSinkConnector"
 // Version of the connector.
 const Version = "0.1.0"
 
-func init() {
-	connect.Register(connect.Plugin{Class: Class, Type: connect.PluginSink, Version: Version,
-		Aliases: []string{"ClickHouseNativeSink"}, New: func() any { return &Connector{} }})
+// Plugins lists the sink connector, for a runtime's registry.
+func Plugins() []connect.Plugin {
+	return []connect.Plugin{{Class: Class, Type: connect.PluginSink, Version: Version,
+		Aliases: []string{"ClickHouseNativeSink"}, New: func() any { return &Connector{} }}}
 }
 
 // Connector is the ClickHouse sink connector.

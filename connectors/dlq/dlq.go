@@ -52,8 +52,12 @@ const (
 	stringConverter      = "org.apache.kafka.connect.storage.StringConverter"
 )
 
-func init() {
-	connect.Register(connect.Plugin{Class: Class, Type: connect.PluginSink, New: func() any { return &Connector{} }})
+// Plugins lists the sink connector and its header converter, for a runtime's registry.
+func Plugins() []connect.Plugin {
+	return []connect.Plugin{
+		{Class: Class, Type: connect.PluginSink, New: func() any { return &Connector{} }},
+		{Class: HeaderConverterClass, Type: connect.PluginHeaderConverter, New: func() any { return BytesHeaderConverter{} }},
+	}
 }
 
 // ConfigDef describes the connector's keys.

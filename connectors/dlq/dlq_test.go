@@ -242,7 +242,8 @@ func TestConfigValidation(t *testing.T) {
 
 	assert.Empty(t, c.Validate(map[string]string{ConfigTopic: "t", ConfigBootstrap: "b", "header.converter": HeaderConverterClass,
 		"key.converter": "org.apache.kafka.connect.converters.ByteArrayConverter", "value.converter": "org.apache.kafka.connect.storage.StringConverter"}))
-	hc, err := connect.DefaultRegistry.NewHeaderConverter(HeaderConverterClass)
+	reg := connect.NewRegistry(Plugins())
+	hc, err := reg.NewHeaderConverter(HeaderConverterClass)
 	require.NoError(t, err)
 	sv, err := hc.ToConnectHeader("t", "h", []byte{0, 1})
 	require.NoError(t, err)
@@ -251,9 +252,9 @@ func TestConfigValidation(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []byte{0, 1}, b)
 
-	p, ok := connect.DefaultRegistry.Lookup("DeadLetterSink")
+	p, ok := reg.Lookup("DeadLetterSink")
 	require.True(t, ok)
 	assert.Equal(t, Class, p.Class)
-	_, ok = connect.DefaultRegistry.Lookup("DeadLetterSinkConnector")
+	_, ok = reg.Lookup("DeadLetterSinkConnector")
 	assert.True(t, ok)
 }

@@ -8,11 +8,6 @@ import "github.com/connectd/connectd/connect"
 // does not serve as a header converter in this runtime.
 const HeaderConverterClass = "io.connectd.connect.dlq.BytesHeaderConverter"
 
-func init() {
-	connect.Register(connect.Plugin{Class: HeaderConverterClass, Type: connect.PluginHeaderConverter,
-		New: func() any { return BytesHeaderConverter{} }})
-}
-
 // BytesHeaderConverter passes header bytes through unchanged.
 type BytesHeaderConverter struct{}
 

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/converters/bytesconv"
 	"github.com/connectd/connectd/internal/herder"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
 	"github.com/connectd/connectd/internal/testutil/sinktest"
@@ -39,7 +40,7 @@ func TestRuntimeRejectThenReplay(t *testing.T) {
 	})
 	require.NoError(t, err)
 	st := herder.NewStatusTracker(cfg.WorkerID())
-	w := worker.New(cfg, connect.DefaultRegistry, st)
+	w := worker.New(cfg, connect.NewRegistry(Plugins(), bytesconv.Plugins(), sinktest.Plugins()), st)
 	h := herder.NewStandalone(w, st)
 	require.NoError(t, h.Start(context.Background()))
 	t.Cleanup(h.Stop)

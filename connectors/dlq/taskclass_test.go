@@ -10,7 +10,7 @@ import (
 
 // task.class names a task class, never the connector class with a suffix that no JVM could load.
 func TestTaskClassNamesTheTask(t *testing.T) {
-	p, ok := connect.DefaultRegistry.Lookup(Class)
+	p, ok := connect.NewRegistry(Plugins()).Lookup(Class)
 	require.True(t, ok)
 	c := p.New().(*Connector)
 	require.NoError(t, c.Start(map[string]string{"connector.class": Class, ConfigTopic: "t", ConfigBootstrap: "127.0.0.1:9092"}))

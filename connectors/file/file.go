@@ -15,8 +15,9 @@ const Class = "org.apache.kafka.connect.file.FileStreamSinkConnector"
 // TaskClass is the JVM's task class of the connector.
 const TaskClass = "org.apache.kafka.connect.file.FileStreamSinkTask"
 
-func init() {
-	connect.Register(connect.Plugin{Class: Class, Type: connect.PluginSink, New: func() any { return &Connector{} }})
+// Plugins lists the sink connector, for a runtime's registry.
+func Plugins() []connect.Plugin {
+	return []connect.Plugin{{Class: Class, Type: connect.PluginSink, New: func() any { return &Connector{} }}}
 }
 
 func configDef() *connect.ConfigDef {

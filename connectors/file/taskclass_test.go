@@ -10,7 +10,7 @@ import (
 
 // JVM workers in the same cluster load task configs by task.class: it has to be the JVM's task class.
 func TestTaskClassIsTheJVMs(t *testing.T) {
-	p, ok := connect.DefaultRegistry.Lookup(Class)
+	p, ok := connect.NewRegistry(Plugins()).Lookup(Class)
 	require.True(t, ok)
 	c := p.New().(*Connector)
 	require.NoError(t, c.Start(map[string]string{"connector.class": "FileStreamSink", "file": "/dev/null"}))

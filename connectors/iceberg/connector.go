@@ -17,9 +17,10 @@ import (
 	"github.com/connectd/connectd/connect"
 )
 
-func init() {
-	connect.Register(connect.Plugin{Class: ApacheClass, Aliases: []string{TabularClass}, Type: connect.PluginSink,
-		Version: Version, New: func() any { return &Connector{} }})
+// Plugins lists the sink connector, for a runtime's registry (its SMTs are package transforms' Plugins).
+func Plugins() []connect.Plugin {
+	return []connect.Plugin{{Class: ApacheClass, Aliases: []string{TabularClass}, Type: connect.PluginSink,
+		Version: Version, New: func() any { return &Connector{} }}}
 }
 
 // Connector is the sink connector.

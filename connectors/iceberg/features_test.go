@@ -25,6 +25,7 @@ import (
 // TestExampleConfigsAccepted: the example configs of the Apache docs and the Tabular README
 // are accepted unchanged (plugin lookup by either class name, parse, validate, catalog props).
 func TestExampleConfigsAccepted(t *testing.T) {
+	reg := connect.NewRegistry(Plugins(), transforms.Plugins())
 	files, err := filepath.Glob(filepath.Join(icebergtest.RepoRoot(), "testdata", "iceberg", "configs", "*.json"))
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, len(files), 10)
@@ -41,7 +42,7 @@ func TestExampleConfigsAccepted(t *testing.T) {
 			for k, v := range doc.Config {
 				props[k] = v
 			}
-			p, ok := connect.DefaultRegistry.LookupType(props["connector.class"], connect.PluginSink)
+			p, ok := reg.LookupType(props["connector.class"], connect.PluginSink)
 			require.True(t, ok, "plugin %s", props["connector.class"])
 			conn := p.New().(connect.SinkConnector)
 			for _, cv := range conn.ConfigDef().Validate(props) {
@@ -61,11 +62,11 @@ func TestExampleConfigsAccepted(t *testing.T) {
 		})
 	}
 	// the Tabular class name resolves to the same plugin
-	a, _ := connect.DefaultRegistry.Lookup(ApacheClass)
-	b, _ := connect.DefaultRegistry.Lookup(TabularClass)
+	a, _ := reg.Lookup(ApacheClass)
+	b, _ := reg.Lookup(TabularClass)
 	require.Same(t, a, b)
 	for _, c := range []string{transforms.DebeziumTransformClass, transforms.KafkaMetadataTransformClass} {
-		_, ok := connect.DefaultRegistry.LookupType(c, connect.PluginTransformation)
+		_, ok := reg.LookupType(c, connect.PluginTransformation)
 		require.True(t, ok, c)
 	}
 }

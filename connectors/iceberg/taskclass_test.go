@@ -17,7 +17,7 @@ func TestTaskClassIsTheJVMs(t *testing.T) {
 		ApacheClass:  "org.apache.iceberg.connect.IcebergSinkTask",
 		TabularClass: "io.tabular.iceberg.connect.IcebergSinkTask",
 	} {
-		p, ok := connect.DefaultRegistry.Lookup(class)
+		p, ok := connect.NewRegistry(Plugins()).Lookup(class)
 		require.True(t, ok, class)
 		c := p.New().(*Connector)
 		require.NoError(t, c.Start(map[string]string{"connector.class": class, "name": "n", KeyTables: "x.y",

@@ -20,13 +20,14 @@ import (
 // ClassName is the JVM class name the converter is registered under.
 const ClassName = "io.confluent.connect.avro.AvroConverter"
 
-func init() {
-	connect.Register(connect.Plugin{
+// Plugins lists the converter, for a runtime's registry.
+func Plugins() []connect.Plugin {
+	return []connect.Plugin{{
 		Class:   ClassName,
 		Type:    connect.PluginConverter,
 		Version: "7.9.0",
 		New:     func() any { return New() },
-	})
+	}}
 }
 
 // Configuration keys (AbstractKafkaSchemaSerDeConfig, AvroDataConfig).

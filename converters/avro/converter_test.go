@@ -393,10 +393,11 @@ func TestTopLevelDecimalIsRawBytes(t *testing.T) {
 }
 
 func TestRegistered(t *testing.T) {
-	p, ok := connect.DefaultRegistry.Lookup("io.confluent.connect.avro.AvroConverter")
+	reg := connect.NewRegistry(Plugins())
+	p, ok := reg.Lookup("io.confluent.connect.avro.AvroConverter")
 	require.True(t, ok)
 	assert.Equal(t, connect.PluginConverter, p.Type)
-	_, ok = connect.DefaultRegistry.Lookup("AvroConverter")
+	_, ok = reg.Lookup("AvroConverter")
 	assert.True(t, ok)
 }
 

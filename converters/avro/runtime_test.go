@@ -16,7 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/connect"
-	_ "github.com/connectd/connectd/converters/header"
+	"github.com/connectd/connectd/converters/header"
 	"github.com/connectd/connectd/internal/herder"
 	"github.com/connectd/connectd/internal/testutil/avrotest"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
@@ -69,7 +69,7 @@ func TestRuntimeConsumesConfluentAvro(t *testing.T) {
 	})
 	require.NoError(t, err)
 	st := herder.NewStatusTracker(cfg.WorkerID())
-	w := worker.New(cfg, connect.DefaultRegistry, st)
+	w := worker.New(cfg, connect.NewRegistry(Plugins(), header.Plugins(), sinktest.Plugins()), st)
 	h := herder.NewStandalone(w, st)
 	require.NoError(t, h.Start(context.Background()))
 	t.Cleanup(h.Stop)
@@ -112,7 +112,7 @@ func TestRuntimeRetriesSchemaNotLoaded(t *testing.T) {
 	})
 	require.NoError(t, err)
 	st := herder.NewStatusTracker(cfg.WorkerID())
-	h := herder.NewStandalone(worker.New(cfg, connect.DefaultRegistry, st), st)
+	h := herder.NewStandalone(worker.New(cfg, connect.NewRegistry(Plugins(), header.Plugins(), sinktest.Plugins()), st), st)
 	require.NoError(t, h.Start(context.Background()))
 	t.Cleanup(h.Stop)
 
@@ -231,7 +231,7 @@ func TestRuntimeRegistryOutageAndRestart(t *testing.T) {
 	})
 	require.NoError(t, err)
 	st := herder.NewStatusTracker(cfg.WorkerID())
-	h := herder.NewStandalone(worker.New(cfg, connect.DefaultRegistry, st), st)
+	h := herder.NewStandalone(worker.New(cfg, connect.NewRegistry(Plugins(), header.Plugins(), sinktest.Plugins()), st), st)
 	require.NoError(t, h.Start(context.Background()))
 	t.Cleanup(h.Stop)
 	name := kafkatest.UniqueName(t, "avro-outage-sink")

@@ -12,13 +12,15 @@ import (
 
 const ByteArrayClassName = "org.apache.kafka.connect.converters.ByteArrayConverter"
 
-func init() {
-	connect.Register(connect.Plugin{Class: ByteArrayClassName, Type: connect.PluginConverter, New: func() any { return ByteArrayConverter{} }})
+// Plugins lists ByteArrayConverter and the number converters, for a runtime's registry.
+func Plugins() []connect.Plugin {
+	out := []connect.Plugin{{Class: ByteArrayClassName, Type: connect.PluginConverter, New: func() any { return ByteArrayConverter{} }}}
 	for _, n := range numberKinds {
 		n := n
-		connect.Register(connect.Plugin{Class: "org.apache.kafka.connect.converters." + n.class, Type: connect.PluginConverter,
+		out = append(out, connect.Plugin{Class: "org.apache.kafka.connect.converters." + n.class, Type: connect.PluginConverter,
 			New: func() any { return &NumberConverter{kind: n} }})
 	}
+	return out
 }
 
 // ByteArrayConverter passes bytes through with an optional BYTES schema.

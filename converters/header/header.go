@@ -19,8 +19,9 @@ import (
 // ClassName is the JVM class users configure.
 const ClassName = "org.apache.kafka.connect.storage.SimpleHeaderConverter"
 
-func init() {
-	connect.Register(connect.Plugin{Class: ClassName, Type: connect.PluginHeaderConverter, New: func() any { return &Converter{} }})
+// Plugins lists the header converter, for a runtime's registry.
+func Plugins() []connect.Plugin {
+	return []connect.Plugin{{Class: ClassName, Type: connect.PluginHeaderConverter, New: func() any { return &Converter{} }}}
 }
 
 // Converter is SimpleHeaderConverter. It is stateless and safe for concurrent use.

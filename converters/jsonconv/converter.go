@@ -57,8 +57,9 @@ func ConfigDef() *connect.ConfigDef {
 // ConfigDef implements connect.Configurable (the converter's keys in a connector's validate answer).
 func (*Converter) ConfigDef() *connect.ConfigDef { return ConfigDef() }
 
-func init() {
-	connect.Register(connect.Plugin{Class: ClassName, Type: connect.PluginConverter, New: func() any { return New() }})
+// Plugins lists the converter, for a runtime's registry.
+func Plugins() []connect.Plugin {
+	return []connect.Plugin{{Class: ClassName, Type: connect.PluginConverter, New: func() any { return New() }}}
 }
 
 // Converter is the JsonConverter; it is also a HeaderConverter. Safe for concurrent use once configured.

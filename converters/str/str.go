@@ -16,8 +16,9 @@ const (
 	EncodingConfig = "converter.encoding"
 )
 
-func init() {
-	connect.Register(connect.Plugin{Class: ClassName, Type: connect.PluginConverter, New: func() any { return &Converter{} }})
+// Plugins lists the converter, for a runtime's registry.
+func Plugins() []connect.Plugin {
+	return []connect.Plugin{{Class: ClassName, Type: connect.PluginConverter, New: func() any { return &Converter{} }}}
 }
 
 // ConfigDef is StringConverterConfig's definition.

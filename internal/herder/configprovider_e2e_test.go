@@ -20,9 +20,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/connectd/connectd/api"
-	"github.com/connectd/connectd/connect"
-	_ "github.com/connectd/connectd/connectors/clickhouse"
-	_ "github.com/connectd/connectd/connectors/file"
 	"github.com/connectd/connectd/internal/configprovider"
 	"github.com/connectd/connectd/internal/herder"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
@@ -119,7 +116,7 @@ func TestConfigProvidersEndToEnd(t *testing.T) {
 	assert.Equal(t, 700*time.Millisecond, e.w.Config().OffsetFlushInterval, "worker properties are resolved too")
 	assert.Equal(t, "FileSecret-1", e.w.Config().Props["producer.ssl.key.password"])
 
-	srv := api.NewServer(e.h, api.WithListeners("http://127.0.0.1:0"), api.WithRegistry(connect.DefaultRegistry),
+	srv := api.NewServer(e.h, api.WithListeners("http://127.0.0.1:0"), api.WithRegistry(testRegistry()),
 		api.WithSinkConnectorConfigDef(herder.ConnectorConfigDef()))
 	require.NoError(t, srv.Start())
 	t.Cleanup(func() { _ = srv.Shutdown(t.Context()) })

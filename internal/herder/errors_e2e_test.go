@@ -13,10 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/connect"
-	_ "github.com/connectd/connectd/connect/transforms"
 	"github.com/connectd/connectd/converters/avro"
-	_ "github.com/connectd/connectd/converters/header"
-	_ "github.com/connectd/connectd/converters/jsonconv"
 	"github.com/connectd/connectd/internal/herder"
 	"github.com/connectd/connectd/internal/testutil/avrotest"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"

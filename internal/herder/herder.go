@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/internal/state"
 )
 
@@ -305,9 +304,6 @@ type LeaderAwaiter interface {
 	// this worker now leads and the leader's URL; leaderURL is "" when ctx ended first.
 	AwaitLeaderChange(ctx context.Context, url string) (self bool, leaderURL string)
 }
-
-// PluginLister is served by the REST layer for /connector-plugins; it reads the registry directly.
-var _ = connect.DefaultRegistry
 
 // Optional interfaces a Herder may implement; the REST layer checks for them with a type assertion.
 

@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kfake"
 
-	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/internal/herder"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
 	"github.com/connectd/connectd/internal/testutil/sinktest"
@@ -63,7 +62,7 @@ func TestSinkOffsetsOfNeverCommittedGroup(t *testing.T) {
 		})
 		require.NoError(t, err)
 		st := herder.NewStatusTracker(cfg.WorkerID())
-		h := herder.NewStandalone(worker.New(cfg, connect.DefaultRegistry, st), st)
+		h := herder.NewStandalone(worker.New(cfg, testRegistry(), st), st)
 		require.NoError(t, h.Start(context.Background()))
 		t.Cleanup(h.Stop)
 		name := kafkatest.UniqueName(t, "nocommit-sink")

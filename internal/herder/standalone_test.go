@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/internal/herder"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
 	"github.com/connectd/connectd/internal/testutil/sinktest"
@@ -47,7 +46,7 @@ func newEnv(t *testing.T, extra map[string]string) *env {
 	cfg, err := worker.ParseConfig(wp)
 	require.NoError(t, err)
 	st := herder.NewStatusTracker(cfg.WorkerID())
-	w := worker.New(cfg, connect.DefaultRegistry, st)
+	w := worker.New(cfg, testRegistry(), st)
 	h := herder.NewStandalone(w, st)
 	require.NoError(t, h.Start(context.Background()))
 	t.Cleanup(h.Stop)

@@ -29,9 +29,7 @@ type versionedTask struct{ sinktest.Task }
 
 func (*versionedTask) Version() string { return "7.1.0-task" }
 
-func init() {
-	connect.Register(connect.Plugin{Class: versionedClass, Type: connect.PluginSink, New: func() any { return &versionedConnector{} }})
-}
+var versionedSinkPlugin = connect.Plugin{Class: versionedClass, Type: connect.PluginSink, New: func() any { return &versionedConnector{} }}
 
 // TestPluginVersionJSON pins the JVM 4.3.1 encoding (ConnectorStateInfo.AbstractState: version is written
 // null when unknown and left out only when "undefined"; key order state, worker_id, version, trace). The

@@ -13,18 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/internal/herder"
-
-	// the plugins a connectd worker hosts
-	_ "github.com/connectd/connectd/connect/transforms"
-	_ "github.com/connectd/connectd/connectors/dlq"
-	_ "github.com/connectd/connectd/connectors/file"
-	_ "github.com/connectd/connectd/converters/avro"
-	_ "github.com/connectd/connectd/converters/bytesconv"
-	_ "github.com/connectd/connectd/converters/header"
-	_ "github.com/connectd/connectd/converters/jsonconv"
-	_ "github.com/connectd/connectd/converters/str"
 )
 
 // captureWorkerProps are the converter settings of the JVM worker testdata/validate/capture.sh starts: its
@@ -90,7 +79,7 @@ func TestValidateJVMFullAnswers(t *testing.T) {
 	require.NoError(t, err)
 	var golden map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal(raw, &golden))
-	v := &herder.Validator{Registry: connect.DefaultRegistry, WorkerProps: captureWorkerProps}
+	v := &herder.Validator{Registry: testRegistry(), WorkerProps: captureWorkerProps}
 	for _, c := range cases.Cases {
 		t.Run(c.Name, func(t *testing.T) {
 			want, ok := golden[c.Name]

@@ -15,7 +15,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/internal/herder"
 )
 
@@ -99,7 +98,7 @@ func TestValidateJVMGoldens(t *testing.T) {
 	require.NoError(t, err)
 	var golden map[string]validateGolden
 	require.NoError(t, json.Unmarshal(raw, &golden))
-	v := &herder.Validator{Registry: connect.DefaultRegistry}
+	v := &herder.Validator{Registry: testRegistry()}
 	for _, c := range cases.Cases {
 		t.Run(c.Name, func(t *testing.T) {
 			want, ok := golden[c.Name]

@@ -6,17 +6,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/connectd/connectd/connect"
-	_ "github.com/connectd/connectd/connect/transforms"
-	_ "github.com/connectd/connectd/connectors/file"
-	_ "github.com/connectd/connectd/converters/jsonconv"
-	_ "github.com/connectd/connectd/converters/str"
 	"github.com/connectd/connectd/internal/herder"
 )
 
 func validateErrors(t *testing.T, config map[string]string) (int, map[string][]string) {
 	t.Helper()
-	v := &herder.Validator{Registry: connect.DefaultRegistry}
+	v := &herder.Validator{Registry: testRegistry()}
 	infos, err := v.Validate(config)
 	require.NoError(t, err)
 	errs := map[string][]string{}

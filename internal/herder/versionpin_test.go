@@ -7,8 +7,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/connectd/connectd/connect"
-	_ "github.com/connectd/connectd/connectors/iceberg"
 	"github.com/connectd/connectd/internal/herder"
 )
 
@@ -27,7 +25,7 @@ func icebergConfig(pin string) map[string]string {
 // and on the pin, only the keys of every connector, the installed version recommended; create answers 400 with
 // those errors. A pin that is no version range is a 400 with Maven's message.
 func TestValidateConnectorVersionPin(t *testing.T) {
-	v := &herder.Validator{Registry: connect.DefaultRegistry}
+	v := &herder.Validator{Registry: testRegistry()}
 	for _, pin := range []string{"1.10.1", "[1.10.1]", "[1.0,2.0)", "(,1.10.1]", "[1.10,)", "latest"} {
 		infos, err := v.Validate(icebergConfig(pin))
 		require.NoError(t, err, pin)

@@ -17,9 +17,7 @@ import (
 
 const metadataSinkClass = "io.connectd.test.MetadataSinkConnector"
 
-func init() {
-	connect.Register(connect.Plugin{Class: metadataSinkClass, Type: connect.PluginSink, New: func() any { return &metadataSink{} }})
-}
+var metadataSinkPlugin = connect.Plugin{Class: metadataSinkClass, Type: connect.PluginSink, New: func() any { return &metadataSink{} }}
 
 // metadataSink is the recording sink whose preCommit attaches metadata to partition 0's offset only.
 type metadataSink struct{ sinktest.Connector }

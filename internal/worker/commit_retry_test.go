@@ -14,7 +14,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/internal/herder"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
 	"github.com/connectd/connectd/internal/testutil/sinktest"
@@ -93,7 +92,7 @@ func TestSinkCommitRetriedAfterFailedOffsetCommit(t *testing.T) {
 	})
 	require.NoError(t, err)
 	status := herder.NewStatusTracker(cfg.WorkerID())
-	w := worker.New(cfg, connect.DefaultRegistry, status)
+	w := worker.New(cfg, testRegistry(), status)
 	h := herder.NewStandalone(w, status)
 	require.NoError(t, h.Start(context.Background()))
 	t.Cleanup(h.Stop)

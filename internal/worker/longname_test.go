@@ -13,7 +13,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/internal/herder"
 	"github.com/connectd/connectd/internal/kafka"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
@@ -46,7 +45,7 @@ func standaloneOnKfake(t *testing.T, topic string, extra map[string]string) (*he
 	cfg, err := worker.ParseConfig(props)
 	require.NoError(t, err)
 	status := herder.NewStatusTracker(cfg.WorkerID())
-	w := worker.New(cfg, connect.DefaultRegistry, status)
+	w := worker.New(cfg, testRegistry(), status)
 	h := herder.NewStandalone(w, status)
 	require.NoError(t, h.Start(context.Background()))
 	t.Cleanup(h.Stop)

@@ -25,7 +25,7 @@ func TestGroupOffsetsAdmin(t *testing.T) {
 		"value.converter":   "org.apache.kafka.connect.storage.StringConverter",
 	})
 	require.NoError(t, err)
-	w := worker.New(cfg, connect.DefaultRegistry, nil)
+	w := worker.New(cfg, testRegistry(), nil)
 	const group = "connect-sink"
 
 	id, err := w.ClusterID()

@@ -21,9 +21,7 @@ import (
 
 const sharingSinkClass = "io.connectd.test.SharingSinkConnector"
 
-func init() {
-	connect.Register(connect.Plugin{Class: sharingSinkClass, Type: connect.PluginSink, New: func() any { return &sharingSink{} }})
-}
+var sharingSinkPlugin = connect.Plugin{Class: sharingSinkClass, Type: connect.PluginSink, New: func() any { return &sharingSink{} }}
 
 // sharingSink is the recording sink whose tasks hold a value of their worker's shared values from Start to
 // Stop, as the Iceberg sink's tasks hold their coordinator.
@@ -88,7 +86,7 @@ func TestWorkerSharedValues(t *testing.T) {
 			"consumer.heartbeat.interval.ms":    "100",
 		})
 		require.NoError(t, err)
-		w := worker.New(cfg, connect.DefaultRegistry, &taskStates{})
+		w := worker.New(cfg, testRegistry(), &taskStates{})
 		t.Cleanup(w.Stop)
 		return w
 	}

@@ -111,9 +111,7 @@ const (
 	modelPartitions = 3
 )
 
-func init() {
-	connect.Register(connect.Plugin{Class: modelSinkClass, Type: connect.PluginSink, New: func() any { return &modelConnector{} }})
-}
+var modelSinkPlugin = connect.Plugin{Class: modelSinkClass, Type: connect.PluginSink, New: func() any { return &modelConnector{} }}
 
 func envInt(t *testing.T, key string, def int) int {
 	t.Helper()
@@ -750,7 +748,7 @@ func newModelRound(t testing.TB, cfg modelConfig) *modelRound {
 		"consumer.fetch.max.wait.ms":     "100",
 	})
 	require.NoError(t, err)
-	r.w = worker.New(wcfg, connect.DefaultRegistry, r.states)
+	r.w = worker.New(wcfg, testRegistry(), r.states)
 	require.NoError(t, r.startTask(0))
 	return r
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/internal/herder"
 	"github.com/connectd/connectd/internal/state"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
@@ -42,7 +41,7 @@ func TestTaskStatusNote(t *testing.T) {
 	})
 	require.NoError(t, err)
 	status := herder.NewStatusTracker(cfg.WorkerID())
-	w := worker.New(cfg, connect.DefaultRegistry, status)
+	w := worker.New(cfg, testRegistry(), status)
 	h := herder.NewStandalone(w, status)
 	require.NoError(t, h.Start(context.Background()))
 	t.Cleanup(h.Stop)

@@ -12,7 +12,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/internal/state"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
 	"github.com/connectd/connectd/internal/testutil/sinktest"
@@ -64,7 +63,7 @@ func startSinkTaskOf(t testing.TB, class, addr, topic, connName string, flushInt
 	})
 	require.NoError(t, err)
 	states := &taskStates{}
-	w := worker.New(cfg, connect.DefaultRegistry, states)
+	w := worker.New(cfg, testRegistry(), states)
 	t.Cleanup(w.Stop)
 	sinkID := kafkatest.UniqueName(t, "sink")
 	props := map[string]string{

@@ -65,7 +65,7 @@ func smtRecordJSON(t *testing.T, c *jsonconv.Converter, r *connect.SinkRecord) a
 func TestIcebergSMTGoldenJVM(t *testing.T) {
 	cases := smtgolden.Load(t, filepath.Join(icebergtest.RepoRoot(), "testdata", "iceberg", "transforms-fixtures", "fixtures.json"))
 	conv := smtConverter(t)
-	smtgolden.Run(t, cases, smtgolden.Codec{
+	smtgolden.Run(t, connect.NewRegistry(Plugins()), cases, smtgolden.Codec{
 		Decode: func(t *testing.T, raw json.RawMessage) connect.SchemaAndValue { return smtDecode(t, conv, raw) },
 		Record: func(t *testing.T, r *connect.SinkRecord) any { return smtRecordJSON(t, conv, r) },
 		Output: func(t *testing.T, raw json.RawMessage) any { return smtJSON(t, raw) },

@@ -1,6 +1,6 @@
 // Package transforms holds the single message transforms of Apache Iceberg's Kafka Connect sink
 // (org.apache.iceberg:iceberg-kafka-connect-transforms, a separate artifact from the sink on the JVM too),
-// registered under their Apache class names and, where Tabular shipped them, Tabular's
+// listed by Plugins under their Apache class names and, where Tabular shipped them, Tabular's
 // io.tabular.iceberg.connect.transforms.* names.
 package transforms
 
@@ -34,15 +34,17 @@ func tabularAlias(class string) []string {
 	return []string{tabularTransforms + class[strings.LastIndexByte(class, '.')+1:]}
 }
 
-func init() {
-	for class, mk := range map[string]func() any{
-		DebeziumTransformClass:      func() any { return &DebeziumTransform{} },
-		KafkaMetadataTransformClass: func() any { return &KafkaMetadataTransform{} },
-		CopyValueClass:              func() any { return &CopyValue{} },
-		DmsTransformClass:           func() any { return &DmsTransform{} },
-		JsonToMapTransformClass:     func() any { return &JsonToMapTransform{} },
-		MongoDebeziumTransformClass: func() any { return &MongoDebeziumTransform{} },
-	} {
-		connect.Register(connect.Plugin{Class: class, Aliases: tabularAlias(class), Type: connect.PluginTransformation, Version: Version, New: mk})
+// Plugins lists the transforms, for a runtime's registry.
+func Plugins() []connect.Plugin {
+	smt := func(class string, mk func() any) connect.Plugin {
+		return connect.Plugin{Class: class, Aliases: tabularAlias(class), Type: connect.PluginTransformation, Version: Version, New: mk}
+	}
+	return []connect.Plugin{
+		smt(DebeziumTransformClass, func() any { return &DebeziumTransform{} }),
+		smt(KafkaMetadataTransformClass, func() any { return &KafkaMetadataTransform{} }),
+		smt(CopyValueClass, func() any { return &CopyValue{} }),
+		smt(DmsTransformClass, func() any { return &DmsTransform{} }),
+		smt(JsonToMapTransformClass, func() any { return &JsonToMapTransform{} }),
+		smt(MongoDebeziumTransformClass, func() any { return &MongoDebeziumTransform{} }),
 	}
 }

@@ -18,10 +18,13 @@ const Class = "io.connectd.test.RecordingSinkConnector"
 // Bytes converter class used by runtime tests (passes bytes through as a string).
 const StringConverterClass = "io.connectd.test.TestStringConverter"
 
-func init() {
-	connect.Register(connect.Plugin{Class: Class, Type: connect.PluginSink, New: func() any { return &Connector{} }})
-	connect.Register(connect.Plugin{Class: StringConverterClass, Type: connect.PluginConverter, New: func() any { return stringConverter{} }})
-	connect.Register(connect.Plugin{Class: "io.connectd.test.TestHeaderConverter", Type: connect.PluginHeaderConverter, New: func() any { return headerConverter{} }})
+// Plugins lists the test connector and converters, for a test's registry.
+func Plugins() []connect.Plugin {
+	return []connect.Plugin{
+		{Class: Class, Type: connect.PluginSink, New: func() any { return &Connector{} }},
+		{Class: StringConverterClass, Type: connect.PluginConverter, New: func() any { return stringConverter{} }},
+		{Class: "io.connectd.test.TestHeaderConverter", Type: connect.PluginHeaderConverter, New: func() any { return headerConverter{} }},
+	}
 }
 
 // Record is one delivered record.

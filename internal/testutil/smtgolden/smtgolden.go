@@ -86,20 +86,20 @@ func (c Case) SinkRecord(t *testing.T, codec Codec) *connect.SinkRecord {
 	return r
 }
 
-// Run replays every case as a subtest and logs how many ended in each way.
-func Run(t *testing.T, cases []Case, codec Codec) {
+// Run replays every case as a subtest, with the plugins of reg, and logs how many ended in each way.
+func Run(t *testing.T, reg *connect.Registry, cases []Case, codec Codec) {
 	counts := map[string]int{}
 	for _, c := range cases {
-		t.Run(c.Name, func(t *testing.T) { counts[check(t, c, codec)]++ })
+		t.Run(c.Name, func(t *testing.T) { counts[check(t, reg, c, codec)]++ })
 	}
 	t.Logf("golden cases: %d %v", len(cases), counts)
 }
 
 // check replays one case and says how it ended: predicate, error, unserializable, dropped or output.
-func check(t *testing.T, c Case, codec Codec) string {
+func check(t *testing.T, reg *connect.Registry, c Case, codec Codec) string {
 	in := c.SinkRecord(t, codec)
 	if c.Kind == "predicate" {
-		p, err := connect.DefaultRegistry.NewPredicate(c.Class)
+		p, err := reg.NewPredicate(c.Class)
 		require.NoError(t, err)
 		require.NoError(t, p.Configure(c.Config))
 		got, err := p.Test(in)
@@ -108,7 +108,7 @@ func check(t *testing.T, c Case, codec Codec) string {
 		assert.Equal(t, *c.Result, got)
 		return "predicate"
 	}
-	tr, err := connect.DefaultRegistry.NewTransformation(c.Class)
+	tr, err := reg.NewTransformation(c.Class)
 	require.NoError(t, err)
 	if err := tr.Configure(c.Config); err != nil {
 		// the JVM failed in configure(): the fixture records that exception
