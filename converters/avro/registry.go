@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -194,21 +193,6 @@ func tlsConfig(cfg *connect.Config, raw map[string]string) (*tls.Config, error) 
 		t.Certificates = []tls.Certificate{cert}
 	}
 	return t, nil
-}
-
-func splitPEM(b []byte) (certs, key []byte) {
-	for {
-		var blk *pem.Block
-		blk, b = pem.Decode(b)
-		if blk == nil {
-			return
-		}
-		if strings.Contains(blk.Type, "PRIVATE KEY") {
-			key = append(key, pem.EncodeToMemory(blk)...)
-		} else {
-			certs = append(certs, pem.EncodeToMemory(blk)...)
-		}
-	}
 }
 
 // try runs fn against the current URL, failing over to the others on network errors.
