@@ -1,8 +1,6 @@
 package transforms
 
 import (
-	"fmt"
-
 	"github.com/connectd/connectd/connect"
 )
 
@@ -265,5 +263,3 @@ func (t *Flatten) buildValue(st *connect.Struct, prefix string, out *connect.Str
 	}
 	return nil
 }
-
-var _ = fmt.Sprint

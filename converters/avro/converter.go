@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -457,5 +456,3 @@ func ToConnectSchema(avroSchema string) (*connect.Schema, error) {
 	}
 	return cp.schema, nil
 }
-
-var _ = strconv.Itoa
