@@ -1,6 +1,7 @@
 package clickhouse
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/big"
@@ -26,20 +27,10 @@ func pos64(v uint64, from string) position { return position{lo: v, narrow: v, f
 func (p position) cmp(o position) int {
 	switch {
 	case p.hi != o.hi:
-		return cmpUint(p.hi, o.hi)
+		return cmp.Compare(p.hi, o.hi)
 	default:
-		return cmpUint(p.lo, o.lo)
+		return cmp.Compare(p.lo, o.lo)
 	}
-}
-
-func cmpUint(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // forColumn is the value appended to a version column of type typ.

@@ -1,6 +1,7 @@
 package clickhouse
 
 import (
+	"cmp"
 	"fmt"
 	"math/big"
 	"strconv"
@@ -37,14 +38,14 @@ func FuzzSourcePositions(f *testing.F) {
 			want := 0
 			switch sa, sb := seq(fileA), seq(fileB); {
 			case sa != sb:
-				want = cmpUint(sa, sb)
+				want = cmp.Compare(sa, sb)
 			default:
-				want = cmpUint(posA, posB)
+				want = cmp.Compare(posA, posB)
 			}
 			if got := ba.cmp(bb); got != want {
 				t.Fatalf("%s:%d vs %s:%d: cmp %d, want %d", fileA, posA, fileB, posB, got, want)
 			}
-			if ba.narrowErr == "" && bb.narrowErr == "" && cmpUint(ba.narrow, bb.narrow) != want {
+			if ba.narrowErr == "" && bb.narrowErr == "" && cmp.Compare(ba.narrow, bb.narrow) != want {
 				t.Fatalf("narrow layout reorders %s:%d and %s:%d", fileA, posA, fileB, posB)
 			}
 		}

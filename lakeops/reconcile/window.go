@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/big"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -105,24 +106,18 @@ func (f *windowFilter) contains(row map[string]any) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	cmp := func(a, b string) int {
+	compare := func(a, b string) int {
 		if f.numeric {
 			x, _ := new(big.Int).SetString(a, 10)
 			y, _ := new(big.Int).SetString(b, 10)
 			return x.Cmp(y)
 		}
-		switch {
-		case a < b:
-			return -1
-		case a > b:
-			return 1
-		}
-		return 0
+		return strings.Compare(a, b)
 	}
-	if f.from != "" && cmp(t, f.from) < 0 {
+	if f.from != "" && compare(t, f.from) < 0 {
 		return false, nil
 	}
-	if f.to != "" && cmp(t, f.to) >= 0 {
+	if f.to != "" && compare(t, f.to) >= 0 {
 		return false, nil
 	}
 	return true, nil
