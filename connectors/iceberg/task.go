@@ -32,9 +32,7 @@ type Task struct {
 	buf       map[string][]icetable.Rec
 	nbuf      int
 	keys      map[string]*icetable.KeyIndex // per keyed delta table
-	spill     *icetable.JSONSpill           // the file bufferJSON writes to (nil: none yet since the last drain)
-	spills    []*icetable.JSONSpill         // every file records of buf may be in, spill included
-	spilled   map[string]*jsonvalue.Value   // per topic, the value of records whose bytes are in a spill file (spilledValue)
+	spills    icetable.JSONSpills           // the files of the bytes of records bufferJSON buffers
 	inflight  int                           // rows drained into rounds not yet resolved
 	pos       map[icetable.TP]int64         // next offset per partition, through what Put has seen and PreCommit's consumed offsets
 	committed map[icetable.TP]int64         // next offset per partition that every table holds
@@ -80,6 +78,7 @@ func (t *Task) Start(props map[string]string) error {
 	if ss, ok := t.Ctx.(connect.ScratchSpace); ok {
 		t.scratchDir = ss.ScratchDir()
 	}
+	t.spills = icetable.JSONSpills{Scratch: &t.scratch, Dir: t.scratchDir, Warn: t.warnSpill}
 	if t.now == nil {
 		t.now = time.Now
 	}
@@ -356,11 +355,7 @@ func (t *Task) drain() drained {
 	defer t.mu.Unlock()
 	t.sealAll()
 	d := drained{t: t, bufs: t.buf, n: t.nbuf, pos: make(map[icetable.TP]int64, len(t.pos)), gen: make(map[icetable.TP]int, len(t.pos))}
-	if t.spill != nil {
-		t.spill.End()
-		t.spill = nil
-	}
-	d.spills, t.spills = t.spills, nil
+	d.spills = t.spills.Drain()
 	t.buf = map[string][]icetable.Rec{}
 	t.resetKeys()
 	t.inflight += t.nbuf
@@ -425,7 +420,7 @@ func (t *Task) roundFailed(d drained) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.inflight -= d.n
-	t.spills = append(t.spills, d.spills...)
+	t.spills.GiveBack(d.spills)
 	for name, recs := range d.bufs {
 		kept := make([]icetable.Rec, 0, len(recs))
 		for _, r := range recs {
@@ -536,10 +531,7 @@ func (t *Task) Stop() error {
 	}
 	// what the last round left in the buffer is read again from the group offsets by the next owner
 	t.mu.Lock()
-	for _, s := range t.spills {
-		s.Close()
-	}
-	t.spill, t.spills = nil, nil
+	t.spills.Close()
 	t.abortEarly()
 	t.mu.Unlock()
 	t.scratch.Close()

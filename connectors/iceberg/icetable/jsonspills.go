@@ -1,0 +1,147 @@
+package icetable
+
+import (
+	"os"
+	"slices"
+
+	"github.com/connectd/connectd/connect/jsonvalue"
+)
+
+// JSONSpills is a task's spill files of upserts buffered as bytes: the one it writes (nil: none
+// since the last Drain) and every other file records of its buffer may be in. Its methods are
+// called under the task's lock.
+type JSONSpills struct {
+	Scratch *ScratchFiles // where files come from and go back to
+	Dir     string        // where files are made; "": os.TempDir
+	Warn    func(error)   // told when a file cannot be made or written: the bytes stay in memory
+	cur     *JSONSpill
+	files   []*JSONSpill // cur included
+	shared  map[string]*jsonvalue.Value
+}
+
+// Current is the file being written, or nil.
+func (s *JSONSpills) Current() *JSONSpill { return s.cur }
+
+// Len is how many files records of the buffer may be in.
+func (s *JSONSpills) Len() int { return len(s.files) }
+
+func (s *JSONSpills) dir() string {
+	if s.Dir != "" {
+		return s.Dir
+	}
+	return os.TempDir()
+}
+
+// Shared is the jsonvalue.Value that the records of jv's topic without headers whose bytes are in a
+// spill file share: one per topic rather than one per buffered key.
+func (s *JSONSpills) Shared(jv *jsonvalue.Value) *jsonvalue.Value {
+	v := s.shared[jv.Topic]
+	if v == nil { // a task's values share its one value converter
+		v = &jsonvalue.Value{Topic: jv.Topic, Conv: jv.Conv}
+		if s.shared == nil {
+			s.shared = map[string]*jsonvalue.Value{}
+		}
+		s.shared[jv.Topic] = v
+	}
+	return v
+}
+
+// IsShared reports whether v is a value Shared returned.
+func (s *JSONSpills) IsShared(v *jsonvalue.Value) bool { return v == s.shared[v.Topic] }
+
+// Put writes the bytes b of a record buffered as bytes to the current file and notes where in bk.
+// It returns nil when it did, else b, which the record then keeps in memory (no file could be made
+// or written: the round reads what it wrote before). bufs are the task's buffered records, which a
+// compaction moves.
+func (s *JSONSpills) Put(b []byte, bk *BufferedKey, bufs map[string][]Rec) []byte {
+	if bk.Spill != nil && bk.Spill == s.cur {
+		s.cur.Live -= int64(bk.Len) // the version this one supersedes
+	}
+	bk.Spill = nil
+	if s.cur == nil {
+		f, err := NewJSONSpill(s.Scratch, s.dir())
+		if err != nil {
+			s.Warn(err)
+			return b
+		}
+		s.cur = f
+		s.files = append(s.files, f)
+	}
+	off, err := s.cur.Write(b)
+	if err != nil {
+		s.Warn(err)
+		return b
+	}
+	bk.Spill, bk.Off, bk.Len = s.cur, off, len(b)
+	s.cur.Live += int64(len(b))
+	if f := s.cur; f.Size >= SpillCompactAt && f.Size >= SpillCompactRatio*f.Live {
+		s.Compact(bufs)
+	}
+	return nil
+}
+
+// Compact copies the bytes of the records of bufs in the current file to a new one, which is
+// written from then on, and closes the old one. The records of rounds given back stay in their
+// files. On an error the records already copied stay in the new file and the rest in the old, both
+// kept until a round commits them.
+func (s *JSONSpills) Compact(bufs map[string][]Rec) {
+	old := s.cur
+	if old.Flush() != nil {
+		return // the round that reads the file fails with the error
+	}
+	f, err := NewJSONSpill(s.Scratch, s.dir())
+	if err != nil {
+		s.Warn(err)
+		return
+	}
+	s.cur, s.files = f, append(s.files, f)
+	var buf []byte
+	for _, recs := range bufs {
+		for i := range recs {
+			bk := recs[i].Key
+			if bk == nil || bk.Spill != old {
+				continue
+			}
+			b, err := old.Read(buf, bk.Off, bk.Len)
+			if err != nil {
+				return
+			}
+			buf = b
+			off, err := f.Write(b)
+			if err != nil {
+				return
+			}
+			bk.Spill, bk.Off = f, off
+			f.Live += int64(bk.Len)
+		}
+	}
+	if f.Flush() != nil {
+		return
+	}
+	old.Close()
+	s.files = slices.DeleteFunc(s.files, func(x *JSONSpill) bool { return x == old })
+}
+
+// Drain ends the current file and hands over every file: a round reads its records from them.
+func (s *JSONSpills) Drain() []*JSONSpill {
+	if s.cur != nil {
+		s.cur.End()
+		s.cur = nil
+	}
+	files := s.files
+	s.files = nil
+	return files
+}
+
+// GiveBack takes the files of a round given back: its records are buffered again.
+func (s *JSONSpills) GiveBack(files []*JSONSpill) {
+	s.files = append(s.files, files...)
+}
+
+// Close closes every file: no record is read from them any more.
+func (s *JSONSpills) Close() {
+	for _, f := range s.files {
+		f.Close()
+	}
+	s.cur, s.files = nil, nil
+}
