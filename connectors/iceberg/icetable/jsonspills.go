@@ -1,6 +1,7 @@
 package icetable
 
 import (
+	"bytes"
 	"os"
 	"slices"
 
@@ -48,6 +49,40 @@ func (s *JSONSpills) Shared(jv *jsonvalue.Value) *jsonvalue.Value {
 
 // IsShared reports whether v is a value Shared returned.
 func (s *JSONSpills) IsShared(v *jsonvalue.Value) bool { return v == s.shared[v.Topic] }
+
+// Buffer buffers a JSON object value of a keyed table as its bytes (rec, without them) in
+// bufs[table] through the table's key index x, as the latest of key at version ver: the bytes in
+// the current file where they can be written there, else in memory. grew says that the buffer
+// took one more record.
+func (s *JSONSpills) Buffer(bufs map[string][]Rec, table string, x *KeyIndex, jv *jsonvalue.Value, rec Rec, key []byte, ver any) (grew bool) {
+	// a slot only points at a record buffered since the index was last reset (drain, a round given
+	// back, a rebalance): the bytes of the record this one takes the place of are no round's
+	slot := x.Slot(key)
+	buf, at, old, grew := x.Place(bufs[table], rec, slot, ver)
+	bufs[table] = buf
+	bk := old.Key
+	if bk != nil {
+		bk.Version = ver // the same key
+	} else {
+		bk = &BufferedKey{Key: slot.Key(), Version: ver}
+	}
+	buf[at].Key = bk
+	jb := s.Put(jv.Bytes, bk, bufs)
+	if jb == nil && len(jv.Headers) == 0 {
+		buf[at].JSON = s.Shared(jv) // nothing of the value is in memory
+		return grew
+	}
+	if prev := old.JSON; prev != nil && !s.IsShared(prev) {
+		if jb != nil { // most updates of a key are about its size
+			jb = append(prev.Bytes[:0], jb...)
+		}
+		prev.Bytes, prev.Topic, prev.Headers, prev.Conv = jb, jv.Topic, jv.Headers, jv.Conv
+		buf[at].JSON = prev
+	} else {
+		buf[at].JSON = &jsonvalue.Value{Bytes: bytes.Clone(jb), Topic: jv.Topic, Headers: jv.Headers, Conv: jv.Conv}
+	}
+	return grew
+}
 
 // Put writes the bytes b of a record buffered as bytes to the current file and notes where in bk.
 // It returns nil when it did, else b, which the record then keeps in memory (no file could be made
