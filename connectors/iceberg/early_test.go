@@ -83,7 +83,7 @@ func TestEarlyFilesCommittedAsWritten(t *testing.T) {
 			require.NoError(t, task.Put(ctx, earlyRecords(p, from, from+2500)))
 		}
 	}
-	e := task.appendTables["shop.events"].cur
+	e := task.appends.Table("shop.events").Early()
 	require.NotNil(t, e, "the table's rows go to data files as they are put")
 	require.Greater(t, len(e.Runs), 3, "batches of several partitions")
 	require.True(t, task.coord.CommitNow(ctx), task.coord.stats().LastError)
@@ -137,7 +137,7 @@ func TestEarlyFilesRevokedPartition(t *testing.T) {
 		require.NoError(t, task.Put(ctx, earlyRecords(0, from, from+1000)))
 		require.NoError(t, task.Put(ctx, earlyRecords(1, from, from+1000)))
 	}
-	e := task.appendTables["shop.events"].cur
+	e := task.appends.Table("shop.events").Early()
 	require.NotNil(t, e)
 	require.NoError(t, task.Close(earlyParts(0)))
 	require.NoError(t, task.Open(earlyParts(0)))
@@ -164,10 +164,10 @@ func TestEarlyWriteFailureFailsTask(t *testing.T) {
 	task, _ := earlyTask(t)
 	require.NoError(t, task.Open(earlyParts(0)))
 	require.NoError(t, task.Put(ctx, earlyRecords(0, 0, 10)))
-	a := task.appendTables["shop.events"]
-	require.True(t, a.usable && a.early)
+	a := task.appends.Table("shop.events")
+	require.True(t, a.Usable() && a.WritesEarly())
 	// the data directory becomes a file: no data file can be created in it
-	dir := strings.TrimPrefix(a.w.Tbl.Location(), "file://") + "/data"
+	dir := strings.TrimPrefix(a.Writer().Tbl.Location(), "file://") + "/data"
 	require.NoError(t, os.RemoveAll(dir))
 	require.NoError(t, os.MkdirAll(filepath.Dir(dir), 0o755))
 	require.NoError(t, os.WriteFile(dir, []byte("not a directory"), 0o644))
@@ -201,9 +201,9 @@ func TestEarlyFilesRemovedAtStop(t *testing.T) {
 	require.Same(t, other.coord, task.coord)
 	require.NoError(t, task.Open(earlyParts(0)))
 	require.NoError(t, task.Put(ctx, earlyRecords(0, 0, 40000)))
-	e := task.appendTables["shop.events"].cur
+	e := task.appends.Table("shop.events").Early()
 	require.NotNil(t, e)
-	dir := strings.TrimPrefix(task.appendTables["shop.events"].w.Tbl.Location(), "file://") + "/data"
+	dir := strings.TrimPrefix(task.appends.Table("shop.events").Writer().Tbl.Location(), "file://") + "/data"
 	require.Eventually(t, func() bool { return len(parquetFiles(t, dir)) > 0 }, 10*time.Second, 10*time.Millisecond,
 		"files are written while rows are put")
 	require.NoError(t, task.Stop())

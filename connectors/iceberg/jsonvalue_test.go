@@ -363,10 +363,10 @@ func TestSpillCompacted(t *testing.T) {
 	files := func() (int, int64) {
 		task.mu.Lock()
 		defer task.mu.Unlock()
-		if task.spill == nil {
-			return len(task.spills), 0
+		if task.spills.Current() == nil {
+			return task.spills.Len(), 0
 		}
-		return len(task.spills), task.spill.Size
+		return task.spills.Len(), task.spills.Current().Size
 	}
 	var maxSize int64
 	for range 3 * icetable.SpillCompactAt / 2 / (64 << 10) / 256 {

@@ -141,15 +141,15 @@ func TestSpillFilesReusedModel(t *testing.T) {
 			task.mu.Unlock()
 			put(1 + rng.Intn(40))
 			task.mu.Lock()
-			if task.spill != nil && slices.ContainsFunc(free, func(k icetable.KeptFile) bool { return k.File == task.spill.File.File }) {
+			if sp := task.spills.Current(); sp != nil && slices.ContainsFunc(free, func(k icetable.KeptFile) bool { return k.File == sp.File.File }) {
 				reused++
 			}
 			task.mu.Unlock()
 			step = "put"
 		case x < 8:
 			task.mu.Lock()
-			if task.spill != nil {
-				task.compactSpill()
+			if task.spills.Current() != nil {
+				task.spills.Compact(task.buf)
 			}
 			task.mu.Unlock()
 			step = "compact"

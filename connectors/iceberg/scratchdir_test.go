@@ -58,7 +58,7 @@ func TestSpoolInScratchDir(t *testing.T) {
 	require.NoError(t, task.Put(ctx, recs[:100]))
 	require.True(t, task.coord.CommitNow(ctx), task.coord.stats().LastError) // creates the table: the next rows spool
 	require.NoError(t, task.Put(ctx, recs[100:]))
-	require.True(t, task.appendTables["shop.events"] != nil && task.appendTables["shop.events"].usable, "the rows were not spooled")
+	require.True(t, task.appends.Table("shop.events") != nil && task.appends.Table("shop.events").Usable(), "the rows were not spooled")
 
 	spooled := openFilesUnder(t, scratch)
 	require.NotEmpty(t, spooled, "no spool file in the scratch directory")

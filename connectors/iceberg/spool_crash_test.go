@@ -228,8 +228,8 @@ func runSpoolModel(t *testing.T, ops []spoolOp) (string, error) {
 			return fmt.Errorf("put: %w", err)
 		}
 		pos[p] = end
-		a, b := task.appendTables[spoolModelTables[0]], task.appendTables[spoolModelTables[1]]
-		if a != nil && a.usable && a.early && b != nil && b.usable && !b.early {
+		a, b := task.appends.Table(spoolModelTables[0]), task.appends.Table(spoolModelTables[1])
+		if a != nil && a.Usable() && a.WritesEarly() && b != nil && b.Usable() && !b.WritesEarly() {
 			spooled = true
 		}
 		return nil

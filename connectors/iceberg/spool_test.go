@@ -86,7 +86,7 @@ func TestSpooledAppendModel(t *testing.T) {
 		end := min(int64(perPart), pos[p]+int64(rng.Intn(60)+1))
 		require.NoError(t, task.Put(ctx, logs[p][pos[p]:end]))
 		pos[p] = end
-		if a := task.appendTables["shop.events"]; a != nil && a.usable {
+		if a := task.appends.Table("shop.events"); a != nil && a.Usable() {
 			spooled = true
 		}
 		switch rng.Intn(10) {

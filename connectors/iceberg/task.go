@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/apache/iceberg-go/catalog"
+
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connect/jsonvalue"
 	"github.com/connectd/connectd/connectors/iceberg/icerow"
@@ -32,9 +34,7 @@ type Task struct {
 	buf       map[string][]icetable.Rec
 	nbuf      int
 	keys      map[string]*icetable.KeyIndex // per keyed delta table
-	spill     *icetable.JSONSpill           // the file bufferJSON writes to (nil: none yet since the last drain)
-	spills    []*icetable.JSONSpill         // every file records of buf may be in, spill included
-	spilled   map[string]*jsonvalue.Value   // per topic, the value of records whose bytes are in a spill file (spilledValue)
+	spills    icetable.JSONSpills           // the files of the bytes of records bufferJSON buffers
 	inflight  int                           // rows drained into rounds not yet resolved
 	pos       map[icetable.TP]int64         // next offset per partition, through what Put has seen and PreCommit's consumed offsets
 	committed map[icetable.TP]int64         // next offset per partition that every table holds
@@ -42,12 +42,11 @@ type Task struct {
 	gen       map[icetable.TP]int // bumped by Open and Close: records drained before are stale after
 	now       func() time.Time
 	warned    map[string]bool // tables warned about (warnOnce)
-	// appendTables are the append tables whose rows Put converts into spool segments
-	// (appendtable.go) instead of buffering records.
-	appendTables map[string]*appendTable
-	spoolRows    int                   // rows in spool segments not yet removed (buffered or in a round): on disk
-	scratch      icetable.ScratchFiles // the spool and spill files no record is in any more, for the next ones
-	scratchDir   string                // where the spool and spill files are made (connect.ScratchSpace); "": os.TempDir
+	// appends are the append tables whose rows Put converts into spool segments
+	// (appendput.go) instead of buffering records.
+	appends    icetable.AppendTables
+	scratch    icetable.ScratchFiles // the spool and spill files no record is in any more, for the next ones
+	scratchDir string                // where the spool and spill files are made (connect.ScratchSpace); "": os.TempDir
 	// lost is set when a data file writer of rows already put failed (icetable/early.go): those rows are
 	// only in Kafka now, so the task fails and its restart reads them again from the group offset
 	lost atomic.Pointer[error]
@@ -75,11 +74,13 @@ func (t *Task) Start(props map[string]string) error {
 	t.assigned = map[icetable.TP]bool{}
 	t.gen = map[icetable.TP]int{}
 	t.warned = map[string]bool{}
-	t.appendTables = map[string]*appendTable{}
 	t.warnVersionConfig()
 	if ss, ok := t.Ctx.(connect.ScratchSpace); ok {
 		t.scratchDir = ss.ScratchDir()
 	}
+	t.spills = icetable.JSONSpills{Scratch: &t.scratch, Dir: t.scratchDir, Warn: t.warnSpill}
+	t.appends = icetable.AppendTables{Scratch: &t.scratch, Dir: t.scratchDir, Catalog: t.catalog,
+		Lost: func(err error) { t.lost.CompareAndSwap(nil, &err) }}
 	if t.now == nil {
 		t.now = time.Now
 	}
@@ -154,7 +155,7 @@ func (t *Task) Put(ctx context.Context, records []*connect.SinkRecord) error {
 		t.pos[tp] = off + 1
 	}
 	n := t.nbuf + t.inflight
-	inMemory := n - t.spoolRows
+	inMemory := n - t.appends.Rows
 	t.mu.Unlock()
 	// full buffers ask for an early round, unless rounds are failing: then the retry backoff
 	// paces them and the check above pushes back. Spooled rows are on disk: they wait for the
@@ -182,7 +183,7 @@ func (t *Task) route(ctx context.Context, r *connect.SinkRecord, now time.Time) 
 }
 
 // take buffers one table's part of a record: into the table's spool segment when it is an append
-// table that can take it (appendtable.go), through the key index of a keyed table (icetable.KeyIndex;
+// table that can take it (appendput.go), through the key index of a keyed table (icetable.KeyIndex;
 // as bytes: jsonput.go), else as a Rec. Caller holds mu.
 func (t *Task) take(ctx context.Context, r *connect.SinkRecord, tg *icerow.Target, tp icetable.TP, off int64) error {
 	name := tg.Table
@@ -191,8 +192,8 @@ func (t *Task) take(ctx context.Context, r *connect.SinkRecord, tg *icerow.Targe
 	switch {
 	case tg.Shape != nil:
 		t.nbuf++
-		t.spoolRows++
-		return t.appendTables[name].open[tp].AppendScanned(tg.Shape, r.Value.(*jsonvalue.Value).Bytes, off)
+		t.appends.Rows++
+		return t.appends.Open(name, tp).AppendScanned(tg.Shape, r.Value.(*jsonvalue.Value).Bytes, off)
 	case tg.AsBytes:
 		t.bufferJSON(r.Value.(*jsonvalue.Value), tg, tp, off)
 		return nil
@@ -226,7 +227,7 @@ type taskTables struct{ t *Task }
 // tableSpec is what the router reads of a table, and whether the table can spool rows.
 type tableSpec struct {
 	icerow.TableSpec
-	appends bool // appendEligible
+	appends bool // icetable.AppendEligible
 }
 
 // Table is the table's spec, made once per table. Caller holds mu.
@@ -241,27 +242,25 @@ func (tt taskTables) spec(name string) *tableSpec {
 		o := t.tableOpts(name)
 		pt := t.cfg.PerTable[name]
 		s = &tableSpec{TableSpec: icerow.TableSpec{RawCDC: pt != nil && pt.RawCDC, IDColumns: o.IDColumns, Upsert: o.UpsertMode,
-			Delta: o.DeltaMode, VersionColumn: o.VersionColumn, CDCVersionColumn: o.CDCVersionColumn}, appends: appendEligible(o)}
+			Delta: o.DeltaMode, VersionColumn: o.VersionColumn, CDCVersionColumn: o.CDCVersionColumn}, appends: icetable.AppendEligible(o)}
 		t.specs[name] = s
 	}
 	return s
 }
 
 // Spool is the schema of the table's open segment of r's partition when the table spools rows
-// (appendtable.go) and the segment is of the table's current schema. Caller holds mu.
+// (icetable.AppendTables) and the segment is of the table's current schema. Caller holds mu.
 func (tt taskTables) Spool(name string, r *connect.SinkRecord) *icerow.SpoolColumns {
-	t := tt.t
-	a := t.appendTables[name]
-	if a == nil || !a.usable || !tt.spec(name).appends {
+	if !tt.spec(name).appends {
 		return nil
 	}
 	tp, _ := origin(r)
-	seg := a.open[tp]
-	if seg == nil || seg.SchemaID != a.schemaID {
-		return nil
-	}
-	a.spool = icerow.SpoolColumns{SchemaID: a.schemaID, Fields: seg.Fields, Fits: a.covered}
-	return &a.spool
+	return tt.t.appends.Spool(name, tp)
+}
+
+// catalog is the catalog the task loads its append tables from.
+func (t *Task) catalog(ctx context.Context) (catalog.Catalog, error) {
+	return t.coord.tables.Catalog(ctx)
 }
 
 func (t *Task) add(table string, rec icetable.Rec) {
@@ -354,13 +353,9 @@ type drained struct {
 func (t *Task) drain() drained {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.sealAll()
+	t.appends.SealAll()
 	d := drained{t: t, bufs: t.buf, n: t.nbuf, pos: make(map[icetable.TP]int64, len(t.pos)), gen: make(map[icetable.TP]int, len(t.pos))}
-	if t.spill != nil {
-		t.spill.End()
-		t.spill = nil
-	}
-	d.spills, t.spills = t.spills, nil
+	d.spills = t.spills.Drain()
 	t.buf = map[string][]icetable.Rec{}
 	t.resetKeys()
 	t.inflight += t.nbuf
@@ -397,7 +392,7 @@ func (t *Task) holds(tp icetable.TP) bool {
 func (t *Task) roundCommitted(d drained, durable bool) {
 	t.mu.Lock()
 	t.inflight -= d.n
-	t.removeSegments(d.bufs)
+	t.appends.RemoveSegments(d.bufs)
 	for _, s := range d.spills {
 		s.Close()
 	}
@@ -425,14 +420,14 @@ func (t *Task) roundFailed(d drained) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.inflight -= d.n
-	t.spills = append(t.spills, d.spills...)
+	t.spills.GiveBack(d.spills)
 	for name, recs := range d.bufs {
 		kept := make([]icetable.Rec, 0, len(recs))
 		for _, r := range recs {
 			if g, ok := d.gen[r.TP]; ok && g == t.gen[r.TP] {
 				kept = append(kept, r)
 			} else if r.Seg != nil {
-				t.removeSegment(r.Seg)
+				t.appends.RemoveSegment(r.Seg)
 			}
 		}
 		if len(kept) > 0 {
@@ -509,7 +504,7 @@ func (t *Task) Close(partitions []connect.TopicPartition) error {
 		delete(t.pos, tp)
 		delete(t.committed, tp)
 	}
-	t.dropOpen(gone)
+	t.appends.DropOpen(gone)
 	n := 0
 	for name, recs := range t.buf {
 		kept := recs[:0]
@@ -517,7 +512,7 @@ func (t *Task) Close(partitions []connect.TopicPartition) error {
 			if !gone[r.TP] {
 				kept = append(kept, r)
 			} else if r.Seg != nil {
-				t.removeSegment(r.Seg)
+				t.appends.RemoveSegment(r.Seg)
 			}
 		}
 		t.buf[name] = kept
@@ -536,11 +531,8 @@ func (t *Task) Stop() error {
 	}
 	// what the last round left in the buffer is read again from the group offsets by the next owner
 	t.mu.Lock()
-	for _, s := range t.spills {
-		s.Close()
-	}
-	t.spill, t.spills = nil, nil
-	t.abortEarly()
+	t.spills.Close()
+	t.appends.AbortEarly()
 	t.mu.Unlock()
 	t.scratch.Close()
 	return nil

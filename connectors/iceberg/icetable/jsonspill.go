@@ -5,12 +5,12 @@ import (
 	"fmt"
 )
 
-// JSONSpill is a local file of the bytes of upserts buffered as bytes (bufferJSON), so that a commit
-// interval's records cost disk and the heap keeps only their keys. A task writes one at a time; a
-// drain ends it (flushes it and opens no more writes to it), and the round reads the bytes of the
-// records it builds rows for back from it. It is closed once no buffered record is in it: when the
-// round that took its records committed (roundCommitted); a round given back hands its files back to
-// the task with its records.
+// JSONSpill is a local file of the bytes of upserts buffered as bytes (JSONSpills.Buffer), so that a
+// commit interval's records cost disk and the heap keeps only their keys. A task writes one at a
+// time; a drain ends it (flushes it and opens no more writes to it), and the round reads the bytes
+// of the records it builds rows for back from it. It is closed once no buffered record is in it:
+// when the round that took its records committed; a round given back hands its files back to the
+// task with its records.
 type JSONSpill struct {
 	File scratchFile // unlinked at creation where the system allows it: nothing outlives the process
 	Buf  *bufio.Writer
@@ -19,10 +19,10 @@ type JSONSpill struct {
 	err  error // a failed write or flush: the records in this file cannot be read back
 }
 
-// A task's file also holds the superseded versions of its keys: once it is spillCompactAt and
+// A task's file also holds the superseded versions of its keys: once it is SpillCompactAt and
 // SpillCompactRatio times the bytes of its records still buffered, the task copies those to a new
-// file (compactSpill), so that the disk a commit interval takes is bounded by the keys, not by the
-// throughput.
+// file (JSONSpills.Compact), so that the disk a commit interval takes is bounded by the keys, not by
+// the throughput.
 const (
 	SpillCompactAt    = 256 << 20
 	SpillCompactRatio = 4
