@@ -26,12 +26,13 @@ import (
 //	connectd  this sink's own JSON messages (control.go), which carry what upsert and CDC tables need
 //	          (the snapshot each part was planned on, tombstones) and the Apache events cannot
 //
-// Under the apache protocol exactly-once rests where the Apache sink puts it: a process answers START_COMMIT
-// with its files (DATA_WRITTEN) and DATA_COMPLETE in one Kafka transaction that also commits its source
-// offsets to the connector's consumer group; the committer reads the control topic read_committed from its
-// own group (<connect group>-coord), commits every file it has read since its last commit, and records
-// in the snapshot summary how far it read (kafka.connect.offsets.<control topic>.<connect group>), so a
-// file is committed once however often the control topic is read again.
+// Under the apache protocol exactly-once rests where the Apache sink puts it: each task answers START_COMMIT
+// with its files (DATA_WRITTEN) and DATA_COMPLETE in one Kafka transaction of its own producer
+// (control_apache_producers.go) that also commits its source offsets to the connector's consumer group; the
+// committer reads the control topic read_committed from its own group (<connect group>-coord), commits every
+// file it has read since its last commit, and records in the snapshot summary how far it read
+// (kafka.connect.offsets.<control topic>.<connect group>), so a file is committed once however often the
+// control topic is read again.
 
 // Snapshot summary keys of the Apache sink's committer.
 const (
