@@ -143,3 +143,68 @@ func TestApacheTaskTakeoverEndsTheDeadWorkersTransaction(t *testing.T) {
 		"no snapshot within %s of the takeover: the dead worker's open transaction blocks the control topic", deadline)
 	t.Logf("the next snapshot landed %s after the takeover", time.Since(start).Round(time.Millisecond))
 }
+
+// TestApacheFencedTaskFailsAlone: a task of one process is fenced by the same task started elsewhere (its answer
+// producer's transactional id initialized by the other worker): its next answer fails that task alone, and the
+// process's other task of the connector keeps answering and committing its offsets.
+func TestApacheFencedTaskFailsAlone(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs the Kafka broker")
+	}
+	addr := kafkatest.Bootstrap(t)
+	topic := kafkatest.UniqueName(t, "ctl-fenced")
+	kafkatest.CreateTopic(t, addr, topic, 2, nil)
+	connProps, _ := sinkProps(t, map[string]string{
+		"topics": topic, "iceberg.tables": "shop.events", "iceberg.control.coordination": "topic",
+		"iceberg.control.topic": kafkatest.UniqueName(t, "ctl"), "iceberg.control.commit.interval-ms": "300",
+		"iceberg.control.commit.timeout-ms": "5000",
+	})
+	conn := &Connector{}
+	require.NoError(t, conn.Start(connProps))
+	cfgs, err := conn.TaskConfigs(2)
+	require.NoError(t, err)
+	cfg, err := ParseConfig(cfgs[0])
+	require.NoError(t, err)
+
+	// process a runs both tasks
+	actx := &procCtx{fakeCtx: fakeCtx{props: cfgs[0]}, id: "a:8083", kafka: map[string]string{"bootstrap.servers": addr}}
+	coord, err := newCoordinator(cfg, actx)
+	require.NoError(t, err)
+	tasks := make([]*Task, 2)
+	for i := range tasks {
+		tasks[i] = &Task{coord: coord}
+		tasks[i].Initialize(actx)
+		require.NoError(t, tasks[i].Start(cfgs[i]))
+		t.Cleanup(func() { _ = tasks[i].Stop() })
+		require.NoError(t, tasks[i].Open([]connect.TopicPartition{{Topic: topic, Partition: int32(i)}}))
+	}
+	offs := [2]int64{}
+	put := func(i int) error {
+		var recs []*connect.SinkRecord
+		for range 5 {
+			recs = append(recs, &connect.SinkRecord{Topic: topic, Partition: int32(i), Offset: offs[i], Value: map[string]any{"id": offs[i]}})
+			offs[i]++
+		}
+		return tasks[i].Put(context.Background(), recs)
+	}
+	committed := func(i int) int64 { return kafkatest.CommittedOffsets(t, addr, cfg.GroupID, topic)[int32(i)] }
+	for i := range tasks {
+		require.NoError(t, put(i))
+	}
+	require.Eventually(t, func() bool { return committed(0) == offs[0] && committed(1) == offs[1] }, 60*time.Second, 50*time.Millisecond,
+		"both tasks' answers commit their offsets")
+
+	// task 0 starts on process b too: its producer fences process a's
+	startProcTask(t, cfgs[0], "b:8083", addr)
+	var err0 error
+	require.Eventually(t, func() bool {
+		err0 = put(0)
+		return err0 != nil
+	}, 60*time.Second, 300*time.Millisecond, "the fenced task fails")
+	t.Logf("the fenced task: %v", err0)
+	for range 3 {
+		require.NoError(t, put(1), "the other task of the process")
+	}
+	require.Eventually(t, func() bool { return committed(1) == offs[1] }, 60*time.Second, 50*time.Millisecond,
+		"the other task keeps answering")
+}

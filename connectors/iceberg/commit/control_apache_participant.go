@@ -128,6 +128,7 @@ func (ctl *control) answerTasks(commitID uuid.UUID, p *taskProducer, ds []Batch)
 		if errors.As(err, &fatal) {
 			// the offsets may be committed with the files, or the producer is fenced: only re-reading from
 			// the group offsets is safe
+			c.log.Error("iceberg commit: failing the tasks of the answer", "commit", commitID, "transactional_id", p.id, "err", err)
 			for _, d := range ds {
 				d.Fatal(err)
 			}
