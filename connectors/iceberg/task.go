@@ -379,7 +379,6 @@ func (t *Task) drain() drained {
 	return d
 }
 
-// assignment returns the partitions the task holds.
 // key is the task's orchestrator key.
 func (t *Task) key() commit.TaskKey {
 	t.mu.Lock()
@@ -387,6 +386,7 @@ func (t *Task) key() commit.TaskKey {
 	return t.orchKey
 }
 
+// assignment returns the partitions the task holds.
 func (t *Task) assignment() []icetable.TP {
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -85,7 +85,7 @@ type control struct {
 
 	// the apache protocol (control_apache.go)
 	apache      bool
-	workerID    string
+	workerID    string            // names the answer producer of tasks whose config names no task
 	astarts     chan uuid.UUID    // START_COMMIT ids, for the participant
 	answerMu    sync.Mutex        // held while answering (BeforeRevoke and TaskStopped wait for it)
 	producerKey string            // the key of the committer's events
