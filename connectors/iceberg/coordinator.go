@@ -211,7 +211,7 @@ func (rt roundTasks) Drain() []commit.Batch {
 	out := make([]commit.Batch, 0, len(tasks))
 	for _, t := range tasks {
 		d := t.drain()
-		out = append(out, &batch{drained: d, assigned: t.assignment()})
+		out = append(out, &batch{drained: d, assigned: t.assignment(), key: t.key()})
 	}
 	return out
 }
@@ -243,10 +243,11 @@ func (rt roundTasks) RoundEnded(ok bool) { rt.c.roundEnded(ok) }
 
 func (rt roundTasks) Fail(err error) { rt.c.fail(err) }
 
-// batch is what a round took from one task, and the partitions the task held then.
+// batch is what a round took from one task, the partitions the task held then, and the task's orchestrator key.
 type batch struct {
 	drained
 	assigned []icetable.TP
+	key      commit.TaskKey
 }
 
 func (b *batch) Tables() map[string][]icetable.Rec { return b.bufs }
@@ -255,16 +256,12 @@ func (b *batch) Rows() int                         { return b.n }
 func (b *batch) Assigned() []icetable.TP           { return b.assigned }
 func (b *batch) Committed(durable bool)            { b.t.roundCommitted(b.drained, durable) }
 func (b *batch) Failed()                           { b.t.roundFailed(b.drained) }
+func (b *batch) Task() commit.TaskKey              { return b.key }
 
-// jvmTransactionalIDs are the transactional ids the Apache sink's task of these task properties uses: a task
-// that takes its place ends the transactions it may have left open (commit's apache protocol).
-func jvmTransactionalIDs(props map[string]string) []string {
-	suffix, ok := props[KeyTxnSuffix]
-	if !ok || suffix == "" {
-		return nil
-	}
-	prefix := props[KeyTxnPrefix]
-	return []string{prefix + "worker" + suffix, prefix + "coordinator" + suffix}
+// Fatal gives the records back and fails the task: its restart reads them again from the group offsets.
+func (b *batch) Fatal(err error) {
+	b.t.roundFailed(b.drained)
+	b.t.lost.CompareAndSwap(nil, &err)
 }
 
 // roundEnded records the end of a round this process took part in and wakes Put's waiters.

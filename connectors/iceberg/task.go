@@ -13,6 +13,7 @@ import (
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connect/jsonvalue"
+	"github.com/connectd/connectd/connectors/iceberg/commit"
 	"github.com/connectd/connectd/connectors/iceberg/icerow"
 	"github.com/connectd/connectd/connectors/iceberg/icetable"
 )
@@ -47,9 +48,13 @@ type Task struct {
 	appends    icetable.AppendTables
 	scratch    icetable.ScratchFiles // the spool and spill files no record is in any more, for the next ones
 	scratchDir string                // where the spool and spill files are made (connect.ScratchSpace); "": os.TempDir
-	// lost is set when a data file writer of rows already put failed (icetable/early.go): those rows are
-	// only in Kafka now, so the task fails and its restart reads them again from the group offset
+	// lost is set when rows already put are only in Kafka now (a data file writer failed, icetable/early.go, or
+	// the outcome of a transaction holding them is unknown): the task fails and its restart reads them again
+	// from the group offset
 	lost atomic.Pointer[error]
+	// orchKey is the task as the coordinator's orchestrator knows it (its answer producer, apache protocol);
+	// under mu: the rounds drain the task from its registration on
+	orchKey commit.TaskKey
 
 	watch      stuckWatch    // records that stay out of the tables: stuck.go
 	stuckAfter time.Duration // tests preset it; 0: stuckThreshold's default
@@ -93,7 +98,14 @@ func (t *Task) Start(props map[string]string) error {
 		t.coord = coord
 	}
 	t.coord.register(t)
-	t.coord.orch.TaskStarted(jvmTransactionalIDs(props))
+	key, err := t.coord.orch.TaskStarted(commit.TaskConfig{ID: props["task.id"], TransactionalSuffix: props[KeyTxnSuffix]})
+	if err != nil {
+		t.coord.unregister(t)
+		return err
+	}
+	t.mu.Lock()
+	t.orchKey = key
+	t.mu.Unlock()
 	t.startWatch()
 	return nil
 }
@@ -367,6 +379,13 @@ func (t *Task) drain() drained {
 	return d
 }
 
+// key is the task's orchestrator key.
+func (t *Task) key() commit.TaskKey {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.orchKey
+}
+
 // assignment returns the partitions the task holds.
 func (t *Task) assignment() []icetable.TP {
 	t.mu.Lock()
@@ -528,6 +547,7 @@ func (t *Task) Stop() error {
 	t.stopWatch()
 	if t.coord != nil {
 		t.coord.unregister(t)
+		t.coord.orch.TaskStopped(t.orchKey) // after an answer in progress that holds its batch
 	}
 	// what the last round left in the buffer is read again from the group offsets by the next owner
 	t.mu.Lock()

@@ -85,12 +85,15 @@ type control struct {
 
 	// the apache protocol (control_apache.go)
 	apache      bool
-	txn         connect.TransactionalProducer // answers with their source offsets
-	astarts     chan uuid.UUID                // START_COMMIT ids, for the participant
-	answerMu    sync.Mutex                    // held while answering (BeforeRevoke waits for it)
-	producerKey string                        // the key of this process's events
-	foreign     *foreignCommitter             // JVM coordinators of the connector (control_apache_standby.go)
-	started     time.Time                     // when this process joined the control topic
+	workerID    string            // names the answer producer of tasks whose config names no task
+	astarts     chan uuid.UUID    // START_COMMIT ids, for the participant
+	answerMu    sync.Mutex        // held while answering (BeforeRevoke and TaskStopped wait for it)
+	producerKey string            // the key of the committer's events
+	foreign     *foreignCommitter // JVM coordinators of the connector (control_apache_standby.go)
+	started     time.Time         // when this process joined the control topic
+
+	producersMu sync.Mutex
+	producers   map[string]*taskProducer // the tasks' answer producers by transactional id (control_apache_producers.go)
 }
 
 // controlRequestTimeout bounds one metadata or offsets request of the control topic's clients.
@@ -118,8 +121,9 @@ func startControl(c *rounds, wi connect.WorkerInfo) (Orchestrator, error) {
 		rounds: c, id: wi.WorkerID() + "/" + uuid.NewString()[:8], topic: c.opts.ControlTopic, kc: kc, props: props,
 		pmsgs: make(chan ctlMsg, 64), datas: make(chan ctlMsg, 256),
 		requests: make(chan struct{}, 1), wants: make(chan struct{}, 1), pwriters: map[string]*icetable.Writer{},
-		apache: c.opts.Protocol == ProtocolApache, astarts: make(chan uuid.UUID, 16), producerKey: uuid.NewString(),
+		apache: c.opts.Protocol == ProtocolApache, workerID: wi.WorkerID(), astarts: make(chan uuid.UUID, 16), producerKey: uuid.NewString(),
 		foreign: newForeignCommitter(c.opts.CommitInterval, c.opts.CommitTimeout), started: time.Now(),
+		producers: map[string]*taskProducer{},
 	}
 	ctl.ctx, ctl.cancel = context.WithCancel(context.Background())
 	fail := func(err error) (Orchestrator, error) {
@@ -136,11 +140,6 @@ func startControl(c *rounds, wi connect.WorkerInfo) (Orchestrator, error) {
 	}
 	if ctl.prod, err = kc.NewProducer(props); err != nil {
 		return fail(fmt.Errorf("control topic producer: %w", err))
-	}
-	if ctl.apache {
-		if ctl.txn, err = kc.NewTransactionalProducer(props, ctl.transactionalID(wi.WorkerID())); err != nil {
-			return fail(fmt.Errorf("control topic transactional producer: %w", err))
-		}
 	}
 	// under the apache protocol, START_COMMIT comes in the JVM coordinator's transactions
 	if ctl.reader, err = kc.NewTopicReader(props, connect.TopicReaderSpec{Topic: ctl.topic, ReadCommitted: ctl.apache}); err != nil {
@@ -205,9 +204,7 @@ func (ctl *control) closeClients() {
 	if ctl.prod != nil {
 		ctl.prod.Close()
 	}
-	if ctl.txn != nil {
-		ctl.txn.Close()
-	}
+	ctl.closeProducers()
 	if ctl.admin != nil {
 		ctl.admin.Close()
 	}
@@ -303,7 +300,10 @@ func (ctl *control) Committer() (bool, bool) { return true, ctl.leading.Load() }
 // answer's positions count only on the committer's COMMIT, and the next owner re-reads from the group offsets.
 type connectdControl struct{ *control }
 
-func (ctl *connectdControl) TaskStarted([]string) {}
+// TaskStarted keeps nothing per task: this protocol answers without transactions.
+func (ctl *connectdControl) TaskStarted(TaskConfig) (TaskKey, error) { return TaskKey{}, nil }
+
+func (ctl *connectdControl) TaskStopped(TaskKey) {}
 
 func (ctl *connectdControl) BeforeRevoke() {}
 
@@ -318,10 +318,14 @@ func (ctl *connectdControl) StuckReason(lastRoundFailed bool) string {
 // apacheControl: the Apache sink's control protocol (control_apache.go).
 type apacheControl struct{ *control }
 
-// TaskStarted ends the transactions of the JVM task this task replaces (control_apache_fence.go).
-func (ctl *apacheControl) TaskStarted(jvmTransactionalIDs []string) {
-	ctl.fenceJVMTask(jvmTransactionalIDs)
+// TaskStarted connects the task's answer producer, which ends the transaction its previous holder left open,
+// and ends those of the JVM task's coordinator (control_apache_producers.go).
+func (ctl *apacheControl) TaskStarted(task TaskConfig) (TaskKey, error) {
+	return ctl.startTaskProducer(task)
 }
+
+// TaskStopped closes the task's answer producer once no answer uses it.
+func (ctl *apacheControl) TaskStopped(key TaskKey) { ctl.stopTaskProducer(key) }
 
 // BeforeRevoke waits for an answer in progress, whose transaction commits the partitions' offsets.
 func (ctl *apacheControl) BeforeRevoke() { ctl.awaitApacheAnswer() }

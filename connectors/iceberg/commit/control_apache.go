@@ -26,12 +26,13 @@ import (
 //	connectd  this sink's own JSON messages (control.go), which carry what upsert and CDC tables need
 //	          (the snapshot each part was planned on, tombstones) and the Apache events cannot
 //
-// Under the apache protocol exactly-once rests where the Apache sink puts it: a process answers START_COMMIT
-// with its files (DATA_WRITTEN) and DATA_COMPLETE in one Kafka transaction that also commits its source
-// offsets to the connector's consumer group; the committer reads the control topic read_committed from its
-// own group (<connect group>-coord), commits every file it has read since its last commit, and records
-// in the snapshot summary how far it read (kafka.connect.offsets.<control topic>.<connect group>), so a
-// file is committed once however often the control topic is read again.
+// Under the apache protocol exactly-once rests where the Apache sink puts it: each task answers START_COMMIT
+// with its files (DATA_WRITTEN) and DATA_COMPLETE in one Kafka transaction of its own producer
+// (control_apache_producers.go) that also commits its source offsets to the connector's consumer group; the
+// committer reads the control topic read_committed from its own group (<connect group>-coord), commits every
+// file it has read since its last commit, and records in the snapshot summary how far it read
+// (kafka.connect.offsets.<control topic>.<connect group>), so a file is committed once however often the
+// control topic is read again.
 
 // Snapshot summary keys of the Apache sink's committer.
 const (
@@ -138,9 +139,9 @@ var connectdMark = []byte("connectd")
 // isConnectdJSON reports whether an event's extension is a connectd-protocol message.
 func isConnectdJSON(ext []byte) bool { return len(ext) > 0 && ext[0] == '{' }
 
-// apacheMessage frames an event for the control topic, keyed like the Apache sink's (by producer, to keep
-// one producer's events in order).
-func (ctl *control) apacheMessage(e *ae.Event) (*connect.ProducerRecord, error) {
+// apacheMessage frames an event for the control topic, keyed like the Apache sink's: by producer (key), to keep
+// one producer's events in order.
+func (ctl *control) apacheMessage(e *ae.Event, key []byte) (*connect.ProducerRecord, error) {
 	b, err := ae.Encode(e)
 	if err != nil {
 		return nil, fmt.Errorf("encode %v event: %w", e.Type, err)
@@ -148,7 +149,7 @@ func (ctl *control) apacheMessage(e *ae.Event) (*connect.ProducerRecord, error) 
 	if len(b) > maxControlMessage {
 		return nil, fmt.Errorf("%v event of %d bytes exceeds the control topic's %d", e.Type, len(b), maxControlMessage)
 	}
-	return &connect.ProducerRecord{Topic: ctl.topic, Partition: connect.AnyPartition, Key: []byte(ctl.producerKey), Value: b}, nil
+	return &connect.ProducerRecord{Topic: ctl.topic, Partition: connect.AnyPartition, Key: key, Value: b}, nil
 }
 
 // readApache hands this group's START_COMMIT events to the participant.
@@ -184,12 +185,6 @@ func (ctl *control) readApache(v []byte) {
 	default:
 		ctl.log.Warn("START_COMMIT dropped (the participant is busy); the committer commits what it has at its timeout", "commit", ev.CommitID)
 	}
-}
-
-// transactionalID is this process's transactional id for the connector: stable across restarts of the worker,
-// so a restarted process fences its predecessor and ends the transaction it left open.
-func (ctl *control) transactionalID(workerID string) string {
-	return ctl.opts.TransactionalPrefix + "connectd-" + ctl.opts.GroupID + "-" + workerID
 }
 
 // eventFiles converts a DATA_WRITTEN's files against the spec they were written with: the table's spec whose

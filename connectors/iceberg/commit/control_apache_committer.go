@@ -90,7 +90,7 @@ func (ctl *control) startApacheCommitter() (*apacheCommitter, error) {
 		return nil, fmt.Errorf("consume control topic %s: %w", ctl.topic, err)
 	}
 	emit := func(e *ae.Event) error {
-		m, err := ctl.apacheMessage(e)
+		m, err := ctl.apacheMessage(e, []byte(ctl.producerKey))
 		if err == nil {
 			err = ctl.prod.Produce(ctl.ctx, m)
 		}

@@ -15,8 +15,8 @@ import (
 )
 
 // The participant side of the apache protocol (control_apache.go), run by every process: on START_COMMIT,
-// drain the tasks, write the files and send DATA_WRITTEN per table and DATA_COMPLETE with the source offsets
-// in one transaction, as the Apache sink's Worker does.
+// drain the tasks, and for each task write its files and send DATA_WRITTEN per table and DATA_COMPLETE with
+// its source offsets in one transaction of its own producer, as the Apache sink's Worker does.
 
 // apacheParticipate answers the START_COMMIT events the reader hands over, each once.
 func (ctl *control) apacheParticipate() {
@@ -48,19 +48,62 @@ func (ctl *control) awaitApacheAnswer() {
 	defer ctl.answerMu.Unlock() //nolint:staticcheck // empty critical section: a barrier
 }
 
-// answerApache answers one START_COMMIT.
+// answerApache answers one START_COMMIT: each task producer's tasks (control_apache_producers.go) in a
+// transaction of their own, with their files and their partitions' offsets.
 func (ctl *control) answerApache(commitID uuid.UUID) {
 	ctl.answerMu.Lock()
 	defer ctl.answerMu.Unlock()
-	c := ctl
-	p := &pendingRound{id: commitID.String(), ds: c.tasks.Drain()}
-	if len(p.ds) == 0 {
+	ds := ctl.tasks.Drain()
+	if len(ds) == 0 {
 		return
+	}
+	var producers []*taskProducer // in the tasks' order
+	byProducer := map[*taskProducer][]Batch{}
+	records := 0
+	for _, d := range ds {
+		records += d.Rows()
+		p := d.Task().p
+		if p == nil || p.closed {
+			d.Failed() // a task not (or no longer) started here: its records are read again by whoever runs it
+			continue
+		}
+		if _, ok := byProducer[p]; !ok {
+			producers = append(producers, p)
+		}
+		byProducer[p] = append(byProducer[p], d)
+	}
+	// recorded before it is sent: the COMMIT_COMPLETE covering it may be read before sendTxn returns
+	ctl.answers.sent(commitID, time.Now(), records > 0)
+	sent, allSent := false, len(producers) > 0
+	for _, p := range producers {
+		ok := ctl.answerTasks(commitID, p, byProducer[p])
+		sent = sent || ok
+		allSent = allSent && ok
+	}
+	if !sent {
+		ctl.answers.forget(commitID)
+	}
+	ctl.roundEnded(allSent)
+}
+
+// answerTasks answers commitID for the tasks of producer p with what they drained, settles their batches and
+// reports whether the answer was sent.
+func (ctl *control) answerTasks(commitID uuid.UUID, p *taskProducer, ds []Batch) bool {
+	c := ctl
+	settle := func(ok bool) bool {
+		for _, d := range ds {
+			if ok {
+				d.Committed(false) // the offsets are committed; the records are durable once a commit covers the answer
+			} else {
+				d.Failed()
+			}
+		}
+		return ok
 	}
 	perTable := map[string][]icetable.Rec{}
 	positions := icetable.Offsets{}
 	var assigned []icetable.TP
-	for _, d := range p.ds {
+	for _, d := range ds {
 		for name, recs := range d.Tables() {
 			perTable[name] = append(perTable[name], recs...)
 		}
@@ -73,46 +116,38 @@ func (ctl *control) answerApache(commitID uuid.UUID) {
 	if err != nil {
 		c.failed(err)
 		c.log.Warn("iceberg commit: preparing files failed; their records are written again for the next commit", "commit", commitID, "err", err)
-		ctl.resolve(p, false)
-		return
+		return settle(false)
 	}
-	msgs, err := ctl.apacheAnswer(commitID, parts, assigned, positions)
+	msgs, err := ctl.apacheAnswer(commitID, p.key, parts, assigned, positions)
 	if err != nil {
 		c.log.Warn("iceberg commit: cannot encode the answer; its records are written again for the next commit", "commit", commitID, "err", err)
-		ctl.resolve(p, false)
-		return
+		return settle(false)
 	}
-	records := 0
-	for _, d := range p.ds {
-		records += d.Rows()
-	}
-	// recorded before it is sent: the COMMIT_COMPLETE covering it may be read before sendTxn returns
-	c.answers.sent(commitID, time.Now(), records > 0)
-	if err := ctl.sendTxn(msgs, positions); err != nil {
-		c.answers.forget(commitID)
+	if err := ctl.sendTxn(p.prod, msgs, positions); err != nil {
 		var fatal *txnFatal
 		if errors.As(err, &fatal) {
 			// the offsets may be committed with the files, or the producer is fenced: only re-reading from
 			// the group offsets is safe
-			ctl.resolve(p, false)
-			c.tasks.Fail(err)
-			return
+			c.log.Error("iceberg commit: failing the tasks of the answer", "commit", commitID, "transactional_id", p.id, "err", err)
+			for _, d := range ds {
+				d.Fatal(err)
+			}
+			return false
 		}
-		c.log.Warn("iceberg commit: answer aborted; its records are written again for the next commit", "commit", commitID, "err", err)
-		ctl.resolve(p, false)
-		return
+		c.log.Warn("iceberg commit: answer aborted; its records are written again for the next commit", "commit", commitID, "transactional_id", p.id, "err", err)
+		return settle(false)
 	}
 	files := 0
 	for _, pp := range parts {
 		files += len(pp.part.Data) + len(pp.part.Deletes)
 	}
-	c.log.Info("iceberg commit: answered", "commit", commitID, "tables", len(parts), "files", files, "partitions", len(assigned))
-	ctl.resolve(p, true)
+	c.log.Info("iceberg commit: answered", "commit", commitID, "transactional_id", p.id, "tables", len(parts), "files", files, "partitions", len(assigned))
+	return settle(true)
 }
 
 // apacheAnswer builds DATA_WRITTEN per table with files and the closing DATA_COMPLETE, which lists every
-// partition the tasks hold (the committer counts them to know when all have answered).
-func (ctl *control) apacheAnswer(commitID uuid.UUID, parts []preparedPart, assigned []icetable.TP, positions icetable.Offsets) ([]*connect.ProducerRecord, error) {
+// partition the tasks hold (the committer counts them to know when all have answered); key is their producer's.
+func (ctl *control) apacheAnswer(commitID uuid.UUID, key []byte, parts []preparedPart, assigned []icetable.TP, positions icetable.Offsets) ([]*connect.ProducerRecord, error) {
 	var msgs []*connect.ProducerRecord
 	for _, pp := range parts {
 		if !pp.part.Files() {
@@ -137,7 +172,7 @@ func (ctl *control) apacheAnswer(commitID uuid.UUID, parts []preparedPart, assig
 		e.Table = tableRef(ctl.opts.CatalogName, pp.name)
 		e.PartitionType = *spec.PartitionType(sc)
 		e.DataFiles, e.DeleteFiles = pp.part.Data, pp.part.Deletes
-		m, err := ctl.apacheMessage(e)
+		m, err := ctl.apacheMessage(e, key)
 		if err != nil {
 			return nil, fmt.Errorf("table %s: %w", pp.name, err)
 		}
@@ -153,7 +188,7 @@ func (ctl *control) apacheAnswer(commitID uuid.UUID, parts []preparedPart, assig
 		}
 		done.Assignments = append(done.Assignments, tpo)
 	}
-	m, err := ctl.apacheMessage(done)
+	m, err := ctl.apacheMessage(done, key)
 	if err != nil {
 		return nil, err
 	}
@@ -172,14 +207,13 @@ func (e *txnFatal) Unwrap() error { return e.err }
 
 // sendTxn sends the events and commits the source offsets to the connector's group in one transaction. Its
 // requests are not cancelled midway (by close): an answer cut off there would leave its outcome unknown.
-func (ctl *control) sendTxn(msgs []*connect.ProducerRecord, positions icetable.Offsets) error {
+func (ctl *control) sendTxn(prod connect.TransactionalProducer, msgs []*connect.ProducerRecord, positions icetable.Offsets) error {
 	ctx := context.Background()
-	prod := ctl.txn
 	if err := prod.BeginTransaction(); err != nil {
 		return &txnFatal{fmt.Errorf("begin transaction: %w", err)}
 	}
 	if err := prod.Produce(ctx, msgs...); err != nil {
-		return ctl.abortTxn(ctx, fmt.Errorf("send events: %w", err))
+		return abortTxn(ctx, prod, fmt.Errorf("send events: %w", err))
 	}
 	if len(positions) > 0 {
 		offs := make([]connect.TopicPartitionOffset, 0, len(positions))
@@ -187,7 +221,7 @@ func (ctl *control) sendTxn(msgs []*connect.ProducerRecord, positions icetable.O
 			offs = append(offs, connect.TopicPartitionOffset{Topic: tp.Topic, Partition: tp.Partition, Offset: positions[tp]})
 		}
 		if err := prod.SendOffsetsToTransaction(ctx, ctl.opts.GroupID, offs); err != nil {
-			return ctl.abortTxn(ctx, fmt.Errorf("add source offsets to the transaction: %w", err))
+			return abortTxn(ctx, prod, fmt.Errorf("add source offsets to the transaction: %w", err))
 		}
 	}
 	if err := prod.CommitTransaction(ctx); err != nil {
@@ -196,14 +230,14 @@ func (ctl *control) sendTxn(msgs []*connect.ProducerRecord, positions icetable.O
 			_ = prod.AbortTransaction(ctx) // readies the producer; the commit may have happened all the same
 			return &txnFatal{err}
 		}
-		return ctl.abortTxn(ctx, err)
+		return abortTxn(ctx, prod, err)
 	}
 	return nil
 }
 
 // abortTxn aborts the open transaction after cause; when even that fails, its outcome is unknown.
-func (ctl *control) abortTxn(ctx context.Context, cause error) error {
-	if err := ctl.txn.AbortTransaction(ctx); err != nil {
+func abortTxn(ctx context.Context, prod connect.TransactionalProducer, cause error) error {
+	if err := prod.AbortTransaction(ctx); err != nil {
 		return &txnFatal{fmt.Errorf("%w; abort: %v", cause, err)}
 	}
 	return cause

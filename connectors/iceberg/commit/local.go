@@ -62,7 +62,9 @@ func (l *Local) Trigger() {
 	}
 }
 
-func (l *Local) TaskStarted([]string) {}
+func (l *Local) TaskStarted(TaskConfig) (TaskKey, error) { return TaskKey{}, nil }
+
+func (l *Local) TaskStopped(TaskKey) {}
 
 func (l *Local) BeforeRevoke() {}
 

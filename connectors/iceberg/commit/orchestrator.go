@@ -20,9 +20,11 @@ import (
 type Orchestrator interface {
 	// Trigger asks for an early round: the tasks' buffers are full.
 	Trigger()
-	// TaskStarted is told of a task starting that takes over the JVM task whose producers had these
-	// transactional ids (none: it replaces no JVM task).
-	TaskStarted(jvmTransactionalIDs []string)
+	// TaskStarted is told of a task starting, with what it reads of the task's config; the task's batches carry
+	// the key it returns (Batch.Task), and TaskStopped ends it.
+	TaskStarted(task TaskConfig) (TaskKey, error)
+	// TaskStopped is told of a task that has left Tasks.
+	TaskStopped(key TaskKey)
 	// BeforeRevoke returns once a task may give up partitions.
 	BeforeRevoke()
 	// LastTaskStopping runs before the orchestrator closes, with last, the connector's last task here.
@@ -72,7 +74,21 @@ type Batch interface {
 	Committed(durable bool)
 	// Failed gives the records back for the next round.
 	Failed()
+	// Fatal gives the records back and fails the task with err: its restart reads them again from the group offsets.
+	Fatal(err error)
+	// Task is the key TaskStarted gave the task.
+	Task() TaskKey
 }
+
+// TaskConfig is what an orchestrator reads of a task's config.
+type TaskConfig struct {
+	ID string // task.id; "": a config that names no task
+	// TransactionalSuffix is the Apache sink's iceberg.coordinator.transactional.suffix, one per task ("": none).
+	TransactionalSuffix string
+}
+
+// TaskKey is a running task as its orchestrator knows it (the zero key: one that keeps nothing per task).
+type TaskKey struct{ p *taskProducer }
 
 // Protocol is the language the processes of a connector speak on its control topic.
 type Protocol string
@@ -115,7 +131,7 @@ type Options struct {
 	TopicsMatch func(topic string) bool
 	KafkaProps  map[string]string // over the worker's, for the control topic clients
 	CatalogName string            // the catalog the Apache events name
-	// TransactionalPrefix starts the transactional id of this process's answers (apache protocol).
+	// TransactionalPrefix starts the transactional ids of the tasks' answers (apache protocol).
 	TransactionalPrefix string
 }
 
