@@ -24,10 +24,6 @@ import (
 	"github.com/connectd/connectd/connectors/iceberg/icerow"
 )
 
-// earlyBatchRows is how many rows a segment builds before it sends them to its writer: while the
-// writer encodes a batch, the segment builds the next one, per task and partition.
-const earlyBatchRows = 4096
-
 // earlyQueueBatches is how many segment batches wait for a task's data file writer besides the one
 // iceberg-go's writer queues: none, Put hands a batch over when the writer takes it, rather than
 // holding more rows in memory when the encoder falls behind.

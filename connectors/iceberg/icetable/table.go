@@ -649,6 +649,11 @@ func (w *Writer) ensureColumn(ctx context.Context, col string, typ ice.Type, doc
 // writerQueueBatches is how many record batches wait for each of iceberg-go's data file writers.
 const writerQueueBatches = 2
 
+// writeBatchRows is how many rows a batch handed to a data file writer holds (a segment's written
+// during the interval, a round's built from its records): while the writer encodes one batch the
+// next is built, and they and the writer's queue are in memory besides the buffered records.
+const writeBatchRows = 4096
+
 // rowGroupRows bounds the rows of a Parquet row group in the data files this package writes, where
 // the table sets no write.parquet.row-group-limit (iceberg-go's default is 1,048,576 rows): a writer
 // holds its open row group in memory, encoded page by page, until it is full, and a round's files are
@@ -667,8 +672,8 @@ func rowGroupLimit(tbl *table.Table) []table.WriteRecordOption {
 // a record buffered as bytes straight from them when its shape allows (jsonShape), else from its row.
 func dataBatches(sc *arrow.Schema, schemaID int, recs []*Rec) iter.Seq2[arrow.RecordBatch, error] {
 	// the writer buffers its row group itself (WriteBuffered): a batch is only what is built while the
-	// writer encodes the one before, and it and the writer's queue are in memory with the round's records
-	const chunk = SpoolBatchRows
+	// writer encodes the one before
+	const chunk = writeBatchRows
 	return func(yield func(arrow.RecordBatch, error) bool) {
 		fields := sc.Fields()
 		shapes := map[*ice.StructType]*icerow.JSONShape{}
