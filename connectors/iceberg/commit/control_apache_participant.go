@@ -57,13 +57,10 @@ func (ctl *control) answerApache(commitID uuid.UUID) {
 	if len(p.ds) == 0 {
 		return
 	}
-	perTable := map[string][]icetable.Rec{}
+	perTable := tableRecs(p.ds)
 	positions := icetable.Offsets{}
 	var assigned []icetable.TP
 	for _, d := range p.ds {
-		for name, recs := range d.Tables() {
-			perTable[name] = append(perTable[name], recs...)
-		}
 		for tp, o := range d.Positions() {
 			positions[tp] = max(positions[tp], o)
 		}
