@@ -57,10 +57,13 @@ func (ctl *control) answerApache(commitID uuid.UUID) {
 	if len(p.ds) == 0 {
 		return
 	}
-	perTable := tableRecs(p.ds)
+	perTable := map[string][]icetable.Rec{}
 	positions := icetable.Offsets{}
 	var assigned []icetable.TP
 	for _, d := range p.ds {
+		for name, recs := range d.Tables() {
+			perTable[name] = append(perTable[name], recs...)
+		}
 		for tp, o := range d.Positions() {
 			positions[tp] = max(positions[tp], o)
 		}
