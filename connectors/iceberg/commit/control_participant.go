@@ -105,14 +105,11 @@ func (ctl *control) prepare(start ctlMsg) *pendingRound {
 	c := ctl
 	ctx := ctl.ctx
 	p := &pendingRound{id: start.Round, deadline: time.Now().Add(2*c.commitTimeout() + c.opts.CommitTimeout)}
-	perTable := map[string][]icetable.Rec{}
 	positions := icetable.Offsets{}
 	msg := ctlMsg{Type: ctlData, Round: start.Round}
 	p.ds = ctl.tasks.Drain()
+	perTable := tableRecs(p.ds)
 	for _, d := range p.ds {
-		for name, recs := range d.Tables() {
-			perTable[name] = append(perTable[name], recs...)
-		}
 		for tp, o := range d.Positions() {
 			positions[tp] = max(positions[tp], o)
 		}

@@ -136,14 +136,9 @@ func (l *Local) commitRound(ctx context.Context, tasks Tasks) (ok bool) {
 	defer func() { l.roundEnded(ok) }()
 
 	ds := tasks.Drain()
-	perTable := map[string][]icetable.Rec{}
+	perTable := tableRecs(ds)
 	offsets := icetable.Offsets{}
-	total := 0
 	for _, d := range ds {
-		for name, recs := range d.Tables() {
-			perTable[name] = append(perTable[name], recs...)
-			total += len(recs)
-		}
 		for tp, o := range d.Positions() {
 			if o > offsets[tp] {
 				offsets[tp] = o

@@ -31,6 +31,28 @@ type rounds struct {
 	answers answerWait // apache protocol: answers no COMMIT_COMPLETE has covered yet (answers.go)
 }
 
+// tableRecs is the records of ds per table, in the order of ds. Each table's slice is made at its
+// size: the round holds it beside the batches' own until it ends, while the tasks buffer the next
+// interval's records.
+func tableRecs(ds []Batch) map[string][]icetable.Rec {
+	n := map[string]int{}
+	for _, d := range ds {
+		for name, recs := range d.Tables() {
+			n[name] += len(recs)
+		}
+	}
+	perTable := make(map[string][]icetable.Rec, len(n))
+	for _, d := range ds {
+		for name, recs := range d.Tables() {
+			if perTable[name] == nil {
+				perTable[name] = make([]icetable.Rec, 0, n[name])
+			}
+			perTable[name] = append(perTable[name], recs...)
+		}
+	}
+	return perTable
+}
+
 // Stats counts commit rounds.
 type Stats struct {
 	Rounds, FailedRounds, Snapshots, DataFiles, DeleteFiles, Records, Skipped int64

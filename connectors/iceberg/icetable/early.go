@@ -24,15 +24,6 @@ import (
 	"github.com/connectd/connectd/connectors/iceberg/icerow"
 )
 
-// earlyRowGroupRows bounds the rows of a Parquet row group in the data files written during the
-// interval, where the table sets no write.parquet.row-group-limit: each task's writer holds its
-// open row group in memory, encoded, until it is full. (DuckDB writes row groups of 122,880 rows.)
-const earlyRowGroupRows = 32 << 10
-
-// earlyBatchRows is how many rows a segment builds before it sends them to its writer: while the
-// writer encodes a batch, the segment builds the next one, per task and partition.
-const earlyBatchRows = 4096
-
 // earlyQueueBatches is how many segment batches wait for a task's data file writer besides the one
 // iceberg-go's writer queues: none, Put hands a batch over when the writer takes it, rather than
 // holding more rows in memory when the encoder falls behind.
@@ -88,12 +79,9 @@ func StartEarly(tbl *table.Table, asc *arrow.Schema, o TableOptions, offs scratc
 		tbl: tbl, asc: asc, in: make(chan arrow.RecordBatch, earlyQueueBatches), Done: make(chan struct{}),
 		Offs: offs, ow: bufio.NewWriterSize(offs, 64<<10), lost: lost,
 	}
-	opts := []table.WriteRecordOption{table.WithRecordBatchBufferSize(1)} // see earlyQueueBatches
+	opts := append(rowGroupLimit(tbl), table.WithRecordBatchBufferSize(1)) // see earlyQueueBatches
 	if o.TargetFileSize > 0 {
 		opts = append(opts, table.WithTargetFileSize(o.TargetFileSize))
-	}
-	if _, set := tbl.Properties()[table.ParquetRowGroupLimitKey]; !set {
-		opts = append(opts, table.WithParquetRowGroupLimit(earlyRowGroupRows))
 	}
 	go e.write(context.Background(), opts)
 	return e

@@ -90,7 +90,7 @@ func NewSegment(files *ScratchFiles, dir string, tp TP, schemaID int, sc *arrow.
 
 // NewEarlySegment returns a segment whose batches go to the data files of e.
 func NewEarlySegment(e *EarlyFiles, tp TP, schemaID int, sc *arrow.Schema) *Segment {
-	s, _ := newSegmentBuilder(tp, schemaID, sc, earlyBatchRows)
+	s, _ := newSegmentBuilder(tp, schemaID, sc, writeBatchRows)
 	s.early = e
 	e.segs++
 	return s

@@ -365,7 +365,7 @@ func (w *Writer) prepare(ctx context.Context, recs []Rec) (*Part, error) {
 		// Batches are read back from the spool (or built from rows) much faster than Parquet encodes
 		// them: iceberg-go's default queue of 64 batches per data file writer then holds a few hundred
 		// MB of Arrow buffers. Two keep the encoder busy.
-		wopts := []table.WriteRecordOption{table.WithRecordBatchBufferSize(writerQueueBatches)}
+		wopts := append(rowGroupLimit(tbl), table.WithRecordBatchBufferSize(writerQueueBatches))
 		if w.Opts.TargetFileSize > 0 {
 			wopts = append(wopts, table.WithTargetFileSize(w.Opts.TargetFileSize))
 		}
@@ -649,12 +649,31 @@ func (w *Writer) ensureColumn(ctx context.Context, col string, typ ice.Type, doc
 // writerQueueBatches is how many record batches wait for each of iceberg-go's data file writers.
 const writerQueueBatches = 2
 
+// writeBatchRows is how many rows a batch handed to a data file writer holds (a segment's written
+// during the interval, a round's built from its records): while the writer encodes one batch the
+// next is built, and they and the writer's queue are in memory besides the buffered records.
+const writeBatchRows = 4096
+
+// rowGroupRows bounds the rows of a Parquet row group in the data files this package writes, where
+// the table sets no write.parquet.row-group-limit (iceberg-go's default is 1,048,576 rows): a writer
+// holds its open row group in memory, encoded page by page, until it is full, and a round's files are
+// written while the tasks keep reading. (DuckDB writes row groups of 122,880 rows.)
+const rowGroupRows = 32 << 10
+
+// rowGroupLimit is the writer option of rowGroupRows, none when tbl sets its own limit.
+func rowGroupLimit(tbl *table.Table) []table.WriteRecordOption {
+	if _, set := tbl.Properties()[table.ParquetRowGroupLimitKey]; set {
+		return nil
+	}
+	return []table.WriteRecordOption{table.WithParquetRowGroupLimit(rowGroupRows)}
+}
+
 // dataBatches builds the data rows of recs into record batches of schema sc (table schema schemaID):
 // a record buffered as bytes straight from them when its shape allows (jsonShape), else from its row.
 func dataBatches(sc *arrow.Schema, schemaID int, recs []*Rec) iter.Seq2[arrow.RecordBatch, error] {
 	// the writer buffers its row group itself (WriteBuffered): a batch is only what is built while the
-	// writer encodes the one before, and it and the writer's queue are in memory with the round's records
-	const chunk = SpoolBatchRows
+	// writer encodes the one before
+	const chunk = writeBatchRows
 	return func(yield func(arrow.RecordBatch, error) bool) {
 		fields := sc.Fields()
 		shapes := map[*ice.StructType]*icerow.JSONShape{}
