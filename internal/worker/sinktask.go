@@ -94,6 +94,10 @@ type sinkTask struct {
 	startedAt     time.Time
 	recordsPut    int64
 	opening       bool // inside task.Open: seeks apply before fetching starts
+	// recycles: records go back to the decompression pool after the put that took them (recyclesRecords);
+	// putMsgs are the records of the puts since the last one that succeeded
+	recycles bool
+	putMsgs  [][]*kgo.Record
 }
 
 type rawKey struct {
@@ -169,6 +173,7 @@ func (st *sinkTask) runLoop(ctx context.Context) error {
 		return fmt.Errorf("starting task: %w", err)
 	}
 	st.jsonValues = st.jsonValueConverter()
+	st.recycles = st.recyclesRecords()
 	if err := st.openConsumer(ctx); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err() // stopped while connecting
