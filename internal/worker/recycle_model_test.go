@@ -246,12 +246,13 @@ func newRecycleConverters(t testing.TB, cfg recycleConfig) recycleConverters {
 // randomRecord makes record i of a produce op: values of 0 to 4,000 compressible bytes, JSON objects
 // where the value converter wants JSON (a few invalid with a DLQ), keys and headers of a few bytes.
 func randomRecord(rng *rand.Rand, cfg recycleConfig, p int32, off int64) (*kgo.Record, bool) {
-	text := func(n int) string {
-		b := make([]byte, n)
-		for i := range b {
-			b[i] = "abcdefgh -_0123"[rng.IntN(15)]
+	words := []string{"alpha ", "beta ", "gamma ", "delta ", "eps ", "zeta ", "eta ", "theta ", "7 ", "42 "}
+	text := func(n int) string { // compressible by every codec
+		b := make([]byte, 0, n+6)
+		for len(b) < n {
+			b = append(b, words[rng.IntN(len(words))]...)
 		}
-		return string(b)
+		return string(b[:n])
 	}
 	r := &kgo.Record{Topic: recycleTopic, Partition: p}
 	switch rng.IntN(4) {
@@ -400,6 +401,7 @@ type recycleRound struct {
 	mu        sync.Mutex
 	produced  [recyclePartitions][]recycleProduced
 	delivered [recyclePartitions]map[int64]bool
+	pos       [recyclePartitions]int64 // after the last record put: where a rewind goes back from
 	kept      []kept
 	problems  []string
 	// actions for the next put
@@ -435,6 +437,7 @@ func (r *recycleRound) put(ctx context.Context, tc connect.SinkTaskContext, recs
 			continue
 		}
 		r.delivered[p][off] = true
+		r.pos[p] = off + 1
 		if jv, ok := rec.Value.(*jsonvalue.Value); ok {
 			if !bytes.Equal(jv.Bytes, want.value) {
 				r.problem("put: the JSON value of p%d-%d is %q, produced %q", p, off, clip(jv.Bytes), clip(want.value))
@@ -474,10 +477,10 @@ func (r *recycleRound) put(ctx context.Context, tc connect.SinkTaskContext, recs
 	if len(r.rewind) > 0 {
 		seeks := map[connect.TopicPartition]int64{}
 		for p, back := range r.rewind {
-			seeks[connect.TopicPartition{Topic: recycleTopic, Partition: p}] = max(int64(len(r.produced[p])-back), 0)
+			seeks[connect.TopicPartition{Topic: recycleTopic, Partition: p}] = max(r.pos[p]-int64(back), 0)
 		}
 		tc.Offset(seeks)
-		r.rewind = nil
+		clear(r.rewind)
 	}
 	if r.failPuts > 0 && len(recs) > 0 {
 		r.failPuts--
@@ -537,8 +540,10 @@ func runRecycleRound(t *testing.T, cfg recycleConfig, ops []recycleOp, seed uint
 	addr := cluster.ListenAddrs()[0]
 	codec := map[string]kgo.CompressionCodec{"lz4": kgo.Lz4Compression(), "zstd": kgo.ZstdCompression(),
 		"snappy": kgo.SnappyCompression(), "gzip": kgo.GzipCompression()}[cfg.codec]
+	compressed := &compressedBatches{}
 	producer, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RecordPartitioner(kgo.ManualPartitioner()),
-		kgo.ProducerBatchCompression(codec), kgo.ProducerLinger(5*time.Millisecond))
+		kgo.ProducerBatchCompression(codec), kgo.ProducerLinger(5*time.Millisecond), kgo.WithHooks(compressed),
+		kgo.ProducerBatchMaxBytes(16<<10)) // many batches: many buffers given back and handed out again
 	require.NoError(t, err)
 	defer producer.Close()
 
@@ -701,11 +706,23 @@ func runRecycleRound(t *testing.T, cfg recycleConfig, ops []recycleOp, seed uint
 	if cfg.dlq {
 		dlqd, problems = checkRecycleDLQ(t, addr, dlqTopic, &r.produced, problems)
 	}
+	if cfg.recycles() && pool.gets.Load() < compressed.n.Load() {
+		problems = append(problems, fmt.Sprintf("%d compressed batches were produced, %d decompressed into the pool", compressed.n.Load(), pool.gets.Load()))
+	}
 	if !cfg.recycles() && pool.gets.Load() > 0 {
 		problems = append(problems, fmt.Sprintf("a task that must not recycle decompressed %d batches into the pool", pool.gets.Load()))
 	}
-	return recycleResult{problems: problems, recycled: pool.recycled.Load(), stats: fmt.Sprintf("%d puts, %d records delivered, %d buffers from the pool, %d given back, %d in the DLQ",
-		r.puts, len(r.kept), pool.gets.Load(), pool.recycled.Load(), dlqd)}
+	return recycleResult{problems: problems, recycled: pool.recycled.Load(), stats: fmt.Sprintf("%d puts, %d records delivered, %d compressed batches, %d buffers from the pool, %d given back, %d in the DLQ",
+		r.puts, len(r.kept), compressed.n.Load(), pool.gets.Load(), pool.recycled.Load(), dlqd)}
+}
+
+// compressedBatches counts the compressed batches a producer wrote.
+type compressedBatches struct{ n atomic.Int64 }
+
+func (c *compressedBatches) OnProduceBatchWritten(_ kgo.BrokerMetadata, _ string, _ int32, m kgo.ProduceBatchMetrics) {
+	if m.CompressionType != 0 {
+		c.n.Add(1)
+	}
 }
 
 // checkRecycleDLQ reads the DLQ and checks each record's key and value against what was produced at

@@ -3,6 +3,7 @@ package worker
 import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/converters/header"
 	"github.com/connectd/connectd/converters/jsonconv"
 	"github.com/connectd/connectd/converters/str"
@@ -32,15 +33,19 @@ var newDecompressPool = func() kgo.PoolDecompressBytes { return kafka.NewDecompr
 // copy what they take of the bytes, and it keeps no originals for error reports.
 func (st *sinkTask) recyclesRecords() bool {
 	return st.errs.dlq == nil && !st.errs.tolerateAll &&
-		copiesBytes(st.keyConv) && copiesBytes(st.valConv) && copiesBytes(st.hdrConv)
+		copiesBytes(st.keyConv, st.keyConvClass) && copiesBytes(st.valConv, st.valConvClass) &&
+		copiesBytes(st.hdrConv, st.hdrConvClass)
 }
 
-// copiesBytes says whether c is a converter known to copy every byte or string it takes from the
-// bytes it converts.
-func copiesBytes(c any) bool {
+// copiesBytes says whether c, of class, is a converter known to copy every byte or string it takes
+// from the bytes it converts.
+func copiesBytes(c any, class string) bool {
 	switch c.(type) {
 	case *jsonconv.Converter, *str.Converter, *header.Converter:
 		return true
+	case connect.HeaderConverter:
+		// the registry wraps a converter that serves as header converter: known by its class
+		return class == jsonconv.ClassName || class == str.ClassName
 	}
 	return false
 }
