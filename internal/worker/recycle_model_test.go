@@ -48,7 +48,7 @@ import (
 //     never took a buffer from the pool, and the rounds of the other tasks gave buffers back.
 //
 // The seed is logged; RECYCLE_MODEL_SEED=<seed> replays a run's operations (not its timing), and
-// RECYCLE_MODEL_ROUNDS=<n> sets the rounds (6). A failing round is shrunk to its shortest failing
+// RECYCLE_MODEL_ROUNDS=<n> sets the rounds (8). A failing round is shrunk to its shortest failing
 // prefix of operations.
 func TestSinkTaskRecycleModel(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
@@ -57,7 +57,7 @@ func TestSinkTaskRecycleModel(t *testing.T) {
 		seed, err = strconv.ParseUint(v, 10, 64)
 		require.NoError(t, err, "RECYCLE_MODEL_SEED")
 	}
-	rounds := 6
+	rounds := 8
 	if testing.Short() {
 		rounds = 2
 	}
@@ -78,7 +78,7 @@ func TestSinkTaskRecycleModel(t *testing.T) {
 			recycling, recycled = recycling+1, recycled+res.recycled
 		}
 		if len(res.problems) == 0 {
-			t.Logf("round %d (%s): %d ops, %s", round, cfg, len(ops), res.stats)
+			t.Logf("round %d (%s): %d ops, %s\nops: %v", round, cfg, len(ops), res.stats, ops)
 			continue
 		}
 		// the shortest failing prefix, assuming a prefix of a failing run fails from some length on
@@ -134,11 +134,12 @@ func (c recycleConfig) recycles() bool {
 func randomRecycleConfig(rng *rand.Rand) recycleConfig {
 	pick := func(s ...string) string { return s[rng.IntN(len(s))] }
 	return recycleConfig{
-		keyConv:    pick(classString, classString, classJSON, classByteArray),
-		valConv:    pick(classJSON, classJSON, classString, classByteArray),
+		// mostly tasks that recycle
+		keyConv:    pick(classString, classString, classString, classJSON, classJSON, classByteArray),
+		valConv:    pick(classJSON, classJSON, classJSON, classString, classString, classByteArray),
 		hdrConv:    pick(classSimpleHdr, classSimpleHdr, classString),
 		jsonValues: rng.IntN(2) == 0,
-		dlq:        rng.IntN(4) == 0,
+		dlq:        rng.IntN(6) == 0,
 		codec:      pick("lz4", "zstd", "snappy", "gzip"),
 		maxPoll:    []int{7, 50, 500}[rng.IntN(3)],
 	}
@@ -192,8 +193,8 @@ func randomRecycleOps(rng *rand.Rand, cfg recycleConfig, n int) []recycleOp {
 		switch k := rng.IntN(20); {
 		case k < 8:
 			ops = append(ops, recycleOp{kind: rOpProduce, p: p, n: 1 + rng.IntN(300), seed: rng.Uint64()})
-		case k < 10:
-			ops = append(ops, recycleOp{kind: rOpFailPuts, n: 1 + rng.IntN(3)})
+		case k < 11:
+			ops = append(ops, recycleOp{kind: rOpFailPuts, n: 1 + rng.IntN(4)})
 		case k < 12:
 			ops = append(ops, recycleOp{kind: rOpPause, p: p})
 		case k < 14:
@@ -412,6 +413,7 @@ type recycleRound struct {
 	rewind    map[int32]int
 	report    bool
 	puts      int
+	failed    int // puts failed retriably
 	reported  int
 }
 
@@ -484,6 +486,7 @@ func (r *recycleRound) put(ctx context.Context, tc connect.SinkTaskContext, recs
 	}
 	if r.failPuts > 0 && len(recs) > 0 {
 		r.failPuts--
+		r.failed++
 		return connect.Retriable(errors.New("recycle model: retriable put failure"))
 	}
 	return nil
@@ -712,8 +715,8 @@ func runRecycleRound(t *testing.T, cfg recycleConfig, ops []recycleOp, seed uint
 	if !cfg.recycles() && pool.gets.Load() > 0 {
 		problems = append(problems, fmt.Sprintf("a task that must not recycle decompressed %d batches into the pool", pool.gets.Load()))
 	}
-	return recycleResult{problems: problems, recycled: pool.recycled.Load(), stats: fmt.Sprintf("%d puts, %d records delivered, %d compressed batches, %d buffers from the pool, %d given back, %d in the DLQ",
-		r.puts, len(r.kept), compressed.n.Load(), pool.gets.Load(), pool.recycled.Load(), dlqd)}
+	return recycleResult{problems: problems, recycled: pool.recycled.Load(), stats: fmt.Sprintf("%d puts (%d failed), %d records delivered, %d compressed batches, %d buffers from the pool, %d given back, %d in the DLQ",
+		r.puts, r.failed, len(r.kept), compressed.n.Load(), pool.gets.Load(), pool.recycled.Load(), dlqd)}
 }
 
 // compressedBatches counts the compressed batches a producer wrote.
