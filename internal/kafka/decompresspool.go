@@ -18,7 +18,7 @@ import (
 // than it needs, and rarely grown while decompressing. Buffers given back wait in free lists by class
 // up to maxFreeBytes in all; more are left to the garbage collector. The free lists are not emptied
 // at each collection, as a sync.Pool is: a sink that allocates much collects often, and would lose
-// the buffers between two fetches.
+// the buffers between two fetches. Release empties them when the consumer is idle.
 type DecompressPool struct {
 	ratio atomic.Uint64 // decompressed bytes per compressed byte of recent batches, in 1/ratioUnit
 
@@ -129,6 +129,14 @@ func (p *DecompressPool) PutDecompressBytes(b []byte) {
 	}
 	p.free[c] = append(p.free[c], b[:0])
 	p.freeBytes += cap(b)
+}
+
+// Release drops the free buffers, for the collector: the consumer is idle.
+func (p *DecompressPool) Release() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	clear(p.free[:])
+	p.freeBytes = 0
 }
 
 // OnFetchBatchRead implements kgo.HookFetchBatchRead: it follows the decompression ratio, moving an

@@ -62,4 +62,12 @@ func TestDecompressPoolReuse(t *testing.T) {
 	require.LessOrEqual(t, p.freeBytes, maxFreeBytes)
 	p.PutDecompressBytes(make([]byte, 100<<20)) // larger than any class: left to the collector
 	require.LessOrEqual(t, p.freeBytes, maxFreeBytes)
+
+	p.Release()
+	require.Zero(t, p.freeBytes)
+	fresh := p.GetDecompressBytes(make([]byte, 100_000), kgo.CodecLz4)
+	require.GreaterOrEqual(t, cap(fresh), 10*100_000)
+	for _, l := range p.free {
+		require.Empty(t, l)
+	}
 }

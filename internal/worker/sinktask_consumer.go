@@ -93,7 +93,8 @@ func (st *sinkTask) openConsumer(ctx context.Context) error {
 	var opts []kgo.Opt
 	var err error
 	if st.recycles {
-		opts, err = kafka.RecyclingConsumerOpts(props, newDecompressPool())
+		st.pool = newDecompressPool()
+		opts, err = kafka.RecyclingConsumerOpts(props, st.pool)
 	} else {
 		opts, err = kafka.ConsumerOpts(props)
 	}

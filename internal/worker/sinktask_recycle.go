@@ -61,3 +61,11 @@ func (st *sinkTask) recycleRecords() {
 	}
 	st.putMsgs = st.putMsgs[:0]
 }
+
+// releaseIdleBuffers empties the free buffers of the pool of a task that put nothing for a flush interval:
+// an idle task keeps none.
+func (st *sinkTask) releaseIdleBuffers() {
+	if p, ok := st.pool.(interface{ Release() }); ok {
+		p.Release()
+	}
+}
