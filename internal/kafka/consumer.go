@@ -87,21 +87,6 @@ func ConsumerOpts(props map[string]string) ([]kgo.Opt, error) {
 	return append(opts, kgo.Balancers(balancers...)), nil
 }
 
-// RecyclingConsumerOpts are ConsumerOpts for a consumer that recycles each fetched record
-// (kgo.Record.Recycle) once nothing can reference its bytes: compressed batches are decompressed into
-// pool's buffers (a DecompressPool), which a batch's last recycled record gives back.
-func RecyclingConsumerOpts(props map[string]string, pool kgo.PoolDecompressBytes) ([]kgo.Opt, error) {
-	opts, err := ConsumerOpts(props)
-	if err != nil {
-		return nil, err
-	}
-	opts = append(opts, kgo.WithPools(pool))
-	if h, ok := pool.(kgo.HookFetchBatchRead); ok {
-		opts = append(opts, kgo.WithHooks(h))
-	}
-	return opts, nil
-}
-
 // ClientOpts are the franz-go options of the common client keys (bootstrap.servers, client.id,
 // request.timeout.ms, metadata.max.age.ms) and the security settings.
 func ClientOpts(props map[string]string) ([]kgo.Opt, error) {

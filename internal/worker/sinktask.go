@@ -94,11 +94,6 @@ type sinkTask struct {
 	startedAt     time.Time
 	recordsPut    int64
 	opening       bool // inside task.Open: seeks apply before fetching starts
-	// recycles: records go back to the decompression pool (pool) after the put that took them
-	// (recyclesRecords); putMsgs are the records of the puts since the last one that succeeded
-	recycles bool
-	pool     kgo.PoolDecompressBytes
-	putMsgs  [][]*kgo.Record
 }
 
 type rawKey struct {
@@ -174,7 +169,6 @@ func (st *sinkTask) runLoop(ctx context.Context) error {
 		return fmt.Errorf("starting task: %w", err)
 	}
 	st.jsonValues = st.jsonValueConverter()
-	st.recycles = st.recyclesRecords()
 	if err := st.openConsumer(ctx); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err() // stopped while connecting
@@ -271,9 +265,6 @@ func (st *sinkTask) runLoop(ctx context.Context) error {
 		case <-flush.C:
 			// The JVM's poll times out at the commit deadline and calls put([]) when nothing came in;
 			// time-driven sinks flush their buffers on it.
-			if !st.putSinceFlush {
-				st.releaseIdleBuffers()
-			}
 			if !st.putSinceFlush && st.inSession && st.target == state.Started && st.retryBatch == nil {
 				if err := st.put(ctx, nil); err != nil {
 					return err

@@ -26,7 +26,6 @@ func (st *sinkTask) put(ctx context.Context, recs []*connect.SinkRecord) error {
 			st.idleAt = time.Now().Add(st.timeoutReq)
 		}
 		st.pruneRaw()
-		st.recycleRecords()
 		return nil
 	}
 	if connect.IsRetriable(err) {

@@ -90,14 +90,7 @@ func (st *sinkTask) openConsumer(ctx context.Context) error {
 	if st.topicsRegex != nil && props["metadata.max.age.ms"] == "" {
 		props["metadata.max.age.ms"] = "5000" // new topics that match are picked up within seconds
 	}
-	var opts []kgo.Opt
-	var err error
-	if st.recycles {
-		st.pool = newDecompressPool()
-		opts, err = kafka.RecyclingConsumerOpts(props, st.pool)
-	} else {
-		opts, err = kafka.ConsumerOpts(props)
-	}
+	opts, err := kafka.ConsumerOpts(props)
 	if err != nil {
 		return err
 	}

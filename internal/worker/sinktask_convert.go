@@ -52,13 +52,9 @@ more:
 		if err := st.convertBatch(ctx, b); err != nil {
 			return err
 		}
-		if st.recycles {
-			st.putMsgs = append(st.putMsgs, b.msgs)
-		}
 	}
 	if len(st.recordsBuf) == 0 {
 		st.applyPending()
-		st.recycleRecords()
 		return nil
 	}
 	st.ptrBuf = st.ptrBuf[:0]
