@@ -5,7 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"math/rand"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -185,15 +184,7 @@ func shrinkProducerOps(ops []producerOp) []producerOp {
 // TestTaskProducersModel: random task starts and stops against the rules above (PRODUCERS_SEED,
 // PRODUCERS_SEEDS to replay or widen).
 func TestTaskProducersModel(t *testing.T) {
-	base := int64(1)
-	if s := os.Getenv("PRODUCERS_SEED"); s != "" {
-		base, _ = strconv.ParseInt(s, 10, 64)
-	}
-	seeds := 500
-	if s := os.Getenv("PRODUCERS_SEEDS"); s != "" {
-		seeds, _ = strconv.Atoi(s)
-	}
-	t.Logf("seeds %d.. (PRODUCERS_SEED), %d of them (PRODUCERS_SEEDS)", base, seeds)
+	base, seeds := modelSeeds(t, "PRODUCERS_SEED", int64(1), 500)
 	for n := range seeds {
 		seed := base + int64(n)
 		ops := genProducerOps(rand.New(rand.NewSource(seed)))

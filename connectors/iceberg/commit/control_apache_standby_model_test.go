@@ -3,8 +3,6 @@ package commit
 import (
 	"fmt"
 	"math/rand"
-	"os"
-	"strconv"
 	"testing"
 	"time"
 )
@@ -140,15 +138,7 @@ func checkStandbyRun(run standbyRun) error {
 // TestForeignCommitterStandbyModel: random commit intervals, timeouts, answer and catalog times, reader
 // latencies and moments of death (STANDBY_SEED, STANDBY_SEEDS to replay or widen).
 func TestForeignCommitterStandbyModel(t *testing.T) {
-	base := time.Now().UnixNano()
-	if s := os.Getenv("STANDBY_SEED"); s != "" {
-		base, _ = strconv.ParseInt(s, 10, 64)
-	}
-	seeds := 300
-	if s := os.Getenv("STANDBY_SEEDS"); s != "" {
-		seeds, _ = strconv.Atoi(s)
-	}
-	t.Logf("seeds %d.. (STANDBY_SEED), %d of them (STANDBY_SEEDS)", base, seeds)
+	base, seeds := modelSeeds(t, "STANDBY_SEED", time.Now().UnixNano(), 300)
 	for n := range seeds {
 		seed := base + int64(n)
 		run := genStandbyRun(rand.New(rand.NewSource(seed)))
