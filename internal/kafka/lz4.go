@@ -60,22 +60,37 @@ const (
 // DecodeLZ4Frames decodes the concatenated LZ4 frames of src (skippable frames skipped) into a fresh
 // slice, refusing more than limit bytes of output. Header, block and content checksums are not verified.
 func DecodeLZ4Frames(src []byte, limit int) ([]byte, error) {
-	// A first walk adds up the blocks' sizes, so that the output is allocated once at its size: it
-	// lives as long as any record of the batch.
-	n, err := walkLZ4Frames(src, limit, nil)
+	// The output is allocated once, before decoding, and lives as long as any record of the batch: its
+	// capacity is the decoded size, give or take the blocks that writers leave short.
+	n, err := walkLZ4Frames(src, limit, lz4Estimate, nil)
+	if errors.Is(err, kgo.ErrMaxDecompress) {
+		n, err = walkLZ4Frames(src, limit, lz4Measure, nil)
+	}
 	if err != nil {
 		return nil, err
 	}
 	out := make([]byte, 0, n)
-	if _, err := walkLZ4Frames(src, limit, &out); err != nil {
+	if _, err := walkLZ4Frames(src, limit, lz4Decode, &out); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-// walkLZ4Frames walks the frames of src and returns their decoded size. With dst nil it only measures
-// the blocks; otherwise it decodes them onto *dst, which must have the capacity a measuring walk gave.
-func walkLZ4Frames(src []byte, limit int, dst *[]byte) (int, error) {
+// lz4Walk is what walkLZ4Frames does with the blocks.
+type lz4Walk int
+
+const (
+	// lz4Estimate measures the last compressed block of each frame and takes the others at the frame's
+	// block size: the writers (the JVM's, pierrec's) fill every block but a frame's last, so this
+	// bound is exact for them and reads a fraction of the tokens.
+	lz4Estimate lz4Walk = iota
+	lz4Measure          // measures every block
+	lz4Decode           // decodes the blocks onto dst
+)
+
+// walkLZ4Frames walks the frames of src and returns their decoded size, or with lz4Estimate a bound of it.
+// With lz4Decode it decodes the blocks onto *dst, whose capacity must be what a measuring walk gave.
+func walkLZ4Frames(src []byte, limit int, walk lz4Walk, dst *[]byte) (int, error) {
 	total := 0
 	for len(src) > 0 {
 		if len(src) < 4 {
@@ -141,10 +156,15 @@ func walkLZ4Frames(src []byte, limit int, dst *[]byte) (int, error) {
 			n, err := size, error(nil)
 			switch {
 			case word>>31 != 0: // stored uncompressed
-				if dst != nil {
+				if walk == lz4Decode {
 					*dst = append(*dst, block...)
 				}
-			case dst == nil:
+			case walk == lz4Estimate && len(src) >= 4 && binary.LittleEndian.Uint32(src) != 0:
+				// not the frame's last block: a block decodes to at most 255 bytes per byte (length
+				// extension bytes), so that short blocks do not inflate the bound beyond what a
+				// decompression bomb of their size could
+				n = min(blockMax, 255*size)
+			case walk != lz4Decode:
 				n, err = lz4BlockSize(block, blockMax)
 			default:
 				out := *dst
@@ -162,7 +182,7 @@ func walkLZ4Frames(src []byte, limit int, dst *[]byte) (int, error) {
 				return 0, errMaxDecompress(limit)
 			}
 		}
-		if flg&0x08 != 0 && uint64(total-start) != contentSize {
+		if flg&0x08 != 0 && walk != lz4Estimate && uint64(total-start) != contentSize {
 			return 0, fmt.Errorf("%w: %d bytes, descriptor says %d", ErrLZ4Frame, total-start, contentSize)
 		}
 		if contentSum {
@@ -181,45 +201,54 @@ func walkLZ4Frames(src []byte, limit int, dst *[]byte) (int, error) {
 // refuses when it decodes them.
 func lz4BlockSize(src []byte, limit int) (int, error) {
 	n, i := 0, 0
-	length := func(l int) (int, bool) { // a length's extension bytes
-		for {
-			if i >= len(src) {
-				return 0, false
-			}
-			x := int(src[i])
-			i++
-			if l += x; l > limit {
-				return 0, false
-			}
-			if x != 0xFF {
-				return l, true
-			}
-		}
-	}
 	for i < len(src) {
 		token := src[i]
 		i++
-		lits, ok := int(token>>4), true
-		if lits == 0xF {
-			if lits, ok = length(lits); !ok {
+		if lits := int(token >> 4); lits != 0 {
+			if lits == 0xF {
+				for {
+					if i >= len(src) {
+						return 0, errLZ4Block
+					}
+					x := src[i]
+					i++
+					if lits += int(x); lits > limit {
+						return 0, errLZ4Block
+					}
+					if x != 0xFF {
+						break
+					}
+				}
+			}
+			i += lits
+			if n += lits; n > limit {
 				return 0, errLZ4Block
 			}
 		}
-		i += lits
-		if n += lits; n > limit {
-			return 0, errLZ4Block
+		if i+2 > len(src) {
+			if i == len(src) && token&0xF == 0 {
+				break // the last sequence: literals only
+			}
+			return 0, errLZ4Block // no room for an offset
 		}
-		if i == len(src) && token&0xF == 0 {
-			break // the last sequence: literals only
-		}
-		if i+2 > len(src) || src[i]|src[i+1] == 0 {
-			return 0, errLZ4Block // no room for an offset, or a zero offset
+		if src[i]|src[i+1] == 0 {
+			return 0, errLZ4Block // a zero offset
 		}
 		i += 2
 		match := int(token&0xF) + 4
 		if match == 0xF+4 {
-			if match, ok = length(match); !ok {
-				return 0, errLZ4Block
+			for {
+				if i >= len(src) {
+					return 0, errLZ4Block
+				}
+				x := src[i]
+				i++
+				if match += int(x); match > limit {
+					return 0, errLZ4Block
+				}
+				if x != 0xFF {
+					break
+				}
 			}
 		}
 		if n += match; n > limit {
