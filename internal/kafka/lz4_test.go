@@ -243,7 +243,6 @@ func FuzzLZ4Frame(f *testing.F) {
 	})
 }
 
-
 // BenchmarkLZ4Decompress compares this decoder with franz-go's default on a batch of ~400-byte JSON
 // records: frames as franz-go's producer writes them (4 MiB blocks, content checksum) and as the JVM's
 // writes them (64 KiB blocks, no content checksum). It reports the process's CPU per batch (the GC's

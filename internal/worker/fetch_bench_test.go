@@ -1,6 +1,7 @@
 package worker_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pierrec/lz4/v4"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -28,15 +30,21 @@ import (
 // BenchmarkSinkTaskFetch measures a sink task's whole loop (fetch, decompress, convert, put, commit) on
 // lz4-compressed flat JSON records of ~400 bytes in 6 partitions (the records of
 // scripts/bench-iceberg-jvm.sh), read from the start of the topic by a fresh connector with the worker's
-// converters of that benchmark (StringConverter keys, schemaless JsonConverter values):
+// converters of that benchmark (StringConverter keys, schemaless JsonConverter values). The lz4 frames
+// are those of one of two producers:
+//   - kgo: franz-go's, as the benchmark's topic has them (4 MiB blocks, content checksum);
+//   - jvm: the JVM's KafkaLZ4BlockOutputStream's (64 KiB independent blocks, no checksums).
+//
+// and the sinks:
 //   - iceberg: the Iceberg sink, append mode, SQLite catalog and local warehouse, committing every
 //     second; done when the group committed every record;
 //   - discard: a sink that takes the values unconverted (jsonvalue.Value) and drops them; done when it
 //     was given every record: the fetch and the JSON check alone.
 //
 // It reports the process's CPU per million records (the broker is another process), the bytes allocated
-// per record and the peak RSS. The topic (bench-fetch-<n>) is produced once per broker and kept, so that
-// a second run's peak RSS is the sink task's alone. BENCH_FETCH_RECORDS sets n (500,000).
+// per record and the peak RSS. The topics (bench-fetch-<n>, bench-fetch-jvm-<n>) are produced once per
+// broker and kept, so that a second run's peak RSS is the sink task's alone. BENCH_FETCH_RECORDS sets n
+// (500,000).
 //
 //	scripts/with-kafka.sh go test ./internal/worker/ -run '^$' -bench SinkTaskFetch -benchtime 1x -count 3
 func BenchmarkSinkTaskFetch(b *testing.B) {
@@ -47,28 +55,34 @@ func BenchmarkSinkTaskFetch(b *testing.B) {
 		n, err = strconv.Atoi(v)
 		require.NoError(b, err, "BENCH_FETCH_RECORDS")
 	}
-	topic := benchFetchTopic(b, addr, n)
-	for _, sink := range []string{"iceberg", "discard"} {
-		b.Run(sink, func(b *testing.B) {
-			var cpu, secs float64
-			var alloc uint64
-			for range b.N {
-				c, s, a := runFetchBench(b, addr, topic, sink, n)
-				cpu, secs, alloc = cpu+c, secs+s, alloc+a
-			}
-			recs := float64(n * b.N)
-			b.ReportMetric(cpu/recs*1e6, "cpu-s/M-records")
-			b.ReportMetric(float64(alloc)/recs, "alloc-B/record")
-			b.ReportMetric(recs/secs, "records/s")
-			b.ReportMetric(peakRSSMiB(), "peak-RSS-MiB")
-			b.ReportMetric(0, "ns/op")
-		})
+	for _, frames := range []string{"kgo", "jvm"} {
+		for _, sink := range []string{"iceberg", "discard"} {
+			b.Run(frames+"/"+sink, func(b *testing.B) {
+				topic := benchFetchTopic(b, addr, n, frames)
+				var cpu, secs float64
+				var alloc uint64
+				for range b.N {
+					c, s, a := runFetchBench(b, addr, topic, sink, n)
+					cpu, secs, alloc = cpu+c, secs+s, alloc+a
+				}
+				recs := float64(n * b.N)
+				b.ReportMetric(cpu/recs*1e6, "cpu-s/M-records")
+				b.ReportMetric(float64(alloc)/recs, "alloc-B/record")
+				b.ReportMetric(recs/secs, "records/s")
+				b.ReportMetric(peakRSSMiB(), "peak-RSS-MiB")
+				b.ReportMetric(0, "ns/op")
+			})
+		}
 	}
 }
 
-// benchFetchTopic makes sure topic bench-fetch-<n> holds n records and returns its name.
-func benchFetchTopic(b *testing.B, addr string, n int) string {
-	topic := fmt.Sprintf("bench-fetch-%d", n)
+// benchFetchTopic makes sure the topic of n records in the frames of a producer (kgo or jvm) holds them
+// and returns its name.
+func benchFetchTopic(b *testing.B, addr string, n int, frames string) string {
+	topic, compressor := fmt.Sprintf("bench-fetch-%d", n), kgo.ProducerBatchCompression(kgo.Lz4Compression())
+	if frames == "jvm" {
+		topic, compressor = fmt.Sprintf("bench-fetch-jvm-%d", n), kgo.WithCompressor(jvmLZ4Compressor{})
+	}
 	adm := kafkatest.NewAdmin(b, addr)
 	ctx := context.Background()
 	if ends, err := adm.ListEndOffsets(ctx, topic); err == nil && ends.Error() == nil {
@@ -79,7 +93,7 @@ func benchFetchTopic(b *testing.B, addr string, n int) string {
 		}
 	}
 	kafkatest.CreateTopic(b, addr, topic, 6, nil)
-	cl := kafkatest.NewClient(b, addr, kgo.DefaultProduceTopic(topic), kgo.ProducerBatchCompression(kgo.Lz4Compression()),
+	cl := kafkatest.NewClient(b, addr, kgo.DefaultProduceTopic(topic), compressor,
 		kgo.ProducerLinger(20*time.Millisecond), kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite(),
 		kgo.MaxBufferedRecords(100_000))
 	var failed atomic.Pointer[error]
@@ -104,6 +118,24 @@ func benchFetchTopic(b *testing.B, addr string, n int) string {
 		b.Fatal(*err)
 	}
 	return topic
+}
+
+// jvmLZ4Compressor writes lz4 frames as the JVM producer's KafkaLZ4BlockOutputStream does: 64 KiB
+// independent blocks, no block or content checksum, no content size.
+type jvmLZ4Compressor struct{}
+
+func (jvmLZ4Compressor) Compress(dst *bytes.Buffer, src []byte, _ ...kgo.CompressFlag) ([]byte, kgo.CompressionCodecType) {
+	w := lz4.NewWriter(dst)
+	if err := w.Apply(lz4.BlockSizeOption(lz4.Block64Kb), lz4.ChecksumOption(false), lz4.ConcurrencyOption(1)); err != nil {
+		return nil, kgo.CodecError
+	}
+	if _, err := w.Write(src); err != nil {
+		return nil, kgo.CodecError
+	}
+	if err := w.Close(); err != nil {
+		return nil, kgo.CodecError
+	}
+	return dst.Bytes(), kgo.CodecLz4
 }
 
 var fetchBenchSeq atomic.Int64
