@@ -80,7 +80,8 @@ FUZZ_TARGETS := \
 	./connectors/iceberg/scd:FuzzHistoryRow \
 	./connectors/clickhouse:FuzzSourcePositions \
 	./connectors/clickhouse/chtype:FuzzParse \
-	./internal/configprovider:FuzzTransform
+	./internal/configprovider:FuzzTransform \
+	./internal/lz4frame:FuzzLZ4Frame
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  echo "fuzz $${t#*:} ($${t%%:*}, $(FUZZTIME))"; \

@@ -34,6 +34,7 @@ func ConsumerOpts(props map[string]string) ([]kgo.Opt, error) {
 		// within fetch.max.wait.ms, and a task has max.poll.interval.ms to finish a batch at a rebalance
 		kgo.FetchMaxWait(500*time.Millisecond),
 		kgo.RebalanceTimeout(5*time.Minute),
+		kgo.WithDecompressor(NewDecompressor(MaxDecompressBatchBytes)),
 	)
 	ms := func(key string, opt func(time.Duration) kgo.Opt) error {
 		var d time.Duration

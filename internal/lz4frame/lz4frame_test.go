@@ -1,4 +1,4 @@
-package kafka
+package lz4frame
 
 import (
 	"bytes"
@@ -6,14 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"runtime"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/pierrec/lz4/v4"
 	"github.com/stretchr/testify/require"
-	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // pierrecDecode is the reference: pierrec's frame reader, as franz-go's default decompressor runs it.
@@ -68,7 +64,7 @@ func TestDecodeLZ4FramesMatchesPierrecReader(t *testing.T) {
 							want, err := pierrecDecode(frame)
 							require.NoError(t, err, name)
 							require.Equal(t, data, want, name)
-							got, err := DecodeLZ4Frames(frame, 1<<30)
+							got, err := Decode(frame, 1<<30)
 							require.NoError(t, err, name)
 							require.Equal(t, want, got, name)
 							require.Equal(t, len(got), cap(got), "%s: the output is allocated at its size", name)
@@ -83,7 +79,7 @@ func TestDecodeLZ4FramesMatchesPierrecReader(t *testing.T) {
 func TestDecodeLZ4FramesConcatenatedAndSkippable(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	data := lz4TestData(rng, 200<<10)
-	skippable := binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(nil, lz4SkippableMagic|0x7), 3)
+	skippable := binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(nil, skippableMagic|0x7), 3)
 	skippable = append(skippable, 1, 2, 3)
 	var src, want []byte
 	src = append(src, pierrecFrame(t, data["json"], lz4.BlockSizeOption(lz4.Block64Kb))...)
@@ -95,11 +91,11 @@ func TestDecodeLZ4FramesConcatenatedAndSkippable(t *testing.T) {
 	ref, err := pierrecDecode(src)
 	require.NoError(t, err)
 	require.Equal(t, want, ref)
-	got, err := DecodeLZ4Frames(src, 1<<30)
+	got, err := Decode(src, 1<<30)
 	require.NoError(t, err)
 	require.Equal(t, want, got)
 
-	got, err = DecodeLZ4Frames(nil, 1<<30)
+	got, err = Decode(nil, 1<<30)
 	require.NoError(t, err)
 	require.Empty(t, got)
 }
@@ -108,7 +104,7 @@ func TestDecodeLZ4FramesConcatenatedAndSkippable(t *testing.T) {
 // stored blocks alternate with compressed ones whose matches reach back up to 64 KiB into the output of
 // the blocks before them.
 func dependentFrame(t testing.TB, rng *rand.Rand, blocks int) []byte {
-	frame := binary.LittleEndian.AppendUint32(nil, lz4FrameMagic)
+	frame := binary.LittleEndian.AppendUint32(nil, frameMagic)
 	frame = append(frame, 0x40, 0x40, 0) // version 1, linked blocks; 64 KiB blocks; header checksum below
 	frame = withHeaderChecksum(t, frame)
 	written := 0
@@ -128,7 +124,7 @@ func dependentFrame(t testing.TB, rng *rand.Rand, blocks int) []byte {
 		size := 0
 		for range 1 + rng.IntN(50) {
 			match := 4 + rng.IntN(14) // one nibble, no length extension
-			offset := 1 + rng.IntN(min(written+size, lz4WindowSize))
+			offset := 1 + rng.IntN(min(written+size, windowSize))
 			block = append(block, byte(match-4))
 			block = binary.LittleEndian.AppendUint16(block, uint16(offset))
 			size += match
@@ -163,7 +159,7 @@ func TestDecodeLZ4FramesDependentBlocks(t *testing.T) {
 		frame := dependentFrame(t, rng, 1+rng.IntN(12))
 		want, err := pierrecDecode(frame)
 		require.NoError(t, err, "frame %d", i)
-		got, err := DecodeLZ4Frames(frame, 1<<30)
+		got, err := Decode(frame, 1<<30)
 		require.NoError(t, err, "frame %d", i)
 		require.Equal(t, want, got, "frame %d", i)
 	}
@@ -171,16 +167,16 @@ func TestDecodeLZ4FramesDependentBlocks(t *testing.T) {
 	frame := dependentFrame(t, rand.New(rand.NewPCG(3, 4)), 2)
 	frame[4] |= 0x20
 	frame = withHeaderChecksum(t, frame[:7])[:7:7]
-	_, err := DecodeLZ4Frames(append(frame, dependentFrame(t, rand.New(rand.NewPCG(3, 4)), 2)[7:]...), 1<<30)
-	require.ErrorIs(t, err, ErrLZ4Frame)
+	_, err := Decode(append(frame, dependentFrame(t, rand.New(rand.NewPCG(3, 4)), 2)[7:]...), 1<<30)
+	require.ErrorIs(t, err, ErrFrame)
 }
 
 func TestDecodeLZ4FramesBoundsOutput(t *testing.T) {
 	data := make([]byte, 1<<20)
 	frame := pierrecFrame(t, data)
-	_, err := DecodeLZ4Frames(frame, 1<<20-1)
-	require.ErrorIs(t, err, kgo.ErrMaxDecompress)
-	got, err := DecodeLZ4Frames(frame, 1<<20)
+	_, err := Decode(frame, 1<<20-1)
+	require.ErrorIs(t, err, ErrTooLarge)
+	got, err := Decode(frame, 1<<20)
 	require.NoError(t, err)
 	require.Equal(t, data, got)
 
@@ -191,27 +187,8 @@ func TestDecodeLZ4FramesBoundsOutput(t *testing.T) {
 	frame = append(frame, pierrecFrame(t, make([]byte, 1<<20), lz4.BlockSizeOption(lz4.Block4Mb))[7:]...)
 	_, refErr := pierrecDecode(frame)
 	require.Error(t, refErr)
-	_, err = DecodeLZ4Frames(frame, 1<<30)
-	require.ErrorIs(t, err, ErrLZ4Frame)
-}
-
-func TestDecoderOtherCodecs(t *testing.T) {
-	d := NewDecompressor(1 << 20)
-	data := bytes.Repeat([]byte("connectd "), 1000)
-	got, err := d.Decompress(data, kgo.CodecNone)
-	require.NoError(t, err)
-	require.Equal(t, data, got)
-	for _, codec := range []kgo.CompressionCodec{kgo.GzipCompression(), kgo.SnappyCompression(), kgo.Lz4Compression(), kgo.ZstdCompression()} {
-		c, err := kgo.DefaultCompressor(codec)
-		require.NoError(t, err)
-		var buf bytes.Buffer
-		src, typ := c.Compress(&buf, data)
-		got, err := d.Decompress(bytes.Clone(src), typ)
-		require.NoError(t, err, "codec %d", typ)
-		require.Equal(t, data, got, "codec %d", typ)
-		_, err = NewDecompressor(len(data)-1).Decompress(bytes.Clone(src), typ)
-		require.ErrorIs(t, err, kgo.ErrMaxDecompress, "codec %d", typ)
-	}
+	_, err = Decode(frame, 1<<30)
+	require.ErrorIs(t, err, ErrFrame)
 }
 
 // FuzzLZ4Frame: whatever the input, DecodeLZ4Frames gives pierrec's reader's bytes or an error. The two
@@ -227,7 +204,7 @@ func FuzzLZ4Frame(f *testing.F) {
 	f.Add(dependentFrame(f, rng, 4))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, src []byte) {
-		got, err := DecodeLZ4Frames(src, 8<<20)
+		got, err := Decode(src, 8<<20)
 		want, refErr := pierrecDecode(src)
 		checksum := errors.Is(refErr, lz4.ErrInvalidHeaderChecksum) || errors.Is(refErr, lz4.ErrInvalidBlockChecksum) ||
 			errors.Is(refErr, lz4.ErrInvalidFrameChecksum)
@@ -241,57 +218,4 @@ func FuzzLZ4Frame(f *testing.F) {
 		}
 		require.LessOrEqual(t, cap(got), 8<<20, "allocated past the bound")
 	})
-}
-
-// BenchmarkLZ4Decompress compares this decoder with franz-go's default on a batch of ~400-byte JSON
-// records: frames as franz-go's producer writes them (4 MiB blocks, content checksum) and as the JVM's
-// writes them (64 KiB blocks, no content checksum). It reports the process's CPU per batch (the GC's
-// included) with a live heap of 64 MiB, so that the GC runs about as often per batch as in a sink task.
-//
-//	go test ./internal/kafka -run '^$' -bench LZ4Decompress -count 6
-func BenchmarkLZ4Decompress(b *testing.B) {
-	var batch []byte
-	for i := 0; len(batch) < 900<<10; i++ {
-		v := fmt.Appendf(nil, `{"id":%d,"name":"customer-%07d","email":"customer-%07d@example.com","region":"eu-west","amount":%d.%02d,"qty":%d,"ts":"2026-01-01T00:00:00Z","version":%d,"note":"`,
-			i, i, i, i%100000, i%100, i%17, i%5)
-		for len(v) < 404 {
-			v = append(v, 'a'+byte(len(v)%26))
-		}
-		batch = append(append(batch, 0, 0, 0, 0, 0, 0), append(v, '"', '}')...)
-	}
-	frames := map[string][]byte{
-		"kgo": pierrecFrame(b, batch),
-		"jvm": pierrecFrame(b, batch, lz4.BlockSizeOption(lz4.Block64Kb), lz4.ChecksumOption(false)),
-	}
-	ballast := make([]*[1 << 20]byte, 64)
-	for i := range ballast {
-		ballast[i] = new([1 << 20]byte)
-	}
-	defer runtime.KeepAlive(ballast)
-	for _, name := range []string{"kgo", "jvm"} {
-		frame := frames[name]
-		for _, dec := range []struct {
-			name string
-			d    kgo.Decompressor
-		}{{"default", kgo.DefaultDecompressor()}, {"connectd", NewDecompressor(MaxDecompressBatchBytes)}} {
-			b.Run(name+"/"+dec.name, func(b *testing.B) {
-				b.SetBytes(int64(len(batch)))
-				b.ReportAllocs()
-				cpu0 := cpuTime()
-				for b.Loop() {
-					out, err := dec.d.Decompress(frame, kgo.CodecLz4)
-					if err != nil || len(out) != len(batch) {
-						b.Fatal(err, len(out))
-					}
-				}
-				b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
-			})
-		}
-	}
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -1,0 +1,48 @@
+package kafka
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/connectd/connectd/internal/lz4frame"
+)
+
+// MaxDecompressBatchBytes bounds what one fetched batch may decompress to: franz-go's default bound.
+const MaxDecompressBatchBytes = 1 << 30
+
+// Decompressor is the consumers' kgo.Decompressor. LZ4 batches go to lz4frame, which decodes each block
+// straight into one slice of about the batch's decoded size: franz-go's default streams them through
+// pierrec's frame reader into a pooled buffer, clones that, and verifies the frame's content checksum,
+// which the batch's CRC32C (checked by the client before decompressing, as check.crcs does) already
+// covers; the JVM's KafkaLZ4BlockInputStream verifies neither content nor block checksums either. Every
+// other codec goes to franz-go's default decompressor.
+type Decompressor struct {
+	max   int
+	other kgo.Decompressor
+}
+
+// NewDecompressor returns a Decompressor that refuses batches decompressing to more than max bytes with
+// an error wrapping kgo.ErrMaxDecompress, which the client reports as ErrDecompressTooLarge.
+func NewDecompressor(max int) *Decompressor {
+	return &Decompressor{max: max, other: kgo.DefaultDecompressor()}
+}
+
+// Decompress implements kgo.Decompressor. The returned slice is the batch's own: its records alias it.
+func (d *Decompressor) Decompress(src []byte, codec kgo.CompressionCodecType) ([]byte, error) {
+	if codec == kgo.CodecLz4 {
+		out, err := lz4frame.Decode(src, d.max)
+		if errors.Is(err, lz4frame.ErrTooLarge) {
+			return nil, fmt.Errorf("%w: %w", kgo.ErrMaxDecompress, err)
+		}
+		return out, err
+	}
+	out, err := d.other.Decompress(src, codec)
+	// the default decompressor's own bound is math.MaxInt32 (the client rebuilds only its own default
+	// with MaxDecompressBatchBytes): hold the others to ours after the fact
+	if err == nil && codec != kgo.CodecNone && len(out) > d.max {
+		return nil, fmt.Errorf("%w (%d bytes)", kgo.ErrMaxDecompress, d.max)
+	}
+	return out, err
+}

@@ -1,0 +1,114 @@
+package kafka
+
+import (
+	"bytes"
+	"fmt"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pierrec/lz4/v4"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/connectd/connectd/internal/lz4frame"
+)
+
+func TestDecompressorCodecs(t *testing.T) {
+	d := NewDecompressor(1 << 20)
+	data := bytes.Repeat([]byte("connectd "), 1000)
+	got, err := d.Decompress(data, kgo.CodecNone)
+	require.NoError(t, err)
+	require.Equal(t, data, got)
+	for _, codec := range []kgo.CompressionCodec{kgo.GzipCompression(), kgo.SnappyCompression(), kgo.Lz4Compression(), kgo.ZstdCompression()} {
+		c, err := kgo.DefaultCompressor(codec)
+		require.NoError(t, err)
+		var buf bytes.Buffer
+		src, typ := c.Compress(&buf, data)
+		got, err := d.Decompress(bytes.Clone(src), typ)
+		require.NoError(t, err, "codec %d", typ)
+		require.Equal(t, data, got, "codec %d", typ)
+		_, err = NewDecompressor(len(data)-1).Decompress(bytes.Clone(src), typ)
+		require.ErrorIs(t, err, kgo.ErrMaxDecompress, "codec %d", typ)
+	}
+}
+
+func TestDecompressorLZ4Errors(t *testing.T) {
+	frame := lz4Frame(t, make([]byte, 1<<20))
+	_, err := NewDecompressor(1<<20-1).Decompress(frame, kgo.CodecLz4)
+	require.ErrorIs(t, err, kgo.ErrMaxDecompress)
+	_, err = NewDecompressor(1<<20).Decompress(frame[:len(frame)-1], kgo.CodecLz4)
+	require.ErrorIs(t, err, lz4frame.ErrFrame)
+	require.NotErrorIs(t, err, kgo.ErrMaxDecompress)
+}
+
+// lz4Frame writes data as one frame with pierrec's writer and opts.
+func lz4Frame(t testing.TB, data []byte, opts ...lz4.Option) []byte {
+	var buf bytes.Buffer
+	w := lz4.NewWriter(&buf)
+	require.NoError(t, w.Apply(opts...))
+	_, err := w.Write(data)
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	return buf.Bytes()
+}
+
+// BenchmarkLZ4Decompress compares this decoder with franz-go's default on a batch of ~400-byte JSON
+// records: frames as franz-go's producer writes them (4 MiB blocks, content checksum) and as the JVM's
+// writes them (64 KiB blocks, no content checksum). It reports the process's CPU per batch (the GC's
+// included) with a live heap of 64 MiB, so that the GC runs about as often per batch as in a sink task.
+//
+//	go test ./internal/kafka -run '^$' -bench LZ4Decompress -count 6
+func BenchmarkLZ4Decompress(b *testing.B) {
+	var batch []byte
+	for i := 0; len(batch) < 900<<10; i++ {
+		v := fmt.Appendf(nil, `{"id":%d,"name":"customer-%07d","email":"customer-%07d@example.com","region":"eu-west","amount":%d.%02d,"qty":%d,"ts":"2026-01-01T00:00:00Z","version":%d,"note":"`,
+			i, i, i, i%100000, i%100, i%17, i%5)
+		for len(v) < 404 {
+			v = append(v, 'a'+byte(len(v)%26))
+		}
+		batch = append(append(batch, 0, 0, 0, 0, 0, 0), append(v, '"', '}')...)
+	}
+	frames := map[string][]byte{
+		"kgo": lz4Frame(b, batch),
+		"jvm": lz4Frame(b, batch, lz4.BlockSizeOption(lz4.Block64Kb), lz4.ChecksumOption(false)),
+	}
+	ballast := make([]*[1 << 20]byte, 64)
+	for i := range ballast {
+		ballast[i] = new([1 << 20]byte)
+	}
+	defer runtime.KeepAlive(ballast)
+	for _, name := range []string{"kgo", "jvm"} {
+		frame := frames[name]
+		for _, dec := range []struct {
+			name string
+			d    kgo.Decompressor
+		}{{"default", kgo.DefaultDecompressor()}, {"connectd", NewDecompressor(MaxDecompressBatchBytes)}} {
+			b.Run(name+"/"+dec.name, func(b *testing.B) {
+				b.SetBytes(int64(len(batch)))
+				b.ReportAllocs()
+				cpu0 := cpuTime()
+				for b.Loop() {
+					out, err := dec.d.Decompress(frame, kgo.CodecLz4)
+					if err != nil || len(out) != len(batch) {
+						b.Fatal(err, len(out))
+					}
+				}
+				b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+			})
+		}
+	}
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func TestConsumerOptsDecompressor(t *testing.T) {
+	d, ok := consumerOptValue(t, nil, kgo.WithDecompressor).(*Decompressor)
+	require.True(t, ok, "the consumers decompress with Decompressor")
+	require.Equal(t, MaxDecompressBatchBytes, d.max)
+}
