@@ -1,7 +1,8 @@
 // Package kafka builds the worker's Kafka clients from JVM-style client properties (bootstrap.servers,
 // security.protocol, sasl.*, ssl.*, consumer and producer keys), so worker files and consumer.override.* keep
 // working. Its franz-go clients (ClientOpts, ConsumerOpts, ProducerOpts, Open, EnsureTopic) serve the sink
-// tasks' consumers, the producers, the admin and the plugins' connect.KafkaClients.
+// tasks' consumers, the producers, the admin and the plugins' connect.KafkaClients; the group consumers
+// decompress lz4 batches through lz4frame (Decompressor).
 package kafka
 
 import (
