@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"runtime"
 	"syscall"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/pierrec/lz4/v4"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/internal/lz4frame"
@@ -111,4 +113,57 @@ func TestConsumerOptsDecompressor(t *testing.T) {
 	d, ok := consumerOptValue(t, nil, kgo.WithDecompressor).(*Decompressor)
 	require.True(t, ok, "the consumers decompress with Decompressor")
 	require.Equal(t, MaxDecompressBatchBytes, d.max)
+}
+
+// A consumer of ConsumerOpts reads lz4 batches of franz-go's producer and of JVM-style frames (64 KiB
+// blocks, no checksum), stored as produced by an in-process broker, record for record.
+func TestConsumerOptsReadLZ4Batches(t *testing.T) {
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
+	require.NoError(t, err)
+	defer cluster.Close()
+	addr := cluster.ListenAddrs()[0]
+	ctx := context.Background()
+	var want [][]byte
+	for i, compressor := range []kgo.Opt{kgo.ProducerBatchCompression(kgo.Lz4Compression()), kgo.WithCompressor(jvmLZ4{})} {
+		pr, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic("t"), compressor, kgo.ProducerLinger(50*time.Millisecond))
+		require.NoError(t, err)
+		for j := range 3000 {
+			v := fmt.Appendf(nil, `{"producer":%d,"id":%d,"note":"%s"}`, i, j, bytes.Repeat([]byte{'a' + byte(j%26)}, j%200))
+			want = append(want, v)
+			pr.Produce(ctx, &kgo.Record{Value: v}, func(_ *kgo.Record, err error) { require.NoError(t, err) })
+		}
+		require.NoError(t, pr.Flush(ctx))
+		pr.Close()
+	}
+	opts, err := ConsumerOpts(map[string]string{"bootstrap.servers": addr})
+	require.NoError(t, err)
+	cl, err := kgo.NewClient(append(opts, kgo.ConsumerGroup("g"), kgo.ConsumeTopics("t"))...)
+	require.NoError(t, err)
+	defer cl.Close()
+	var got [][]byte
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for len(got) < len(want) {
+		fs := cl.PollFetches(ctx)
+		require.NoError(t, fs.Err0())
+		fs.EachRecord(func(r *kgo.Record) { got = append(got, r.Value) })
+	}
+	require.Equal(t, want, got)
+}
+
+// jvmLZ4 writes lz4 frames as the JVM producer's KafkaLZ4BlockOutputStream does.
+type jvmLZ4 struct{}
+
+func (jvmLZ4) Compress(dst *bytes.Buffer, src []byte, _ ...kgo.CompressFlag) ([]byte, kgo.CompressionCodecType) {
+	w := lz4.NewWriter(dst)
+	if err := w.Apply(lz4.BlockSizeOption(lz4.Block64Kb), lz4.ChecksumOption(false)); err != nil {
+		return nil, kgo.CodecError
+	}
+	if _, err := w.Write(src); err != nil {
+		return nil, kgo.CodecError
+	}
+	if err := w.Close(); err != nil {
+		return nil, kgo.CodecError
+	}
+	return dst.Bytes(), kgo.CodecLz4
 }
