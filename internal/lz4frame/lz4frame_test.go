@@ -163,11 +163,25 @@ func TestDecodeDependentBlocks(t *testing.T) {
 		require.NoError(t, err, "frame %d", i)
 		require.Equal(t, want, got, "frame %d", i)
 	}
+	// short blocks: the bound taken for them passes a limit the output does not; the output is measured then
+	frame := dependentFrame(t, rand.New(rand.NewPCG(7, 8)), 6)
+	want, err := pierrecDecode(frame)
+	require.NoError(t, err)
+	bound, err := walkFrames(frame, 1<<30, estimate, nil)
+	require.NoError(t, err)
+	require.Greater(t, bound, len(want))
+	got, err := Decode(frame, len(want))
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+	require.Equal(t, len(got), cap(got))
+	_, err = Decode(frame, len(want)-1)
+	require.ErrorIs(t, err, ErrTooLarge)
+
 	// the same frame with independent blocks reaches before its block's start: an error
-	frame := dependentFrame(t, rand.New(rand.NewPCG(3, 4)), 2)
+	frame = dependentFrame(t, rand.New(rand.NewPCG(3, 4)), 2)
 	frame[4] |= 0x20
 	frame = withHeaderChecksum(t, frame[:7])[:7:7]
-	_, err := Decode(append(frame, dependentFrame(t, rand.New(rand.NewPCG(3, 4)), 2)[7:]...), 1<<30)
+	_, err = Decode(append(frame, dependentFrame(t, rand.New(rand.NewPCG(3, 4)), 2)[7:]...), 1<<30)
 	require.ErrorIs(t, err, ErrFrame)
 }
 
