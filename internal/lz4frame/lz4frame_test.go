@@ -123,7 +123,7 @@ func dependentFrame(t testing.TB, rng *rand.Rand, blocks int) []byte {
 		var block []byte
 		size := 0
 		for range 1 + rng.IntN(50) {
-			match := 4 + rng.IntN(14) // one nibble, no length extension
+			match := 4 + rng.IntN(14)                               // one nibble, no length extension
 			offset := 1 + rng.IntN(min(written+size, windowSize-1)) // 16 bits, 0 invalid
 			block = append(block, byte(match-4))
 			block = binary.LittleEndian.AppendUint16(block, uint16(offset))
