@@ -16,7 +16,7 @@ func (t *Task) AcceptsJSONValues() bool { return true }
 // bufferJSON buffers a JSON object value of a keyed table as its bytes: the router read its key and
 // version from them (Target.AsBytes); icetable.JSONSpills keeps the bytes. Caller holds t.mu.
 func (t *Task) bufferJSON(jv *jsonvalue.Value, tg *icerow.Target, tp icetable.TP, off int64) {
-	x := t.keyIndex(tg.Table, t.tableOpts(tg.Table))
+	x := t.keyIndex(tg.Table)
 	rec := icetable.Rec{Op: icerow.OpUpdate, Schema: tg.Struct, TP: tp, Offset: off}
 	if t.spills.Buffer(t.buf, tg.Table, x, jv, rec, tg.Key, tg.Version) {
 		t.nbuf++

@@ -95,6 +95,9 @@ const (
 type spoolOp struct {
 	kind spoolOpKind
 	p, n int
+	// mixed: a put of the next n records of every partition, interleaved in runs of n%4+1, after up
+	// to three records of partition p the task got already (a redelivery it must ignore)
+	mixed bool
 	// a round's outcome per table: killed before its commit (and the later ones), its commit
 	// failing, or its commit made but the answer lost
 	kill, fail, lose map[string]bool
@@ -103,6 +106,9 @@ type spoolOp struct {
 func (o spoolOp) String() string {
 	switch o.kind {
 	case spoolPut:
+		if o.mixed {
+			return fmt.Sprintf("putmixed(p%d,%d)", o.p, o.n)
+		}
 		return fmt.Sprintf("put(p%d,%d)", o.p, o.n)
 	case spoolRound:
 		var b strings.Builder
@@ -133,7 +139,7 @@ func genSpoolOps(rng *rand.Rand) []spoolOp {
 	for range 220 {
 		switch r := rng.Intn(48); {
 		case r < 32 || r > 44:
-			ops = append(ops, spoolOp{kind: spoolPut, p: rng.Intn(spoolModelParts), n: rng.Intn(50) + 1})
+			ops = append(ops, spoolOp{kind: spoolPut, p: rng.Intn(spoolModelParts), n: rng.Intn(50) + 1, mixed: r > 44})
 		case r < 38:
 			o := spoolOp{kind: spoolRound, kill: map[string]bool{}, fail: map[string]bool{}, lose: map[string]bool{}}
 			for _, name := range spoolModelTables {
@@ -211,12 +217,13 @@ func runSpoolModel(t *testing.T, ops []spoolOp) (string, error) {
 	reported := map[string]bool{}
 	var task *Task
 	var dctx *dlqCtx
-	var pos []int64
+	var pos, seen []int64 // the next record to put, and the first this task got since it took the partition
 	spooled, lives := false, 0
 	start := func() error {
 		task, dctx = startDLQTask(t, props)
 		lives++
 		pos = append([]int64(nil), group...)
+		seen = append([]int64(nil), group...)
 		return task.Open(all)
 	}
 	put := func(p, n int) error {
@@ -232,6 +239,24 @@ func runSpoolModel(t *testing.T, ops []spoolOp) (string, error) {
 		if a != nil && a.Usable() && a.WritesEarly() && b != nil && b.Usable() && !b.WritesEarly() {
 			spooled = true
 		}
+		return nil
+	}
+	putMixed := func(p, n int) error {
+		batch := slices.Clone(logs[p][max(seen[p], pos[p]-3):pos[p]])
+		next := slices.Clone(pos)
+		for run, more := int64(n%4+1), true; more; {
+			more = false
+			for q := range spoolModelParts {
+				if end := min(int64(spoolModelPerPart), next[q]+run, pos[q]+int64(n)); next[q] < end {
+					batch = append(batch, logs[q][next[q]:end]...)
+					next[q], more = end, true
+				}
+			}
+		}
+		if err := task.Put(ctx, batch); err != nil {
+			return fmt.Errorf("put: %w", err)
+		}
+		copy(pos, next)
 		return nil
 	}
 	precommit := func() error {
@@ -261,6 +286,10 @@ func runSpoolModel(t *testing.T, ops []spoolOp) (string, error) {
 	for _, o := range ops {
 		switch o.kind {
 		case spoolPut:
+			put := put
+			if o.mixed {
+				put = putMixed
+			}
 			if err := put(o.p, o.n); err != nil {
 				return "", err
 			}
@@ -307,7 +336,7 @@ func runSpoolModel(t *testing.T, ops []spoolOp) (string, error) {
 			if err := task.Open([]connect.TopicPartition{tp(o.p)}); err != nil {
 				return "", err
 			}
-			pos[o.p] = group[o.p]
+			pos[o.p], seen[o.p] = group[o.p], group[o.p]
 		case spoolDie:
 			die()
 			if err := start(); err != nil {

@@ -145,27 +145,47 @@ func (t *Task) Put(ctx context.Context, records []*connect.SinkRecord) error {
 		return &connect.RetriableError{Err: fmt.Errorf("iceberg: %d rows buffered and the last commit round failed; waiting for a round to succeed", t.nbuf+t.inflight)}
 	}
 	now := t.now()
+	// records come in runs of one partition: its position is read and written once per run
+	// (a position, once there, comes with a committed start: PreCommit sets both)
+	var run icetable.TP
+	var pos int64
+	inRun, seen := false, false
+	endRun := func() {
+		if inRun && seen {
+			t.pos[run] = pos
+		}
+	}
 	for _, r := range records {
 		tp, off := origin(r)
-		if p, ok := t.pos[tp]; ok && off < p {
+		if !inRun || tp != run {
+			endRun()
+			run, inRun = tp, true
+			pos, seen = t.pos[tp]
+		}
+		if seen && off < pos {
 			continue
 		}
-		if _, ok := t.committed[tp]; !ok {
-			t.committed[tp] = off // start of what this task must get into the tables
+		if !seen {
+			if _, ok := t.committed[tp]; !ok {
+				t.committed[tp] = off // start of what this task must get into the tables
+			}
 		}
 		if err := t.route(ctx, r, now); err != nil {
 			if rep := t.Ctx.ErrantRecordReporter(); rep != nil && connect.IsDataError(err) {
 				if rerr := rep.Report(ctx, r, err); rerr != nil {
+					endRun()
 					t.mu.Unlock()
 					return rerr
 				}
 			} else {
+				endRun()
 				t.mu.Unlock()
 				return err
 			}
 		}
-		t.pos[tp] = off + 1
+		pos, seen = off+1, true
 	}
+	endRun()
 	n := t.nbuf + t.inflight
 	inMemory := n - t.appends.Rows
 	t.mu.Unlock()
@@ -199,8 +219,9 @@ func (t *Task) route(ctx context.Context, r *connect.SinkRecord, now time.Time) 
 // as bytes: jsonput.go), else as a Rec. Caller holds mu.
 func (t *Task) take(ctx context.Context, r *connect.SinkRecord, tg *icerow.Target, tp icetable.TP, off int64) error {
 	name := tg.Table
-	o := t.tableOpts(name)
-	t.warnGap(name, o, tg.Gap)
+	if tg.Gap != icerow.NoGap {
+		t.warnGap(name, t.tableOpts(name), tg.Gap)
+	}
 	switch {
 	case tg.Shape != nil:
 		t.nbuf++
@@ -210,6 +231,7 @@ func (t *Task) take(ctx context.Context, r *connect.SinkRecord, tg *icerow.Targe
 		t.bufferJSON(r.Value.(*jsonvalue.Value), tg, tp, off)
 		return nil
 	}
+	o := t.tableOpts(name)
 	if tg.Op != icerow.OpDelete {
 		a, err := t.appendTarget(ctx, name, o, tg.Struct)
 		if err != nil {
@@ -221,7 +243,7 @@ func (t *Task) take(ctx context.Context, r *connect.SinkRecord, tg *icerow.Targe
 	}
 	rec := icetable.Rec{Op: tg.Op, Row: tg.Row, Schema: tg.Struct, TP: tp, Offset: off}
 	if !tg.Raw {
-		if x := t.keyIndex(name, o); x != nil {
+		if x := t.keyIndex(name); x != nil {
 			var grew bool
 			if t.buf[name], grew = x.Add(t.buf[name], rec, tg.Key, tg.Version); grew {
 				t.nbuf++
@@ -281,12 +303,12 @@ func (t *Task) add(table string, rec icetable.Rec) {
 }
 
 // keyIndex returns the key index of a keyed delta table (nil for other tables).
-func (t *Task) keyIndex(table string, o icetable.TableOptions) *icetable.KeyIndex {
+func (t *Task) keyIndex(table string) *icetable.KeyIndex {
 	if x, ok := t.keys[table]; ok {
 		return x
 	}
 	var x *icetable.KeyIndex
-	if o.DeltaMode && len(o.IDColumns) > 0 {
+	if o := t.tableOpts(table); o.DeltaMode && len(o.IDColumns) > 0 {
 		x = icetable.NewKeyIndex(o)
 	}
 	t.keys[table] = x

@@ -274,15 +274,34 @@ func (js *JSONShape) AppendScanned(blds []array.Builder, b []byte) {
 			continue
 		}
 		p, e := js.Pos[m], js.End[m]
+		// the segment reserves its batch's rows: the unchecked appends skip a capacity check and a
+		// call per value
 		switch x := bld.(type) {
 		case *array.Int64Builder:
-			x.Append(jsonInt(b, p))
+			if v := jsonInt(b, p); x.Len() < x.Cap() {
+				x.UnsafeAppend(v)
+			} else {
+				x.Append(v)
+			}
 		case *array.Float64Builder:
-			x.Append(jsonNumber(b, p, e, js.kinds[m]))
+			if v := jsonNumber(b, p, e, js.kinds[m]); x.Len() < x.Cap() {
+				x.UnsafeAppend(v)
+			} else {
+				x.Append(v)
+			}
 		case *array.StringBuilder:
-			x.BinaryBuilder.Append(b[p+1 : e-1]) // a string without escapes (scan)
+			v := b[p+1 : e-1] // a string without escapes (scan)
+			if x.Len() < x.Cap() && x.DataLen()+len(v) <= x.DataCap() {
+				x.BinaryBuilder.UnsafeAppend(v)
+			} else {
+				x.BinaryBuilder.Append(v)
+			}
 		case *array.BooleanBuilder:
-			x.Append(b[p] == 't')
+			if x.Len() < x.Cap() {
+				x.UnsafeAppend(b[p] == 't')
+			} else {
+				x.Append(b[p] == 't')
+			}
 		}
 	}
 }

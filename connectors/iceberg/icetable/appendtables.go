@@ -34,6 +34,33 @@ type AppendTables struct {
 	// Rows counts the rows in segments not yet removed (buffered or in a round): on disk
 	Rows   int
 	tables map[string]*AppendTable
+	last   lastOpen
+}
+
+// lastOpen remembers the last open segment looked up: a task's records come in runs of one
+// partition and table, and a lookup by partition hashes the topic's name. Anything that opens,
+// seals or drops a segment forgets it.
+type lastOpen struct {
+	name string
+	tp   TP
+	a    *AppendTable
+	s    *Segment
+}
+
+// open is the table's open segment of tp, or nil, and the table's state.
+func (ts *AppendTables) open(name string, tp TP) (*AppendTable, *Segment) {
+	if l := &ts.last; l.s != nil && l.tp == tp && l.name == name {
+		return l.a, l.s
+	}
+	a := ts.tables[name]
+	if a == nil {
+		return nil, nil
+	}
+	s := a.open[tp]
+	if s != nil {
+		ts.last = lastOpen{name: name, tp: tp, a: a, s: s}
+	}
+	return a, s
 }
 
 // AppendTable is a task's view of one append table: its schema as of the last load, the record
@@ -94,6 +121,7 @@ func (ts *AppendTables) Target(ctx context.Context, now time.Time, name string, 
 		if now.Before(a.retryAt) {
 			return nil, nil
 		}
+		ts.last = lastOpen{} // a load may seal the open segments
 		if !ts.load(ctx, name, o, a, st) {
 			a.retryAt = now.Add(appendRetry)
 			return nil, nil
@@ -106,6 +134,7 @@ func (ts *AppendTables) Target(ctx context.Context, now time.Time, name string, 
 		return a, nil
 	}
 	if o.EvolveSchema {
+		ts.last = lastOpen{} // a schema change seals the open segments
 		ok, err := ts.coverSchema(ctx, a, st)
 		var de *DataError
 		if errors.As(err, &de) {
@@ -180,10 +209,8 @@ func (ts *AppendTables) coverSchema(ctx context.Context, a *AppendTable, st *ice
 
 // Open is the table's open segment of tp, or nil.
 func (ts *AppendTables) Open(name string, tp TP) *Segment {
-	if a := ts.tables[name]; a != nil {
-		return a.open[tp]
-	}
-	return nil
+	_, s := ts.open(name, tp)
+	return s
 }
 
 // Segment returns the table's open segment of tp, opening one when needed (opened): into the
@@ -214,12 +241,8 @@ func (ts *AppendTables) Segment(a *AppendTable, tp TP) (s *Segment, opened bool,
 // Spool is the schema of the table's open segment of tp when the table takes spooled rows and the
 // segment is of the table's current schema, for the task's router; else nil.
 func (ts *AppendTables) Spool(name string, tp TP) *icerow.SpoolColumns {
-	a := ts.tables[name]
-	if a == nil || !a.usable {
-		return nil
-	}
-	seg := a.open[tp]
-	if seg == nil || seg.SchemaID != a.schemaID {
+	a, seg := ts.open(name, tp)
+	if a == nil || !a.usable || seg == nil || seg.SchemaID != a.schemaID {
 		return nil
 	}
 	a.spool = icerow.SpoolColumns{SchemaID: a.schemaID, Fields: seg.Fields, Fits: a.covered}
@@ -262,6 +285,7 @@ func sealSegment(s *Segment) {
 
 // SealAll seals every open segment (a round drains them).
 func (ts *AppendTables) SealAll() {
+	ts.last = lastOpen{}
 	for _, a := range ts.tables {
 		a.sealOpen()
 	}
@@ -299,6 +323,7 @@ func (ts *AppendTables) AbortEarly() {
 // DropOpen forgets the open segments of partitions that left the task (their Recs are dropped
 // with the buffers).
 func (ts *AppendTables) DropOpen(gone map[TP]bool) {
+	ts.last = lastOpen{}
 	for _, a := range ts.tables {
 		for tp := range a.open {
 			if gone[tp] {
