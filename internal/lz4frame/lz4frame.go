@@ -175,18 +175,9 @@ func blockSize(src []byte, limit int) (int, error) {
 		i++
 		if lits := int(token >> 4); lits != 0 {
 			if lits == 0xF {
-				for {
-					if i >= len(src) {
-						return 0, errBlock
-					}
-					x := src[i]
-					i++
-					if lits += int(x); lits > limit {
-						return 0, errBlock
-					}
-					if x != 0xFF {
-						break
-					}
+				var err error
+				if lits, i, err = extendLength(src, i, lits, limit); err != nil {
+					return 0, err
 				}
 			}
 			i += lits
@@ -206,18 +197,9 @@ func blockSize(src []byte, limit int) (int, error) {
 		i += 2
 		match := int(token&0xF) + 4
 		if match == 0xF+4 {
-			for {
-				if i >= len(src) {
-					return 0, errBlock
-				}
-				x := src[i]
-				i++
-				if match += int(x); match > limit {
-					return 0, errBlock
-				}
-				if x != 0xFF {
-					break
-				}
+			var err error
+			if match, i, err = extendLength(src, i, match, limit); err != nil {
+				return 0, err
 			}
 		}
 		if n += match; n > limit {
@@ -225,4 +207,22 @@ func blockSize(src []byte, limit int) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// extendLength adds to n the length bytes of a sequence from i (each 0xFF says another follows) and
+// returns the length and the index after them, refusing a length past limit.
+func extendLength(src []byte, i, n, limit int) (int, int, error) {
+	for {
+		if i >= len(src) {
+			return 0, 0, errBlock
+		}
+		x := src[i]
+		i++
+		if n += int(x); n > limit {
+			return 0, 0, errBlock
+		}
+		if x != 0xFF {
+			return n, i, nil
+		}
+	}
 }
