@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/internal/lz4frame"
+	"github.com/connectd/connectd/internal/testutil/lz4test"
 )
 
 func TestDecompressorCodecs(t *testing.T) {
@@ -37,23 +38,12 @@ func TestDecompressorCodecs(t *testing.T) {
 }
 
 func TestDecompressorLZ4Errors(t *testing.T) {
-	frame := lz4Frame(t, make([]byte, 1<<20))
+	frame := lz4test.Frame(t, make([]byte, 1<<20))
 	_, err := NewDecompressor(1<<20-1).Decompress(frame, kgo.CodecLz4)
 	require.ErrorIs(t, err, kgo.ErrMaxDecompress)
 	_, err = NewDecompressor(1<<20).Decompress(frame[:len(frame)-1], kgo.CodecLz4)
 	require.ErrorIs(t, err, lz4frame.ErrFrame)
 	require.NotErrorIs(t, err, kgo.ErrMaxDecompress)
-}
-
-// lz4Frame writes data as one frame with pierrec's writer and opts.
-func lz4Frame(t testing.TB, data []byte, opts ...lz4.Option) []byte {
-	var buf bytes.Buffer
-	w := lz4.NewWriter(&buf)
-	require.NoError(t, w.Apply(opts...))
-	_, err := w.Write(data)
-	require.NoError(t, err)
-	require.NoError(t, w.Close())
-	return buf.Bytes()
 }
 
 // BenchmarkLZ4Decompress compares this decoder with franz-go's default on a batch of ~400-byte JSON
@@ -73,8 +63,8 @@ func BenchmarkLZ4Decompress(b *testing.B) {
 		batch = append(append(batch, 0, 0, 0, 0, 0, 0), append(v, '"', '}')...)
 	}
 	frames := map[string][]byte{
-		"kgo": lz4Frame(b, batch),
-		"jvm": lz4Frame(b, batch, lz4.BlockSizeOption(lz4.Block64Kb), lz4.ChecksumOption(false)),
+		"kgo": lz4test.Frame(b, batch),
+		"jvm": lz4test.Frame(b, batch, lz4.BlockSizeOption(lz4.Block64Kb), lz4.ChecksumOption(false)),
 	}
 	ballast := make([]*[1 << 20]byte, 64)
 	for i := range ballast {
@@ -124,7 +114,7 @@ func TestConsumerOptsReadLZ4Batches(t *testing.T) {
 	addr := cluster.ListenAddrs()[0]
 	ctx := context.Background()
 	var want [][]byte
-	for i, compressor := range []kgo.Opt{kgo.ProducerBatchCompression(kgo.Lz4Compression()), kgo.WithCompressor(jvmLZ4{})} {
+	for i, compressor := range []kgo.Opt{kgo.ProducerBatchCompression(kgo.Lz4Compression()), kgo.WithCompressor(lz4test.JVMCompressor{})} {
 		pr, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic("t"), compressor, kgo.ProducerLinger(50*time.Millisecond))
 		require.NoError(t, err)
 		for j := range 3000 {
@@ -149,21 +139,4 @@ func TestConsumerOptsReadLZ4Batches(t *testing.T) {
 		fs.EachRecord(func(r *kgo.Record) { got = append(got, r.Value) })
 	}
 	require.Equal(t, want, got)
-}
-
-// jvmLZ4 writes lz4 frames as the JVM producer's KafkaLZ4BlockOutputStream does.
-type jvmLZ4 struct{}
-
-func (jvmLZ4) Compress(dst *bytes.Buffer, src []byte, _ ...kgo.CompressFlag) ([]byte, kgo.CompressionCodecType) {
-	w := lz4.NewWriter(dst)
-	if err := w.Apply(lz4.BlockSizeOption(lz4.Block64Kb), lz4.ChecksumOption(false)); err != nil {
-		return nil, kgo.CodecError
-	}
-	if _, err := w.Write(src); err != nil {
-		return nil, kgo.CodecError
-	}
-	if err := w.Close(); err != nil {
-		return nil, kgo.CodecError
-	}
-	return dst.Bytes(), kgo.CodecLz4
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/pierrec/lz4/v4"
 	"github.com/stretchr/testify/require"
+
+	"github.com/connectd/connectd/internal/testutil/lz4test"
 )
 
 // pierrecDecode is the reference: pierrec's frame reader, as franz-go's default decompressor runs it.
@@ -17,17 +19,6 @@ func pierrecDecode(src []byte) ([]byte, error) {
 	var out bytes.Buffer
 	_, err := out.ReadFrom(lz4.NewReader(bytes.NewReader(src)))
 	return out.Bytes(), err
-}
-
-// pierrecFrame writes data as one frame with pierrec's writer and opts.
-func pierrecFrame(t testing.TB, data []byte, opts ...lz4.Option) []byte {
-	var buf bytes.Buffer
-	w := lz4.NewWriter(&buf)
-	require.NoError(t, w.Apply(opts...))
-	_, err := w.Write(data)
-	require.NoError(t, err)
-	require.NoError(t, w.Close())
-	return buf.Bytes()
 }
 
 // lz4TestData are the kinds of input a batch may hold: records like the sinks', runs, incompressible bytes.
@@ -60,7 +51,7 @@ func TestDecodeMatchesPierrecReader(t *testing.T) {
 							if withSize {
 								opts = append(opts, lz4.SizeOption(uint64(n)))
 							}
-							frame := pierrecFrame(t, data, opts...)
+							frame := lz4test.Frame(t, data, opts...)
 							want, err := pierrecDecode(frame)
 							require.NoError(t, err, name)
 							require.Equal(t, data, want, name)
@@ -82,11 +73,11 @@ func TestDecodeConcatenatedAndSkippable(t *testing.T) {
 	skippable := binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(nil, skippableMagic|0x7), 3)
 	skippable = append(skippable, 1, 2, 3)
 	var src, want []byte
-	src = append(src, pierrecFrame(t, data["json"], lz4.BlockSizeOption(lz4.Block64Kb))...)
+	src = append(src, lz4test.Frame(t, data["json"], lz4.BlockSizeOption(lz4.Block64Kb))...)
 	src = append(src, skippable...)
-	src = append(src, pierrecFrame(t, data["random"], lz4.ChecksumOption(false))...)
-	src = append(src, pierrecFrame(t, nil)...)
-	src = append(src, pierrecFrame(t, data["zeros"], lz4.SizeOption(200<<10), lz4.BlockChecksumOption(true))...)
+	src = append(src, lz4test.Frame(t, data["random"], lz4.ChecksumOption(false))...)
+	src = append(src, lz4test.Frame(t, nil)...)
+	src = append(src, lz4test.Frame(t, data["zeros"], lz4.SizeOption(200<<10), lz4.BlockChecksumOption(true))...)
 	want = append(append(append(want, data["json"]...), data["random"]...), data["zeros"]...)
 	ref, err := pierrecDecode(src)
 	require.NoError(t, err)
@@ -187,7 +178,7 @@ func TestDecodeDependentBlocks(t *testing.T) {
 
 func TestDecodeBoundsOutput(t *testing.T) {
 	data := make([]byte, 1<<20)
-	frame := pierrecFrame(t, data)
+	frame := lz4test.Frame(t, data)
 	_, err := Decode(frame, 1<<20-1)
 	require.ErrorIs(t, err, ErrTooLarge)
 	got, err := Decode(frame, 1<<20)
@@ -195,10 +186,10 @@ func TestDecodeBoundsOutput(t *testing.T) {
 	require.Equal(t, data, got)
 
 	// a block decoding past the frame's block size is refused, as pierrec's reader refuses it
-	frame = pierrecFrame(t, make([]byte, 1<<20), lz4.BlockSizeOption(lz4.Block4Mb))
+	frame = lz4test.Frame(t, make([]byte, 1<<20), lz4.BlockSizeOption(lz4.Block4Mb))
 	frame[5] = 0x40 // BD: 64 KiB blocks
 	frame = withHeaderChecksum(t, frame[:7])[:7:7]
-	frame = append(frame, pierrecFrame(t, make([]byte, 1<<20), lz4.BlockSizeOption(lz4.Block4Mb))[7:]...)
+	frame = append(frame, lz4test.Frame(t, make([]byte, 1<<20), lz4.BlockSizeOption(lz4.Block4Mb))[7:]...)
 	_, refErr := pierrecDecode(frame)
 	require.Error(t, refErr)
 	_, err = Decode(frame, 1<<30)
@@ -232,8 +223,8 @@ func FuzzLZ4Frame(f *testing.F) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	data := lz4TestData(rng, 70<<10)
 	for _, kind := range []string{"json", "zeros", "random"} {
-		f.Add(pierrecFrame(f, data[kind], lz4.BlockSizeOption(lz4.Block64Kb), lz4.BlockChecksumOption(kind == "json"), lz4.SizeOption(70<<10)))
-		f.Add(pierrecFrame(f, data[kind][:1000]))
+		f.Add(lz4test.Frame(f, data[kind], lz4.BlockSizeOption(lz4.Block64Kb), lz4.BlockChecksumOption(kind == "json"), lz4.SizeOption(70<<10)))
+		f.Add(lz4test.Frame(f, data[kind][:1000]))
 	}
 	f.Add(dependentFrame(f, rng, 4))
 	f.Add([]byte{})

@@ -1,7 +1,6 @@
 package worker_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -14,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pierrec/lz4/v4"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -23,6 +21,7 @@ import (
 	"github.com/connectd/connectd/connect/jsonvalue"
 	"github.com/connectd/connectd/internal/state"
 	"github.com/connectd/connectd/internal/testutil/kafkatest"
+	"github.com/connectd/connectd/internal/testutil/lz4test"
 	"github.com/connectd/connectd/internal/testutil/plugintest"
 	"github.com/connectd/connectd/internal/worker"
 )
@@ -81,7 +80,7 @@ func BenchmarkSinkTaskFetch(b *testing.B) {
 func benchFetchTopic(b *testing.B, addr string, n int, frames string) string {
 	topic, compressor := fmt.Sprintf("bench-fetch-%d", n), kgo.ProducerBatchCompression(kgo.Lz4Compression())
 	if frames == "jvm" {
-		topic, compressor = fmt.Sprintf("bench-fetch-jvm-%d", n), kgo.WithCompressor(jvmLZ4Compressor{})
+		topic, compressor = fmt.Sprintf("bench-fetch-jvm-%d", n), kgo.WithCompressor(lz4test.JVMCompressor{})
 	}
 	adm := kafkatest.NewAdmin(b, addr)
 	ctx := context.Background()
@@ -118,24 +117,6 @@ func benchFetchTopic(b *testing.B, addr string, n int, frames string) string {
 		b.Fatal(*err)
 	}
 	return topic
-}
-
-// jvmLZ4Compressor writes lz4 frames as the JVM producer's KafkaLZ4BlockOutputStream does: 64 KiB
-// independent blocks, no block or content checksum, no content size.
-type jvmLZ4Compressor struct{}
-
-func (jvmLZ4Compressor) Compress(dst *bytes.Buffer, src []byte, _ ...kgo.CompressFlag) ([]byte, kgo.CompressionCodecType) {
-	w := lz4.NewWriter(dst)
-	if err := w.Apply(lz4.BlockSizeOption(lz4.Block64Kb), lz4.ChecksumOption(false), lz4.ConcurrencyOption(1)); err != nil {
-		return nil, kgo.CodecError
-	}
-	if _, err := w.Write(src); err != nil {
-		return nil, kgo.CodecError
-	}
-	if err := w.Close(); err != nil {
-		return nil, kgo.CodecError
-	}
-	return dst.Bytes(), kgo.CodecLz4
 }
 
 var fetchBenchSeq atomic.Int64
