@@ -10,7 +10,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/connectd/connectd/connect/jsonvalue"
@@ -101,7 +100,7 @@ func NewEarlySegment(e *EarlyFiles, tp TP, schemaID int, sc *arrow.Schema) *Segm
 func newSegmentBuilder(tp TP, schemaID int, sc *arrow.Schema, batchRows int) (*Segment, *arrow.Schema) {
 	fields := append(sc.Fields(), arrow.Field{Name: offsetColumn, Type: arrow.PrimitiveTypes.Int64})
 	full := arrow.NewSchema(fields, nil)
-	b := array.NewRecordBuilder(memory.DefaultAllocator, full)
+	b := array.NewRecordBuilder(batchMemory, full)
 	b.Reserve(batchRows)
 	cols := make([]array.Builder, len(fields)-1)
 	for i := range cols {
@@ -180,16 +179,16 @@ func (s *Segment) flush(more bool) error {
 		}
 	}
 	rec := s.b.NewRecordBatch()
-	defer rec.Release()
-	s.reserve(more)
+	var err error
 	if s.early != nil {
-		return s.sendEarly(rec)
-	}
-	if err := s.w.Write(rec); err != nil {
+		err = s.sendEarly(rec)
+	} else if err = s.w.Write(rec); err != nil {
 		s.err = fmt.Errorf("iceberg spool %s: %w", s.path, err)
-		return s.err
+		err = s.err
 	}
-	return nil
+	rec.Release() // before reserve: a spooled batch's buffers serve the next one (batchMemory)
+	s.reserve(more)
+	return err
 }
 
 // reserve sizes the builders for the next batch when more rows follow.
