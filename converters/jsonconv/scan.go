@@ -233,7 +233,19 @@ func validString(b []byte, i int) (int, bool, error) {
 	i++
 	esc := false
 	for i < len(b) {
-		if i = plainASCII(b, i); i+8 > len(b) {
+		if hasAVX2 && len(b)-i >= 48 {
+			// a string of more than 16 plain bytes goes on 32 bytes per step
+			if m := plainMask(b, i); m != 0 {
+				i += bits.TrailingZeros64(m) / 8
+			} else if m = plainMask(b, i+8); m != 0 {
+				i += 8 + bits.TrailingZeros64(m)/8
+			} else {
+				i = plainASCII(b, i+16+plainASCII32(b[i+16:]))
+			}
+		} else {
+			i = plainASCII(b, i)
+		}
+		if i+8 > len(b) {
 			for i < len(b) && plainByte[b[i]] {
 				i++
 			}
@@ -526,10 +538,10 @@ var plainByte = func() (t [256]bool) {
 	return t
 }()
 
-// plainASCII skips, 8 bytes at a time, the bytes from i that validString takes as they are: ASCII
-// from 0x20 on, other than '"' and '\\'. It stops at the first byte that is not such a byte, or where
-// fewer than 8 bytes are left.
-func plainASCII(b []byte, i int) int {
+// plainMask has the high bit set of each of the 8 bytes from i that is not plain (plainByte): (x -
+// n*ones) &^ x sets it for a byte below n, and only above such a byte otherwise, so the lowest bit
+// set is the first byte that is not plain.
+func plainMask(b []byte, i int) uint64 {
 	const (
 		ones   = 0x0101010101010101
 		highs  = 0x8080808080808080
@@ -537,16 +549,19 @@ func plainASCII(b []byte, i int) int {
 		bslash = '\\' * ones
 		space  = 0x20 * ones
 	)
-	for rest := b[i:]; len(rest) >= 8; rest = rest[8:] {
-		w := binary.LittleEndian.Uint64(rest)
-		q, s := w^quote, w^bslash
-		// the high bit of a byte below 0x20, of a quote or a backslash (zero after the xor), of a byte
-		// not ASCII: (x - n*ones) &^ x sets it for a byte below n, and only above such a byte otherwise,
-		// so the lowest bit set is the first byte to stop at
-		if m := ((w-space)&^w | (q-ones)&^q | (s-ones)&^s | w) & highs; m != 0 {
+	w := binary.LittleEndian.Uint64(b[i:])
+	q, s := w^quote, w^bslash
+	return ((w-space)&^w | (q-ones)&^q | (s-ones)&^s | w) & highs
+}
+
+// plainASCII skips, 8 bytes at a time, the bytes from i that validString takes as they are: ASCII
+// from 0x20 on, other than '"' and '\\'. It stops at the first byte that is not such a byte, or where
+// fewer than 8 bytes are left.
+func plainASCII(b []byte, i int) int {
+	for ; len(b)-i >= 8; i += 8 {
+		if m := plainMask(b, i); m != 0 {
 			return i + bits.TrailingZeros64(m)/8
 		}
-		i += 8
 	}
 	return i
 }
