@@ -18,6 +18,13 @@ import (
 	"github.com/xdg-go/scram"
 )
 
+// fetchPool is the consumers' RecordPool: what one consumer's recycled batches give back serves the
+// next batches of any.
+var fetchPool = NewRecordPool(maxPooledFetchBytes)
+
+// maxPooledFetchBytes bounds the free memory of fetchPool: about a fetch's worth for a few tasks.
+const maxPooledFetchBytes = 16 << 20
+
 // ConsumerOpts are the franz-go options of a group consumer configured from JVM consumer properties: the
 // common client keys and security settings (ClientOpts) and the consumer keys. max.poll.records,
 // group.id and the rebalance callbacks are the caller's.
@@ -34,7 +41,8 @@ func ConsumerOpts(props map[string]string) ([]kgo.Opt, error) {
 		// within fetch.max.wait.ms, and a task has max.poll.interval.ms to finish a batch at a rebalance
 		kgo.FetchMaxWait(500*time.Millisecond),
 		kgo.RebalanceTimeout(5*time.Minute),
-		kgo.WithDecompressor(NewDecompressor(MaxDecompressBatchBytes)),
+		kgo.WithDecompressor(NewDecompressor(MaxDecompressBatchBytes, fetchPool)),
+		kgo.WithPools(fetchPool),
 	)
 	ms := func(key string, opt func(time.Duration) kgo.Opt) error {
 		var d time.Duration

@@ -20,19 +20,25 @@ const MaxDecompressBatchBytes = 1 << 30
 // other codec goes to franz-go's default decompressor.
 type Decompressor struct {
 	max   int
+	pool  *RecordPool // where lz4 output comes from; nil: fresh slices
 	other kgo.Decompressor
 }
 
 // NewDecompressor returns a Decompressor that refuses batches decompressing to more than max bytes with
-// an error wrapping kgo.ErrMaxDecompress, which the client reports as ErrDecompressTooLarge.
-func NewDecompressor(max int) *Decompressor {
-	return &Decompressor{max: max, other: kgo.DefaultDecompressor()}
+// an error wrapping kgo.ErrMaxDecompress, which the client reports as ErrDecompressTooLarge. With a pool,
+// lz4 batches are decoded into its buffers (the client gives them back when their records are recycled).
+func NewDecompressor(max int, pool *RecordPool) *Decompressor {
+	return &Decompressor{max: max, pool: pool, other: kgo.DefaultDecompressor()}
 }
 
 // Decompress implements kgo.Decompressor. The returned slice is the batch's own: its records alias it.
 func (d *Decompressor) Decompress(src []byte, codec kgo.CompressionCodecType) ([]byte, error) {
 	if codec == kgo.CodecLz4 {
-		out, err := lz4frame.Decode(src, d.max)
+		alloc := lz4frame.Fresh
+		if d.pool != nil {
+			alloc = d.pool.Bytes
+		}
+		out, err := lz4frame.DecodeWith(src, d.max, alloc)
 		if errors.Is(err, lz4frame.ErrTooLarge) {
 			return nil, fmt.Errorf("%w: %w", kgo.ErrMaxDecompress, err)
 		}

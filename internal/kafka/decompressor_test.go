@@ -19,7 +19,7 @@ import (
 )
 
 func TestDecompressorCodecs(t *testing.T) {
-	d := NewDecompressor(1 << 20)
+	d := NewDecompressor(1<<20, nil)
 	data := bytes.Repeat([]byte("connectd "), 1000)
 	got, err := d.Decompress(data, kgo.CodecNone)
 	require.NoError(t, err)
@@ -32,16 +32,16 @@ func TestDecompressorCodecs(t *testing.T) {
 		got, err := d.Decompress(bytes.Clone(src), typ)
 		require.NoError(t, err, "codec %d", typ)
 		require.Equal(t, data, got, "codec %d", typ)
-		_, err = NewDecompressor(len(data)-1).Decompress(bytes.Clone(src), typ)
+		_, err = NewDecompressor(len(data)-1, nil).Decompress(bytes.Clone(src), typ)
 		require.ErrorIs(t, err, kgo.ErrMaxDecompress, "codec %d", typ)
 	}
 }
 
 func TestDecompressorLZ4Errors(t *testing.T) {
 	frame := lz4test.Frame(t, make([]byte, 1<<20))
-	_, err := NewDecompressor(1<<20-1).Decompress(frame, kgo.CodecLz4)
+	_, err := NewDecompressor(1<<20-1, nil).Decompress(frame, kgo.CodecLz4)
 	require.ErrorIs(t, err, kgo.ErrMaxDecompress)
-	_, err = NewDecompressor(1<<20).Decompress(frame[:len(frame)-1], kgo.CodecLz4)
+	_, err = NewDecompressor(1<<20, nil).Decompress(frame[:len(frame)-1], kgo.CodecLz4)
 	require.ErrorIs(t, err, lz4frame.ErrFrame)
 	require.NotErrorIs(t, err, kgo.ErrMaxDecompress)
 }
@@ -76,7 +76,7 @@ func BenchmarkLZ4Decompress(b *testing.B) {
 		for _, dec := range []struct {
 			name string
 			d    kgo.Decompressor
-		}{{"default", kgo.DefaultDecompressor()}, {"connectd", NewDecompressor(MaxDecompressBatchBytes)}} {
+		}{{"default", kgo.DefaultDecompressor()}, {"connectd", NewDecompressor(MaxDecompressBatchBytes, nil)}} {
 			b.Run(name+"/"+dec.name, func(b *testing.B) {
 				b.SetBytes(int64(len(batch)))
 				b.ReportAllocs()

@@ -1,6 +1,6 @@
 // Package lz4frame decodes LZ4 frames, the lz4 codec of Kafka record batches, block by block straight into
-// one fresh slice per input: no frame reader, no intermediate buffer, no copy, and no checksum pass (the
-// record batch's CRC32C covers the compressed bytes).
+// one slice per input (fresh, or the caller's): no frame reader, no intermediate buffer, no copy, and no
+// checksum pass (the record batch's CRC32C covers the compressed bytes).
 package lz4frame
 
 import (
@@ -28,9 +28,15 @@ const (
 // Decode decodes the concatenated LZ4 frames of src (skippable frames skipped) into a fresh slice,
 // refusing more than limit bytes of output (ErrTooLarge). Header, block and content checksums are not
 // verified.
-func Decode(src []byte, limit int) ([]byte, error) {
+func Decode(src []byte, limit int) ([]byte, error) { return DecodeWith(src, limit, Fresh) }
+
+// Fresh is a new slice of n bytes.
+func Fresh(n int) []byte { return make([]byte, n) }
+
+// DecodeWith is Decode into a slice of alloc: alloc(n) returns a slice of length n, of any contents.
+func DecodeWith(src []byte, limit int, alloc func(n int) []byte) ([]byte, error) {
 	// The output is allocated once, before decoding, and lives as long as any record of the batch: its
-	// capacity is the decoded size, give or take the blocks that writers leave short.
+	// length is the decoded size, give or take the blocks that writers leave short.
 	n, err := walkFrames(src, limit, estimate, nil)
 	if errors.Is(err, ErrTooLarge) {
 		n, err = walkFrames(src, limit, measure, nil)
@@ -38,7 +44,7 @@ func Decode(src []byte, limit int) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]byte, 0, n)
+	out := alloc(n)[:0]
 	if _, err := walkFrames(src, limit, decode, &out); err != nil {
 		return nil, err
 	}
