@@ -101,3 +101,35 @@ func TestJSONValueMembersKept(t *testing.T) {
 		require.Equal(t, want, jv.Members, "%s", jv.Bytes)
 	}
 }
+
+// The records of a put go back to the consumer's pool only when nothing the task was given can keep
+// their bytes: values as jsonvalue.Values (or converted by the JSON converter), keys through a
+// converter that copies, and no DLQ report or error log that keeps the originals.
+func TestRecyclesRecords(t *testing.T) {
+	schemaless := &jsonconv.Converter{}
+	require.NoError(t, schemaless.Configure(map[string]string{"schemas.enable": "false"}, false))
+	for _, c := range []struct {
+		name     string
+		accepts  bool
+		keyClass string
+		errs     map[string]string
+		want     bool
+	}{
+		{"string keys", true, "org.apache.kafka.connect.storage.StringConverter", nil, true},
+		{"JSON keys", true, "org.apache.kafka.connect.json.JsonConverter", nil, true},
+		{"byte array keys alias the record", true, "org.apache.kafka.connect.converters.ByteArrayConverter", nil, false},
+		{"values converted for the task", false, "org.apache.kafka.connect.storage.StringConverter", nil, false},
+		{"tolerating errors keeps originals", true, "org.apache.kafka.connect.storage.StringConverter", map[string]string{"errors.tolerance": "all"}, false},
+	} {
+		st := &sinkTask{task: &jsonValueTask{accepts: c.accepts}, keyConv: schemaless, valConv: schemaless, keyConvClass: c.keyClass}
+		var err error
+		st.errs, err = newErrorHandler("c", 0, c.errs, nil)
+		require.NoError(t, err)
+		st.jsonValues = st.jsonValueConverter()
+		require.Equal(t, c.want, st.recyclesRecords(), c.name)
+	}
+	st := &sinkTask{task: &jsonValueTask{accepts: true}, keyConv: schemaless, valConv: schemaless, keyConvClass: "org.apache.kafka.connect.storage.StringConverter"}
+	st.errs = &errorHandler{dlq: &dlqReporter{}}
+	st.jsonValues = st.jsonValueConverter()
+	require.False(t, st.recyclesRecords(), "a DLQ keeps originals")
+}

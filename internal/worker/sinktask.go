@@ -33,6 +33,9 @@ type sinkTask struct {
 	// jsonValues is the value converter when record values go to the task unconverted (jsonvalue.Value):
 	// the task takes them, the converter can vouch for them, and no transformation would need Connect data.
 	jsonValues jsonvalue.Converter
+	// recycles: the records of a put go back to the consumer's pool once it returned (recyclesRecords)
+	recycles   bool
+	putBatches []*batch // the batches of the put being made
 	errs       *errorHandler
 	taskClass  string
 	log        *slog.Logger
@@ -169,6 +172,7 @@ func (st *sinkTask) runLoop(ctx context.Context) error {
 		return fmt.Errorf("starting task: %w", err)
 	}
 	st.jsonValues = st.jsonValueConverter()
+	st.recycles = st.recyclesRecords()
 	if err := st.openConsumer(ctx); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err() // stopped while connecting

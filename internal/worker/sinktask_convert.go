@@ -33,6 +33,8 @@ more:
 		}
 	}
 	st.recordsBuf, st.jsonBuf, st.jsonMembers = st.recordsBuf[:0], st.jsonBuf[:0], st.jsonMembers[:0]
+	clear(st.putBatches)
+	st.putBatches = st.putBatches[:0]
 	for _, b := range bs {
 		if !st.assignment[b.tp] || b.epoch < st.seekEpoch[b.tp] {
 			continue // fetched before the partition's seek: it is fetched again from the new position
@@ -52,16 +54,49 @@ more:
 		if err := st.convertBatch(ctx, b); err != nil {
 			return err
 		}
+		st.putBatches = append(st.putBatches, b)
 	}
-	if len(st.recordsBuf) == 0 {
+	if len(st.recordsBuf) > 0 {
+		st.ptrBuf = st.ptrBuf[:0]
+		for i := range st.recordsBuf {
+			st.ptrBuf = append(st.ptrBuf, &st.recordsBuf[i])
+		}
+		if err := st.put(ctx, st.ptrBuf); err != nil {
+			return err
+		}
+	} else {
 		st.applyPending()
-		return nil
 	}
-	st.ptrBuf = st.ptrBuf[:0]
-	for i := range st.recordsBuf {
-		st.ptrBuf = append(st.ptrBuf, &st.recordsBuf[i])
+	if st.recycles && st.retryBatch == nil {
+		st.recycle()
 	}
-	return st.put(ctx, st.ptrBuf)
+	return nil
+}
+
+// recyclingKeyConverters are the key converters whose Connect keys never alias the record's bytes.
+var recyclingKeyConverters = map[string]bool{
+	"org.apache.kafka.connect.storage.StringConverter": true,
+	"org.apache.kafka.connect.json.JsonConverter":      true,
+}
+
+// recyclesRecords reports whether the records of a put may go back to the consumer's pool once the put
+// returned: their values reach the task as jsonvalue.Values, which it keeps only as copies, or through
+// the JSON converter; their keys through a converter that copies; and no DLQ report or error log keeps
+// the originals. A record with headers is never recycled (a header converter may keep its bytes).
+func (st *sinkTask) recyclesRecords() bool {
+	return st.jsonValues != nil && recyclingKeyConverters[st.keyConvClass] && st.errs.dlq == nil && !st.errs.tolerateAll
+}
+
+// recycle gives the records of the batches just put back to the consumer's pool (kgo.Record.Recycle):
+// the next fetches decode into their memory.
+func (st *sinkTask) recycle() {
+	for _, b := range st.putBatches {
+		for _, m := range b.msgs {
+			if len(m.Headers) == 0 {
+				m.Recycle()
+			}
+		}
+	}
 }
 
 func (st *sinkTask) convertBatch(ctx context.Context, b *batch) error {
