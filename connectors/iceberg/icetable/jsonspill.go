@@ -80,6 +80,31 @@ func (s *JSONSpill) Read(buf []byte, off int64, n int) ([]byte, error) {
 	return buf, nil
 }
 
+// spillWindowBytes is the size of spillWindow's reads.
+const spillWindowBytes = 1 << 20
+
+// spillWindow reads records of an ended file in rising offset order through reads of
+// spillWindowBytes.
+type spillWindow struct {
+	s   *JSONSpill
+	buf []byte
+	at  int64 // the file offset of buf[0]
+}
+
+// read returns the n bytes at off, valid until the next read.
+func (w *spillWindow) read(off int64, n int) ([]byte, error) {
+	if off >= w.at && off+int64(n) <= w.at+int64(len(w.buf)) {
+		return w.buf[off-w.at:][:n], nil
+	}
+	size := int(max(min(int64(spillWindowBytes), w.s.Size-off), int64(n)))
+	b, err := w.s.Read(w.buf, off, size)
+	if err != nil {
+		return nil, err
+	}
+	w.buf, w.at = b, off
+	return b[:n], nil
+}
+
 // Close gives the file back to the task's files: nothing reads it any more.
 func (s *JSONSpill) Close() {
 	s.File.release(s.err != nil)

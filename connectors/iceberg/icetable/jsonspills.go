@@ -2,6 +2,7 @@ package icetable
 
 import (
 	"bytes"
+	"cmp"
 	"os"
 	"slices"
 
@@ -130,25 +131,28 @@ func (s *JSONSpills) Compact(bufs map[string][]Rec) {
 		return
 	}
 	s.cur, s.files = f, append(s.files, f)
-	var buf []byte
+	var live []*BufferedKey
 	for _, recs := range bufs {
 		for i := range recs {
-			bk := recs[i].Key
-			if bk == nil || bk.Spill != old {
-				continue
+			if bk := recs[i].Key; bk != nil && bk.Spill == old {
+				live = append(live, bk)
 			}
-			b, err := old.Read(buf, bk.Off, bk.Len)
-			if err != nil {
-				return
-			}
-			buf = b
-			off, err := f.Write(b)
-			if err != nil {
-				return
-			}
-			bk.Spill, bk.Off = f, off
-			f.Live += int64(bk.Len)
 		}
+	}
+	// in file order: the old file is read through a window of large reads, not a read per record
+	slices.SortFunc(live, func(a, b *BufferedKey) int { return cmp.Compare(a.Off, b.Off) })
+	w := spillWindow{s: old}
+	for _, bk := range live {
+		b, err := w.read(bk.Off, bk.Len)
+		if err != nil {
+			return
+		}
+		off, err := f.Write(b)
+		if err != nil {
+			return
+		}
+		bk.Spill, bk.Off = f, off
+		f.Live += int64(bk.Len)
 	}
 	if f.Flush() != nil {
 		return
