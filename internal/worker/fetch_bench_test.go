@@ -194,7 +194,9 @@ func peakRSSMiB() float64 {
 
 const fetchDiscardClass = "io.connectd.test.FetchDiscardSinkConnector"
 
-var fetchDiscardPlugin = connect.Plugin{Class: fetchDiscardClass, Type: connect.PluginSink, New: func() any { return &fetchDiscardConnector{} }}
+var fetchDiscardPlugin = connect.Plugin{Class: fetchDiscardClass, Type: connect.PluginSink, New: func() any {
+	return &oneTaskConnector{newTask: func() connect.SinkTask { return &fetchDiscardTask{} }}
+}}
 
 var fetchDiscardCounts sync.Map // connector name → *atomic.Int64
 
@@ -203,17 +205,21 @@ func fetchDiscarded(conn string) *atomic.Int64 {
 	return c.(*atomic.Int64)
 }
 
-type fetchDiscardConnector struct{ props map[string]string }
+// oneTaskConnector is a sink connector of one task configured as the connector, made by newTask.
+type oneTaskConnector struct {
+	props   map[string]string
+	newTask func() connect.SinkTask
+}
 
-func (c *fetchDiscardConnector) Version() string                     { return "1" }
-func (c *fetchDiscardConnector) Initialize(connect.ConnectorContext) {}
-func (c *fetchDiscardConnector) ConfigDef() *connect.ConfigDef       { return &connect.ConfigDef{} }
-func (c *fetchDiscardConnector) Start(props map[string]string) error { c.props = props; return nil }
-func (c *fetchDiscardConnector) TaskConfigs(int) ([]map[string]string, error) {
+func (c *oneTaskConnector) Version() string                     { return "1" }
+func (c *oneTaskConnector) Initialize(connect.ConnectorContext) {}
+func (c *oneTaskConnector) ConfigDef() *connect.ConfigDef       { return &connect.ConfigDef{} }
+func (c *oneTaskConnector) Start(props map[string]string) error { c.props = props; return nil }
+func (c *oneTaskConnector) TaskConfigs(int) ([]map[string]string, error) {
 	return []map[string]string{c.props}, nil
 }
-func (c *fetchDiscardConnector) Stop() error               { return nil }
-func (c *fetchDiscardConnector) NewTask() connect.SinkTask { return &fetchDiscardTask{} }
+func (c *oneTaskConnector) Stop() error               { return nil }
+func (c *oneTaskConnector) NewTask() connect.SinkTask { return c.newTask() }
 
 type fetchDiscardTask struct {
 	count *atomic.Int64

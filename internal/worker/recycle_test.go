@@ -67,7 +67,9 @@ func recycledValue(i int) []byte {
 
 const recycleCheckClass = "io.connectd.test.RecycleCheckSinkConnector"
 
-var recycleCheckPlugin = connect.Plugin{Class: recycleCheckClass, Type: connect.PluginSink, New: func() any { return &recycleCheckConnector{} }}
+var recycleCheckPlugin = connect.Plugin{Class: recycleCheckClass, Type: connect.PluginSink, New: func() any {
+	return &oneTaskConnector{newTask: func() connect.SinkTask { return &recycleCheckTask{} }}
+}}
 
 // recycleChecked is what the task saw: how many records, and those that did not read as produced.
 var recycleChecked recycleLog
@@ -85,18 +87,6 @@ func (l *recycleLog) note(s string) {
 		l.bad = append(l.bad, s)
 	}
 }
-
-type recycleCheckConnector struct{ props map[string]string }
-
-func (c *recycleCheckConnector) Version() string                     { return "1" }
-func (c *recycleCheckConnector) Initialize(connect.ConnectorContext) {}
-func (c *recycleCheckConnector) ConfigDef() *connect.ConfigDef       { return &connect.ConfigDef{} }
-func (c *recycleCheckConnector) Start(props map[string]string) error { c.props = props; return nil }
-func (c *recycleCheckConnector) TaskConfigs(int) ([]map[string]string, error) {
-	return []map[string]string{c.props}, nil
-}
-func (c *recycleCheckConnector) Stop() error               { return nil }
-func (c *recycleCheckConnector) NewTask() connect.SinkTask { return &recycleCheckTask{} }
 
 type recycleCheckTask struct{}
 
