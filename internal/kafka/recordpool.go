@@ -20,10 +20,10 @@ type RecordPool struct {
 	max int
 
 	mu      sync.Mutex
-	bufs    map[int][][]byte       // by capacity (a class)
-	recs    map[int][][]kgo.Record // by capacity (a class)
-	held    int                    // bytes in bufs and recs
-	low     int                    // the least held since trimmed
+	bufs    freeLists[byte]
+	recs    freeLists[kgo.Record]
+	held    int // bytes in bufs and recs
+	low     int // the least held since trimmed
 	trimmed time.Time
 }
 
@@ -42,7 +42,7 @@ var _ interface {
 
 // NewRecordPool returns a pool that keeps at most max bytes of free memory.
 func NewRecordPool(max int) *RecordPool {
-	return &RecordPool{max: max, bufs: map[int][][]byte{}, recs: map[int][][]kgo.Record{}}
+	return &RecordPool{max: max, bufs: freeLists[byte]{}, recs: freeLists[kgo.Record]{}}
 }
 
 // sizeClass is the capacity n is rounded up to: the next of 1, 1.25, 1.5 and 1.75 times a power of two.
@@ -61,17 +61,9 @@ func (p *RecordPool) Bytes(n int) []byte {
 	if c < minPooled {
 		return make([]byte, n)
 	}
-	p.mu.Lock()
-	if l := p.bufs[c]; len(l) > 0 {
-		b := l[len(l)-1]
-		l[len(l)-1] = nil
-		p.bufs[c] = l[:len(l)-1]
-		p.held -= c
-		p.low = min(p.low, p.held)
-		p.mu.Unlock()
+	if b := take(p, p.bufs, c, 1); b != nil {
 		return b[:n]
 	}
-	p.mu.Unlock()
 	return make([]byte, n, c)
 }
 
@@ -83,19 +75,7 @@ func (p *RecordPool) GetDecompressBytes(compressed []byte, _ kgo.CompressionCode
 
 // PutDecompressBytes implements kgo.PoolDecompressBytes: the client gives back a batch's buffer, zeroed,
 // once its records were recycled. Buffers not of a class (another codec's) are left to the collector.
-func (p *RecordPool) PutDecompressBytes(b []byte) {
-	c := cap(b)
-	if c < minPooled || sizeClass(c) != c {
-		return
-	}
-	p.mu.Lock()
-	if p.held+c <= p.max {
-		p.bufs[c] = append(p.bufs[c], b[:c])
-		p.held += c
-	}
-	p.trim(time.Now())
-	p.mu.Unlock()
-}
+func (p *RecordPool) PutDecompressBytes(b []byte) { put(p, p.bufs, b, 1) }
 
 // GetRecords implements kgo.PoolRecords: n Records, of a capacity n's class; the client sets every
 // field of those it decodes into.
@@ -104,34 +84,41 @@ func (p *RecordPool) GetRecords(n int) []kgo.Record {
 	if c*recordSize < minPooled {
 		return make([]kgo.Record, n)
 	}
-	p.mu.Lock()
-	if l := p.recs[c]; len(l) > 0 {
-		r := l[len(l)-1]
-		l[len(l)-1] = nil
-		p.recs[c] = l[:len(l)-1]
-		p.held -= c * recordSize
-		p.low = min(p.low, p.held)
-		p.mu.Unlock()
+	if r := take(p, p.recs, c, recordSize); r != nil {
 		return r[:n]
 	}
-	p.mu.Unlock()
 	return make([]kgo.Record, n, c)
 }
 
 // PutRecords implements kgo.PoolRecords: the client gives back a batch's Records once those it kept
 // were recycled.
-func (p *RecordPool) PutRecords(r []kgo.Record) {
-	c := cap(r)
-	if c*recordSize < minPooled || sizeClass(c) != c {
+func (p *RecordPool) PutRecords(r []kgo.Record) { put(p, p.recs, r, recordSize) }
+
+// take takes a free slice of capacity c from f, whose elements are size bytes (nil: none is free).
+func take[T any](p *RecordPool, f freeLists[T], c, size int) []T {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := f.take(c)
+	if s != nil {
+		p.held -= c * size
+		p.low = min(p.low, p.held)
+	}
+	return s
+}
+
+// put keeps s in f, whose elements are size bytes, when its capacity is a class and there is room.
+func put[T any](p *RecordPool, f freeLists[T], s []T, size int) {
+	c := cap(s)
+	if c*size < minPooled || sizeClass(c) != c {
 		return
 	}
 	p.mu.Lock()
-	if p.held+c*recordSize <= p.max {
-		p.recs[c] = append(p.recs[c], r[:c])
-		p.held += c * recordSize
+	defer p.mu.Unlock()
+	if p.held+c*size <= p.max {
+		f[c] = append(f[c], s[:c])
+		p.held += c * size
 	}
 	p.trim(time.Now())
-	p.mu.Unlock()
 }
 
 // trim drops, once per trimEvery, as many free bytes as the pool held throughout the last period: no
@@ -140,24 +127,38 @@ func (p *RecordPool) trim(now time.Time) {
 	if now.Sub(p.trimmed) < trimEvery {
 		return
 	}
-	drop := p.low
-	for c, l := range p.bufs {
-		for len(l) > 0 && drop > 0 {
-			l[len(l)-1] = nil
-			l = l[:len(l)-1]
-			drop -= c
-			p.held -= c
-		}
-		p.bufs[c] = l
-	}
-	for c, l := range p.recs {
-		for len(l) > 0 && drop > 0 {
-			l[len(l)-1] = nil
-			l = l[:len(l)-1]
-			drop -= c * recordSize
-			p.held -= c * recordSize
-		}
-		p.recs[c] = l
-	}
+	dropped := p.bufs.shed(p.low, 1)
+	dropped += p.recs.shed(p.low-dropped, recordSize)
+	p.held -= dropped
 	p.low, p.trimmed = p.held, now
+}
+
+// freeLists are free slices by capacity (a size class).
+type freeLists[T any] map[int][][]T
+
+// take removes and returns a slice of capacity c (nil: none).
+func (f freeLists[T]) take(c int) []T {
+	l := f[c]
+	if len(l) == 0 {
+		return nil
+	}
+	s := l[len(l)-1]
+	l[len(l)-1] = nil
+	f[c] = l[:len(l)-1]
+	return s
+}
+
+// shed removes slices, whose elements are size bytes, until n bytes are gone or none is left; it
+// returns the bytes removed.
+func (f freeLists[T]) shed(n, size int) int {
+	removed := 0
+	for c, l := range f {
+		for len(l) > 0 && removed < n {
+			l[len(l)-1] = nil
+			l = l[:len(l)-1]
+			removed += c * size
+		}
+		f[c] = l
+	}
+	return removed
 }
