@@ -34,9 +34,18 @@ import (
 // final record (r beats p and, by the rule above, whatever p beat).
 type KeyIndex struct {
 	opts  TableOptions
-	last  map[string]int32 // key → its slot
+	short map[shortKey]int32 // key of up to shortKeyLen bytes → its slot
+	last  map[string]int32   // longer key → its slot
 	slots []KeySlot
 }
+
+// shortKeyLen is the longest key looked up in KeyIndex.short: a map of fixed-size keys compares
+// them in its own slots rather than through a pointer to the key's bytes (a cache miss a record on
+// a large index), and holds no pointer for the collector to follow.
+const shortKeyLen = 15
+
+// shortKey is a key's bytes, zero padded, and then its length.
+type shortKey [shortKeyLen + 1]byte
 
 // KeySlot is where a key's last buffered record is, its version, and the kind of every version
 // buffered for the key.
@@ -64,7 +73,7 @@ const (
 
 // NewKeyIndex is the key index of a keyed delta table of options o.
 func NewKeyIndex(o TableOptions) *KeyIndex {
-	return &KeyIndex{opts: o, last: map[string]int32{}}
+	return &KeyIndex{opts: o, short: map[shortKey]int32{}, last: map[string]int32{}}
 }
 
 func (x *KeyIndex) kindOf(v any) versionKind {
@@ -118,6 +127,18 @@ func (x *KeyIndex) Add(buf []Rec, rec Rec, k []byte, ver any) (out []Rec, grew b
 
 // Slot is the slot of key k, a new one when k has none: k is copied only for a new key.
 func (x *KeyIndex) Slot(k []byte) *KeySlot {
+	if len(k) <= shortKeyLen {
+		var sk shortKey
+		copy(sk[:], k)
+		sk[shortKeyLen] = byte(len(k))
+		i, ok := x.short[sk]
+		if !ok {
+			i = x.newSlot()
+			x.short[sk] = i
+			x.slots[i].key = string(k)
+		}
+		return &x.slots[i]
+	}
 	i, ok := x.last[string(k)]
 	if !ok {
 		i = x.newSlot()
@@ -175,6 +196,7 @@ func (x *KeyIndex) supersedes(r Rec, rv any, p Rec, pv any) bool {
 
 // Reset forgets every position: the buffer was handed over, reordered or filtered.
 func (x *KeyIndex) Reset() {
+	clear(x.short)
 	clear(x.last)
 	x.slots = x.slots[:0]
 }

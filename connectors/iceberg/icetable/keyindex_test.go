@@ -345,3 +345,59 @@ func add(x *icetable.KeyIndex, o icetable.TableOptions, buf []icetable.Rec, rec 
 	}
 	return x.Add(buf, rec, []byte(icerow.KeyOf(rec.Row, o.IDColumns)), ver)
 }
+
+// TestKeyIndexSlotModel: random keys of every length around the short-key bound, with zero bytes,
+// keys that are prefixes of each other and keys that differ in their last byte, each keep one place in the buffer (a version-less
+// record takes the place of its key's last one) until a Reset, against a plain map (seed printed).
+func TestKeyIndexSlotModel(t *testing.T) {
+	seed := int64(5)
+	if s := os.Getenv("KEYINDEX_SEED"); s != "" {
+		seed, _ = strconv.ParseInt(s, 10, 64)
+	}
+	t.Logf("seed %d (KEYINDEX_SEED)", seed)
+	rng := rand.New(rand.NewSource(seed))
+	x := icetable.NewKeyIndex(icetable.TableOptions{IDColumns: []string{"id"}})
+	var keys [][]byte
+	for range 300 {
+		k := make([]byte, rng.Intn(34))
+		for i := range k {
+			k[i] = "a\x00"[rng.Intn(2)]
+		}
+		keys = append(keys, k)
+	}
+	off := int64(0)
+	for round := range 4 {
+		at := map[string]int{} // key → its place in buf
+		var buf []icetable.Rec
+		for range 3000 {
+			k := keys[rng.Intn(len(keys))]
+			switch rng.Intn(8) {
+			case 0: // a key's prefix: only its length tells it from shorter keys
+				k = k[:rng.Intn(len(k)+1)]
+			case 1: // a key that differs in its last byte only
+				if n := len(k); n > 0 {
+					k = append(slices.Clone(k[:n-1]), k[n-1]^'a')
+				}
+			}
+			off++
+			var grew bool
+			buf, grew = x.Add(buf, icetable.Rec{Op: icerow.OpUpdate, Offset: off}, k, nil)
+			i, known := at[string(k)]
+			if !known {
+				i = len(buf) - 1
+				at[string(k)] = i
+			}
+			if grew == known || buf[i].Offset != off || len(buf) != len(at) {
+				t.Fatalf("round %d: key %q (known: %v) grew %v, its place holds offset %d, not %d; %d records for %d keys",
+					round, k, known, grew, buf[i].Offset, off, len(buf), len(at))
+			}
+			if s := x.Slot(k); s.Key() != string(k) {
+				t.Fatalf("round %d: slot of key %q holds key %q", round, k, s.Key())
+			}
+			if len(keys) < 3000 && rng.Intn(4) == 0 {
+				keys = append(keys, k)
+			}
+		}
+		x.Reset()
+	}
+}
