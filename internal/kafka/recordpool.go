@@ -100,7 +100,7 @@ func take[T any](p *RecordPool, f freeLists[T], c, size int) []T {
 	defer p.mu.Unlock()
 	s := f.take(c)
 	if s != nil {
-		p.held -= c * size
+		p.held -= cap(s) * size
 		p.low = min(p.low, p.held)
 	}
 	return s
@@ -136,16 +136,23 @@ func (p *RecordPool) trim(now time.Time) {
 // freeLists are free slices by capacity (a size class).
 type freeLists[T any] map[int][][]T
 
-// take removes and returns a slice of capacity c (nil: none).
+// takeClasses is how many classes above the one asked for take looks in: batches vary in size, and a
+// slice up to twice as large serves one that finds its own class empty.
+const takeClasses = 4
+
+// take removes and returns a slice of capacity c, or of one of the next takeClasses classes (nil:
+// none).
 func (f freeLists[T]) take(c int) []T {
-	l := f[c]
-	if len(l) == 0 {
-		return nil
+	for range takeClasses + 1 {
+		if l := f[c]; len(l) > 0 {
+			s := l[len(l)-1]
+			l[len(l)-1] = nil
+			f[c] = l[:len(l)-1]
+			return s
+		}
+		c = sizeClass(c + 1)
 	}
-	s := l[len(l)-1]
-	l[len(l)-1] = nil
-	f[c] = l[:len(l)-1]
-	return s
+	return nil
 }
 
 // shed removes slices, whose elements are size bytes, until n bytes are gone or none is left; it

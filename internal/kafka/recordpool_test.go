@@ -31,6 +31,10 @@ func TestRecordPoolSizeClasses(t *testing.T) {
 	require.Equal(t, 5120, p.held)
 	require.Equal(t, 5120, cap(p.Bytes(5100)), "a freed buffer serves a request of its class")
 	require.Zero(t, p.held)
+	p.PutDecompressBytes(make([]byte, 10240))
+	require.Equal(t, 4096, cap(p.Bytes(4096)), "a buffer five classes up is not taken")
+	require.Equal(t, 10240, cap(p.Bytes(4097)), "a buffer four classes up serves a request")
+	require.Zero(t, p.held)
 	p.PutDecompressBytes(make([]byte, 5000)) // not a class: another codec's
 	require.Zero(t, p.held)
 	p.PutDecompressBytes(make([]byte, 2<<20))
