@@ -3,6 +3,7 @@ package kafka
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -22,7 +23,18 @@ type Decompressor struct {
 	max   int
 	pool  *RecordPool // where lz4 output comes from; nil: fresh slices
 	other kgo.Decompressor
+	// ratio is the last lz4 batch's decoded size per compressed byte, in 1/1024ths (0: none yet): the
+	// next batch is decoded into about that much room before its blocks are measured (lz4frame.DecodeGuess)
+	ratio atomic.Uint64
 }
+
+// lz4GuessMargin is the room, in 1/1024ths, given past the last batch's ratio: batches of one stream
+// compress alike, and one that does not fit is measured and decoded again. Ratios past lz4GuessMaxRatio
+// are not guessed: a batch of zeros must not size the buffers of the batches after it.
+const (
+	lz4GuessMargin   = 64
+	lz4GuessMaxRatio = 16 << 10
+)
 
 // NewDecompressor returns a Decompressor that refuses batches decompressing to more than max bytes with
 // an error wrapping kgo.ErrMaxDecompress, which the client reports as ErrDecompressTooLarge. With a pool,
@@ -38,11 +50,24 @@ func (d *Decompressor) Decompress(src []byte, codec kgo.CompressionCodecType) ([
 		if d.pool != nil {
 			alloc = d.pool.Bytes
 		}
-		out, err := lz4frame.DecodeWith(src, d.max, alloc)
+		guess := 0
+		if r := d.ratio.Load(); r > 0 && r <= lz4GuessMaxRatio {
+			guess = int(min(uint64(len(src))*(r+lz4GuessMargin)>>10, uint64(d.max)))
+		}
+		out, err := lz4frame.DecodeGuess(src, d.max, guess, alloc)
 		if errors.Is(err, lz4frame.ErrTooLarge) {
 			return nil, fmt.Errorf("%w: %w", kgo.ErrMaxDecompress, err)
 		}
-		return out, err
+		if err != nil {
+			return nil, err
+		}
+		if len(src) > 0 {
+			d.ratio.Store(uint64(len(out)) << 10 / uint64(len(src)))
+		}
+		if cap(out)-len(out) > len(out)/2 { // a batch that compressed far worse than the one before
+			out = append(alloc(len(out))[:0], out...)
+		}
+		return out, nil
 	}
 	out, err := d.other.Decompress(src, codec)
 	// the default decompressor's own bound is math.MaxInt32 (the client rebuilds only its own default

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"syscall"
 	"testing"
@@ -44,6 +45,46 @@ func TestDecompressorLZ4Errors(t *testing.T) {
 	_, err = NewDecompressor(1<<20, nil).Decompress(frame[:len(frame)-1], kgo.CodecLz4)
 	require.ErrorIs(t, err, lz4frame.ErrFrame)
 	require.NotErrorIs(t, err, kgo.ErrMaxDecompress)
+}
+
+// A Decompressor decodes each lz4 batch into about the room the batch before it took: over random runs of
+// batches that compress alike and batches that do not (JSON, zeros, random bytes, of both producers'
+// block sizes), every batch reads as written and holds at most half again its size (seed printed).
+func TestDecompressorLZ4Guesses(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 0))
+	d := NewDecompressor(8<<20, NewRecordPool(16<<20))
+	kinds := []string{"json", "zeros", "random"}
+	kind := kinds[0]
+	for i := range 300 {
+		if rng.IntN(5) == 0 {
+			kind = kinds[rng.IntN(len(kinds))]
+		}
+		n := 1 + rng.IntN(300<<10)
+		data := make([]byte, 0, n)
+		switch kind {
+		case "json":
+			for j := 0; len(data) < n; j++ {
+				data = fmt.Appendf(data, `{"id":%d,"note":"%s"}`, rng.IntN(1e9), bytes.Repeat([]byte{'a' + byte(j%26)}, rng.IntN(200)))
+			}
+			data = data[:n]
+		case "zeros":
+			data = data[:n]
+		case "random":
+			for range n {
+				data = append(data, byte(rng.Uint32()))
+			}
+		}
+		opts := []lz4.Option{lz4.BlockSizeOption(lz4.Block4Mb)}
+		if rng.IntN(2) == 0 {
+			opts = []lz4.Option{lz4.BlockSizeOption(lz4.Block64Kb), lz4.ChecksumOption(false)}
+		}
+		got, err := d.Decompress(lz4test.Frame(t, data, opts...), kgo.CodecLz4)
+		require.NoError(t, err, "batch %d (%s, %d bytes)", i, kind, n)
+		require.Equal(t, data, got, "batch %d (%s, %d bytes)", i, kind, n)
+		require.LessOrEqual(t, cap(got), len(got)+len(got)/2+minPooled, "batch %d (%s, %d bytes)", i, kind, n)
+	}
 }
 
 // BenchmarkLZ4Decompress compares this decoder with franz-go's default on a batch of ~400-byte JSON

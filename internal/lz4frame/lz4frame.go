@@ -19,6 +19,9 @@ var ErrTooLarge = errors.New("lz4 frames decode past the limit")
 
 var errBlock = errors.New("malformed block")
 
+// errShort is a decoding walk's error when the output does not fit in the slice it was given.
+var errShort = errors.New("output past the slice given")
+
 const (
 	frameMagic     = 0x184D2204
 	skippableMagic = 0x184D2A50 // the low 4 bits are free
@@ -51,6 +54,20 @@ func DecodeWith(src []byte, limit int, alloc func(n int) []byte) ([]byte, error)
 	return out, nil
 }
 
+// DecodeGuess is DecodeWith that first decodes into alloc(guess), without measuring the blocks, and
+// measures them only when the output does not fit there (or src is malformed): a caller that knows
+// about how large its inputs decode skips the walk over every block's tokens that sizes the output.
+// The output's capacity is then the guess's; a guess of 0 or less is DecodeWith.
+func DecodeGuess(src []byte, limit, guess int, alloc func(n int) []byte) ([]byte, error) {
+	if guess > 0 {
+		out := alloc(min(guess, limit))[:0]
+		if _, err := walkFrames(src, limit, decode, &out); err == nil {
+			return out, nil
+		}
+	}
+	return DecodeWith(src, limit, alloc)
+}
+
 // walkMode is what walkFrames does with the blocks.
 type walkMode int
 
@@ -64,7 +81,7 @@ const (
 )
 
 // walkFrames walks the frames of src and returns their decoded size, or with estimate a bound of it.
-// With decode it decodes the blocks onto *dst, whose capacity must be what a measuring walk gave.
+// With decode it decodes the blocks onto *dst, failing when they do not fit in its capacity.
 func walkFrames(src []byte, limit int, walk walkMode, dst *[]byte) (int, error) {
 	total := 0
 	for len(src) > 0 {
@@ -132,6 +149,9 @@ func walkFrames(src []byte, limit int, walk walkMode, dst *[]byte) (int, error) 
 			switch {
 			case word>>31 != 0: // stored uncompressed
 				if walk == decode {
+					if len(block) > cap(*dst)-len(*dst) {
+						return 0, errShort
+					}
 					*dst = append(*dst, block...)
 				}
 			case walk == estimate && len(src) >= 4 && binary.LittleEndian.Uint32(src) != 0:

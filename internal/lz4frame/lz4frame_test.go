@@ -214,7 +214,7 @@ func TestDecodeFramesAreIndependent(t *testing.T) {
 }
 
 // FuzzLZ4Frame: whatever the input, Decode gives pierrec's reader's bytes or an error, and allocates no
-// more than its limit. The two legitimately differ where this decoder skips what pierrec's verifies
+// more than its limit; DecodeGuess gives Decode's, whatever the guess. The two legitimately differ where this decoder skips what pierrec's verifies
 // (header, block and content checksums: the batch CRC covers them), on legacy frames (magic 0x184C2102),
 // which Kafka never writes and this decoder refuses, on output past the limit, and where a later frame's
 // linked blocks reach into the frame before it (TestDecodeFramesAreIndependent): for inputs of one frame,
@@ -243,5 +243,12 @@ func FuzzLZ4Frame(f *testing.F) {
 			t.Fatalf("%v; pierrec's reader decoded %d bytes", err, len(want))
 		}
 		require.LessOrEqual(t, cap(got), 8<<20, "allocated past the bound")
+		// a guess of the output's size, too small or large enough, gives the same bytes or error
+		for _, guess := range []int{len(src), len(got), 4 * len(src)} {
+			g, gerr := DecodeGuess(src, 8<<20, guess, Fresh)
+			require.Equal(t, err == nil, gerr == nil, "guess %d: %v, %v", guess, err, gerr)
+			require.Equal(t, got, g, "guess %d", guess)
+			require.LessOrEqual(t, cap(g), 8<<20, "guess %d: allocated past the bound", guess)
+		}
 	})
 }
