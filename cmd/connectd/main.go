@@ -58,9 +58,8 @@ const usage = `usage:
   connectd version`
 
 func main() {
-	setupGC()
 	setupLogging()
-	setupMemoryLimit()
+	setupGC(setupMemoryLimit())
 	if len(os.Args) < 2 {
 		fmt.Fprintln(os.Stderr, usage)
 		os.Exit(2)

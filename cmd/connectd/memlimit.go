@@ -16,19 +16,20 @@ import (
 const memoryLimitShare = 0.9
 
 // setupMemoryLimit sets the Go heap's soft limit from the memory limit of the process's cgroup (a
-// container's limits.memory), so that the collector works harder before the kernel kills the process.
-// GOMEMLIMIT in the environment takes precedence, as for any Go program.
-func setupMemoryLimit() {
+// container's limits.memory), so that the collector works harder before the kernel kills the process,
+// and returns it (0: none). GOMEMLIMIT in the environment takes precedence, as for any Go program.
+func setupMemoryLimit() int64 {
 	if _, set := os.LookupEnv("GOMEMLIMIT"); set {
-		return
+		return 0
 	}
 	limit, ok := cgroupMemoryLimit("/sys/fs/cgroup", "/proc/self/cgroup")
 	if !ok {
-		return
+		return 0
 	}
 	soft := int64(float64(limit) * memoryLimitShare)
 	debug.SetMemoryLimit(soft)
 	slog.Info("Go memory limit set from the cgroup's memory limit (GOMEMLIMIT unset)", "cgroup_limit", limit, "gomemlimit", soft)
+	return soft
 }
 
 // unlimitedV1 is where cgroup v1 reports no limit (the page-rounded maximum int64): anything at or
