@@ -98,9 +98,10 @@ func TestWriteDataFilesDictionary(t *testing.T) {
 	}
 }
 
-// The decision is the first batch's, for every row group: a column whose first 4,096 values are
+// The decision is the first batches', for every row group: a column whose first 4,096 values are
 // distinct stays PLAIN when its values repeat later, where the writer's own per-row-group decision
-// takes a dictionary again.
+// takes a dictionary again. Batches smaller than that decide together: one repeat among their values
+// leaves the column to the writer.
 func TestWriteDataFilesDictionaryOfFirstBatch(t *testing.T) {
 	cat := sqliteCatalog(t)
 	ctx := context.Background()
@@ -111,13 +112,15 @@ func TestWriteDataFilesDictionaryOfFirstBatch(t *testing.T) {
 	asc, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
 	require.NoError(t, err)
 	write := func(w func(context.Context, *table.Table, *arrow.Schema, iter.Seq2[arrow.RecordBatch, error],
-		...table.WriteRecordOption) iter.Seq2[ice.DataFile, error]) (dicts []bool) {
+		...table.WriteRecordOption) iter.Seq2[ice.DataFile, error], per, repeatAt int) (dicts []bool) {
 		src := func(yield func(arrow.RecordBatch, error) bool) {
-			for at := 0; at < 3*4096; at += 4096 {
+			for at := 0; at < 3*4096; at += per {
 				bld := array.NewRecordBuilder(memory.DefaultAllocator, asc)
-				for i := at; i < at+4096; i++ {
+				for i := at; i < at+per; i++ {
 					k := "repeated"
-					if i < 4096 {
+					if i == repeatAt {
+						k = "distinct-5"
+					} else if i < 4096 {
 						k = fmt.Sprintf("distinct-%d", i)
 					}
 					bld.Field(0).(*array.StringBuilder).Append(k)
@@ -137,6 +140,8 @@ func TestWriteDataFilesDictionaryOfFirstBatch(t *testing.T) {
 		}
 		return dicts
 	}
-	require.Equal(t, []bool{false, true, true}, write(table.WriteRecords))
-	require.Equal(t, []bool{false, false, false}, write(icetable.WriteDataFiles))
+	require.Equal(t, []bool{false, true, true}, write(table.WriteRecords, 4096, -1))
+	require.Equal(t, []bool{false, false, false}, write(icetable.WriteDataFiles, 4096, -1))
+	require.Equal(t, []bool{false, false, false}, write(icetable.WriteDataFiles, 1024, -1))
+	require.Equal(t, write(table.WriteRecords, 1024, 3000), write(icetable.WriteDataFiles, 1024, 3000))
 }

@@ -651,8 +651,10 @@ const writerQueueBatches = 2
 
 // writeBatchRows is how many rows a batch handed to a data file writer holds (a segment's written
 // during the interval, a round's built from its records): while the writer encodes one batch the
-// next is built, and they and the writer's queue are in memory besides the buffered records.
-const writeBatchRows = 4096
+// next is built, and they and the writer's queue are in memory besides the buffered records. A
+// batch of ~400-byte rows (~400 KiB) stays in a core's cache from its building to its encoding:
+// 4,096 rows cost 5% more CPU per record on a 10M append.
+const writeBatchRows = 1024
 
 // rowGroupRows bounds the rows of a Parquet row group in the data files this package writes, where
 // the table sets no write.parquet.row-group-limit (iceberg-go's default is 1,048,576 rows): a writer
