@@ -2,6 +2,7 @@ package icerow
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math"
 	"strconv"
 	"strings"
@@ -35,6 +36,9 @@ type MemberScan struct {
 	// repeat the order of their members, so a name is checked against it before the map
 	order []int
 	plain []bool // per member: its name has no quote or backslash (the bytes of its token are the name)
+	// per member whose plain name is of 1 to 8 bytes: the name as a little-endian word, and the
+	// mask of its bytes (0: compared as a string)
+	word, mask []uint64
 	// scratch for one record, per member
 	Pos  []int // where its value starts (-1: null)
 	End  []int // where its value ends
@@ -53,6 +57,13 @@ func (ms *MemberScan) orderedName(b []byte, i, n int) (int, int) {
 	}
 	name := ms.member[m]
 	e := i + 1 + len(name)
+	if mask := ms.mask[m]; mask != 0 && i+9 <= len(b) {
+		// one compare of a word rather than a call per name
+		if binary.LittleEndian.Uint64(b[i+1:])&mask != ms.word[m] || e >= len(b) || b[e] != '"' {
+			return 0, -1
+		}
+		return m, e + 1
+	}
 	if e >= len(b) || b[e] != '"' || string(b[i+1:e]) != name {
 		return 0, -1
 	}
@@ -100,7 +111,15 @@ func NewMemberScan(st *ice.StructType) *MemberScan {
 		ms.member = append(ms.member, f.Name)
 		ms.kinds = append(ms.kinds, k)
 		ms.order = append(ms.order, -1)
-		ms.plain = append(ms.plain, !strings.ContainsAny(f.Name, "\"\\"))
+		plain := !strings.ContainsAny(f.Name, "\"\\")
+		ms.plain = append(ms.plain, plain)
+		var word, mask uint64
+		if plain && len(f.Name) >= 1 && len(f.Name) <= 8 {
+			var w [8]byte
+			copy(w[:], f.Name)
+			word, mask = binary.LittleEndian.Uint64(w[:]), ^uint64(0)>>(64-8*len(f.Name))
+		}
+		ms.word, ms.mask = append(ms.word, word), append(ms.mask, mask)
 	}
 	return ms
 }

@@ -168,3 +168,28 @@ func TestScanListedLikeFound(t *testing.T) {
 	}
 	t.Logf("%d of the scans took the object", taken)
 }
+
+// A member scan that learned the order of a shape's names tells them from names of the same length
+// that differ in one byte, for names of every length around the 8 bytes it compares as one word, at
+// the end of an object too.
+func TestMemberScanNearNames(t *testing.T) {
+	for n := 1; n <= 10; n++ {
+		name := strings.Repeat("n", n-1) + "e"
+		st := &ice.StructType{FieldList: []ice.NestedField{
+			{ID: 1, Name: name, Type: ice.PrimitiveTypes.Int64},
+			{ID: 2, Name: "x", Type: ice.PrimitiveTypes.Int64},
+		}}
+		ms := icerow.NewMemberScan(st)
+		require.NotNil(t, ms)
+		record := func(first string) []byte { return fmt.Appendf(nil, `{"x":2,"%s":1}`, first) }
+		require.True(t, ms.Scan(record(name), nil), "%q", name)
+		for at := range n {
+			near := []byte(name)
+			near[at]++
+			require.False(t, ms.Scan(record(string(near)), nil), "%q taken for %q", near, name)
+			require.True(t, ms.Scan(record(name), nil), "%q", name)
+		}
+		require.False(t, ms.Scan(record(name+"e"), nil), "%q taken for %q", name+"e", name)
+		require.False(t, ms.Scan(record(name[:n-1]), nil), "%q taken for %q", name[:n-1], name)
+	}
+}
