@@ -446,9 +446,52 @@ func jsonNumber(b []byte, i, e int, k jsonKind) float64 {
 	if k == kindLong {
 		return float64(jsonInt(b, i))
 	}
+	if f, ok := jsonDecimal(b[i:e]); ok {
+		return f
+	}
 	f, err := strconv.ParseFloat(string(b[i:e]), 64)
 	if (err != nil && !math.IsInf(f, 0) && f != 0) || f == 0 {
 		return 0
 	}
 	return f
+}
+
+// float64pow10 are the powers of ten a float64 holds exactly.
+var float64pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+	1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// jsonDecimal is the number n, of the form [-]digits[.digits], when its digits make an integer below
+// 2^52 and it has at most 22 of them after the point: that integer and that power of ten are exact
+// doubles, so their quotient is the correctly rounded value, as strconv.ParseFloat computes it for
+// such a number. ok is false for any other number, and for zero (the caller's -0.0 rule).
+func jsonDecimal(n []byte) (f float64, ok bool) {
+	i, neg := 0, len(n) > 0 && n[0] == '-'
+	if neg {
+		i++
+	}
+	var m uint64
+	frac, point := 0, false
+	for ; i < len(n); i++ {
+		switch c := n[i]; {
+		case c >= '0' && c <= '9':
+			if m = m*10 + uint64(c-'0'); m >= 1<<52 {
+				return 0, false
+			}
+			if point {
+				frac++
+			}
+		case c == '.' && !point:
+			point = true
+		default:
+			return 0, false
+		}
+	}
+	if m == 0 || frac > 22 {
+		return 0, false
+	}
+	f = float64(m) / float64pow10[frac]
+	if neg {
+		f = -f
+	}
+	return f, true
 }
