@@ -75,6 +75,7 @@ FUZZ_TARGETS := \
 	./connectors/iceberg/icetable:FuzzJSONValueRow \
 	./connectors/iceberg/icerow:FuzzJSONKeyShape \
 	./connectors/iceberg/icerow:FuzzVersionEncoding \
+	./connectors/iceberg/icerow:FuzzJSONDecimal \
 	./connectors/iceberg/icetable:FuzzJSONRoundRows \
 	./connectors/iceberg/commit/apacheevents:FuzzDecode \
 	./connectors/iceberg/scd:FuzzHistoryRow \
