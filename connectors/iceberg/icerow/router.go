@@ -24,6 +24,7 @@ type Router struct {
 	tables  Tables
 	single  string // the one static table every record goes to ("": routed per record)
 	shapes  map[string]*shapeMemory
+	singles *shapeMemory // shapes[single], once noted: the lookup of every record read from its bytes
 	out     []Target
 	keys    []byte // scratch: the keys of this record's targets
 }
@@ -175,7 +176,7 @@ func (rt *Router) Route(r *connect.SinkRecord, now time.Time) ([]Target, error) 
 // fromBytes routes a JSON object of a remembered shape to the one static table without converting
 // it: into the table's open segment (Target.Shape), or buffered as bytes by key (Target.AsBytes).
 func (rt *Router) fromBytes(r *connect.SinkRecord, jv *jsonvalue.Value) bool {
-	m := rt.shapes[rt.single]
+	m := rt.singles
 	if m == nil {
 		return false
 	}
@@ -204,6 +205,9 @@ func (rt *Router) note(name string, spec *TableSpec, tg *Target) {
 	if m == nil {
 		m = &shapeMemory{}
 		rt.shapes[name] = m
+		if name == rt.single {
+			rt.singles = m
+		}
 	}
 	st := tg.Struct
 	if tg.Op != OpDelete {
