@@ -30,6 +30,9 @@ type Task struct {
 	rows  *icerow.Router // reads each record once for the tables it goes to
 	opts  map[string]icetable.TableOptions
 	specs map[string]*tableSpec // what each table needs of a record's row: taskTables
+	// the table spec last asked for: the lookup of most records of a task that writes one table
+	lastSpecName string
+	lastSpec     *tableSpec
 
 	mu        sync.Mutex
 	buf       map[string][]icetable.Rec
@@ -271,6 +274,9 @@ func (tt taskTables) Table(name string) *icerow.TableSpec {
 
 func (tt taskTables) spec(name string) *tableSpec {
 	t := tt.t
+	if t.lastSpec != nil && name == t.lastSpecName {
+		return t.lastSpec
+	}
 	s := t.specs[name]
 	if s == nil {
 		o := t.tableOpts(name)
@@ -279,6 +285,7 @@ func (tt taskTables) spec(name string) *tableSpec {
 			Delta: o.DeltaMode, VersionColumn: o.VersionColumn, CDCVersionColumn: o.CDCVersionColumn}, appends: icetable.AppendEligible(o)}
 		t.specs[name] = s
 	}
+	t.lastSpecName, t.lastSpec = name, s
 	return s
 }
 
