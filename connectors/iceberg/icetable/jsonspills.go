@@ -19,6 +19,7 @@ type JSONSpills struct {
 	cur     *JSONSpill
 	files   []*JSONSpill // cur included
 	shared  map[string]*jsonvalue.Value
+	last    *jsonvalue.Value // the value Shared last returned: the lookup of most records
 }
 
 // Current is the file being written, or nil.
@@ -37,6 +38,9 @@ func (s *JSONSpills) dir() string {
 // Shared is the jsonvalue.Value that the records of jv's topic without headers whose bytes are in a
 // spill file share: one per topic rather than one per buffered key.
 func (s *JSONSpills) Shared(jv *jsonvalue.Value) *jsonvalue.Value {
+	if v := s.last; v != nil && v.Topic == jv.Topic {
+		return v
+	}
 	v := s.shared[jv.Topic]
 	if v == nil { // a task's values share its one value converter
 		v = &jsonvalue.Value{Topic: jv.Topic, Conv: jv.Conv}
@@ -45,6 +49,7 @@ func (s *JSONSpills) Shared(jv *jsonvalue.Value) *jsonvalue.Value {
 		}
 		s.shared[jv.Topic] = v
 	}
+	s.last = v
 	return v
 }
 
