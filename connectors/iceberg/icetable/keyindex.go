@@ -34,18 +34,24 @@ import (
 // final record (r beats p and, by the rule above, whatever p beat).
 type KeyIndex struct {
 	opts  TableOptions
-	short map[shortKey]int32 // key of up to shortKeyLen bytes → its slot
-	last  map[string]int32   // longer key → its slot
+	tiny  map[uint64]int32 // key of up to tinyKeyLen bytes → its slot (tinyKey)
+	last  map[string]int32 // longer key → its slot
 	slots []KeySlot
 }
 
-// shortKeyLen is the longest key looked up in KeyIndex.short: a map of fixed-size keys compares
-// them in its own slots rather than through a pointer to the key's bytes (a cache miss a record on
-// a large index), and holds no pointer for the collector to follow.
-const shortKeyLen = 15
+// tinyKeyLen is the longest key looked up in KeyIndex.tiny: a map of words hashes and compares
+// them without a call, and in its own slots rather than through a pointer to the key's bytes (a
+// cache miss a record on a large index); it holds no pointer for the collector to follow.
+const tinyKeyLen = 7
 
-// shortKey is a key's bytes, zero padded, and then its length.
-type shortKey [shortKeyLen + 1]byte
+// tinyKey is a key of up to tinyKeyLen bytes as a word: its bytes, then its length in the top byte.
+func tinyKey(k []byte) uint64 {
+	var w uint64
+	for i, c := range k {
+		w |= uint64(c) << (8 * i)
+	}
+	return w | uint64(len(k))<<56
+}
 
 // KeySlot is where a key's last buffered record is, its version, and the kind of every version
 // buffered for the key.
@@ -73,7 +79,7 @@ const (
 
 // NewKeyIndex is the key index of a keyed delta table of options o.
 func NewKeyIndex(o TableOptions) *KeyIndex {
-	return &KeyIndex{opts: o, short: map[shortKey]int32{}, last: map[string]int32{}}
+	return &KeyIndex{opts: o, tiny: map[uint64]int32{}, last: map[string]int32{}}
 }
 
 func (x *KeyIndex) kindOf(v any) versionKind {
@@ -127,14 +133,12 @@ func (x *KeyIndex) Add(buf []Rec, rec Rec, k []byte, ver any) (out []Rec, grew b
 
 // Slot is the slot of key k, a new one when k has none: k is copied only for a new key.
 func (x *KeyIndex) Slot(k []byte) *KeySlot {
-	if len(k) <= shortKeyLen {
-		var sk shortKey
-		copy(sk[:], k)
-		sk[shortKeyLen] = byte(len(k))
-		i, ok := x.short[sk]
+	if len(k) <= tinyKeyLen {
+		tk := tinyKey(k)
+		i, ok := x.tiny[tk]
 		if !ok {
 			i = x.newSlot()
-			x.short[sk] = i
+			x.tiny[tk] = i
 			x.slots[i].key = string(k)
 		}
 		return &x.slots[i]
@@ -196,7 +200,7 @@ func (x *KeyIndex) supersedes(r Rec, rv any, p Rec, pv any) bool {
 
 // Reset forgets every position: the buffer was handed over, reordered or filtered.
 func (x *KeyIndex) Reset() {
-	clear(x.short)
+	clear(x.tiny)
 	clear(x.last)
 	x.slots = x.slots[:0]
 }
