@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -163,12 +164,18 @@ var errLeaderGone = errors.New("leader refuses connections")
 // forwardToLeader forwards the request to the leader at leaderURL. When the leader's address refuses the
 // connection and the herder is in a group, it waits (up to leaderGoneWait) for the next leader and forwards
 // there, or answers 409 so that the client retries once the group settled: a refused connection never
-// delivered the request, so sending it again is safe. Without a group the refusal is the JVM's 500.
+// delivered the request, so sending it again is safe. A leader that died while serving the request may have
+// applied it: that request is answered 409 at once, for the client to retry. Without a group both are the
+// JVM's 500.
 func (s *Server) forwardToLeader(r *http.Request, leaderURL, pathAndQuery string, body []byte, extraHeaders []string) (*forwarded, error) {
 	la, inGroup := s.h.(herder.LeaderAwaiter)
 	deadline := time.Now().Add(leaderGoneWait)
 	for {
 		res, err := s.forward(r, strings.TrimRight(leaderURL, "/")+pathAndQuery, body, extraHeaders)
+		if inGroup && errors.Is(err, errLeaderDied) {
+			s.log.Info("The leader died while serving a forwarded request; the client retries", "leader", leaderURL, "method", r.Method, "path", r.URL.Path)
+			return nil, newRestError(http.StatusConflict, msgStaleConfig)
+		}
 		if err == nil || !inGroup || !errors.Is(err, errLeaderGone) {
 			return res, err
 		}
@@ -213,6 +220,9 @@ func (s *Server) forward(r *http.Request, target string, body []byte, extraHeade
 		if errors.Is(err, syscall.ECONNREFUSED) {
 			return nil, &leaderGoneError{restError: newRestError(500, msg)}
 		}
+		if droppedConnection(err) && refusesConnections(ctx, req.URL) {
+			return nil, &leaderDiedError{restError: newRestError(500, msg)}
+		}
 		return nil, newRestError(500, msg)
 	}
 	defer resp.Body.Close()
@@ -239,6 +249,38 @@ func (s *Server) forward(r *http.Request, target string, body []byte, extraHeade
 		return &forwarded{status: resp.StatusCode, header: resp.Header, body: data}, nil
 	}
 	return nil, newRestError(500, fmt.Sprintf("Unexpected status code when handling forwarded request: %d", resp.StatusCode))
+}
+
+// errLeaderDied marks a forward whose connection the leader dropped unanswered, its address refusing
+// connections afterwards: the leader died while serving it and may have applied it, so it is not sent again.
+var errLeaderDied = errors.New("leader died while serving the request")
+
+// leaderDiedError is the JVM's 500 for a forward the leader dropped unanswered, recognisable as errLeaderDied.
+type leaderDiedError struct{ *restError }
+
+func (e *leaderDiedError) Is(target error) bool { return target == errLeaderDied }
+func (e *leaderDiedError) Unwrap() error        { return e.restError }
+
+// droppedConnection tells whether err is the connection ending before the answer came.
+func droppedConnection(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
+// refusesConnections tells whether nothing listens at u's address any more.
+func refusesConnections(ctx context.Context, u *url.URL) bool {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	c, err := (&net.Dialer{}).DialContext(ctx, "tcp", net.JoinHostPort(u.Hostname(), port))
+	if err != nil {
+		return errors.Is(err, syscall.ECONNREFUSED)
+	}
+	c.Close()
+	return false
 }
 
 // leaderGoneError is the JVM's 500 for a forward the leader's address refused, recognisable as errLeaderGone.

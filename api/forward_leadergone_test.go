@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -90,4 +91,68 @@ func TestForwardLeaderGoneAnswers409(t *testing.T) {
 	assert.Equal(t, 409, rec.Code, rec.Body.String())
 	assert.JSONEq(t, `{"error_code":409,"message":"Cannot complete request momentarily due to stale configuration (typically caused by a concurrent config change)"}`, rec.Body.String())
 	assert.Equal(t, g.notLeader.LeaderURL, <-g.waits)
+}
+
+// dyingLeader accepts one connection, reads the request's head and then closes the connection and its
+// listener without answering, as a leader SIGKILLed while serving a forwarded request does. It returns the
+// leader's URL and the number of requests that reached it.
+func dyingLeader(t *testing.T, keepListening bool) (string, *atomic.Int32) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { l.Close() })
+	got := new(atomic.Int32)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			buf := make([]byte, 4096)
+			if n, _ := c.Read(buf); n > 0 && strings.HasPrefix(string(buf[:n]), "POST ") {
+				got.Add(1)
+			}
+			if !keepListening {
+				l.Close()
+			}
+			c.Close()
+		}
+	}()
+	return "http://" + l.Addr().String() + "/", got
+}
+
+// TestForwardLeaderDiesMidRequestAnswers409: a forward whose connection the leader drops unanswered, the
+// leader's address refusing connections afterwards, gets the 409 that makes the client retry (never a 500),
+// and is not sent again: the dead leader may have applied it.
+func TestForwardLeaderDiesMidRequestAnswers409(t *testing.T) {
+	quiet := WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	leader, got := dyingLeader(t, false)
+	g := &groupHerder{fakeHerder: newFakeHerder(), next: make(chan string, 1), waits: make(chan string, 4)}
+	g.notLeader = &herder.NotLeaderError{LeaderURL: leader}
+	srv := NewServer(g, WithRegistry(testRegistry), quiet)
+
+	req := httptest.NewRequest("POST", "/connectors", strings.NewReader(createBody))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	srv.Handler().ServeHTTP(rec, req)
+	assert.Equal(t, 409, rec.Code, rec.Body.String())
+	assert.JSONEq(t, `{"error_code":409,"message":"Cannot complete request momentarily due to stale configuration (typically caused by a concurrent config change)"}`, rec.Body.String())
+	assert.EqualValues(t, 1, got.Load(), "the request reached the leader once")
+	assert.Empty(t, g.waits, "a request that may have been applied is not sent on")
+}
+
+// TestForwardDroppedByLiveLeaderAnswers500: a leader that drops the connection but still listens is alive;
+// the drop is the JVM's 500.
+func TestForwardDroppedByLiveLeaderAnswers500(t *testing.T) {
+	quiet := WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	leader, _ := dyingLeader(t, true)
+	g := &groupHerder{fakeHerder: newFakeHerder(), next: make(chan string, 1), waits: make(chan string, 4)}
+	g.notLeader = &herder.NotLeaderError{LeaderURL: leader}
+	srv := NewServer(g, WithRegistry(testRegistry), quiet)
+
+	req := httptest.NewRequest("POST", "/connectors", strings.NewReader(createBody))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	srv.Handler().ServeHTTP(rec, req)
+	assert.Equal(t, 500, rec.Code, rec.Body.String())
+	assert.Contains(t, rec.Body.String(), "IO Error trying to forward REST request")
 }
