@@ -267,21 +267,40 @@ func droppedConnection(err error) bool {
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
-// refusesConnections tells whether nothing listens at u's address any more.
+// refusesConnections tells whether nothing listens at u's address any more. A process that dies closes
+// its connections and its listener one after the other, so a connection that ended may be seen before the
+// refusal: the address is probed a few times, briefly apart.
 func refusesConnections(ctx context.Context, u *url.URL) bool {
 	port := u.Port()
 	if port == "" {
 		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
 	}
-	ctx, cancel := context.WithTimeout(ctx, time.Second)
-	defer cancel()
-	c, err := (&net.Dialer{}).DialContext(ctx, "tcp", net.JoinHostPort(u.Hostname(), port))
-	if err != nil {
-		return errors.Is(err, syscall.ECONNREFUSED)
+	addr := net.JoinHostPort(u.Hostname(), port)
+	for i := range deathProbes {
+		if i > 0 {
+			select {
+			case <-ctx.Done():
+				return false
+			case <-time.After(deathProbeGap):
+			}
+		}
+		pctx, cancel := context.WithTimeout(ctx, time.Second)
+		c, err := (&net.Dialer{}).DialContext(pctx, "tcp", addr)
+		cancel()
+		if err != nil {
+			return errors.Is(err, syscall.ECONNREFUSED)
+		}
+		c.Close()
 	}
-	c.Close()
 	return false
 }
+
+// deathProbes and deathProbeGap bound the probes of refusesConnections: a live leader that dropped a
+// connection costs the request 100 ms more.
+const (
+	deathProbes   = 3
+	deathProbeGap = 50 * time.Millisecond
+)
 
 // leaderGoneError is the JVM's 500 for a forward the leader's address refused, recognisable as errLeaderGone.
 type leaderGoneError struct{ *restError }

@@ -93,10 +93,11 @@ func TestForwardLeaderGoneAnswers409(t *testing.T) {
 	assert.Equal(t, g.notLeader.LeaderURL, <-g.waits)
 }
 
-// dyingLeader accepts one connection, reads the request's head and then closes the connection and its
-// listener without answering, as a leader SIGKILLed while serving a forwarded request does. It returns the
-// leader's URL and the number of requests that reached it.
-func dyingLeader(t *testing.T, keepListening bool) (string, *atomic.Int32) {
+// dyingLeader accepts a connection, reads the request's head and then closes the connection without
+// answering and, listenerLag later, its listener, as a leader SIGKILLed while serving a forwarded request
+// does (a negative listenerLag: it keeps listening). It returns the leader's URL and the number of requests
+// that reached it.
+func dyingLeader(t *testing.T, listenerLag time.Duration) (string, *atomic.Int32) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	t.Cleanup(func() { l.Close() })
@@ -111,10 +112,11 @@ func dyingLeader(t *testing.T, keepListening bool) (string, *atomic.Int32) {
 			if n, _ := c.Read(buf); n > 0 && strings.HasPrefix(string(buf[:n]), "POST ") {
 				got.Add(1)
 			}
-			if !keepListening {
+			c.Close()
+			if listenerLag >= 0 {
+				time.Sleep(listenerLag)
 				l.Close()
 			}
-			c.Close()
 		}
 	}()
 	return "http://" + l.Addr().String() + "/", got
@@ -124,27 +126,32 @@ func dyingLeader(t *testing.T, keepListening bool) (string, *atomic.Int32) {
 // leader's address refusing connections afterwards, gets the 409 that makes the client retry (never a 500),
 // and is not sent again: the dead leader may have applied it.
 func TestForwardLeaderDiesMidRequestAnswers409(t *testing.T) {
-	quiet := WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
-	leader, got := dyingLeader(t, false)
-	g := &groupHerder{fakeHerder: newFakeHerder(), next: make(chan string, 1), waits: make(chan string, 4)}
-	g.notLeader = &herder.NotLeaderError{LeaderURL: leader}
-	srv := NewServer(g, WithRegistry(testRegistry), quiet)
+	// the listener closed with the connection, and a little after it
+	for _, lag := range []time.Duration{0, 30 * time.Millisecond} {
+		t.Run(lag.String(), func(t *testing.T) {
+			quiet := WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+			leader, got := dyingLeader(t, lag)
+			g := &groupHerder{fakeHerder: newFakeHerder(), next: make(chan string, 1), waits: make(chan string, 4)}
+			g.notLeader = &herder.NotLeaderError{LeaderURL: leader}
+			srv := NewServer(g, WithRegistry(testRegistry), quiet)
 
-	req := httptest.NewRequest("POST", "/connectors", strings.NewReader(createBody))
-	req.Header.Set("Content-Type", "application/json")
-	rec := httptest.NewRecorder()
-	srv.Handler().ServeHTTP(rec, req)
-	assert.Equal(t, 409, rec.Code, rec.Body.String())
-	assert.JSONEq(t, `{"error_code":409,"message":"Cannot complete request momentarily due to stale configuration (typically caused by a concurrent config change)"}`, rec.Body.String())
-	assert.EqualValues(t, 1, got.Load(), "the request reached the leader once")
-	assert.Empty(t, g.waits, "a request that may have been applied is not sent on")
+			req := httptest.NewRequest("POST", "/connectors", strings.NewReader(createBody))
+			req.Header.Set("Content-Type", "application/json")
+			rec := httptest.NewRecorder()
+			srv.Handler().ServeHTTP(rec, req)
+			assert.Equal(t, 409, rec.Code, rec.Body.String())
+			assert.JSONEq(t, `{"error_code":409,"message":"Cannot complete request momentarily due to stale configuration (typically caused by a concurrent config change)"}`, rec.Body.String())
+			assert.EqualValues(t, 1, got.Load(), "the request reached the leader once")
+			assert.Empty(t, g.waits, "a request that may have been applied is not sent on")
+		})
+	}
 }
 
 // TestForwardDroppedByLiveLeaderAnswers500: a leader that drops the connection but still listens is alive;
 // the drop is the JVM's 500.
 func TestForwardDroppedByLiveLeaderAnswers500(t *testing.T) {
 	quiet := WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
-	leader, _ := dyingLeader(t, true)
+	leader, _ := dyingLeader(t, -1)
 	g := &groupHerder{fakeHerder: newFakeHerder(), next: make(chan string, 1), waits: make(chan string, 4)}
 	g.notLeader = &herder.NotLeaderError{LeaderURL: leader}
 	srv := NewServer(g, WithRegistry(testRegistry), quiet)
