@@ -122,6 +122,20 @@ func dyingLeader(t *testing.T, listenerLag time.Duration) (string, *atomic.Int32
 	return "http://" + l.Addr().String() + "/", got
 }
 
+// createThroughFollower sends a connector create to a follower in a group whose leader is at leader and
+// returns the follower's answer and the group, whose waits tell whether the follower waited for a next one.
+func createThroughFollower(leader string) (*httptest.ResponseRecorder, *groupHerder) {
+	quiet := WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	g := &groupHerder{fakeHerder: newFakeHerder(), next: make(chan string, 1), waits: make(chan string, 4)}
+	g.notLeader = &herder.NotLeaderError{LeaderURL: leader}
+	srv := NewServer(g, WithRegistry(testRegistry), quiet)
+	req := httptest.NewRequest("POST", "/connectors", strings.NewReader(createBody))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	srv.Handler().ServeHTTP(rec, req)
+	return rec, g
+}
+
 // TestForwardLeaderDiesMidRequestAnswers409: a forward whose connection the leader drops unanswered, the
 // leader's address refusing connections afterwards, gets the 409 that makes the client retry (never a 500),
 // and is not sent again: the dead leader may have applied it.
@@ -129,16 +143,8 @@ func TestForwardLeaderDiesMidRequestAnswers409(t *testing.T) {
 	// the listener closed with the connection, and a little after it
 	for _, lag := range []time.Duration{0, 30 * time.Millisecond} {
 		t.Run(lag.String(), func(t *testing.T) {
-			quiet := WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
 			leader, got := dyingLeader(t, lag)
-			g := &groupHerder{fakeHerder: newFakeHerder(), next: make(chan string, 1), waits: make(chan string, 4)}
-			g.notLeader = &herder.NotLeaderError{LeaderURL: leader}
-			srv := NewServer(g, WithRegistry(testRegistry), quiet)
-
-			req := httptest.NewRequest("POST", "/connectors", strings.NewReader(createBody))
-			req.Header.Set("Content-Type", "application/json")
-			rec := httptest.NewRecorder()
-			srv.Handler().ServeHTTP(rec, req)
+			rec, g := createThroughFollower(leader)
 			assert.Equal(t, 409, rec.Code, rec.Body.String())
 			assert.JSONEq(t, `{"error_code":409,"message":"Cannot complete request momentarily due to stale configuration (typically caused by a concurrent config change)"}`, rec.Body.String())
 			assert.EqualValues(t, 1, got.Load(), "the request reached the leader once")
@@ -150,16 +156,8 @@ func TestForwardLeaderDiesMidRequestAnswers409(t *testing.T) {
 // TestForwardDroppedByLiveLeaderAnswers500: a leader that drops the connection but still listens is alive;
 // the drop is the JVM's 500.
 func TestForwardDroppedByLiveLeaderAnswers500(t *testing.T) {
-	quiet := WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	leader, _ := dyingLeader(t, -1)
-	g := &groupHerder{fakeHerder: newFakeHerder(), next: make(chan string, 1), waits: make(chan string, 4)}
-	g.notLeader = &herder.NotLeaderError{LeaderURL: leader}
-	srv := NewServer(g, WithRegistry(testRegistry), quiet)
-
-	req := httptest.NewRequest("POST", "/connectors", strings.NewReader(createBody))
-	req.Header.Set("Content-Type", "application/json")
-	rec := httptest.NewRecorder()
-	srv.Handler().ServeHTTP(rec, req)
+	rec, _ := createThroughFollower(leader)
 	assert.Equal(t, 500, rec.Code, rec.Body.String())
 	assert.Contains(t, rec.Body.String(), "IO Error trying to forward REST request")
 }
