@@ -27,6 +27,7 @@ import (
 
 	"github.com/connectd/connectd/api"
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/internal/gcpace"
 	"github.com/connectd/connectd/internal/herder"
 	"github.com/connectd/connectd/internal/logging"
 	"github.com/connectd/connectd/internal/metrics"
@@ -59,7 +60,7 @@ const usage = `usage:
 
 func main() {
 	setupLogging()
-	setupGC(setupMemoryLimit())
+	gcpace.Setup(setupMemoryLimit())
 	if len(os.Args) < 2 {
 		fmt.Fprintln(os.Stderr, usage)
 		os.Exit(2)

@@ -1,4 +1,7 @@
-package main
+// Package gcpace paces the Go collector of a worker process when GOGC is not set: Go's default pacing while
+// the runtime's memory is small, a heap that grows by half of what is live beyond, under a soft memory limit
+// set after each collection.
+package gcpace
 
 import (
 	"math"
@@ -21,8 +24,9 @@ const (
 	gcFloor            = 160 << 20
 )
 
-// setupGC sets the collector's pacing; the soft memory limit never exceeds ceiling (0: none).
-func setupGC(ceiling int64) {
+// Setup sets the collector's pacing for the rest of the process; the soft memory limit never exceeds
+// ceiling (0: none).
+func Setup(ceiling int64) {
 	if _, set := os.LookupEnv("GOGC"); set {
 		return
 	}
