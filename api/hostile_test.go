@@ -17,6 +17,7 @@ import (
 
 	"github.com/connectd/connectd/internal/gcpace"
 	"github.com/connectd/connectd/internal/logging"
+	"github.com/connectd/connectd/internal/testutil/race"
 )
 
 // rssBytes is the process's resident set size.
@@ -76,7 +77,7 @@ func TestParallelLargeBodiesBoundedMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("sends 32 MiB to each of 42 endpoint setups")
 	}
-	if raceDetector {
+	if race.Enabled {
 		t.Skip("RSS under the race detector is its shadow memory's; make test measures the bound")
 	}
 	gcpace.Setup(0) // the collector paced as cmd/connectd paces it: the RSS is the worker's
