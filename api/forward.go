@@ -218,10 +218,10 @@ func (s *Server) forward(r *http.Request, target string, body []byte, extraHeade
 	if err != nil {
 		msg := "IO Error trying to forward REST request: " + err.Error()
 		if errors.Is(err, syscall.ECONNREFUSED) {
-			return nil, &leaderGoneError{restError: newRestError(500, msg)}
+			return nil, &markedError{restError: newRestError(500, msg), mark: errLeaderGone}
 		}
 		if droppedConnection(err) && refusesConnections(ctx, req.URL) {
-			return nil, &leaderDiedError{restError: newRestError(500, msg)}
+			return nil, &markedError{restError: newRestError(500, msg), mark: errLeaderDied}
 		}
 		return nil, newRestError(500, msg)
 	}
@@ -254,12 +254,6 @@ func (s *Server) forward(r *http.Request, target string, body []byte, extraHeade
 // errLeaderDied marks a forward whose connection the leader dropped unanswered, its address refusing
 // connections afterwards: the leader died while serving it and may have applied it, so it is not sent again.
 var errLeaderDied = errors.New("leader died while serving the request")
-
-// leaderDiedError is the JVM's 500 for a forward the leader dropped unanswered, recognisable as errLeaderDied.
-type leaderDiedError struct{ *restError }
-
-func (e *leaderDiedError) Is(target error) bool { return target == errLeaderDied }
-func (e *leaderDiedError) Unwrap() error        { return e.restError }
 
 // droppedConnection tells whether err is the connection ending before the answer came.
 func droppedConnection(err error) bool {
@@ -302,8 +296,12 @@ const (
 	deathProbeGap = 50 * time.Millisecond
 )
 
-// leaderGoneError is the JVM's 500 for a forward the leader's address refused, recognisable as errLeaderGone.
-type leaderGoneError struct{ *restError }
+// markedError is the JVM's 500 for a failed forward, recognisable by its mark (errLeaderGone, errLeaderDied)
+// so that forwardToLeader can answer otherwise within a group.
+type markedError struct {
+	*restError
+	mark error
+}
 
-func (e *leaderGoneError) Is(target error) bool { return target == errLeaderGone }
-func (e *leaderGoneError) Unwrap() error        { return e.restError }
+func (e *markedError) Is(target error) bool { return target == e.mark }
+func (e *markedError) Unwrap() error        { return e.restError }
