@@ -225,17 +225,19 @@ type sessionKeyValue struct {
 	Created   int64  `json:"creation-timestamp"`
 }
 
-// parseTaskKey splits `task-<connector>-<n>` at the last '-'.
+// parseTaskKey splits `task-<connector>-<n>` at the last '-' as the JVM's String.split does (trailing '-'
+// ignored), with n an int.
 func parseTaskKey(rest string) (state.TaskID, bool) {
+	rest = strings.TrimRight(rest, "-")
 	i := strings.LastIndexByte(rest, '-')
-	if i <= 0 {
+	if i < 0 {
 		return state.TaskID{}, false
 	}
-	n, err := strconv.Atoi(rest[i+1:])
+	n, err := strconv.ParseInt(rest[i+1:], 10, 32)
 	if err != nil {
 		return state.TaskID{}, false
 	}
-	return state.TaskID{Connector: rest[:i], Task: n}, true
+	return state.TaskID{Connector: rest[:i], Task: int(n)}, true
 }
 
 // Apply consumes one config-topic record (the log's apply function).
@@ -283,12 +285,12 @@ func (s *ConfigStore) Apply(r Record) {
 	case strings.HasPrefix(key, CommitPrefix):
 		name := key[len(CommitPrefix):]
 		var v commitValue
-		if r.Value == nil || json.Unmarshal(r.Value, &v) != nil {
+		if r.Value == nil || json.Unmarshal(r.Value, &v) != nil || v.Tasks < 0 {
 			break
 		}
 		d := s.deferred[name]
 		complete := true
-		for i := 0; i < v.Tasks; i++ {
+		for i := 0; i < v.Tasks && complete; i++ {
 			if _, ok := d[i]; !ok {
 				if _, had := s.tasks[state.TaskID{Connector: name, Task: i}]; !had {
 					complete = false
@@ -327,12 +329,11 @@ func (s *ConfigStore) Apply(r Record) {
 			if t == "" {
 				t = v.State
 			}
-			switch state.Target(t) {
-			case state.Started, state.Paused, state.Stopped:
-				s.targets[name] = state.Target(t)
-			default:
-				return
+			tg := state.Target(t)
+			if tg != state.Started && tg != state.Paused && tg != state.Stopped {
+				break // an unknown state is ignored, as the JVM does
 			}
+			s.targets[name] = tg
 		}
 		notify = func() { s.listener.TargetStateChanged(name) }
 	case strings.HasPrefix(key, RestartPrefix):
