@@ -230,18 +230,22 @@ func (w *writer) entries(es []connEntry) {
 	}
 }
 
-// entries reads a (nullable) connector assignment array; null reads as no work.
-func (r *reader) entries(nullable bool) (conns []string, tasks []TaskID) {
+// more reports whether an optional trailing field is there: the JVM reads every version with the V1 layouts,
+// whose fields after the config offset may be missing at the end of a message but not cut short.
+func (r *reader) more() bool { return r.err == nil && len(r.b) > 0 }
+
+// entries reads a nullable array of connectors and their (not nullable) task arrays; null reads as no work.
+func (r *reader) entries() (conns []string, tasks []TaskID) {
 	n := r.i32()
 	if n < 0 {
-		if !nullable && r.err == nil {
-			r.err = errors.New("group: null array in connect protocol message")
-		}
 		return nil, nil
 	}
 	for i := int32(0); i < n && r.err == nil; i++ {
 		c := r.str()
 		m := r.i32()
+		if m < 0 && r.err == nil {
+			r.err = errors.New("group: null task array in connect protocol message")
+		}
 		for j := int32(0); j < m && r.err == nil; j++ {
 			t := r.i32()
 			if t == ConnectorTask {
@@ -270,7 +274,8 @@ func EncodeAssignment(a *Assignment) []byte {
 	return w.b
 }
 
-// DecodeAssignment parses an assignment of any version. V1+ trailing fields are optional, as in the JVM.
+// DecodeAssignment parses an assignment of any version as the JVM does: with the V1 layout, the fields after
+// the offset optional.
 func DecodeAssignment(b []byte) (*Assignment, error) {
 	r := &reader{b: b}
 	a := &Assignment{Version: r.i16()}
@@ -281,12 +286,14 @@ func DecodeAssignment(b []byte) (*Assignment, error) {
 	a.Leader = r.str()
 	a.LeaderURL = r.str()
 	a.Offset = r.i64()
-	a.Connectors, a.Tasks = r.entries(a.Version >= V1)
-	if a.Version >= V1 && r.err == nil && len(r.b) > 0 {
-		a.RevokedConnectors, a.RevokedTasks = r.entries(true)
-		if r.err == nil && len(r.b) >= 4 {
-			a.Delay = r.i32()
-		}
+	if r.more() {
+		a.Connectors, a.Tasks = r.entries()
+	}
+	if r.more() {
+		a.RevokedConnectors, a.RevokedTasks = r.entries()
+	}
+	if r.more() {
+		a.Delay = r.i32()
 	}
 	if r.err != nil {
 		return nil, r.err
@@ -315,7 +322,8 @@ func EncodeMetadata(ws WorkerState) []byte {
 	return w.b
 }
 
-// DecodeMetadata parses JoinGroup member metadata of any version.
+// DecodeMetadata parses JoinGroup member metadata of any version as the JVM does: with the V1 layout, the
+// allocation optional.
 func DecodeMetadata(b []byte) (*WorkerState, error) {
 	r := &reader{b: b}
 	ws := &WorkerState{Version: r.i16()}
@@ -324,7 +332,7 @@ func DecodeMetadata(b []byte) (*WorkerState, error) {
 	}
 	ws.URL = r.str()
 	ws.Offset = r.i64()
-	if ws.Version >= V1 && r.err == nil && len(r.b) >= 4 {
+	if r.more() {
 		n := r.i32()
 		if n >= 0 && r.need(int(n)) {
 			a, err := DecodeAssignment(r.b[:n])

@@ -12,7 +12,7 @@ import (
 
 // golden reads testdata/distributed/protocol-golden.txt: bytes serialized by the JVM's ConnectProtocol and
 // IncrementalCooperativeConnectProtocol (connect-runtime 4.3.1, regenerate with testdata/distributed/jvm.sh golden).
-func golden(t *testing.T) map[string][]byte {
+func golden(t testing.TB) map[string][]byte {
 	f, err := os.Open("../../testdata/distributed/protocol-golden.txt")
 	require.NoError(t, err)
 	defer f.Close()
@@ -137,4 +137,55 @@ func TestProtocolsFor(t *testing.T) {
 	}
 	_, err := ProtocolsFor("bogus")
 	require.Error(t, err)
+}
+
+// TestDecodeAsJVM: IncrementalCooperativeConnectProtocol's answers (connect-runtime 4.3.1), which read every
+// version with the V1 layouts: the fields after the config offset may be missing, but not cut short, and a
+// connector's task array is never null.
+func TestDecodeAsJVM(t *testing.T) {
+	msg := func(v int16, tail ...int32) []byte {
+		w := &writer{}
+		w.i16(v)
+		w.i16(NoError)
+		w.str("leader-1")
+		w.str("http://l:8083/")
+		w.i64(7)
+		for _, x := range tail {
+			w.i32(x)
+		}
+		return w.b
+	}
+	for _, c := range []struct {
+		name string
+		b    []byte
+		ok   bool
+	}{
+		{"v1 without assignment", msg(V1), true},
+		{"v0 without assignment", msg(V0), true},
+		{"v0 null assignment", msg(V0, -1), true},
+		{"v0 with revoked and delay", msg(V0, 0, 0, 5), true},
+		{"v0 cut in revoked", append(msg(V0, 0), 0), false},
+		{"v2 cut in delay", append(msg(V2, 0, 0), 0, 0), false},
+		{"negative task count", append(append(msg(V2, 1), 0, 1, 'a'), 0xff, 0xff, 0xff, 0xfe), false},
+	} {
+		_, err := DecodeAssignment(c.b)
+		require.Equal(t, c.ok, err == nil, "%s: %v", c.name, err)
+	}
+
+	meta := func(v int16, alloc ...byte) []byte {
+		w := &writer{}
+		w.i16(v)
+		w.str("http://w:8083/")
+		w.i64(3)
+		return append(w.b, alloc...)
+	}
+	alloc := msg(V1, 0, 0, 0)
+	withAlloc := append(meta(V0, 0, 0, 0, byte(len(alloc))), alloc...)
+	ws, err := DecodeMetadata(withAlloc)
+	require.NoError(t, err)
+	require.NotNil(t, ws.Assignment, "a V0 member's allocation is read too")
+	for _, cut := range [][]byte{meta(V2, 0), meta(V2, 0, 0, 0), meta(V0, 0xff)} {
+		_, err := DecodeMetadata(cut)
+		require.Error(t, err, "%x", cut)
+	}
 }
