@@ -3,11 +3,14 @@ package props
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // Load reads a .properties file.
@@ -30,6 +33,7 @@ func Parse(r io.Reader) (map[string]string, error) {
 	out := map[string]string{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	sc.Split(scanLines)
 	var logical strings.Builder
 	for sc.Scan() {
 		line := strings.TrimLeft(sc.Text(), " \t\f")
@@ -56,6 +60,25 @@ func Parse(r io.Reader) (map[string]string, error) {
 		out[k] = v
 	}
 	return out, sc.Err()
+}
+
+// scanLines splits at "\n", "\r" or "\r\n", the line terminators of java.util.Properties.
+func scanLines(data []byte, atEOF bool) (int, []byte, error) {
+	i := bytes.IndexAny(data, "\r\n")
+	switch {
+	case i < 0:
+		if atEOF && len(data) > 0 {
+			return len(data), data, nil
+		}
+		return 0, nil, nil
+	case data[i] == '\n':
+		return i + 1, data[:i], nil
+	case i+1 < len(data) && data[i+1] == '\n':
+		return i + 2, data[:i], nil
+	case i+1 == len(data) && !atEOF:
+		return 0, nil, nil // a "\n" may follow
+	}
+	return i + 1, data[:i], nil
 }
 
 func trailingBackslashes(s string) int {
@@ -124,8 +147,18 @@ func unescape(s string) (string, error) {
 			if err != nil {
 				return "", fmt.Errorf("malformed \\uxxxx encoding")
 			}
-			b.WriteRune(rune(n))
+			r := rune(n)
 			i += 4
+			// a character outside the BMP is escaped as its UTF-16 surrogate pair, \uD83D\uDE00
+			if utf16.IsSurrogate(r) && i+6 < len(s) && s[i+1] == '\\' && s[i+2] == 'u' {
+				if lo, err := strconv.ParseUint(s[i+3:i+7], 16, 16); err == nil {
+					if pair := utf16.DecodeRune(r, rune(lo)); pair != utf8.RuneError {
+						r = pair
+						i += 6
+					}
+				}
+			}
+			b.WriteRune(r)
 		default:
 			b.WriteByte(s[i])
 		}
