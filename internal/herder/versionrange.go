@@ -211,6 +211,9 @@ func parseMavenVersion(raw string) *mavenVersion {
 			sub()
 		case c >= '0' && c <= '9':
 			if !isDigit && i > start {
+				if len(*list) > 0 { // Maven 3.9 reads .X like -X for a qualifier X: 1.0.0.X1 < 1.0.0-X2
+					sub()
+				}
 				*list = append(*list, qualifier(s[start:i], true))
 				start = i
 				sub()
@@ -226,6 +229,9 @@ func parseMavenVersion(raw string) *mavenVersion {
 		}
 	}
 	if len(s) > start {
+		if !isDigit && len(*list) > 0 {
+			sub()
+		}
 		*list = append(*list, item(s[start:], isDigit))
 	}
 	for i := len(stack) - 1; i >= 0; i-- {
@@ -331,11 +337,13 @@ func compareItem(a, b versionItem) int {
 		}
 	case versionList:
 		switch y := b.(type) {
-		case nil:
-			if len(x) == 0 {
-				return 0
+		case nil: // every item, not just the first (MNG-6964)
+			for _, it := range x {
+				if c := compareItem(it, nil); c != 0 {
+					return c
+				}
 			}
-			return compareItem(x[0], nil)
+			return 0
 		case *big.Int:
 			return -1
 		case string:

@@ -222,6 +222,19 @@ var mavenCompare = []struct {
 	{"1.10.1-foo", "1.10.1-cr1", 1},
 	{"1.10.1-foo", "1.10.2-alpha1", -1},
 	{"1.10.1-cr1", "1.10.2-alpha1", -1},
+	// a qualifier after '.' reads as after '-' (Debezium's 2.6.0.CR1, Confluent's 7.6.0.ccs)
+	{"2.6.0.CR1", "2.6.0-CR1", 0},
+	{"2.6.0.CR1", "2.6.0.Final", -1},
+	{"2.6.0.Beta1", "2.6.0.CR1", -1},
+	{"2.5.0.Final", "2.5.0", 0},
+	{"7.6.0.ccs", "7.6.0-ccs", 0},
+	{"1.0.0.M1", "1.0.0-SNAPSHOT", -1},
+	{"1.0.0-1", "1.0.0.SNAPSHOT", 1},
+	{"1.0.0.alpha1", "1.0.0a1", 0},
+	{"1x", "1.x", 0},
+	// a list against nothing compares all its items (MNG-6964)
+	{"-.1", "", 1},
+	{"1-0.1", "1", 1},
 }
 
 func TestMavenVersionCompare(t *testing.T) {
