@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/connectd/connectd/connect/values"
 )
 
 // ConfigType is a config value type, named as in the JVM's ConfigDef.Type.
@@ -264,7 +266,7 @@ func (k *ConfigKey) shown(raw string) any {
 
 // ParseConfigValue parses a string as the JVM's ConfigDef.parseType does.
 func ParseConfigValue(t ConfigType, s string) (any, error) {
-	trimmed := strings.TrimSpace(s)
+	trimmed := values.JavaTrim(s)
 	switch t {
 	case ConfigBoolean:
 		switch strings.ToLower(trimmed) {
@@ -277,7 +279,7 @@ func ParseConfigValue(t ConfigType, s string) (any, error) {
 	case ConfigString, ConfigClass:
 		return trimmed, nil
 	case ConfigPassword:
-		return Password(s), nil
+		return Password(trimmed), nil
 	case ConfigInt, ConfigShort:
 		bits := 32
 		if t == ConfigShort {
@@ -295,7 +297,7 @@ func ParseConfigValue(t ConfigType, s string) (any, error) {
 		}
 		return n, nil
 	case ConfigDouble:
-		f, err := strconv.ParseFloat(trimmed, 64)
+		f, err := values.ParseJavaFloat(trimmed, 64)
 		if err != nil {
 			return nil, fmt.Errorf("Not a number of type DOUBLE")
 		}
@@ -306,7 +308,7 @@ func ParseConfigValue(t ConfigType, s string) (any, error) {
 		}
 		parts := strings.Split(trimmed, ",")
 		for i := range parts {
-			parts[i] = strings.TrimSpace(parts[i])
+			parts[i] = strings.Trim(parts[i], " \t\n\v\f\r") // the JVM splits at \s*,\s*
 		}
 		return parts, nil
 	}

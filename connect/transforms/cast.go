@@ -2,12 +2,12 @@ package transforms
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connect/values"
 )
 
 const castPurpose = "cast types"
@@ -304,6 +304,10 @@ func castValueToType(s *connect.Schema, v any, target connect.Type) (any, error)
 		}
 		return n, nil
 	case connect.TypeFloat32, connect.TypeFloat64:
+		bits := 64
+		if target == connect.TypeFloat32 {
+			bits = 32
+		}
 		var f float64
 		switch x := v.(type) {
 		case bool:
@@ -311,7 +315,7 @@ func castValueToType(s *connect.Schema, v any, target connect.Type) (any, error)
 				f = 1
 			}
 		case string:
-			p, err := parseJavaDouble(x)
+			p, err := values.ParseJavaFloat(x, bits)
 			if err != nil {
 				return nil, outOfRange()
 			}
@@ -324,10 +328,6 @@ func castValueToType(s *connect.Schema, v any, target connect.Type) (any, error)
 			f = d
 		}
 		if target == connect.TypeFloat32 {
-			if x, ok := v.(string); ok {
-				p, _ := strconv.ParseFloat(strings.TrimSpace(strings.TrimRight(x, "fFdD")), 32)
-				return float32(p), nil
-			}
 			return float32(f), nil
 		}
 		return f, nil
@@ -354,24 +354,6 @@ func castValueToType(s *connect.Schema, v any, target connect.Type) (any, error)
 
 // javaIntString accepts what Integer.parseInt accepts (a leading '+' too).
 func javaIntString(s string) string { return s }
-
-// parseJavaDouble is Double.parseDouble: surrounding whitespace and a trailing f/d suffix are allowed.
-func parseJavaDouble(s string) (float64, error) {
-	t := strings.TrimSpace(s)
-	switch t {
-	case "NaN", "+NaN", "-NaN":
-		return math.NaN(), nil
-	case "Infinity", "+Infinity":
-		return math.Inf(1), nil
-	case "-Infinity":
-		return math.Inf(-1), nil
-	}
-	t = strings.TrimRight(t, "fFdD")
-	if strings.ContainsAny(t, "xXpP_iInN") {
-		return 0, fmt.Errorf("bad number")
-	}
-	return strconv.ParseFloat(t, 64)
-}
 
 // inferType is ConnectSchema.schemaType(value.getClass()); a Go int counts as INT64 here.
 func inferType(v any) connect.Type {

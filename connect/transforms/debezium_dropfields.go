@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connect/values"
 )
 
 // The drop.fields.* options of Debezium's ExtractNewRecordState (debezium-core 3.4.3): a header, named by
@@ -25,11 +26,6 @@ const (
 // transformation fails io.debezium.config.Field validation.
 var errUnableToValidate = errors.New(debeziumUnableToValidateConf)
 
-// javaTrim is String.trim(): it strips every char <= ' ' at both ends.
-func javaTrim(s string) string {
-	return strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
-}
-
 // validateDebeziumBoolean is io.debezium.config.Field.isBoolean: an absent value passes, a present one must be
 // 'true' or 'false' ignoring case and surrounding blanks.
 func validateDebeziumBoolean(props map[string]string, key string) error {
@@ -37,7 +33,7 @@ func validateDebeziumBoolean(props map[string]string, key string) error {
 	if !ok {
 		return nil
 	}
-	v = javaTrim(v)
+	v = values.JavaTrim(v)
 	if strings.EqualFold(v, "true") || strings.EqualFold(v, "false") {
 		return nil
 	}
@@ -68,7 +64,7 @@ func (e *javaNPE) ClassName() string { return "java.lang.NullPointerException" }
 
 // dropFields is ExtractNewRecordState.dropFields.
 func (t *ExtractNewRecordState) dropFields(r *connect.SinkRecord) (*connect.SinkRecord, error) {
-	if javaTrim(t.dropHeader) == "" {
+	if values.JavaTrim(t.dropHeader) == "" {
 		return r, nil
 	}
 	var h *connect.Header

@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connect/values"
 )
 
 // This file, schema_merge.go and numbers.go port Kafka's org.apache.kafka.connect.data.Values.parseString
@@ -135,26 +136,14 @@ func (p *tokenizer) canConsume(expected string) bool {
 	for isBlank(p.tok) && p.pos < len(p.s) {
 		p.tok = p.consumeNextToken()
 	}
-	if javaTrim(p.tok) == expected {
+	if values.JavaTrim(p.tok) == expected {
 		p.hasTok = false
 		return true
 	}
 	return false
 }
 
-// javaTrim is String.trim: it strips every char <= U+0020 at both ends.
-func javaTrim(s string) string {
-	i, j := 0, len(s)
-	for i < j && s[i] <= ' ' {
-		i++
-	}
-	for j > i && s[j-1] <= ' ' {
-		j--
-	}
-	return s[i:j]
-}
-
-func isBlank(s string) bool { return len(javaTrim(s)) == 0 }
+func isBlank(s string) bool { return len(values.JavaTrim(s)) == 0 }
 
 func (p *tokenizer) canParseSingleTokenLiteral(embedded bool, lit string) bool {
 	start := p.mark()
@@ -210,7 +199,7 @@ func (p *tokenizer) parse(embedded bool) (sv, error) {
 	if isBlank(tok) {
 		return sv{schema: connect.StringSchema, value: tok}, nil
 	}
-	return p.parseNextToken(embedded, javaTrim(tok))
+	return p.parseNextToken(embedded, values.JavaTrim(tok))
 }
 
 func (p *tokenizer) parseNextToken(embedded bool, token string) (sv, error) {
