@@ -2,6 +2,7 @@ package values
 
 import (
 	"fmt"
+	"math"
 	"math/big"
 	"strconv"
 	"strings"
@@ -43,7 +44,10 @@ func ParseDecimal(s string) (Decimal, error) {
 	if !ok {
 		return Decimal{}, fmt.Errorf("invalid decimal %q", s)
 	}
-	return Decimal{Unscaled: u, Scale: int32(scale - exp)}, nil
+	if scale -= exp; scale > math.MaxInt32 || scale < math.MinInt32 {
+		return Decimal{}, fmt.Errorf("invalid decimal %q: scale out of range", s)
+	}
+	return Decimal{Unscaled: u, Scale: int32(scale)}, nil
 }
 
 // String renders like BigDecimal.toPlainString.
@@ -82,8 +86,20 @@ func (d Decimal) Rescale(scale int32) (Decimal, error) {
 	return Decimal{Unscaled: q, Scale: scale}, nil
 }
 
-// Float64 is a lossy conversion.
+// Float64 is a lossy conversion. A value far outside float64's range is ±Inf or ±0 without computing
+// 10^scale, which for a scale near 2^31 would take gigabytes.
 func (d Decimal) Float64() float64 {
+	if d.Unscaled == nil {
+		return 0
+	}
+	switch exp := float64(d.Unscaled.BitLen())*math.Log10(2) - float64(d.Scale); {
+	case d.Unscaled.Sign() == 0:
+		return 0
+	case exp > 400:
+		return math.Inf(d.Unscaled.Sign())
+	case exp < -400:
+		return math.Copysign(0, float64(d.Unscaled.Sign()))
+	}
 	f, _ := new(big.Rat).SetFrac(d.Unscaled, pow10(d.Scale)).Float64()
 	if d.Scale < 0 {
 		f, _ = new(big.Rat).SetInt(new(big.Int).Mul(d.Unscaled, pow10(-d.Scale))).Float64()

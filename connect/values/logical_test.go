@@ -2,6 +2,7 @@ package values
 
 import (
 	"bytes"
+	"math"
 	"math/big"
 	"testing"
 	"time"
@@ -125,5 +126,35 @@ func TestSignExtend(t *testing.T) {
 		if errText(err) != c.err || !bytes.Equal(got, c.want) {
 			t.Errorf("SignExtend(%x, %d) = %x, %q; want %x, %q", c.in, c.size, got, errText(err), c.want, c.err)
 		}
+	}
+}
+
+// A scale beyond int32 is refused as BigDecimal refuses it, and a decimal far outside float64's range
+// converts without computing its power of ten.
+func TestDecimalExtremeScales(t *testing.T) {
+	for _, s := range []string{"1e-2147483648", "0.1e-2147483647", "1e2147483648", "10e-2147483649"} {
+		if d, err := ParseDecimal(s); err == nil {
+			t.Errorf("ParseDecimal(%q) = %v, want an error", s, d)
+		}
+	}
+	if d, err := ParseDecimal("1e-2147483647"); err != nil || d.Scale != math.MaxInt32 {
+		t.Errorf("ParseDecimal(1e-2147483647) = %v, %v", d, err)
+	}
+	done := make(chan []float64, 1)
+	go func() {
+		done <- []float64{NewDecimal(1, math.MaxInt32).Float64(), NewDecimal(-1, math.MaxInt32).Float64(),
+			NewDecimal(7, math.MinInt32).Float64(), NewDecimal(-7, math.MinInt32).Float64(),
+			NewDecimal(15, 1).Float64(), Decimal{}.Float64()}
+	}()
+	select {
+	case got := <-done:
+		want := []float64{0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), 1.5, 0}
+		for i := range want {
+			if got[i] != want[i] || math.Signbit(got[i]) != math.Signbit(want[i]) {
+				t.Errorf("Float64 #%d = %v, want %v", i, got[i], want[i])
+			}
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Float64 of an extreme scale did not return")
 	}
 }
