@@ -210,12 +210,12 @@ func (f *javaDateFormat) parse(s string) (time.Time, error) {
 			if j == pos {
 				return 0, false
 			}
-			v, err := strconv.Atoi(s[pos:j])
+			v, err := strconv.ParseInt(s[pos:j], 10, 32) // Calendar fields are ints; beyond, time.Date overflows
 			if err != nil {
 				return 0, false
 			}
 			pos = j
-			return v, true
+			return int(v), true
 		}
 		var ok bool
 		switch tk.letter {
@@ -306,12 +306,12 @@ func (f *javaDateFormat) parse(s string) (time.Time, error) {
 					if strings.Contains(rest[1:min2(len(rest), 6)], ":") {
 						pos++
 					}
-				} else {
+				} else if len(digits) >= 2 {
 					h, _ := strconv.Atoi(digits[:2])
 					offset = sign * h * 3600
 					pos += 3
 				}
-				ok = true
+				ok = len(digits) >= 2
 			}
 		default:
 			_, ok = readNum()

@@ -174,6 +174,15 @@ func parseValueString(s string) (connect.SchemaAndValue, error) {
 		return connect.SchemaAndValue{}, nil
 	}
 	if d, err := connect.ParseDecimal(t); err == nil && t != "" && strings.IndexFunc(t, func(r rune) bool { return r == ' ' }) < 0 {
+		// Building 10^scale for "1e-2000000000" would take gigabytes; far outside float64's range the answer is known.
+		switch exp := int64(float64(d.Unscaled.BitLen())*math.Log10(2)) - int64(d.Scale); {
+		case d.Unscaled.Sign() == 0:
+			return connect.SchemaAndValue{Schema: connect.Int8Schema, Value: int8(0)}, nil
+		case exp > 400:
+			return connect.SchemaAndValue{Schema: connect.DecimalSchema(d.Scale), Value: d}, nil
+		case exp < -400:
+			return connect.SchemaAndValue{Schema: connect.Float32Schema, Value: float32(math.Copysign(0, float64(d.Unscaled.Sign())))}, nil
+		}
 		r := new(big.Rat).SetFrac(d.Unscaled, big.NewInt(1))
 		if d.Scale > 0 {
 			r.SetFrac(d.Unscaled, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(d.Scale)), nil))
