@@ -63,6 +63,12 @@ type bDoc struct {
 const bDocIndexFrom = 16
 
 func (d *bDoc) find(k string) (int, bool) {
+	if d.idx == nil && len(d.keys) >= bDocIndexFrom { // also after clone and remove, which drop it
+		d.idx = make(map[string]int, 2*len(d.keys))
+		for i, kk := range d.keys {
+			d.idx[kk] = i
+		}
+	}
 	if d.idx != nil {
 		i, ok := d.idx[k]
 		return i, ok
@@ -87,26 +93,23 @@ func (d *bDoc) put(k string, v *bVal) {
 		d.vals[i] = v
 		return
 	}
-	switch {
-	case d.idx != nil:
-		d.idx[k] = len(d.keys)
-	case len(d.keys) >= bDocIndexFrom:
-		d.idx = make(map[string]int, 2*len(d.keys))
-		for i, kk := range d.keys {
-			d.idx[kk] = i
-		}
+	if d.idx != nil {
 		d.idx[k] = len(d.keys)
 	}
 	d.keys = append(d.keys, k)
 	d.vals = append(d.vals, v)
 }
 
-func (d *bDoc) remove(k string) {
-	if i, ok := d.find(k); ok {
-		d.keys = append(d.keys[:i:i], d.keys[i+1:]...)
-		d.vals = append(d.vals[:i:i], d.vals[i+1:]...)
-		d.idx = nil // positions moved; rebuilt by the next put past the threshold
+// remove drops the named keys in one pass: one key at a time is quadratic in wide documents.
+func (d *bDoc) remove(names map[string]bool) {
+	keys, vals := make([]string, 0, len(d.keys)), make([]*bVal, 0, len(d.vals))
+	for i, k := range d.keys {
+		if !names[k] {
+			keys, vals = append(keys, k), append(vals, d.vals[i])
+		}
 	}
+	d.keys, d.vals = keys, vals
+	d.idx = nil // positions moved; rebuilt by the next find
 }
 
 func (d *bDoc) clone() *bDoc {

@@ -36,14 +36,6 @@ type jNode struct {
 	vals []*jNode // object values (parallel to keys) or array elements
 }
 
-func (n *jNode) get(k string) *jNode {
-	for i, kk := range n.keys {
-		if kk == k {
-			return n.vals[i]
-		}
-	}
-	return nil
-}
 func nodeToText(n *jNode) string {
 	if n.kind == jText {
 		return n.text

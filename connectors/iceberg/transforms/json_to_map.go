@@ -59,12 +59,14 @@ func (j *JsonToMapTransform) Apply(r *connect.SinkRecord) (*connect.SinkRecord, 
 		return r.NewRecord(r.Topic, r.Partition, r.KeySchema, r.Key, jsonRootSchema, st, r.Timestamp, r.Headers), nil
 	}
 	b := connect.StructBuilder()
+	var fieldNodes []*jNode // by field index: a lookup by name per field is quadratic in wide objects
 	for i, k := range node.keys {
 		if fs := schemaFromNode(node.vals[i]); fs != nil {
 			if k == "" {
 				return nil, errEmptyFieldName
 			}
 			b.Field(k, fs)
+			fieldNodes = append(fieldNodes, node.vals[i])
 		}
 	}
 	schema, err := b.Build()
@@ -73,7 +75,7 @@ func (j *JsonToMapTransform) Apply(r *connect.SinkRecord) (*connect.SinkRecord, 
 	}
 	st := connect.NewStruct(schema)
 	for i, f := range schema.Fields() {
-		el := node.get(f.Name)
+		el := fieldNodes[i]
 		var v any
 		switch f.Schema.Type {
 		case connect.TypeArray:

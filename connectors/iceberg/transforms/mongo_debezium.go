@@ -96,9 +96,11 @@ func (m *MongoDebeziumTransform) Apply(r *connect.SinkRecord) (*connect.SinkReco
 			initial.put(k, ud.vals[i])
 		}
 		if removed, ok := us.Get("removedFields").([]any); ok {
+			names := make(map[string]bool, len(removed))
 			for _, f := range removed {
-				initial.remove(connect.JavaString(f))
+				names[connect.JavaString(f)] = true
 			}
+			initial.remove(names)
 		}
 		if initial.get("_id") == nil {
 			initial.put("_id", keyDoc.get("id"))
