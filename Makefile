@@ -58,9 +58,11 @@ bench:
 	$(WITH_KAFKA) $(GO) test $(BENCHFLAGS) $(PKGS)
 
 ## fuzz: every fuzz target (decoders and parsers of untrusted input), FUZZTIME each; the REST bodies target runs
-## through the whole HTTP handler and is ~100x slower per input, so it gets REST_FUZZTIME
+## through the whole HTTP handler and is ~100x slower per input, so it gets REST_FUZZTIME, and the targets of
+## SLOW_FUZZ_TARGETS (5-10x slower per input) get SLOW_FUZZTIME
 FUZZTIME ?= 30s
 REST_FUZZTIME ?= $(FUZZTIME)
+SLOW_FUZZTIME ?= $(FUZZTIME)
 FUZZ_TARGETS := \
 	./connect/jvm:FuzzParseJSON \
 	./connect/values:FuzzParseText \
@@ -82,11 +84,35 @@ FUZZ_TARGETS := \
 	./connectors/clickhouse:FuzzSourcePositions \
 	./connectors/clickhouse/chtype:FuzzParse \
 	./internal/configprovider:FuzzTransform \
-	./internal/lz4frame:FuzzLZ4Frame
+	./internal/lz4frame:FuzzLZ4Frame \
+	./connect:FuzzParseConfigValue \
+	./connect:FuzzParseType \
+	./connect/values:FuzzParseJavaFloat \
+	./connect/transforms:FuzzJavaDatePattern \
+	./connect/transforms:FuzzJavaDateRoundTrip \
+	./connect/transforms:FuzzParseValueString \
+	./connectors/clickhouse/chtype:FuzzSplit \
+	./internal/group:FuzzDecodeAssignment \
+	./internal/group:FuzzDecodeMetadata \
+	./internal/props:FuzzParse \
+	./internal/store:FuzzParseTaskKey \
+	./internal/store:FuzzConfigRecord
+SLOW_FUZZ_TARGETS := \
+	./connectors/iceberg/transforms:FuzzParseBSONDocument \
+	./connectors/iceberg/transforms:FuzzParseJackson \
+	./connectors/iceberg/commit:FuzzParseApacheOffsets \
+	./connectors/iceberg/commit:FuzzConnectdPayload \
+	./internal/herder:FuzzParseVersionRange \
+	./internal/herder:FuzzMavenVersionCompare \
+	./lakeops/reconcile:FuzzRecordKey
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  echo "fuzz $${t#*:} ($${t%%:*}, $(FUZZTIME))"; \
 	  $(GO) test $${t%%:*} -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME); \
+	done
+	@set -e; for t in $(SLOW_FUZZ_TARGETS); do \
+	  echo "fuzz $${t#*:} ($${t%%:*}, $(SLOW_FUZZTIME))"; \
+	  $(GO) test $${t%%:*} -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(SLOW_FUZZTIME); \
 	done
 	$(GO) test ./api -run '^$$' -fuzz '^FuzzRESTBodies$$' -fuzztime $(REST_FUZZTIME)
 
@@ -95,6 +121,7 @@ fuzz:
 ## fuzz coordinator can fail a clean run with "context deadline exceeded" at the deadline (golang/go#75804).
 CI_FUZZTIME ?= 30000x
 CI_REST_FUZZTIME ?= 3000x
+CI_SLOW_FUZZTIME ?= 5000x
 ## The CDC model test (test/cdcmodel), the reconcile end-to-end tests (test/e2e/lakeops) and the SCD model tests
 ## (connectors/iceberg/scd) run fixed seeds
 ## here so that a CI run is repeatable; `make soak` and a plain `go test` draw random seeds.
@@ -103,7 +130,7 @@ CI_RECONCILE_SEED ?= 1
 CI_SCD_SEED ?= 1
 test:
 	CDC_SEED=$${CDC_SEED:-$(CI_CDC_SEED)} RECONCILE_SEED=$${RECONCILE_SEED:-$(CI_RECONCILE_SEED)} SCD_SEED=$${SCD_SEED:-$(CI_SCD_SEED)} $(WITH_KAFKA) $(GO) test $(TESTFLAGS) $(PKGS)
-	$(MAKE) fuzz FUZZTIME=$(CI_FUZZTIME) REST_FUZZTIME=$(CI_REST_FUZZTIME)
+	$(MAKE) fuzz FUZZTIME=$(CI_FUZZTIME) REST_FUZZTIME=$(CI_REST_FUZZTIME) SLOW_FUZZTIME=$(CI_SLOW_FUZZTIME)
 
 ## soak: the CDC model test (test/cdcmodel) on N random streams per sink, in rounds of STREAMS (round r uses
 ## seed SEED+r) through one worker and one set of tables: make soak SEED=42 N=50000 [SINK=iceberg|iceberg-maintained|clickhouse]
