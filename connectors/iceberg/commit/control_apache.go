@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -111,20 +112,49 @@ func (o apacheOffsets) encode() string {
 	return string(b)
 }
 
+// parseApacheOffsets reads the offsets in the order written: two keys of one partition ("1", "01") keep the
+// later, as Jackson's map does.
 func parseApacheOffsets(s string) (apacheOffsets, error) {
-	var m map[string]int64
-	if err := json.Unmarshal([]byte(s), &m); err != nil {
-		return nil, err
+	dec := json.NewDecoder(strings.NewReader(s))
+	t, err := dec.Token()
+	if err == nil && t == nil { // null
+		return apacheOffsets{}, endOfOffsets(dec, s)
 	}
-	out := make(apacheOffsets, len(m))
-	for k, v := range m {
+	if err != nil || t != json.Delim('{') {
+		if err == nil {
+			err = fmt.Errorf("not a JSON object")
+		}
+		return nil, fmt.Errorf("offsets %q: %w", s, err)
+	}
+	out := apacheOffsets{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, fmt.Errorf("offsets %q: %w", s, err)
+		}
+		k, _ := t.(string)
 		p, err := strconv.ParseInt(k, 10, 32)
 		if err != nil {
 			return nil, fmt.Errorf("partition %q: %w", k, err)
 		}
-		out[int32(p)] = v
+		var off int64
+		if err := dec.Decode(&off); err != nil {
+			return nil, fmt.Errorf("offset of partition %q: %w", k, err)
+		}
+		out[int32(p)] = off
 	}
-	return out, nil
+	if _, err := dec.Token(); err != nil {
+		return nil, fmt.Errorf("offsets %q: %w", s, err)
+	}
+	return out, endOfOffsets(dec, s)
+}
+
+// endOfOffsets fails when anything but space follows the offsets' JSON value.
+func endOfOffsets(dec *json.Decoder, s string) error {
+	if _, err := dec.Token(); err != io.EOF {
+		return fmt.Errorf("offsets %q: data after the JSON value", s)
+	}
+	return nil
 }
 
 // newApacheEvent is an event of this connector's group.

@@ -76,3 +76,22 @@ func FuzzConnectdPayload(f *testing.F) {
 		}
 	})
 }
+
+// TestParseApacheOffsetsAsJackson: the Apache sink's offsets read as Jackson reads a Map<Integer, Long>: two
+// spellings of one partition keep the later, and only one JSON object (or null) is read.
+func TestParseApacheOffsetsAsJackson(t *testing.T) {
+	for s, want := range map[string]apacheOffsets{
+		`{"01":1,"1":2}`: {1: 2}, `{"1":2,"01":1}`: {1: 1}, `{"0":5, "+2":7}`: {0: 5, 2: 7}, `{}`: {}, `null`: {},
+		` {"0":1} `: {0: 1}, `{"0":1,}`: nil, `{"0":1} {}`: nil, `{"0":1}x`: nil, `{"0":1.5}`: nil, `{"a":1}`: nil,
+		`[1]`: nil, ``: nil, `{"0":`: nil,
+	} {
+		got, err := parseApacheOffsets(s)
+		if want == nil {
+			if err == nil {
+				t.Errorf("%q parses as %v, want an error", s, got)
+			}
+		} else if err != nil || !maps.Equal(got, want) {
+			t.Errorf("%q parses as %v, %v, want %v", s, got, err, want)
+		}
+	}
+}
