@@ -13,16 +13,7 @@ func protocolSeeds(f *testing.F) {
 		f.Add(b[:len(b)/2])
 		f.Add(b[:len(b)-1])
 	}
-	header := func(v int16) *writer {
-		w := &writer{}
-		w.i16(v)
-		w.i16(NoError)
-		w.str("leader-1")
-		w.str("http://l:8083/")
-		w.i64(7)
-		return w
-	}
-	dup := header(V1)
+	dup := assignmentHeader(V1)
 	dup.i32(2)
 	dup.str("a")
 	dup.i32(3)
@@ -34,11 +25,11 @@ func protocolSeeds(f *testing.F) {
 	dup.i32(0)
 	dup.i32(-1)
 	dup.i32(15000)
-	huge := header(V2)
+	huge := assignmentHeader(V2)
 	huge.i32(1)
 	huge.str("a")
 	huge.i32(1 << 30)
-	neg := header(V1)
+	neg := assignmentHeader(V1)
 	neg.i32(1)
 	neg.str("a")
 	neg.i32(-5)

@@ -144,12 +144,7 @@ func TestProtocolsFor(t *testing.T) {
 // connector's task array is never null.
 func TestDecodeAsJVM(t *testing.T) {
 	msg := func(v int16, tail ...int32) []byte {
-		w := &writer{}
-		w.i16(v)
-		w.i16(NoError)
-		w.str("leader-1")
-		w.str("http://l:8083/")
-		w.i64(7)
+		w := assignmentHeader(v)
 		for _, x := range tail {
 			w.i32(x)
 		}
@@ -188,4 +183,15 @@ func TestDecodeAsJVM(t *testing.T) {
 		_, err := DecodeMetadata(cut)
 		require.Error(t, err, "%x", cut)
 	}
+}
+
+// assignmentHeader is an assignment of version v up to its config offset: no error, leader-1, offset 7.
+func assignmentHeader(v int16) *writer {
+	w := &writer{}
+	w.i16(v)
+	w.i16(NoError)
+	w.str("leader-1")
+	w.str("http://l:8083/")
+	w.i64(7)
+	return w
 }
