@@ -33,15 +33,30 @@ import (
 // a live connectd member is never refused. A JVM worker closes its REST listener first when it stops, so a
 // stopping JVM worker can be removed up to a probe interval before its own LeaveGroup: the leader then sees its
 // work lost, as it would after that LeaveGroup, and its sink tasks' partitions still move through their
-// consumer groups, one owner at a time.
+// consumer groups, one owner at a time. Its herder may rejoin meanwhile (it stops only once the REST server
+// has): a member that joins from the address of a member removed is alive, so members at that address are not
+// removed again until the address accepts a connection or has not been seen for removedMemory. Without that,
+// every probe would remove the rejoined member and start another rebalance until the JVM worker exits.
 
 // probeRefusals is how many refused probes in a row remove a member.
 const probeRefusals = 2
 
-// peerProber tracks refused probes per member.
+// removedMemory is how long a prober remembers the address of a member it removed after last seeing a member
+// there.
+const removedMemory = 10 * time.Minute
+
+// peerProber tracks refused probes per member, and the addresses of the members it removed.
 type peerProber struct {
 	timeout  time.Duration
 	refusals map[string]int
+	removed  map[string]removal // by REST address
+}
+
+// removal is a member removed for its address's refusals.
+type removal struct {
+	member string
+	seen   time.Time // when a member was last at the address
+	alive  bool      // another member joined from the address since: its process is not gone
 }
 
 // probeTargets returns member id -> host:port of the other members' REST listeners.
@@ -128,10 +143,26 @@ func leaderTarget(leaderID, leaderURL, self string) map[string]string {
 // refused says whether err is an active refusal of the connection.
 func refused(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }
 
-// probe dials every target at once and returns the members refused probeRefusals times in a row.
+// probe dials every target at once and returns the members refused probeRefusals times in a row, other than
+// those at the address of a removed member whose process joined again.
 func (p *peerProber) probe(targets map[string]string) []string {
 	if p.refusals == nil {
 		p.refusals = map[string]int{}
+	}
+	if p.removed == nil {
+		p.removed = map[string]removal{}
+	}
+	now := time.Now()
+	for id, addr := range targets {
+		if r, ok := p.removed[addr]; ok {
+			r.seen, r.alive = now, r.alive || r.member != id
+			p.removed[addr] = r
+		}
+	}
+	for addr, r := range p.removed {
+		if now.Sub(r.seen) > removedMemory {
+			delete(p.removed, addr)
+		}
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -157,12 +188,19 @@ func (p *peerProber) probe(targets map[string]string) []string {
 		}
 	}
 	for id, ref := range result {
+		addr := targets[id]
 		if !ref {
+			p.refusals[id] = 0
+			delete(p.removed, addr)
+			continue
+		}
+		if p.removed[addr].alive {
 			p.refusals[id] = 0
 			continue
 		}
 		if p.refusals[id]++; p.refusals[id] >= probeRefusals {
 			dead = append(dead, id)
+			p.removed[addr] = removal{member: id, seen: now}
 		}
 	}
 	return dead
@@ -190,7 +228,8 @@ func (m *Member) probeDuringRebalance(ctx context.Context) (stop func()) {
 		return func() {}
 	}
 	peers := maps.Clone(m.peers)
-	prober := peerProber{timeout: min(m.cfg.PeerProbeInterval/2, time.Second), refusals: maps.Clone(m.prober.refusals)}
+	prober := peerProber{timeout: min(m.cfg.PeerProbeInterval/2, time.Second), refusals: maps.Clone(m.prober.refusals),
+		removed: maps.Clone(m.prober.removed)}
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	var removed []string
@@ -231,6 +270,7 @@ func (m *Member) probeDuringRebalance(ctx context.Context) (stop func()) {
 			delete(m.peers, id)
 			delete(m.prober.refusals, id)
 		}
+		m.prober.removed = prober.removed
 	}
 }
 

@@ -334,3 +334,47 @@ func TestFollowerJoinsTheLeadersScheduledRebalance(t *testing.T) {
 	t.Logf("the member joined the leader's rebalance %v after it started (delay %v, heartbeat interval %v)", took, delay, heartbeat)
 	require.Less(t, took, time.Second, "the member joined the rebalance as it started")
 }
+
+// A JVM worker that stops closes its REST listener before its herder stops, and the herder rejoins when it is
+// removed. The leader removes it once, and not again after it rejoined from the same address: else every probe
+// would start another rebalance until the JVM worker exits.
+func TestRejoinedMemberWithClosedListenerIsNotRemovedAgain(t *testing.T) {
+	addr := bootstrap(t)
+	group := fmt.Sprintf("connect-probe-rejoin-%d", time.Now().UnixNano())
+	h := &fakeHandler{url: listeningURL(t), snap: ConfigSnapshot{Offset: 3}}
+	m, err := NewMember(newClient(t, addr), Config{GroupID: group, SessionTimeout: time.Minute,
+		HeartbeatInterval: 200 * time.Millisecond, RebalanceTimeout: 30 * time.Second, MaxDelay: time.Second,
+		Protocol: "sessioned", PeerProbeInterval: 200 * time.Millisecond}, h)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = m.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	gens := func() int { h.mu.Lock(); defer h.mu.Unlock(); return h.gens }
+	require.Eventually(t, func() bool { return gens() > 0 }, 30*time.Second, 20*time.Millisecond, "the member leads")
+
+	cl := newClient(t, addr)
+	members := func() (string, int) { return describeGroup(t, cl, group) }
+	stopping := newRawMember(t, addr, group)
+	url := refusingURL(t)
+	joinAndSync := func() {
+		t.Helper()
+		stopping.id = ""
+		_, err := stopping.join(url, time.Minute)
+		require.NoError(t, err)
+		stopping.follow(t)
+	}
+	joinAndSync()
+	first := stopping.id
+	require.Eventually(t, func() bool { st, n := members(); return st == "Stable" && n == 1 }, 30*time.Second,
+		20*time.Millisecond, "the member whose listener refuses is removed")
+	joinAndSync() // its herder rejoins
+	require.NotEqual(t, first, stopping.id)
+	require.Eventually(t, func() bool { st, n := members(); return st == "Stable" && n == 2 }, 30*time.Second, 20*time.Millisecond)
+	g := gens()
+	time.Sleep(3 * time.Second) // 15 probe intervals
+	st, n := members()
+	require.Equal(t, "Stable", st)
+	require.Equal(t, 2, n, "the rejoined member was removed again")
+	require.Equal(t, g, gens(), "no rebalance since it rejoined")
+}

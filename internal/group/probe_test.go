@@ -36,6 +36,33 @@ func TestProbeRemovesOnlyRefusingPeers(t *testing.T) {
 	require.Equal(t, []string{"gone"}, p.probe(targets))
 }
 
+// TestProbeSparesARejoinedMember: a member that joins from the address of a member removed for refusals is
+// alive (a JVM worker that stops closes its REST listener before its herder stops rejoining), so it is not
+// removed while the address refuses; once the address accepts again, refusals remove its members as before.
+// The member removed itself, still probed (its removal failed), is removed again.
+func TestProbeSparesARejoinedMember(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+
+	p := &peerProber{timeout: 500 * time.Millisecond}
+	require.Empty(t, p.probe(map[string]string{"a": addr}))
+	require.Equal(t, []string{"a"}, p.probe(map[string]string{"a": addr}))
+	require.Equal(t, []string{"a"}, p.probe(map[string]string{"a": addr}), "the same member, still there")
+	for range 5 {
+		require.Empty(t, p.probe(map[string]string{"b": addr}), "b joined from a's address: its process lives")
+	}
+	require.Empty(t, p.suspects())
+
+	back, err := net.Listen("tcp", addr)
+	require.NoError(t, err)
+	require.Empty(t, p.probe(map[string]string{"b": addr}))
+	require.NoError(t, back.Close())
+	require.Empty(t, p.probe(map[string]string{"c": addr}))
+	require.Equal(t, []string{"c"}, p.probe(map[string]string{"c": addr}), "the address accepted since: refusals count again")
+}
+
 func TestProbeTargets(t *testing.T) {
 	got := probeTargets(map[string]*WorkerState{
 		"self": {URL: "http://10.0.0.1:8083/"},
