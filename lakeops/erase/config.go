@@ -51,9 +51,11 @@ func ParseConfig(props map[string]string) (*Config, error) {
 	if c.SCDKeyColumn == "" {
 		c.SCDKeyColumn = "business_key"
 	}
-	for _, t := range append(append([]string{}, c.HistoryTables...), c.SCDTables...) {
-		if !strings.Contains(t, ".") {
-			return nil, fmt.Errorf("%q: want namespace.table", t)
+	for _, key := range []string{KeyHistoryTables, KeySCDTables} {
+		for _, t := range reconcile.SplitList(p[key]) {
+			if !strings.Contains(t, ".") {
+				return nil, fmt.Errorf("%s: %q: want namespace.table", key, t)
+			}
 		}
 	}
 	return c, nil
