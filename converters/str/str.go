@@ -46,7 +46,7 @@ func (c *Converter) Configure(configs map[string]string, _ bool) error {
 	}
 	enc := canonicalEncoding(cfg.String(EncodingConfig))
 	if enc == "" {
-		return &connect.ConfigError{Message: "Unsupported encoding " + cfg.String(EncodingConfig)}
+		return &connect.ConfigError{Name: EncodingConfig, Value: cfg.String(EncodingConfig), Message: "Unsupported encoding"}
 	}
 	c.enc = enc
 	return nil
