@@ -59,7 +59,7 @@ bench:
 
 ## fuzz: every fuzz target (decoders and parsers of untrusted input), FUZZTIME each; the REST bodies target runs
 ## through the whole HTTP handler and is ~100x slower per input, so it gets REST_FUZZTIME, and the targets of
-## SLOW_FUZZ_TARGETS (5-10x slower per input) get SLOW_FUZZTIME
+## SLOW_FUZZ_TARGETS (10-30x slower per input) get SLOW_FUZZTIME
 FUZZTIME ?= 30s
 REST_FUZZTIME ?= $(FUZZTIME)
 SLOW_FUZZTIME ?= $(FUZZTIME)
@@ -96,7 +96,12 @@ FUZZ_TARGETS := \
 	./internal/group:FuzzDecodeMetadata \
 	./internal/props:FuzzParse \
 	./internal/store:FuzzParseTaskKey \
-	./internal/store:FuzzConfigRecord
+	./internal/store:FuzzConfigRecord \
+	./connectors/clickhouse:FuzzParseConfig \
+	./connectors/dlq:FuzzParseConfig \
+	./converters/str:FuzzDecode \
+	./converters/str:FuzzConfigure \
+	./internal/logging:FuzzParseLevel
 SLOW_FUZZ_TARGETS := \
 	./connectors/iceberg/transforms:FuzzParseBSONDocument \
 	./connectors/iceberg/transforms:FuzzParseJackson \
@@ -104,7 +109,14 @@ SLOW_FUZZ_TARGETS := \
 	./connectors/iceberg/commit:FuzzConnectdPayload \
 	./internal/herder:FuzzParseVersionRange \
 	./internal/herder:FuzzMavenVersionCompare \
-	./lakeops/reconcile:FuzzRecordKey
+	./lakeops/reconcile:FuzzRecordKey \
+	./connectors/iceberg:FuzzParseConfig \
+	./connectors/iceberg/maintenance:FuzzParseActions \
+	./connectors/iceberg/maintenance:FuzzParsePolicy \
+	./lakeops/erase:FuzzParseConfig \
+	./lakeops/erase:FuzzParseKey \
+	./lakeops/erase:FuzzReadKeys \
+	./lakeops/restoredrill:FuzzParseConfig
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  echo "fuzz $${t#*:} ($${t%%:*}, $(FUZZTIME))"; \
@@ -121,7 +133,7 @@ fuzz:
 ## fuzz coordinator can fail a clean run with "context deadline exceeded" at the deadline (golang/go#75804).
 CI_FUZZTIME ?= 30000x
 CI_REST_FUZZTIME ?= 3000x
-CI_SLOW_FUZZTIME ?= 5000x
+CI_SLOW_FUZZTIME ?= 3000x
 ## The CDC model test (test/cdcmodel), the reconcile end-to-end tests (test/e2e/lakeops) and the SCD model tests
 ## (connectors/iceberg/scd) run fixed seeds
 ## here so that a CI run is repeatable; `make soak` and a plain `go test` draw random seeds.
