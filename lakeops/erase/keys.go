@@ -24,18 +24,16 @@ func ParseKey(s string, columns []string) (Key, error) {
 	s = strings.TrimSpace(s)
 	k := Key{Values: map[string]string{}}
 	if strings.HasPrefix(s, "{") {
-		d := json.NewDecoder(strings.NewReader(s))
-		d.UseNumber()
-		var m map[string]any
-		if err := d.Decode(&m); err != nil {
+		m, err := keyObject(s)
+		if err != nil {
 			return k, fmt.Errorf("key %s: %w", s, err)
 		}
 		for _, c := range columns {
 			v, ok := m[c]
-			if !ok || v == nil {
+			if !ok {
 				return k, fmt.Errorf("key %s: no value for key column %s", s, c)
 			}
-			k.Values[c] = fmt.Sprint(v)
+			k.Values[c] = v
 		}
 		if len(m) != len(columns) {
 			return k, fmt.Errorf("key %s: want exactly the key columns %s", s, strings.Join(columns, ","))
@@ -212,4 +210,47 @@ func scdFilter(scd, cur *ice.Schema, col string, columns []string, keys []Key) (
 		any = ice.NewOr(any, e)
 	}
 	return any, nil
+}
+
+// keyObject reads a key given as one JSON object of scalar members. A nested value, a null, a name given twice
+// or anything after the object is refused: a key that matches no row would erase nothing without a word.
+func keyObject(s string) (map[string]string, error) {
+	d := json.NewDecoder(strings.NewReader(s))
+	d.UseNumber()
+	if _, err := d.Token(); err != nil { // '{': the caller saw it
+		return nil, err
+	}
+	m := map[string]string{}
+	for d.More() {
+		t, err := d.Token()
+		if err != nil {
+			return nil, err
+		}
+		name, _ := t.(string)
+		if _, dup := m[name]; dup {
+			return nil, fmt.Errorf("column %s given twice", name)
+		}
+		if t, err = d.Token(); err != nil {
+			return nil, err
+		}
+		switch v := t.(type) {
+		case string:
+			m[name] = v
+		case json.Number:
+			m[name] = v.String()
+		case bool:
+			m[name] = fmt.Sprint(v)
+		case nil:
+			return nil, fmt.Errorf("no value for key column %s", name)
+		default:
+			return nil, fmt.Errorf("column %s: want a string, a number or a boolean", name)
+		}
+	}
+	if _, err := d.Token(); err != nil { // '}'
+		return nil, err
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return nil, fmt.Errorf("data after the JSON object")
+	}
+	return m, nil
 }

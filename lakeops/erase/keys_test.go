@@ -23,6 +23,23 @@ func TestParseKeys(t *testing.T) {
 	require.Len(t, ks, 2)
 }
 
+// A key that could match no row fails loudly rather than erase nothing: a nested value, a null, a column
+// given twice, or text after the object. Scalars read as before.
+func TestParseKeyRefusesWhatMatchesNothing(t *testing.T) {
+	cols := []string{"a", "b"}
+	for _, s := range []string{`{"a": 7, "b": {"x": 1}}`, `{"a": 7, "b": [1]}`, `{"a": 7, "b": null}`,
+		`{"a": 7, "b": 1, "a": 8}`, `{"a": 7, "b": 1} junk`, `{"a": 7, "b": 1}{}`, `{"a": 7, "b": 1`, `{"a" 7}`} {
+		_, err := ParseKey(s, cols)
+		require.Error(t, err, s)
+	}
+	for s, want := range map[string]string{`{"a": 7, "b": "x"}`: "a=7,b=x", `{"b": 1.50, "a": true}`: "a=true,b=1.50",
+		` {"a":"","b":-0} `: "a=,b=-0"} {
+		k, err := ParseKey(s, cols)
+		require.NoError(t, err, s)
+		require.Equal(t, want, k.Text(cols), s)
+	}
+}
+
 func TestMatcher(t *testing.T) {
 	m := newMatcher("s1-k1")
 	require.True(t, m.in("s1-k1"))
