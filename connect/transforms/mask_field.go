@@ -175,7 +175,7 @@ func parseValueString(s string) (connect.SchemaAndValue, error) {
 	}
 	if d, err := connect.ParseDecimal(t); err == nil && t != "" && strings.IndexFunc(t, func(r rune) bool { return r == ' ' }) < 0 {
 		// Building 10^scale for "1e-2000000000" would take gigabytes; far outside float64's range the answer is known.
-		switch exp := int64(float64(d.Unscaled.BitLen())*math.Log10(2)) - int64(d.Scale); {
+		switch exp := d.Magnitude(); {
 		case d.Unscaled.Sign() == 0:
 			return connect.SchemaAndValue{Schema: connect.Int8Schema, Value: int8(0)}, nil
 		case exp > 400:

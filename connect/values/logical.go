@@ -92,7 +92,7 @@ func (d Decimal) Float64() float64 {
 	if d.Unscaled == nil {
 		return 0
 	}
-	switch exp := float64(d.Unscaled.BitLen())*math.Log10(2) - float64(d.Scale); {
+	switch exp := d.Magnitude(); {
 	case d.Unscaled.Sign() == 0:
 		return 0
 	case exp > 400:
@@ -105,6 +105,11 @@ func (d Decimal) Float64() float64 {
 		f, _ = new(big.Rat).SetInt(new(big.Int).Mul(d.Unscaled, pow10(-d.Scale))).Float64()
 	}
 	return f
+}
+
+// Magnitude is about the power of ten of d's absolute value (within one), found without computing 10^scale.
+func (d Decimal) Magnitude() int64 {
+	return int64(float64(d.Unscaled.BitLen())*math.Log10(2)) - int64(d.Scale)
 }
 
 func pow10(n int32) *big.Int {
