@@ -371,6 +371,9 @@ func TestRejoinedMemberWithClosedListenerIsNotRemovedAgain(t *testing.T) {
 	joinAndSync() // its herder rejoins
 	require.NotEqual(t, first, stopping.id)
 	require.Eventually(t, func() bool { st, n := members(); return st == "Stable" && n == 2 }, 30*time.Second, 20*time.Millisecond)
+	// the leader's handler hears of the generation it rejoined in a moment after the group is stable; a
+	// removal in that moment still shows in the member count at the end (the hand-driven member does not rejoin)
+	time.Sleep(500 * time.Millisecond)
 	g := gens()
 	time.Sleep(3 * time.Second) // 15 probe intervals
 	st, n := members()
