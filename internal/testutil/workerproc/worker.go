@@ -124,6 +124,20 @@ func FreePort(t testing.TB) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
+// FreePorts returns n distinct free loopback ports: each is held until all are picked, so the kernel cannot
+// hand one out twice, as n calls of FreePort may.
+func FreePorts(t testing.TB, n int) []int {
+	t.Helper()
+	ports := make([]int, n)
+	for i := range ports {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		defer l.Close()
+		ports[i] = l.Addr().(*net.TCPAddr).Port
+	}
+	return ports
+}
+
 // Do sends a REST request with a JSON body (none when body is nil; a []byte or string is sent as is) and returns
 // the status code and the body.
 func Do(method, url string, body any) (int, []byte, error) {

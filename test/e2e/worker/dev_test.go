@@ -88,12 +88,13 @@ func TestDemoPipeline(t *testing.T) {
 		t.Skip("e2e: builds the binaries, starts chDB")
 	}
 	dir := t.TempDir()
-	rest := fmt.Sprintf("http://127.0.0.1:%d", workerproc.FreePort(t))
-	chHTTP := fmt.Sprintf("http://127.0.0.1:%d", workerproc.FreePort(t))
+	ports := workerproc.FreePorts(t, 4)
+	rest := fmt.Sprintf("http://127.0.0.1:%d", ports[0])
+	chHTTP := fmt.Sprintf("http://127.0.0.1:%d", ports[1])
 	root := workerproc.RepoRoot()
 	cmd := exec.Command("bash", filepath.Join(root, "scripts", "demo-pipeline.sh"))
 	cmd.Env = append(os.Environ(), "DEMO_DATA="+filepath.Join(dir, "data"), "BIN="+filepath.Join(dir, "bin"), "REST="+rest,
-		fmt.Sprintf("KAFKA_PORT=%d", workerproc.FreePort(t)), fmt.Sprintf("CH_PORT=%d", workerproc.FreePort(t)), "CH_HTTP_PORT="+strings.TrimPrefix(chHTTP, "http://127.0.0.1:"),
+		fmt.Sprintf("KAFKA_PORT=%d", ports[2]), fmt.Sprintf("CH_PORT=%d", ports[3]), "CH_HTTP_PORT="+strings.TrimPrefix(chHTTP, "http://127.0.0.1:"),
 		"RECONCILE_INTERVAL=1s", "INTERVAL=20ms")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	log := &workerproc.Buffer{}
