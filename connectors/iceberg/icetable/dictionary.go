@@ -34,8 +34,10 @@ const dictDecideRows = 4096
 // ones without the dictionary they would have dropped. A column whose values repeat later in the
 // call stays PLAIN there too (zstd still finds the repeats). A column whose dictionary the table
 // configures is left to that setting.
+//
+// The files of a flat table (flatFiles) are written by flatparquet, the others by iceberg-go.
 func writeDataFiles(ctx context.Context, tbl *table.Table, asc *arrow.Schema, src iter.Seq2[arrow.RecordBatch, error],
-	opts ...table.WriteRecordOption) iter.Seq2[ice.DataFile, error] {
+	o fileOptions) iter.Seq2[ice.DataFile, error] {
 	return func(yield func(ice.DataFile, error) bool) {
 		next, stop := iter.Pull2(src)
 		defer stop()
@@ -88,7 +90,13 @@ func writeDataFiles(ctx context.Context, tbl *table.Table, asc *arrow.Schema, sr
 				}
 			}
 		}
-		for df, err := range table.WriteRecords(ctx, wtbl, asc, rest, opts...) {
+		var files iter.Seq2[ice.DataFile, error]
+		if l, ok := flatFiles(wtbl, asc, o); ok {
+			files = writeFlatFiles(ctx, wtbl, l, o.queue, rest)
+		} else {
+			files = table.WriteRecords(ctx, wtbl, asc, rest, o.icebergOptions(tbl)...)
+		}
+		for df, err := range files {
 			if !yield(df, err) {
 				return
 			}

@@ -80,7 +80,7 @@ func TestWriteDataFilesDictionary(t *testing.T) {
 	own := writeBenchShape(t, tbl, table.WriteRecords)
 	tbl, err = cat.CreateTable(ctx, table.Identifier{"d", "decided"}, benchShapeSchema)
 	require.NoError(t, err)
-	decided := writeBenchShape(t, tbl, icetable.WriteDataFiles)
+	decided := writeBenchShape(t, tbl, icetable.WriteDataFilesOfRowGroups(32<<10))
 	require.Equal(t, own, decided)
 	for _, l := range decided {
 		col := strings.Fields(l)[1]
@@ -91,7 +91,7 @@ func TestWriteDataFilesDictionary(t *testing.T) {
 	props := ice.Properties{"write.parquet.dict-encoding-enabled.column.qty": "false"}
 	tbl2, err := cat.CreateTable(ctx, table.Identifier{"d", "t2"}, benchShapeSchema, catalog.WithProperties(props))
 	require.NoError(t, err)
-	for _, l := range writeBenchShape(t, tbl2, icetable.WriteDataFiles) {
+	for _, l := range writeBenchShape(t, tbl2, icetable.WriteDataFilesOfRowGroups(32<<10)) {
 		if strings.Contains(l, " qty ") {
 			require.True(t, strings.HasSuffix(l, "dict=false"), l)
 		}
@@ -141,7 +141,7 @@ func TestWriteDataFilesDictionaryOfFirstBatch(t *testing.T) {
 		return dicts
 	}
 	require.Equal(t, []bool{false, true, true}, write(table.WriteRecords, 4096, -1))
-	require.Equal(t, []bool{false, false, false}, write(icetable.WriteDataFiles, 4096, -1))
-	require.Equal(t, []bool{false, false, false}, write(icetable.WriteDataFiles, 1024, -1))
-	require.Equal(t, write(table.WriteRecords, 1024, 3000), write(icetable.WriteDataFiles, 1024, 3000))
+	require.Equal(t, []bool{false, false, false}, write(icetable.WriteDataFilesOfRowGroups(4096), 4096, -1))
+	require.Equal(t, []bool{false, false, false}, write(icetable.WriteDataFilesOfRowGroups(4096), 1024, -1))
+	require.Equal(t, write(table.WriteRecords, 1024, 3000), write(icetable.WriteDataFilesOfRowGroups(4096), 1024, 3000))
 }

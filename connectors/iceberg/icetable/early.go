@@ -79,15 +79,11 @@ func StartEarly(tbl *table.Table, asc *arrow.Schema, o TableOptions, offs scratc
 		tbl: tbl, asc: asc, in: make(chan arrow.RecordBatch, earlyQueueBatches), Done: make(chan struct{}),
 		Offs: offs, ow: bufio.NewWriterSize(offs, 64<<10), lost: lost,
 	}
-	opts := append(rowGroupLimit(tbl), table.WithRecordBatchBufferSize(1)) // see earlyQueueBatches
-	if o.TargetFileSize > 0 {
-		opts = append(opts, table.WithTargetFileSize(o.TargetFileSize))
-	}
-	go e.write(context.Background(), opts)
+	go e.write(context.Background(), fileOptions{queue: 1, targetFileSize: o.TargetFileSize}) // see earlyQueueBatches
 	return e
 }
 
-func (e *EarlyFiles) write(ctx context.Context, opts []table.WriteRecordOption) {
+func (e *EarlyFiles) write(ctx context.Context, opts fileOptions) {
 	defer close(e.Done)
 	src := func(yield func(arrow.RecordBatch, error) bool) {
 		for b := range e.in {
@@ -96,7 +92,7 @@ func (e *EarlyFiles) write(ctx context.Context, opts []table.WriteRecordOption) 
 			}
 		}
 	}
-	for df, err := range writeDataFiles(ctx, e.tbl, e.asc, src, opts...) {
+	for df, err := range writeDataFiles(ctx, e.tbl, e.asc, src, opts) {
 		if err != nil {
 			e.fail(fmt.Errorf("iceberg: write data file of table %s: %w", strings.Join(e.tbl.Identifier(), "."), err))
 			break

@@ -365,10 +365,7 @@ func (w *Writer) prepare(ctx context.Context, recs []Rec) (*Part, error) {
 		// Batches are read back from the spool (or built from rows) much faster than Parquet encodes
 		// them: iceberg-go's default queue of 64 batches per data file writer then holds a few hundred
 		// MB of Arrow buffers. Two keep the encoder busy.
-		wopts := append(rowGroupLimit(tbl), table.WithRecordBatchBufferSize(writerQueueBatches))
-		if w.Opts.TargetFileSize > 0 {
-			wopts = append(wopts, table.WithTargetFileSize(w.Opts.TargetFileSize))
-		}
+		wopts := fileOptions{queue: writerQueueBatches, targetFileSize: w.Opts.TargetFileSize}
 		spooled := 0
 		src := dataBatches(asc, tbl.Schema().ID, data)
 		if len(segs) > 0 {
@@ -383,7 +380,7 @@ func (w *Writer) prepare(ctx context.Context, recs []Rec) (*Part, error) {
 			// the round's rows are in memory: each data file's rows in the table's sort order
 			src = sortedBatches(ctx, tbl, src)
 		}
-		for df, err := range writeDataFiles(ctx, tbl, asc, src, wopts...) {
+		for df, err := range writeDataFiles(ctx, tbl, asc, src, wopts) {
 			if err != nil {
 				return p, fmt.Errorf("write data files: %w", err)
 			}

@@ -110,7 +110,7 @@ func BenchmarkDataFileWrite(b *testing.B) {
 				}
 			}
 		}
-		for df, err := range icetable.WriteDataFiles(ctx, tbl, asc, src, table.WithRecordBatchBufferSize(1), table.WithParquetRowGroupLimit(32<<10)) {
+		for df, err := range icetable.WriteDataFilesOfRowGroups(32<<10)(ctx, tbl, asc, src) {
 			require.NoError(b, err)
 			size += df.FileSizeBytes()
 			require.NoError(b, os.Remove(strings.TrimPrefix(df.FilePath(), "file://")))
