@@ -379,8 +379,13 @@ func (c *column) flushPage() {
 	c.defs, c.plain, c.bools, c.idx = nil, c.plain[:0], c.bools[:0], c.idx[:0]
 }
 
-// bitWidth is the width of the indices of a dictionary of n entries.
-func bitWidth(n int) int { return max(1, bits.Len(uint(n-1))) }
+// bitWidth is the width of the indices of a dictionary of n entries, at least 1.
+func bitWidth(n int) int {
+	if n <= 1 {
+		return 1
+	}
+	return bits.Len(uint(n - 1))
+}
 
 // dictEntry is the PLAIN encoding of entry k.
 func (c *column) dictEntry(k int) []byte {
