@@ -239,10 +239,11 @@ func addPlain[O int32 | int64](c *column, offs []O, vals []byte, from, to int) {
 		v := vals[offs[i]-base : offs[i+1]-base]
 		c.plain = binary.LittleEndian.AppendUint32(c.plain, uint32(len(v)))
 		c.plain = append(c.plain, v...)
-		if string(v) < string(lo) {
-			lo = v
-		} else if string(v) > string(hi) {
+		// rising values (names, timestamps) take one compare
+		if string(v) > string(hi) {
 			hi = v
+		} else if string(v) < string(lo) {
+			lo = v
 		}
 	}
 	c.stats.bytes(lo)
