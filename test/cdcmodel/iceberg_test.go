@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/parquet/file"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	_ "github.com/jackc/pgx/v5/stdlib" // reads a PostgreSQL catalog's table pointers, independently of the sink
@@ -26,10 +27,11 @@ import (
 	"github.com/connectd/connectd/internal/testutil/icebergtest"
 )
 
-// icebergSink configures the Iceberg sink with a SQLite SQL catalog: one topic feeds three tables of one
-// connector, an upsert table versioned by the envelope's source.lsn, one versioned by the row's
-// updated_at column (partitioned by a column that updates change, so keys move between partitions), and
-// the raw CDC history.
+// icebergSink configures the Iceberg sink with a SQLite SQL catalog: one topic feeds four tables of one
+// connector, an upsert table versioned by the envelope's source.lsn, the same unpartitioned (whose data
+// files, of flat rows, connectd's own Parquet writer writes; the partitioned tables' go through
+// iceberg-go's), one versioned by the row's updated_at column (partitioned by a column that updates
+// change, so keys move between partitions), and the raw CDC history.
 //
 // The catalog is cat, or SQLite in a temporary directory when cat is nil.
 //
@@ -63,13 +65,14 @@ topics=%s
 consumer.override.max.poll.records=%d
 consumer.override.session.timeout.ms=6000
 consumer.override.heartbeat.interval.ms=1000
-iceberg.tables=cdc.by_lsn,cdc.by_updated_at,cdc.history
+iceberg.tables=cdc.by_lsn,cdc.by_lsn_flat,cdc.by_updated_at,cdc.history
 iceberg.tables.auto-create-enabled=true
 iceberg.tables.evolve-schema-enabled=true
 iceberg.tables.upsert-mode-enabled=true
 iceberg.tables.default-id-columns=id
 iceberg.table.cdc.by_lsn.version-column=source.lsn
 iceberg.table.cdc.by_lsn.partition-by=bucket(id,4)
+iceberg.table.cdc.by_lsn_flat.version-column=source.lsn
 iceberg.table.cdc.by_updated_at.version-column=updated_at
 iceberg.table.cdc.by_updated_at.partition-by=bucket(qty,3)
 iceberg.table.cdc.history.raw-cdc=true
@@ -104,6 +107,8 @@ iceberg.control.commit.interval-ms=%d
 		{name: "iceberg cdc.by_lsn (version source.lsn) via DuckDB", table: "by_lsn", version: cdcstream.VersionLSN, read: duck("by_lsn")},
 		{name: "iceberg cdc.by_updated_at (version updated_at) via DuckDB", table: "by_updated_at", version: cdcstream.VersionColumn, read: duck("by_updated_at")},
 		{name: "iceberg cdc.by_lsn (version source.lsn) via Iceberg Java", table: "by_lsn", version: cdcstream.VersionLSN, read: java("by_lsn")},
+		{name: "iceberg cdc.by_lsn_flat (version source.lsn, unpartitioned) via DuckDB", table: "by_lsn_flat", version: cdcstream.VersionLSN, read: duck("by_lsn_flat")},
+		{name: "iceberg cdc.by_lsn_flat (version source.lsn, unpartitioned) via Iceberg Java", table: "by_lsn_flat", version: cdcstream.VersionLSN, read: java("by_lsn_flat")},
 		{name: "iceberg cdc.by_updated_at (version updated_at) via Iceberg Java", table: "by_updated_at", version: cdcstream.VersionColumn, read: java("by_updated_at")},
 	}
 	s.wholeRun = func(t *testing.T, records int64) {
@@ -112,11 +117,15 @@ iceberg.control.commit.interval-ms=%d
 		m := res.Maps()[0]
 		require.Equal(t, fmt.Sprint(records, "/", records), fmt.Sprint(m["n"], "/", m["d"]),
 			"the raw history table holds every record exactly once (count/distinct offsets)")
+		if !maintained {
+			// the rows are in files of connectd's flat writer (compaction rewrites them with iceberg-go's)
+			checkDataFilesWrittenBy(t, cat.metadataLocation(t, "by_lsn_flat"), "by_lsn_flat", "connectd")
+		}
 		if maintained {
 			for _, tbl := range []struct {
 				name       string
 				partitions int
-			}{{"by_lsn", 4}, {"by_updated_at", 3}} {
+			}{{"by_lsn", 4}, {"by_lsn_flat", 1}, {"by_updated_at", 3}} {
 				checkFilesBounded(t, cat.metadataLocation(t, tbl.name), tbl.name, tbl.partitions)
 				// the versions of its deleted keys, maintained with it (unpartitioned)
 				companion := tbl.name + icetable.TombstoneSuffix
@@ -181,6 +190,26 @@ func checkFilesBounded(t *testing.T, metadataLocation, name string, partitions i
 				require.NoError(t, err, "a file of snapshot %d of cdc.%s", snap.SnapshotID, name)
 			}
 		}
+	}
+}
+
+// checkDataFilesWrittenBy checks that the live data files of a table name a Parquet writer createdBy
+// in their footers.
+func checkDataFilesWrittenBy(t *testing.T, metadataLocation, name, createdBy string) {
+	ctx := context.Background()
+	local := func(context.Context) (iceio.IO, error) { return iceio.LocalFS{}, nil }
+	tbl, err := table.NewFromLocation(ctx, table.Identifier{"cdc", name}, metadataLocation, local, nil)
+	require.NoError(t, err)
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	require.NoError(t, err)
+	require.NotEmpty(t, tasks, "data files of cdc.%s", name)
+	for _, task := range tasks {
+		path := strings.TrimPrefix(strings.TrimPrefix(task.File.FilePath(), "file://"), "file:")
+		r, err := file.OpenParquetFile(path, false)
+		require.NoError(t, err)
+		got := r.MetaData().GetCreatedBy()
+		r.Close()
+		require.Equal(t, createdBy, got, "the writer of %s", path)
 	}
 }
 
