@@ -201,6 +201,10 @@ func writeFlatFiles(ctx context.Context, tbl *table.Table, l flatLayout, queue i
 			case <-enc.failed:
 				b.Release()
 				break feed
+			case <-ctx.Done():
+				b.Release()
+				srcErr = ctx.Err()
+				break feed
 			}
 		}
 		close(enc.in)
