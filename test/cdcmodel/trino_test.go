@@ -52,12 +52,13 @@ func TestCDCModelIcebergTrino(t *testing.T) {
 	}
 	s.views = append(s.views,
 		view{name: "iceberg cdc.by_lsn (version source.lsn) via Trino", table: "by_lsn", version: cdcstream.VersionLSN, read: read("by_lsn")},
+		view{name: "iceberg cdc.by_lsn_flat (version source.lsn, unpartitioned) via Trino", table: "by_lsn_flat", version: cdcstream.VersionLSN, read: read("by_lsn_flat")},
 		view{name: "iceberg cdc.by_updated_at (version updated_at) via Trino", table: "by_updated_at", version: cdcstream.VersionColumn, read: read("by_updated_at")},
 	)
 	whole := s.wholeRun
 	s.wholeRun = func(t *testing.T, records int64) {
 		whole(t, records)
-		for _, table := range []string{"by_lsn", "by_updated_at", "history"} {
+		for _, table := range []string{"by_lsn", "by_lsn_flat", "by_updated_at", "history"} {
 			trinoAgreesWithDuckDB(t, tr, table, cat.metadataLocation(t, table))
 		}
 	}
