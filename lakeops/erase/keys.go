@@ -55,7 +55,8 @@ func ReadKeys(r io.Reader, columns []string) ([]Key, error) {
 	var out []Key
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for n := 1; sc.Scan(); n++ {
+	n := 1
+	for ; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
@@ -66,7 +67,10 @@ func ReadKeys(r io.Reader, columns []string) ([]Key, error) {
 		}
 		out = append(out, k)
 	}
-	return out, sc.Err()
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("line %d: %w", n, err)
+	}
+	return out, nil
 }
 
 // Text is the key for display: the single value, else col=value pairs.

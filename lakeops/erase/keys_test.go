@@ -1,6 +1,7 @@
 package erase
 
 import (
+	"bufio"
 	"strings"
 	"testing"
 
@@ -21,6 +22,14 @@ func TestParseKeys(t *testing.T) {
 	ks, err := ReadKeys(strings.NewReader("# erased on request\nk1\n\nk2\n"), []string{"id"})
 	require.NoError(t, err)
 	require.Len(t, ks, 2)
+}
+
+// A line the key file reader cannot hold (over 1 MiB) is reported with its number, as a bad key is.
+func TestReadKeysNamesAnOverlongLine(t *testing.T) {
+	in := "k1\n# note\n" + strings.Repeat("x", 2<<20) + "\nk2\n"
+	_, err := ReadKeys(strings.NewReader(in), []string{"id"})
+	require.ErrorIs(t, err, bufio.ErrTooLong)
+	require.ErrorContains(t, err, "line 3")
 }
 
 // A key that could match no row fails loudly rather than erase nothing: a nested value, a null, a column
