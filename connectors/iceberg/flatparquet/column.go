@@ -446,7 +446,7 @@ func (c *column) finishChunk(out *bytes.Buffer, at int64) chunkMeta {
 // bufferedBytes is the encoded size of the chunk so far.
 func (c *column) bufferedBytes() int { return len(c.chunk) + len(c.dictVals) + c.pageBytes() }
 
-// floatBits reads a float32 or float64 of PLAIN bytes.
+// floatOf reads a float32 or float64 of PLAIN bytes.
 func floatOf(v []byte) float64 {
 	if len(v) == 4 {
 		return float64(math.Float32frombits(binary.LittleEndian.Uint32(v)))
