@@ -214,29 +214,14 @@ func (c *column) addRange(arr arrow.Array, from, to int) (stop int, err error) {
 // addPlainBytes adds the byte arrays of rows [from, to) of arr, none null, as PLAIN values. The
 // statistics take the least and greatest of them, copied once.
 func (c *column) addPlainBytes(arr arrow.Array, from, to int) {
-	switch a := arr.(type) {
-	case *array.String:
-		addPlain(c, a.ValueOffsets(), a.ValueBytes(), from, to)
-	case *array.Binary:
-		addPlain(c, a.ValueOffsets(), a.ValueBytes(), from, to)
-	case *array.LargeString:
-		addPlain(c, a.ValueOffsets(), a.ValueBytes(), from, to)
-	case *array.LargeBinary:
-		addPlain(c, a.ValueOffsets(), a.ValueBytes(), from, to)
-	default:
-		panic(fmt.Sprintf("flatparquet: %T is not a byte array", arr))
-	}
-}
-
-func addPlain[O int32 | int64](c *column, offs []O, vals []byte, from, to int) {
 	if from >= to {
 		return
 	}
-	base := offs[0]
-	lo := vals[offs[from]-base : offs[from+1]-base]
+	value := byteArrays(arr)
+	lo := value(from)
 	hi := lo
 	for i := from; i < to; i++ {
-		v := vals[offs[i]-base : offs[i+1]-base]
+		v := value(i)
 		c.plain = binary.LittleEndian.AppendUint32(c.plain, uint32(len(v)))
 		c.plain = append(c.plain, v...)
 		// rising values (names, timestamps) take one compare
